@@ -1,0 +1,308 @@
+"""Parameter counts from the config and checkpoint bytes from its quantization_config.
+
+Counts are built from named blocks (embeddings, attention per family, dense FFN, routed
+and shared experts, MTP layers, vision tower) so every total can be unfolded."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.architecture import Architecture, LayerPlan
+from engine.config import ModelConfig
+from engine.rules import engine_rules
+
+GATED_ACTS = ("silu", "swiglu", "gelu_pytorch_tanh", "gelu_tanh", "geglu", "swish")
+
+
+@dataclass(frozen=True)
+class ParamBlock:
+    """``count`` parameters of one kind. ``quantizable``: a linear weight the checkpoint's
+    quantization applies to. ``expert``: a routed-expert weight (only top-k are active)."""
+
+    name: str
+    count: int
+    quantizable: bool
+    expert: bool = False
+    mtp: bool = False
+    vision: bool = False
+
+
+@dataclass(frozen=True)
+class WeightReport:
+    blocks: tuple[ParamBlock, ...]
+    params_total: int
+    params_active: int
+    weight_bytes: int
+    expert_bytes: int
+    format: str
+    bits_note: str
+
+    @property
+    def non_expert_bytes(self) -> int:
+        return self.weight_bytes - self.expert_bytes
+
+
+def is_gated(cfg: ModelConfig) -> bool:
+    """Gated (SwiGLU/GeGLU: gate, up, down) unless the activation or the model family
+    says a plain two-matrix MLP (relu2, gelu without a gate: Falcon, GPT-2, ...)."""
+    act = cfg.hidden_act.lower()
+    if act:
+        return act in GATED_ACTS
+    return cfg.model_type not in engine_rules().ungated_ffn_model_types.values
+
+
+def _ffn(hidden: int, inter: int, gated: bool) -> int:
+    return (3 if gated else 2) * hidden * inter
+
+
+def _attention_params(cfg: ModelConfig, layer: LayerPlan) -> int:
+    h = cfg.hidden_size
+    heads = cfg.num_attention_heads
+    if layer.mixer == "mla":
+        nope = cfg.qk_nope_head_dim or 128
+        rope = cfg.qk_rope_head_dim or 64
+        v = cfg.v_head_dim or nope
+        lora = cfg.kv_lora_rank or 512
+        q = (
+            h * cfg.q_lora_rank + cfg.q_lora_rank + cfg.q_lora_rank * heads * (nope + rope)
+            if cfg.q_lora_rank
+            else h * heads * (nope + rope)
+        )
+        kv = h * (lora + rope) + lora + lora * heads * (nope + v)
+        o = heads * v * h
+        idx = 0
+        if layer.indexer and cfg.index_head_dim and cfg.index_n_heads:
+            ql = cfg.q_lora_rank or h
+            idx = (
+                ql * cfg.index_n_heads * cfg.index_head_dim
+                + h * cfg.index_head_dim
+                + 2 * cfg.index_head_dim
+                + h * cfg.index_n_heads
+            )
+        return q + kv + o + idx
+    if layer.mixer == "compressed":
+        hd = layer.head_dim
+        ql = cfg.q_lora_rank or h
+        q = h * ql + ql * heads * hd
+        kv = h * hd
+        groups = cfg.o_groups or 1
+        olora = cfg.o_lora_rank or h
+        o = heads * hd * olora // groups * groups // groups + groups * olora * h
+        idx = 0
+        if layer.indexer and cfg.index_head_dim and cfg.index_n_heads:
+            idx = ql * cfg.index_n_heads * cfg.index_head_dim + h * cfg.index_head_dim
+        comp = 2 * h * hd if layer.compress_ratio else 0
+        return q + kv + o + idx + comp
+    hd = layer.head_dim
+    kv_heads = layer.num_kv_heads
+    bias = bool(cfg.field("attention_bias") or cfg.field("bias"))
+    q = h * heads * hd
+    k = h * kv_heads * hd
+    v = (
+        0
+        if (cfg.field("attention_k_eq_v") is True and layer.mixer == "full")
+        else h * kv_heads * hd
+    )
+    o = heads * hd * h
+    b = (heads * hd + 2 * kv_heads * hd) if bias else 0
+    return q + k + v + o + b
+
+
+def _linear_params(cfg: ModelConfig, kind: str) -> int:
+    h = cfg.hidden_size
+    if kind == "gdn":
+        nk = cfg.linear_num_key_heads or 1
+        nv = cfg.linear_num_value_heads or 1
+        hk = cfg.linear_key_head_dim or 1
+        hv = cfg.linear_value_head_dim or 1
+        k = cfg.linear_conv_kernel_dim or 4
+        conv_dim = 2 * nk * hk + nv * hv
+        return (
+            h * (2 * nk * hk + 2 * nv * hv) + h * 2 * nv + conv_dim * k + 2 * nv + hv + nv * hv * h
+        )
+    if kind == "mamba2":
+        state = cfg.ssm_state_size or 128
+        groups = cfg.mamba_n_groups or 1
+        hd = cfg.mamba_head_dim or 64
+        heads = cfg.mamba_num_heads or ((cfg.mamba_expand or 2) * h // hd)
+        inter = heads * hd
+        conv_dim = inter + 2 * groups * state
+        k = cfg.conv_kernel or 4
+        return (
+            h * (2 * inter + 2 * groups * state + heads)
+            + conv_dim * (k + 1)
+            + 3 * heads
+            + inter
+            + inter * h
+        )
+    if kind == "mamba1":
+        state = cfg.ssm_state_size or 16
+        inter = cfg.mamba_intermediate_size or (cfg.mamba_expand or 2) * h
+        k = cfg.conv_kernel or 4
+        dt_rank = cfg.mamba_dt_rank or -(-h // 16)
+        return (
+            h * 2 * inter
+            + inter * (k + 1)
+            + inter * (dt_rank + 2 * state)
+            + dt_rank * inter
+            + inter
+            + inter * state
+            + inter
+            + inter * h
+        )
+    # lightning attention: q, k, v, gate and output projections
+    return 5 * h * h
+
+
+def _vision_params(vc: Mapping[str, Any]) -> int:
+    h = vc.get("hidden_size") or vc.get("embed_dim") or vc.get("width")
+    depth = vc.get("num_hidden_layers") or vc.get("depth") or vc.get("layers")
+    if not isinstance(h, int) or not isinstance(depth, int):
+        return 0
+    inter = vc.get("intermediate_size") or vc.get("mlp_dim") or 4 * h
+    patch = vc.get("patch_size") or 14
+    chans = vc.get("in_channels") or vc.get("num_channels") or 3
+    tps = vc.get("temporal_patch_size") or 1
+    out = vc.get("out_hidden_size") or 0
+    per_layer = 4 * h * h + 2 * h * inter + 4 * h
+    proj = h * 4 * h * 2 if out else 0
+    return int(depth * per_layer + patch * patch * chans * tps * h + proj)
+
+
+def param_blocks(cfg: ModelConfig, arch: Architecture) -> list[ParamBlock]:
+    h = cfg.hidden_size
+    gated = is_gated(cfg)
+    blocks = [ParamBlock("embeddings", cfg.vocab_size * h, False)]
+    if not cfg.tie_word_embeddings:
+        blocks.append(ParamBlock("lm_head", cfg.vocab_size * h, False))
+    attn = lin = dense = experts = shared = router = norms = 0
+    moe_inter = cfg.moe_intermediate_size or cfg.intermediate_size or 4 * h
+    dense_inter = cfg.intermediate_size or 4 * h
+    if cfg.field("intermediate_size_mlp"):
+        dense_inter_mlp = int(cfg.field("intermediate_size_mlp"))
+    else:
+        dense_inter_mlp = dense_inter
+    for layer in arch.layers:
+        norms += 2 * h
+        if layer.mixer in ("full", "sliding", "chunked", "mla", "compressed"):
+            attn += _attention_params(cfg, layer)
+        elif layer.mixer in ("gdn", "mamba2", "mamba1", "lightning"):
+            lin += _linear_params(cfg, layer.mixer)
+        if layer.ffn in ("moe", "moe+dense"):
+            experts += cfg.num_experts * _ffn(h, moe_inter, gated)
+            router += h * cfg.num_experts
+            if cfg.shared_expert_intermediate_size:
+                n_shared = cfg.n_shared_experts or 1
+                shared += n_shared * _ffn(h, cfg.shared_expert_intermediate_size, gated)
+                shared += 0 if cfg.n_shared_experts else h  # Qwen's shared-expert gate
+            elif cfg.n_shared_experts:
+                shared += cfg.n_shared_experts * _ffn(h, moe_inter, gated)
+            elif cfg.field("interleave_moe_layer_step"):
+                shared += _ffn(h, dense_inter, gated)  # Llama 4 shared expert
+            if layer.ffn == "moe+dense":
+                dense += _ffn(h, dense_inter, gated)
+        elif layer.ffn == "dense":
+            inter = dense_inter_mlp if cfg.field("interleave_moe_layer_step") else dense_inter
+            dense += _ffn(h, inter, gated)
+    norms += h
+    blocks += [
+        ParamBlock("attention", attn, True),
+        ParamBlock("linear mixers", lin, True),
+        ParamBlock("dense FFN", dense, True),
+        ParamBlock("routed experts", experts, True, expert=True),
+        ParamBlock("shared experts", shared, True),
+        ParamBlock("routers", router, False),
+        ParamBlock("norms", norms, False),
+    ]
+    if cfg.mtp_layers:
+        per_layer = (attn + lin + dense + experts + shared + router + norms) // max(
+            1, len(arch.layers)
+        )
+        if arch.layers:
+            last = arch.layers[-1]
+            per_layer = _attention_params(cfg, last) if last.mixer not in ("none",) else 0
+            if cfg.num_experts > 1:
+                per_layer += (cfg.num_experts + (cfg.n_shared_experts or 0)) * _ffn(
+                    h, moe_inter, gated
+                )
+                per_layer += h * cfg.num_experts
+            else:
+                per_layer += _ffn(h, dense_inter, gated)
+        mtp = cfg.mtp_layers * (per_layer + 2 * h * h + 4 * h)
+        blocks.append(ParamBlock("MTP layers", mtp, True, mtp=True))
+    if cfg.vision_config:
+        blocks.append(
+            ParamBlock("vision tower", _vision_params(cfg.vision_config), False, vision=True)
+        )
+    return [b for b in blocks if b.count]
+
+
+def _format(cfg: ModelConfig) -> tuple[str, float, float, str]:
+    """(format, bits per quantized weight, bits per routed-expert weight, note)."""
+    q = cfg.quantization_config or {}
+    method = str(q.get("quant_method", "")).lower()
+    base = 16.0  # unquantized weights are served in bf16/fp16
+    expert_dtype = str(cfg.field("expert_dtype") or "").lower()
+    if method == "fp8":
+        block = q.get("weight_block_size")
+        scale = 32 / (block[0] * block[1]) if isinstance(block, list) and len(block) == 2 else 0.0
+        bits = 8 + scale
+        ebits = 4.25 if expert_dtype == "fp4" else bits
+        return "fp8-block" if block else "fp8", bits, ebits, "8-bit weights + fp32 scale per block"
+    if method == "mxfp4":
+        return "mxfp4", base, 4.25, "experts in MXFP4 (4 bits + e8m0 scale per 32), rest bf16"
+    if (
+        method in ("modelopt", "modelopt_fp4", "nvfp4")
+        or "fp4" in str(q.get("quant_algo", "")).lower()
+    ):
+        return "nvfp4", 4.5, 4.5, "4-bit NVFP4 + fp8 scale per 16"
+    if method in ("awq", "gptq"):
+        bits = int(q.get("bits", q.get("w_bit", 4)))
+        group = int(q.get("group_size", q.get("q_group_size", 128)) or 128)
+        overhead = (16 + bits) / group if group > 0 else 0.0
+        b = bits + overhead
+        return method, b, b, f"{bits}-bit + fp16 scale and zero per {group}"
+    if method == "compressed-tensors":
+        groups = q.get("config_groups") or {}
+        for g in groups.values() if isinstance(groups, dict) else []:
+            w = g.get("weights") or {}
+            bits = int(w.get("num_bits", 8))
+            gs = w.get("group_size") or 0
+            b = bits + (16 / gs if gs else 0)
+            return "compressed-tensors", b, b, f"{bits}-bit weights (compressed-tensors)"
+        return "compressed-tensors", 8.0, 8.0, "compressed-tensors"
+    if expert_dtype == "fp4":
+        return "bf16", base, 4.25, "experts in FP4"
+    return model_weight_dtype(cfg), base, base, "unquantized"
+
+
+def model_weight_dtype(cfg: ModelConfig) -> str:
+    d = cfg.dtype.replace("torch.", "").lower()
+    return "fp16" if d in ("float16", "fp16") else "bf16"
+
+
+def weight_report(cfg: ModelConfig, arch: Architecture) -> WeightReport:
+    blocks = tuple(param_blocks(cfg, arch))
+    fmt, qbits, ebits, note = _format(cfg)
+    total = sum(b.count for b in blocks)
+    inactive = 0
+    if cfg.num_experts > 1 and cfg.experts_per_token:
+        for b in blocks:
+            if b.expert:
+                inactive += b.count * (cfg.num_experts - cfg.experts_per_token) // cfg.num_experts
+    mtp = sum(b.count for b in blocks if b.mtp)
+    vision = sum(b.count for b in blocks if b.vision)
+    active = total - inactive - mtp - vision
+    bits = 0.0
+    expert_bits = 0.0
+    for b in blocks:
+        if b.expert:
+            expert_bits += b.count * ebits
+        elif b.quantizable and fmt not in ("mxfp4",):
+            bits += b.count * qbits
+        else:
+            bits += b.count * 16
+    weight_bytes = int((bits + expert_bits) / 8)
+    return WeightReport(blocks, total, active, weight_bytes, int(expert_bits / 8), fmt, note)

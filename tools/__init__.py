@@ -1,0 +1,1 @@
+"""Developer tools: benchmarks, engine-table extraction, GPU checks."""
