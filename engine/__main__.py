@@ -95,6 +95,42 @@ def render_text(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def cmd_gates(args: argparse.Namespace) -> int:
+    from engine.gates import evaluate_gates
+    from engine.gpus import lookup_gpu
+    from engine.loader import load_model
+
+    model = load_model(args.source)
+    report = evaluate_gates(
+        model.config, lookup_gpu(args.gpu), args.gpus, args.kv_dtype, args.context
+    )
+    out = report.to_json() | {"model": model.name}
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"{model.name} on {args.gpus}× {report.gpu.key}")
+    for g in report.gates:
+        print(f"  [{g.status:4}] {g.name}: {g.reason}" + (f"  -> {g.fix}" if g.fix else ""))
+    print(f"fits: {report.fits}; minimum GPUs: {report.min_gpus}")
+    return 0
+
+
+def cmd_software(args: argparse.Namespace) -> int:
+    from engine.loader import load_model
+    from engine.software import software_report
+
+    model = load_model(args.source)
+    model_id = model.name if model.source in ("catalog", "hub") else None
+    rep = software_report(model.config.raw, args.engine, model_id)
+    out = rep.to_json() | {"model": model.name}
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    for k, v in out.items():
+        print(f"{k}: {v}")
+    return 0
+
+
 def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", help="config.json path, JSON text, catalog name or HF id")
 
@@ -115,20 +151,54 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--memory-fraction", type=float, default=0.9)
     d.add_argument("--json", action="store_true")
     d.set_defaults(func=cmd_diagnose)
+    g = sub.add_parser("gates", help="hardware gates: pass / warn / fail with reasons")
+    _add_model_args(g)
+    g.add_argument("--gpu", required=True)
+    g.add_argument("--gpus", type=int, default=1)
+    g.add_argument("--kv-dtype", default="auto")
+    g.add_argument("--context", type=int)
+    g.add_argument("--json", action="store_true")
+    g.set_defaults(func=cmd_gates)
+    s = sub.add_parser("software", help="engine versions, parsers, checkpoint format")
+    _add_model_args(s)
+    s.add_argument("--engine", choices=["vllm", "sglang"], required=True)
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_software)
     return ap
 
 
-EXTERNAL: dict[str, tuple[str, str]] = {}
+def _lint(argv: list[str]) -> int:
+    from engine.facts import facts_for_source
+    from engine.lint import cli_main
+
+    return cli_main(argv, facts_for_source)
+
+
+def _backcalc(argv: list[str]) -> int:
+    from engine.backcalc import cli_main
+    from engine.facts import predict_for_source
+
+    return cli_main(argv, predict_for_source)
+
+
+def _plan(argv: list[str]) -> int:
+    from engine.plan import cli_main
+
+    return cli_main(argv)
+
+
+EXTERNAL: dict[str, Callable[[list[str]], int]] = {
+    "lint": _lint,
+    "backcalc": _backcalc,
+    "plan": _plan,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in EXTERNAL:
-        module, func = EXTERNAL[argv[0]]
         try:
-            mod = __import__(module, fromlist=[func])
-            handler: Callable[[list[str]], int] = getattr(mod, func)
-            return handler(argv[1:])
+            return EXTERNAL[argv[0]](argv[1:])
         except InputError as err:
             print(str(err), file=sys.stderr)
             return 2

@@ -1,0 +1,273 @@
+"""Step 3: can this hardware run this model? Each gate is pass / warn / fail with the
+reason and the fix; facts about kernels per generation live in data/kernel_gates.yaml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from engine.config import ModelConfig
+from engine.diagnose import GB, Diagnosis, Options, diagnose
+from engine.errors import InputError
+from engine.gpus import Gpu
+from engine.rules import DATA_DIR
+
+Status = Literal["pass", "warn", "fail"]
+
+
+class _ArchRule(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    status: Status
+    reason: str
+    fix: str = ""
+
+
+class _FamilyRules(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    source: str
+    archs: dict[str, _ArchRule]
+
+
+class _KernelGates(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    dsa: _FamilyRules
+    mla: _FamilyRules
+    weights: dict[str, str]
+
+
+@cache
+def kernel_gates() -> _KernelGates:
+    raw = yaml.safe_load((DATA_DIR / "kernel_gates.yaml").read_text(encoding="utf-8"))
+    return _KernelGates.model_validate(raw)
+
+
+@dataclass(frozen=True)
+class Gate:
+    name: str
+    status: Status
+    reason: str
+    fix: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "status": self.status, "reason": self.reason, "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class GateReport:
+    gpu: Gpu
+    gpus: int
+    gates: tuple[Gate, ...]
+    fits: bool
+    min_gpus: int | None
+    weights_per_gpu: int
+    request_bytes_per_gpu: int
+
+    @property
+    def runs(self) -> bool:
+        return all(g.status != "fail" for g in self.gates)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "gpu": self.gpu.key,
+            "gpus": self.gpus,
+            "gates": [g.to_json() for g in self.gates],
+            "fits": self.fits,
+            "min_gpus": self.min_gpus,
+            "weights_per_gpu": self.weights_per_gpu,
+            "request_bytes_per_gpu": self.request_bytes_per_gpu,
+        }
+
+
+def checkpoint_format(cfg: ModelConfig) -> str:
+    from engine.architecture import build_architecture
+    from engine.weights import weight_report
+
+    return weight_report(cfg, build_architecture(cfg)).format
+
+
+def _arch_rule(rules: _FamilyRules, arch: str) -> _ArchRule:
+    if arch in rules.archs:
+        return rules.archs[arch]
+    return _ArchRule(status="warn", reason=f"no kernel facts recorded for {arch}", fix="")
+
+
+def _family_gate(d: Diagnosis, gpu: Gpu) -> Gate:
+    fam = d.family.attention_family
+    kg = kernel_gates()
+    if fam == "DSA":
+        r = _arch_rule(kg.dsa, gpu.arch)
+        return Gate(
+            "DSA sparse-attention kernels", r.status, f"{gpu.key} ({gpu.arch}): {r.reason}", r.fix
+        )
+    if fam == "MLA":
+        r = _arch_rule(kg.mla, gpu.arch)
+        return Gate("MLA attention backend", r.status, f"{gpu.key} ({gpu.arch}): {r.reason}", r.fix)
+    if fam == "HYBRID":
+        ok = gpu.arch not in ("sm_70", "sm_75")
+        return Gate(
+            "linear-attention kernels",
+            "pass" if ok else "fail",
+            f"{d.family.linear_kind} state kernels (Triton / FLA) run on {gpu.arch}",
+        )
+    return Gate(
+        "attention backend",
+        "pass",
+        f"{fam} attention runs on every supported generation ({gpu.arch})",
+    )
+
+
+def _weight_gates(fmt: str, gpu: Gpu) -> list[Gate]:
+    gates: list[Gate] = []
+    if fmt.startswith("fp8"):
+        if gpu.fp8:
+            gates.append(
+                Gate("FP8 weights", "pass", f"{gpu.key} has FP8 tensor cores ({gpu.arch})")
+            )
+        else:
+            gates.append(
+                Gate(
+                    "FP8 weights",
+                    "warn",
+                    f"{gpu.key} ({gpu.arch}) has no FP8 tensor cores: vLLM runs the FP8 checkpoint "
+                    "weight-only through Marlin (dequantised to bf16 for compute)",
+                    "expect bf16-class compute speed; FP8 KV is storage-only here",
+                )
+            )
+    if fmt == "nvfp4":
+        if gpu.fp4 and gpu.vendor == "nvidia":
+            gates.append(Gate("NVFP4 weights", "pass", f"{gpu.key} has FP4 tensor cores"))
+        else:
+            gates.append(
+                Gate(
+                    "NVFP4 weights",
+                    "fail",
+                    f"NVFP4 needs Blackwell FP4 tensor cores; {gpu.key} ({gpu.arch}) has none",
+                    "use the FP8 or BF16 checkpoint of this model",
+                )
+            )
+    if fmt == "mxfp4":
+        status: Status = "pass" if gpu.arch not in ("sm_86",) else "warn"
+        native = "native FP4 tensor cores" if gpu.fp4 else "dequantising kernels (no FP4 hardware)"
+        gates.append(Gate("MXFP4 weights", status, f"MXFP4 experts run on {gpu.key} with {native}"))
+    if gpu.fp4 and gpu.vendor == "nvidia" and fmt != "nvfp4":
+        gates.append(
+            Gate(
+                "Blackwell at Hopper speed",
+                "warn",
+                f"{gpu.key} has FP4 tensor cores but this checkpoint is {fmt}: without an NVFP4 "
+                "checkpoint the model falls back to FP8/BF16 kernels, i.e. sm_90-class throughput",
+                "look for an NVFP4 checkpoint of this model (often named *-NVFP4)",
+            )
+        )
+    return gates
+
+
+def _kv_gate(d: Diagnosis, gpu: Gpu) -> Gate | None:
+    stored = d.kv.kv_dtype.stored
+    if not stored.startswith("fp8"):
+        return None
+    if not gpu.fp8:
+        return Gate(
+            "FP8 KV cache",
+            "warn",
+            f"{gpu.key} has no FP8 tensor cores: an FP8 KV cache saves memory but is dequantised "
+            "for compute (storage only, no speed-up)",
+            "keep FP8 KV for capacity only",
+        )
+    return Gate("FP8 KV cache", "pass", f"FP8 KV ({stored}) is supported on {gpu.arch}")
+
+
+def _tp_gate(cfg: ModelConfig, tp: int) -> Gate:
+    heads = cfg.num_attention_heads
+    if heads % tp:
+        return Gate(
+            "tensor-parallel split",
+            "fail",
+            f"TP {tp} does not divide the {heads} attention heads",
+            f"use a TP size that divides {heads}",
+        )
+    return Gate("tensor-parallel split", "pass", f"{heads} heads / TP {tp} = {heads // tp} per GPU")
+
+
+def _fit(cfg: ModelConfig, gpu: Gpu, gpus: int, kv_dtype: str, context: int) -> Diagnosis:
+    return diagnose(
+        cfg,
+        Options(
+            kv_dtype=kv_dtype,
+            tp=gpus,
+            context=context,
+            gpus=gpus,
+            gpu_name=gpu.key,
+            gpu_arch=gpu.arch,
+            gpu_memory_bytes=gpu.memory_bytes,
+        ),
+    )
+
+
+def min_gpus_for(cfg: ModelConfig, gpu: Gpu, kv_dtype: str, context: int) -> int | None:
+    """Smallest TP size (1, 2, 4, 8, 16, 32, 64) whose per-GPU weights plus one request at
+    ``context`` fit in 90 % of the GPU's memory."""
+    for n in (1, 2, 4, 8, 16, 32, 64):
+        try:
+            d = _fit(cfg, gpu, n, kv_dtype, context)
+        except InputError:
+            continue
+        if d.fit is not None and d.fit.users_per_instance >= 1:
+            return n
+    return None
+
+
+def evaluate_gates(
+    cfg: ModelConfig,
+    gpu: Gpu,
+    gpus: int = 1,
+    kv_dtype: str = "auto",
+    context: int | None = None,
+) -> GateReport:
+    if gpus < 1:
+        raise InputError("gpus", f"a positive integer, got {gpus}")
+    if not cfg.architectures:
+        raise InputError(
+            "architectures", 'a non-empty list of model class names, e.g. ["LlamaForCausalLM"]'
+        )
+    ctx = context or min(cfg.max_position_embeddings or 32_768, 131_072)
+    tp = gpus
+    try:
+        d = _fit(cfg, gpu, tp, kv_dtype, ctx)
+    except InputError:
+        d = diagnose(cfg, Options(kv_dtype=kv_dtype, context=ctx, gpu_arch=gpu.arch))
+    gates = [_family_gate(d, gpu)]
+    gates += _weight_gates(d.weights.format, gpu)
+    kv_gate = _kv_gate(d, gpu)
+    if kv_gate is not None:
+        gates.append(kv_gate)
+    gates.append(_tp_gate(cfg, tp))
+    fit = d.fit
+    fits = fit is not None and fit.users_per_instance >= 1
+    w = fit.weights_per_gpu if fit else d.weights.weight_bytes
+    req = fit.bytes_per_request_per_gpu if fit else d.kv.bytes_per_request(ctx, padded=True)
+    usable = int(gpu.memory_bytes * 0.9)
+    gates.append(
+        Gate(
+            "fits in memory",
+            "pass" if fits else "fail",
+            f"per GPU: {w / GB:,.1f} GB weights + {req / GB:,.2f} GB for one {ctx:,}-token "
+            f"request vs {usable / GB:,.1f} GB usable (90 % of {gpu.memory_label})",
+            ""
+            if fits
+            else "add GPUs (raise TP), use a smaller checkpoint format, or shorten the context",
+        )
+    )
+    return GateReport(
+        gpu,
+        gpus,
+        tuple(gates),
+        fits,
+        min_gpus_for(cfg, gpu, kv_dtype, ctx),
+        w,
+        req,
+    )
