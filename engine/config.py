@@ -61,6 +61,7 @@ class ModelConfig(BaseModel):
 
     architectures: list[str] = Field(default_factory=list)
     model_type: str = ""
+    wrapper_model_type: str = ""  # top-level model_type of a multimodal wrapper
     dtype: str = "bfloat16"
     hidden_size: SizeInt
     num_hidden_layers: LayerInt
@@ -260,6 +261,7 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
     values: dict[str, Any] = {
         "architectures": archs,
         "model_type": str(flat.get("model_type") or ""),
+        "wrapper_model_type": str(raw.get("model_type") or ""),
         "dtype": str(dtype),
         "hidden_size": hidden,
         "num_hidden_layers": layers,

@@ -111,7 +111,8 @@ def classify(cfg: ModelConfig, arch: Architecture) -> FamilyVerdict:
     multimodal = cfg.vision_config is not None or cfg.audio_config is not None
     fusion = None
     if multimodal:
-        early = cfg.model_type in engine_rules().fusion.early_model_types
+        early_types = engine_rules().fusion.early_model_types
+        early = cfg.model_type in early_types or cfg.wrapper_model_type in early_types
         fusion = "early" if early else "late"
         ev.append(
             Evidence(
