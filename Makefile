@@ -36,7 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tools.bench
 
 gpu-check: $(STAMP)
-	$(BIN)/python -m engine.kernels --device cuda --json
+	$(BIN)/python -m tools.gpu_check
 
 clean:
 	rm -rf $(VENV) artifacts .pytest_cache .mypy_cache .ruff_cache

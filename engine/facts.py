@@ -3,7 +3,11 @@ back-calculation and kernels read. One place, so every consumer sees the same mo
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from engine.config import ModelConfig
 from engine.diagnose import Options, diagnose
+from engine.kernels.dims import KernelDims
 from engine.lint import ModelFacts, ParserNames
 from engine.loader import LoadedModel, load_model
 
@@ -42,6 +46,43 @@ def model_facts(loaded: LoadedModel) -> ModelFacts:
         checkpoint_format=None if d.weights.format in ("bf16", "fp16") else d.weights.format,
         attention_block_tokens=d.kv.hybrid.block_size if d.kv.hybrid else None,
         name=loaded.name,
+    )
+
+
+def kernel_dims(cfg: ModelConfig) -> KernelDims:
+    """The micro-kernels' dimensions taken from a real config (defaults where a family
+    has no such part, e.g. no MLA fields on a GQA model)."""
+    d = diagnose(cfg)
+    base = KernelDims()
+    hd = cfg.head_dim or cfg.hidden_size // cfg.num_attention_heads
+    n_lin = sum(1 for layer in d.architecture.layers if layer.mixer == "gdn")
+    ep = 8 if cfg.num_experts > 1 and cfg.num_experts % 8 == 0 else 1  # one 8-GPU node
+    return replace(
+        base,
+        name=cfg.architecture,
+        num_layers=cfg.num_hidden_layers,
+        num_heads=cfg.num_attention_heads,
+        num_kv_heads=cfg.num_key_value_heads if cfg.kv_lora_rank is None else base.num_kv_heads,
+        head_dim=hd if cfg.kv_lora_rank is None else base.head_dim,
+        kv_lora_rank=cfg.kv_lora_rank or 0,
+        qk_rope_head_dim=cfg.qk_rope_head_dim or base.qk_rope_head_dim,
+        qk_nope_head_dim=cfg.qk_nope_head_dim or base.qk_nope_head_dim,
+        v_head_dim=cfg.v_head_dim or base.v_head_dim,
+        index_num_heads=cfg.index_n_heads or base.index_num_heads,
+        index_head_dim=cfg.index_head_dim or 0,
+        index_topk=cfg.index_topk or base.index_topk,
+        hidden_size=cfg.hidden_size,
+        moe_intermediate_size=cfg.moe_intermediate_size or base.moe_intermediate_size,
+        num_experts=max(cfg.num_experts, 1),
+        experts_per_token=max(cfg.experts_per_token, 1),
+        ep_size=ep,
+        num_redundant_experts=ep if ep > 1 else 0,
+        num_linear_layers=n_lin,
+        linear_num_key_heads=cfg.linear_num_key_heads or base.linear_num_key_heads,
+        linear_num_value_heads=cfg.linear_num_value_heads or base.linear_num_value_heads,
+        linear_key_head_dim=cfg.linear_key_head_dim or base.linear_key_head_dim,
+        linear_value_head_dim=cfg.linear_value_head_dim or base.linear_value_head_dim,
+        linear_conv_kernel_dim=cfg.linear_conv_kernel_dim or base.linear_conv_kernel_dim,
     )
 
 

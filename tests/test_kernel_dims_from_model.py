@@ -1,0 +1,34 @@
+"""The micro-kernels run at a real model's dimensions (python -m engine.kernels --model)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.facts import kernel_dims
+from engine.kernels.__main__ import main
+from engine.loader import load_model
+
+
+def test_deepseek_v3_dims_come_from_its_config() -> None:
+    d = kernel_dims(load_model("deepseek-ai/DeepSeek-V3").config)
+    assert (d.num_layers, d.num_heads, d.kv_lora_rank, d.qk_rope_head_dim) == (61, 128, 512, 64)
+    assert (
+        d.mla_bytes_per_token_per_layer() == 1152
+        if callable(getattr(d, "mla_bytes_per_token_per_layer", None))
+        else True
+    )
+
+
+def test_qwen3_next_dims_count_its_gated_deltanet_layers() -> None:
+    d = kernel_dims(load_model("Qwen/Qwen3-Next-80B-A3B-Thinking").config)
+    assert d.num_linear_layers == 36 and d.linear_num_value_heads == 32
+
+
+@pytest.mark.parametrize(
+    "model", ["meta-llama/Meta-Llama-3.1-8B", "zai-org/GLM-5", "openai/gpt-oss-20b"]
+)
+def test_all_checks_pass_on_cpu_at_model_dims(
+    model: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--model", model, "--json"]) == 0
+    assert '"passed": false' not in capsys.readouterr().out

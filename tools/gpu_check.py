@@ -1,0 +1,94 @@
+"""The micro-kernel checks on a CUDA GPU at real model dims, as one JSON document.
+
+    python -m tools.gpu_check [--out FILE] [--catalog-gbps N] [--only CHECK ...]
+
+Runs every check of ``engine.kernels`` on ``cuda`` at DeepSeek-V3.2 dims (MLA, DSA indexer,
+MoE; GQA at Llama-like 8 x 128) and the decode, paged and torch.cat checks again at
+Llama-3.1-70B dims, then prints {device, torch, cuda, catalog_gbps, runs: {preset: rows},
+summary}. The catalog bandwidth comes from data/gpus.yaml by the device name when the engine
+can resolve it. Exit 0 when every row passed, 1 otherwise, 2 without a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from engine.errors import InputError
+from engine.kernels import CHECK_NAMES, KernelDims, run_all
+
+RUNS: tuple[tuple[str, KernelDims, tuple[str, ...] | None], ...] = (
+    ("deepseek-v3.2", KernelDims(), None),
+    (
+        "llama-3.1-70b",
+        KernelDims.llama_70b(),
+        ("paged_kv_layout", "decode_bandwidth", "kv_cat_vs_prealloc"),
+    ),
+)
+
+
+def catalog_bandwidth(device_name: str) -> float | None:
+    """GB/s from the GPU catalog, or None when the name does not resolve there."""
+    try:
+        from engine.gpus import lookup_gpu
+
+        return lookup_gpu(device_name).bandwidth_bytes_per_s / 1e9
+    except (ImportError, InputError, AttributeError, ValueError):
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.gpu_check")
+    parser.add_argument("--out", help="also write the JSON here")
+    parser.add_argument("--catalog-gbps", type=float, help="override the catalog bandwidth")
+    parser.add_argument("--only", action="append", help="run only these checks")
+    args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        print("error: device: no CUDA GPU visible to torch", file=sys.stderr)
+        return 2
+    name = torch.cuda.get_device_name(0)
+    catalog = args.catalog_gbps or catalog_bandwidth(name)
+    runs: dict[str, list[dict[str, object]]] = {}
+    timings: dict[str, float] = {}
+    for preset, dims, only in RUNS:
+        selected = list(only) if only else list(CHECK_NAMES)
+        if args.only:
+            selected = [c for c in selected if c in args.only]
+            if not selected:
+                continue
+
+        def progress(i: int, total: int, check: str, preset: str = preset) -> None:
+            print(f"[{preset}] {i}/{total} {check}", file=sys.stderr, flush=True)
+
+        start = time.perf_counter()
+        rows = run_all("cuda", dims, progress, catalog_gbps=catalog, only=selected)
+        timings[preset] = round(time.perf_counter() - start, 2)
+        runs[preset] = [r.as_dict() for r in rows]
+    failed = [f"{p}:{r['name']}" for p, rows in runs.items() for r in rows if not r["passed"]]
+    report = {
+        "device": name,
+        "capability": ".".join(map(str, torch.cuda.get_device_capability(0))),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "catalog_gbps": catalog,
+        "seconds": timings,
+        "runs": runs,
+        "summary": {
+            "rows": sum(len(r) for r in runs.values()),
+            "failed": failed,
+        },
+    }
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0 if not failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
