@@ -12,11 +12,7 @@ from engine.loader import load_model
 def test_deepseek_v3_dims_come_from_its_config() -> None:
     d = kernel_dims(load_model("deepseek-ai/DeepSeek-V3").config)
     assert (d.num_layers, d.num_heads, d.kv_lora_rank, d.qk_rope_head_dim) == (61, 128, 512, 64)
-    assert (
-        d.mla_bytes_per_token_per_layer() == 1152
-        if callable(getattr(d, "mla_bytes_per_token_per_layer", None))
-        else True
-    )
+    assert d.mla_bytes_per_token_per_layer == 1152
 
 
 def test_qwen3_next_dims_count_its_gated_deltanet_layers() -> None:
