@@ -1,0 +1,96 @@
+"""Steps 3-6: hardware, software, flags, measure."""
+
+from __future__ import annotations
+
+from apptest_util import assert_clean, metric_starting, metrics, open_app, texts
+
+DSV3_LOG = (
+    "(EngineCore_DP0 pid=187) INFO 08-21 10:01:40 [gpu_worker.py:298] Available KV cache memory: "
+    "38.47 GiB\n"
+    "(EngineCore_DP0 pid=187) INFO 08-21 10:01:41 [kv_cache_utils.py:1087] GPU KV cache size: "
+    "587,811 tokens\n"
+)
+
+
+def test_hardware_shows_the_gpu_the_gates_and_the_fit() -> None:
+    at = open_app("hardware")
+    m = metrics(at)
+    assert m["Memory"] == "141 GB HBM3e"
+    assert m["Architecture"].startswith("sm_90")
+    assert ":green[**pass**] **fits in memory**" in texts(at)
+    assert "Runs on 8 × H200" in texts(at)
+    assert metric_starting(at, "Weights per GPU") == "79.72 GiB"
+
+
+def test_hardware_blocks_dsa_on_ada() -> None:
+    at = open_app("hardware", {"model": "deepseek-ai/DeepSeek-V3.2", "gpu": "RTX 4090"})
+    assert any("Blocked" in e.value for e in at.error)
+
+
+def test_software_names_the_parsers_for_both_engines() -> None:
+    at = open_app("software")
+    assert "vLLM" in texts(at) and "SGLang" in texts(at)
+    parsers = [m.value for m in at.metric if m.label == "Tool-call parser"]
+    assert parsers[0] == "deepseek_v3"
+    assert metrics(at)["Checkpoint format"] == "fp8-block"
+
+
+def test_flags_gives_a_command_with_reasons_and_lints_an_inherited_one() -> None:
+    at = open_app("flags")
+    shells = [c.value for c in at.code if c.value.startswith("vllm serve")]
+    assert shells and "--tensor-parallel-size 8" in shells[0]
+    assert "- `--tensor-parallel-size 8` — one instance over 8 GPU(s)" in texts(at)
+    at.text_area(key="flags.lint").input(
+        "vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 8"
+    )
+    at.button(key="flags.lint_go").click().run()
+    assert_clean(at)
+    assert "moe-without-ep" in texts(at)
+
+
+def test_flags_linter_rejects_text_that_is_not_a_command() -> None:
+    at = open_app("flags")
+    at.text_area(key="flags.lint").input("hello world")
+    at.button(key="flags.lint_go").click().run()
+    assert_clean(at)
+    assert any("command" in e.value for e in at.error)
+
+
+def test_measure_back_calculates_the_pool_against_step_2() -> None:
+    at = open_app("measure")
+    assert any(c.value.startswith("vllm serve deepseek-ai/DeepSeek-V3") for c in at.code)
+    at.text_area(key="measure.log").input(DSV3_LOG)
+    at.button(key="measure.go").click().run()
+    assert_clean(at)
+    assert metric_starting(at, "Predicted") == "70,272 B"
+    ratio = float(metric_starting(at, "Ratio"))
+    assert abs(ratio - 1.0) < 0.01
+    assert "Agrees with the sizing model" in texts(at)
+
+
+def test_measure_reports_a_truncated_log() -> None:
+    at = open_app("measure")
+    at.text_area(key="measure.log").input("INFO nothing useful here")
+    at.button(key="measure.go").click().run()
+    assert_clean(at)
+    assert at.error
+
+
+def test_measure_runs_the_micro_kernels_on_cpu() -> None:
+    at = open_app("measure")
+    at.button(key="measure.kernels").click().run()
+    assert_clean(at)
+    rows = at.dataframe[-1].value
+    assert len(rows) > 10
+    assert "mla_absorbed_speedup" in rows["name"].tolist()
+
+
+def test_measure_on_a_machine_without_cuda_says_so() -> None:
+    at = open_app("measure")
+    at.radio(key="measure.device").set_value("cuda").run()
+    at.button(key="measure.kernels").click().run()
+    assert_clean(at)
+    import torch
+
+    if not torch.cuda.is_available():
+        assert any("cuda" in e.value for e in at.error)

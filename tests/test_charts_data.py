@@ -1,0 +1,105 @@
+"""engine/charts_data.py: the numbers and series the pages draw."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from engine import charts_data as C
+from engine.diagnose import Options, diagnose
+from engine.loader import load_catalog
+
+H200 = {"gpu_name": "H200", "gpu_arch": "sm_90", "gpu_memory_bytes": 141 * 10**9}
+
+
+def dsv3(**kw: object) -> C.Diagnosis:
+    args: dict[str, object] = {"tp": 8, "gpus": 8, "users": 16, **H200, **kw}
+    return diagnose(load_catalog("deepseek-ai/DeepSeek-V3").config, Options(**args))  # type: ignore[arg-type]
+
+
+def test_units_say_which_gigabyte() -> None:
+    assert C.gib(2**30) == "1.00 GiB"
+    assert C.gb(10**9) == "1.0 GB"
+    assert C.size(141 * 10**9) == "131.32 GiB (141.0 GB)"
+    assert C.tokens(32_768) == "32K" and C.tokens(1 << 20) == "1M" and C.tokens(1000) == "1,000"
+
+
+def test_headline_numbers_carry_their_formulas() -> None:
+    shown = C.kv_headline(dsv3())
+    assert shown[0].value == "70,272 B"
+    assert (
+        "61 layers × [(512 latent + 64 RoPE) × 2 B (bfloat16) = 1,152 B/token" in shown[0].formula
+    )
+    assert shown[1].raw == 8 * 70_272
+    assert shown[2].raw == 70_272 * 32_768
+
+
+def test_the_stacked_series_add_up_to_bytes_per_request() -> None:
+    d = diagnose(load_catalog("google/gemma-3-27b-it").config, Options(tp=1))
+    grid = C.context_grid(131_072)
+    series = C.kv_vs_context(d.kv, grid)
+    assert len(series) == len(d.kv.groups)
+    for i, ctx in enumerate(grid):
+        assert sum(s.y[i] for s in series) == pytest.approx(d.kv.bytes_per_request(ctx))
+
+
+def test_hybrid_state_is_constant_in_the_stack() -> None:
+    d = diagnose(load_catalog("Qwen/Qwen3-Next-80B-A3B-Thinking").config, Options(tp=1))
+    state = next(s for s in C.kv_vs_context(d.kv, (1024, 65_536)) if s.name.endswith("state"))
+    assert state.y[0] == state.y[1] == d.kv.state_bytes_per_request
+
+
+def test_users_vs_context_has_one_line_per_stored_dtype_and_falls_with_context() -> None:
+    d = dsv3()
+    dtypes = C.kv_dtype_options(d.config, "sm_90")
+    assert dtypes[:2] == ("auto", "bf16") and "fp8_ds_mla" not in dtypes
+    series = C.users_vs_context(d.config, d.options, dtypes, (8192, 32_768, 131_072))
+    assert [s.name for s in series] == [
+        "auto / bf16 / fp16 (2 B/element)",
+        "fp8 / fp8_e4m3 / fp8_e5m2 (1 B/element)",
+    ]
+    assert d.fit is not None and series[0].y[1] == d.fit.max_concurrency == 17
+    assert all(s.y[0] >= s.y[1] >= s.y[2] for s in series)
+
+
+def test_memory_breakdown_adds_up_to_the_gpu() -> None:
+    d = dsv3()
+    assert d.fit is not None
+    b = C.memory_breakdown(d.fit, d.options)
+    assert sum(s.bytes for s in b.segments) == 141 * 10**9
+    assert b.fits and b.users_served_per_instance == 16
+
+
+def test_memory_breakdown_says_when_weights_do_not_fit() -> None:
+    d = dsv3(tp=1, gpus=1)
+    assert d.fit is not None
+    assert not C.memory_breakdown(d.fit, dataclasses.replace(d.options)).fits
+
+
+def test_layer_strip_labels_dsa_and_moe() -> None:
+    d = diagnose(load_catalog("deepseek-ai/DeepSeek-V3.2").config)
+    strip = C.layer_strip(d.architecture)
+    assert set(strip.mixers) == {"DSA (MLA + indexer)"}
+    assert strip.counts(strip.ffns) == {"dense FFN": 3, "MoE": 58}
+
+
+def test_engine_comparison_marks_the_rows_that_differ() -> None:
+    d = diagnose(load_catalog("Qwen/Qwen3-Next-80B-A3B-Thinking").config, Options(tp=4))
+    rows = {r.metric: r for r in C.engine_comparison(d)}
+    assert rows["Constant state per request"].differs
+    assert not rows["KV per token (one GPU)"].differs
+
+
+def test_slider_options_include_the_current_value() -> None:
+    assert 5000 in C.context_options(163_840, 5000)
+    assert C.context_options(163_840, 5000)[-1] == 163_840
+    assert C.parallel_options(8, 3) == (1, 2, 3, 4, 8)
+    assert 40 in C.users_options(40)
+
+
+def test_catalog_rows_cover_every_bundled_model() -> None:
+    rows = C.catalog_rows()
+    llama = next(r for r in rows if r.name == "meta-llama/Meta-Llama-3.1-8B")
+    assert llama.kv_bytes_per_token == 131_072
+    assert all(r.note == "" for r in rows)

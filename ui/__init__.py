@@ -1,0 +1,1 @@
+"""Streamlit-side helpers: state binding, the shared sidebar, chart drawing. No rules here."""

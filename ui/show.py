@@ -1,0 +1,44 @@
+"""Draw engine results: every number with an expander holding its formula."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import streamlit as st
+
+from engine.charts_data import Shown
+
+
+def number(s: Shown) -> None:
+    """A metric and, under it, the formula with the config's values plugged in."""
+    st.metric(s.label, s.value, help=s.help or None)
+    with st.expander("Formula"):
+        st.code(s.formula, language=None, wrap_lines=True)
+
+
+def numbers(items: Sequence[Shown], per_row: int = 3) -> None:
+    for start in range(0, len(items), per_row):
+        row = items[start : start + per_row]
+        for col, item in zip(st.columns(per_row), row, strict=False):
+            with col:
+                number(item)
+
+
+def not_there_yet(what: str, module: str) -> None:
+    st.info(f"{what} is not there yet: the engine module `{module}` is still being written.")
+
+
+def table(rows: Sequence[Mapping[str, Any]], height: int | None = None) -> None:
+    """A table whose numbers show thousands separators (70,272 rather than 70272)."""
+    numeric = {
+        k
+        for row in rows
+        for k, val in row.items()
+        if isinstance(val, int | float) and not isinstance(val, bool)
+    }
+    config = {k: st.column_config.NumberColumn(format="localized") for k in numeric}
+    kwargs: dict[str, Any] = {"hide_index": True, "width": "stretch", "column_config": config}
+    if height is not None:
+        kwargs["height"] = height
+    st.dataframe(list(rows), **kwargs)
