@@ -7,6 +7,7 @@ session triggers, without the websocket and the browser's drawing).
 
 from __future__ import annotations
 
+import logging
 import statistics
 import subprocess
 import sys
@@ -53,6 +54,10 @@ def slider_rerender_ms(changes: int = 30) -> list[float]:
     sidebar, diagnosis, three charts), on a warm session."""
     from streamlit.testing.v1 import AppTest
 
+    # AppTest runs the script outside a server; Streamlit says so once per run. Not news here.
+    logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").setLevel(
+        logging.ERROR
+    )
     at = AppTest.from_file(str(APP), default_timeout=60).run()
     at.switch_page("app_pages/kv_cache.py").run()
     values = [8192, 131_072, 32_768, 65_536]
