@@ -154,3 +154,10 @@ def test_any_query_gives_a_valid_state(query: dict[str, str]) -> None:
     parsed = from_query(query)
     assert parsed.state.tp * parsed.state.dp <= parsed.state.total_gpus
     assert from_query(to_query(parsed.state)).state == parsed.state
+
+
+def test_latency_priorities_and_engines_match_the_advisors_and_the_planner() -> None:
+    from engine import advisors, plan, share
+
+    assert share.LATENCY_PRIORITIES == advisors.LATENCY_PRIORITIES == plan.LATENCY_PRIORITIES
+    assert share.ENGINES == plan.ENGINES
