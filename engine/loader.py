@@ -89,23 +89,56 @@ def load_catalog(name: str) -> LoadedModel:
     return LoadedModel(_catalog_config(canonical), "catalog", canonical)
 
 
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    """A quick TCP probe of the hub endpoint, so an offline machine fails in seconds
+    instead of waiting out huggingface_hub's retries."""
+    import os
+    import socket
+    from urllib.parse import urlparse
+
+    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    host = url.hostname or "huggingface.co"
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _hub_error(repo_id: str, reason: str) -> InputError:
+    return InputError(
+        "model",
+        f"a config.json for {repo_id!r} from the Hugging Face hub, which could not be read "
+        f"({reason}). Pick a bundled catalog model or upload the config.json instead",
+    )
+
+
 def load_hub(repo_id: str, revision: str | None = None) -> LoadedModel:
     """Fetch only ``config.json`` with ``hf_hub_download`` (honours HF_HUB_CACHE and
-    HF_HUB_OFFLINE). No weights, no remote code."""
+    HF_HUB_OFFLINE): the local cache first, then the hub. No weights, no remote code."""
+    import os
+
     if not HF_ID.match(repo_id):
         raise InputError("model", f"a Hugging Face id like 'org/name', got {repo_id!r}")
-    try:
-        from huggingface_hub import hf_hub_download
+    from huggingface_hub import hf_hub_download
 
-        path = hf_hub_download(repo_id=repo_id, filename="config.json", revision=revision)
-    except Exception as err:  # the hub raises many types; all mean "not available here"
-        reason = type(err).__name__
-        raise InputError(
-            "model",
-            f"a config.json for {repo_id!r} from the Hugging Face hub, which could not be read "
-            f"({reason}: offline or not found). Pick a bundled catalog model or upload the "
-            "config.json instead",
-        ) from None
+    try:
+        path = hf_hub_download(
+            repo_id=repo_id, filename="config.json", revision=revision, local_files_only=True
+        )
+    except Exception:  # not in the local cache: go online below
+        offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+        if offline:
+            raise _hub_error(repo_id, "HF_HUB_OFFLINE is set and it is not cached") from None
+        if not _hub_reachable():
+            raise _hub_error(repo_id, "the hub cannot be reached: offline") from None
+        try:
+            path = hf_hub_download(
+                repo_id=repo_id, filename="config.json", revision=revision, etag_timeout=5
+            )
+        except Exception as err:  # the hub raises many types; all mean "not available here"
+            raise _hub_error(repo_id, f"{type(err).__name__}: offline or not found") from None
     data = Path(path).read_bytes()
     return LoadedModel(normalize(parse_json_bytes(data, "config.json")), "hub", repo_id)
 

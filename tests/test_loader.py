@@ -136,3 +136,15 @@ def test_hub_offline_miss_points_to_catalog_and_upload(tmp_path: Path) -> None:
     assert "bundled catalog" in res.stderr and "upload" in res.stderr
     assert "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_unreachable_hub_fails_fast_with_offline_message(tmp_path: Path) -> None:
+    # port 9 (discard) on loopback has no listener here: the probe is refused at once
+    env = {
+        "HF_HUB_CACHE": str(tmp_path),
+        "HF_HUB_OFFLINE": "0",
+        "HF_ENDPOINT": "http://127.0.0.1:9",
+    }
+    res = _run_cli(["diagnose", "acme/not-cached"], env)
+    assert res.returncode == 2
+    assert "cannot be reached" in res.stderr and "upload" in res.stderr
