@@ -130,9 +130,12 @@ def load_hub(repo_id: str, revision: str | None = None) -> LoadedModel:
     except Exception:  # not in the local cache: go online below
         offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
         if offline:
-            raise _hub_error(repo_id, "HF_HUB_OFFLINE is set and it is not cached") from None
+            raise _hub_error(
+                repo_id,
+                "offline or not found: HF_HUB_OFFLINE is set and it is not in the local cache",
+            ) from None
         if not _hub_reachable():
-            raise _hub_error(repo_id, "the hub cannot be reached: offline") from None
+            raise _hub_error(repo_id, "offline or not found: the hub cannot be reached") from None
         try:
             path = hf_hub_download(
                 repo_id=repo_id, filename="config.json", revision=revision, etag_timeout=5

@@ -89,7 +89,8 @@ def _attention_params(cfg: ModelConfig, layer: LayerPlan) -> int:
         kv = h * hd
         groups = cfg.o_groups or 1
         olora = cfg.o_lora_rank or h
-        o = heads * hd * olora // groups * groups // groups + groups * olora * h
+        # grouped low-rank output: wo_a (groups·o_lora × heads·hd/groups), wo_b (groups·o_lora → h)
+        o = heads * hd * olora + groups * olora * h
         idx = 0
         if layer.indexer and cfg.index_head_dim and cfg.index_n_heads:
             idx = ql * cfg.index_n_heads * cfg.index_head_dim + h * cfg.index_head_dim
@@ -216,21 +217,16 @@ def param_blocks(cfg: ModelConfig, arch: Architecture) -> list[ParamBlock]:
         ParamBlock("routers", router, False),
         ParamBlock("norms", norms, False),
     ]
-    if cfg.mtp_layers:
-        per_layer = (attn + lin + dense + experts + shared + router + norms) // max(
-            1, len(arch.layers)
-        )
-        if arch.layers:
-            last = arch.layers[-1]
-            per_layer = _attention_params(cfg, last) if last.mixer not in ("none",) else 0
-            if cfg.num_experts > 1:
-                per_layer += (cfg.num_experts + (cfg.n_shared_experts or 0)) * _ffn(
-                    h, moe_inter, gated
-                )
-                per_layer += h * cfg.num_experts
-            else:
-                per_layer += _ffn(h, dense_inter, gated)
-        mtp = cfg.mtp_layers * (per_layer + 2 * h * h + 4 * h)
+    if cfg.mtp_layers and arch.layers:
+        # one more decoder layer like the last one (attention + MoE or dense FFN)
+        last = arch.layers[-1]
+        per_layer = _attention_params(cfg, last) if last.mixer != "none" else 0
+        if cfg.num_experts > 1:
+            n_ffn = cfg.num_experts + (cfg.n_shared_experts or 0)
+            per_layer += n_ffn * _ffn(h, moe_inter, gated) + h * cfg.num_experts
+        else:
+            per_layer += _ffn(h, dense_inter, gated)
+        mtp = cfg.mtp_layers * (per_layer + 2 * h * h + 4 * h)  # + eh_proj and norms
         blocks.append(ParamBlock("MTP layers", mtp, True, mtp=True))
     if cfg.vision_config:
         blocks.append(
@@ -294,6 +290,8 @@ def weight_report(cfg: ModelConfig, arch: Architecture) -> WeightReport:
                 inactive += b.count * (cfg.num_experts - cfg.experts_per_token) // cfg.num_experts
     mtp = sum(b.count for b in blocks if b.mtp)
     vision = sum(b.count for b in blocks if b.vision)
+    # active = every weight a text token touches, the embedding row included (Qwen and
+    # NVIDIA count it; OpenAI's gpt-oss cards leave the embedding out)
     active = total - inactive - mtp - vision
     bits = 0.0
     expert_bits = 0.0
