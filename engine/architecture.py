@@ -55,7 +55,7 @@ class Architecture:
         return sum(1 for layer in self.layers if layer.mixer not in ("none", *LINEAR_KINDS))
 
 
-LINEAR_KINDS = ("gdn", "mamba2", "mamba1", "lightning")
+LINEAR_KINDS = ("gdn", "kda", "mamba2", "mamba1", "lightning")
 
 
 def uses_mla(cfg: ModelConfig) -> bool:
@@ -74,6 +74,8 @@ def linear_kind(cfg: ModelConfig) -> str | None:
     """Which linear mixer the config's fields describe (None: no linear layers possible)."""
     if cfg.linear_num_value_heads is not None and cfg.linear_value_head_dim is not None:
         return "gdn"
+    if cfg.kda_layers is not None and cfg.kda_num_heads and cfg.kda_head_dim:
+        return "kda"
     if cfg.mamba_num_heads is not None or (cfg.mamba_n_groups is not None and cfg.ssm_state_size):
         return "mamba2"
     if cfg.ssm_state_size is not None and (cfg.mamba_expand or cfg.mamba_intermediate_size):
@@ -147,6 +149,9 @@ def _raw_layer_types(cfg: ModelConfig, ev: list[Evidence]) -> list[str]:
         return ["chunked_attention" if f else "full_attention" for f in flags]
     if cfg.sliding_window:
         pat = raw.get("sliding_window_pattern") or raw.get("_sliding_window_pattern")
+        defaults = engine_rules().default_sliding_patterns.values
+        if not isinstance(pat, int) and cfg.model_type in defaults:
+            pat = defaults[cfg.model_type]
         if isinstance(pat, int) and pat > 1:
             ev.append(
                 Evidence(
@@ -260,7 +265,20 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
                     "DSA: an indexer picks the top-k tokens each MLA layer attends to",
                 )
             )
-        kinds = _raw_layer_types(cfg, []) if cfg.layer_types else ["full_attention"] * n
+        if cfg.kda_layers is not None:
+            kda = set(cfg.kda_layers)
+            kinds = ["linear_attention" if i + 1 in kda else "full_attention" for i in range(n)]
+            ev.append(
+                Evidence(
+                    "linear_attn_config.kda_layers",
+                    _short(sorted(kda)),
+                    "1-based layers running Kimi Delta Attention; the rest are MLA",
+                )
+            )
+        elif cfg.layer_types:
+            kinds = _raw_layer_types(cfg, [])
+        else:
+            kinds = ["full_attention"] * n
         for i in range(n):
             k = kinds[i]
             if k in LINEAR and lk is not None:
@@ -349,6 +367,7 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
 
 _LINEAR_RULES = {
     "gdn": "linear_num_value_heads / linear_value_head_dim -> Gated DeltaNet state",
+    "kda": "linear_attn_config num_heads / head_dim -> Kimi Delta Attention state",
     "mamba2": "mamba_num_heads / n_groups / ssm_state_size -> Mamba-2 state",
     "mamba1": "mamba_d_state / mamba_expand -> Mamba-1 state",
     "lightning": "attn_type_list -> lightning (linear) attention state",

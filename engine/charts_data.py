@@ -353,6 +353,7 @@ MIXER_LABELS = {
     "mla": "MLA",
     "compressed": "compressed + DSA (V4)",
     "gdn": "linear: Gated DeltaNet",
+    "kda": "linear: Kimi Delta Attention",
     "mamba2": "linear: Mamba-2",
     "mamba1": "linear: Mamba-1",
     "lightning": "linear: lightning",

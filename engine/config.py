@@ -115,6 +115,11 @@ class ModelConfig(BaseModel):
     mamba_expand: Annotated[int, Field(strict=True, ge=1, le=64)] | None = None
     mamba_intermediate_size: SizeInt | None = None
     mamba_dt_rank: DimInt | None = None
+    # Kimi Delta Attention (linear_attn_config of Kimi-Linear); kda_layers are 1-based
+    kda_layers: list[PosInt] | None = None
+    kda_num_heads: HeadInt | None = None
+    kda_head_dim: DimInt | None = None
+    kda_conv_kernel: DimInt | None = None
     # quantisation and multimodal parts (kept as plain JSON)
     quantization_config: dict[str, Any] | None = None
     vision_config: dict[str, Any] | None = None
@@ -297,7 +302,7 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         "experts_per_token": _pick(flat, "experts_per_token") or 0,
         "moe_intermediate_size": flat.get("moe_intermediate_size")
         or flat.get("expert_intermediate_size"),
-        "n_shared_experts": flat.get("n_shared_experts") or 0,
+        "n_shared_experts": flat.get("n_shared_experts") or flat.get("num_shared_experts") or 0,
         "shared_expert_intermediate_size": shared_inter,
         "first_k_dense_replace": flat.get("first_k_dense_replace") or 0,
         "moe_layer_freq": flat.get("moe_layer_freq") or 1,
@@ -322,6 +327,12 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         "audio_config": audio[1] if audio and isinstance(audio[1], dict) else None,
         "raw": dict(flat),
     }
+    lac = flat.get("linear_attn_config")
+    if isinstance(lac, Mapping) and lac.get("kda_layers") is not None:
+        values["kda_layers"] = lac.get("kda_layers")
+        values["kda_num_heads"] = lac.get("num_heads")
+        values["kda_head_dim"] = lac.get("head_dim")
+        values["kda_conv_kernel"] = lac.get("short_conv_kernel_size", 4)
     if values["mamba_dt_rank"] == "auto":
         values["mamba_dt_rank"] = None
     try:

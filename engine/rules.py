@@ -88,6 +88,7 @@ class EngineRules(_Frozen):
     sglang: SglangRules
     fusion: FusionRule
     ungated_ffn_model_types: SourcedList
+    default_sliding_patterns: SourcedBytes
 
 
 @cache

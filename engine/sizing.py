@@ -183,15 +183,25 @@ def mamba_spec(cfg: ModelConfig, kind: str, tp: int, engine: str = "vllm") -> Ma
         shapes = ((k - 1, inter // tp), (inter // tp, state))
         variant = "Mamba-1"
     elif kind == "lightning":
+        # linear_attention_state_shape: (heads / TP, head_dim, head_dim) in mamba_cache_dtype
         hd = cfg.head_dim or cfg.hidden_size // cfg.num_attention_heads
         _divides(cfg.num_attention_heads, tp, "num_attention_heads")
         return MambaSpec(
-            "float32",
+            conv_dt,
             "lightning attention",
             ((cfg.num_attention_heads // tp, hd, hd),),
-            ("float32",),
-            (4,),
+            (conv_dt,),
+            (DTYPE_BYTES[conv_dt],),
         )
+    elif kind == "kda":
+        # kda_state_shape: conv over q, k, v (3 × heads × head_dim); recurrent state in fp32
+        nh = _req(cfg.kda_num_heads, "linear_attn_config.num_heads")
+        hd = _req(cfg.kda_head_dim, "linear_attn_config.head_dim")
+        k = cfg.kda_conv_kernel or 4
+        _divides(nh, tp, "linear_attn_config.num_heads")
+        shapes = ((k - 1, 3 * nh * hd // tp), (nh // tp, hd, hd))
+        dts = (conv_dt, "float32")
+        return MambaSpec("float32", "Kimi Delta Attention", shapes, dts, (DTYPE_BYTES[conv_dt], 4))
     else:  # pragma: no cover - kinds come from architecture.linear_kind
         raise InputError("layer_types", f"a known linear mixer, got {kind!r}")
     dts = (conv_dt, ssm_dt)

@@ -153,6 +153,12 @@ def _linear_params(cfg: ModelConfig, kind: str) -> int:
             + inter
             + inter * h
         )
+    if kind == "kda":
+        nh = cfg.kda_num_heads or 1
+        hd = cfg.kda_head_dim or 1
+        k = cfg.kda_conv_kernel or 4
+        # q, k, v, gate, output projections + short convs + low-rank decay (approximate)
+        return 5 * h * nh * hd + 3 * nh * hd * k
     # lightning attention: q, k, v, gate and output projections
     return 5 * h * h
 
@@ -189,7 +195,7 @@ def param_blocks(cfg: ModelConfig, arch: Architecture) -> list[ParamBlock]:
         norms += 2 * h
         if layer.mixer in ("full", "sliding", "chunked", "mla", "compressed"):
             attn += _attention_params(cfg, layer)
-        elif layer.mixer in ("gdn", "mamba2", "mamba1", "lightning"):
+        elif layer.mixer in ("gdn", "kda", "mamba2", "mamba1", "lightning"):
             lin += _linear_params(cfg, layer.mixer)
         if layer.ffn in ("moe", "moe+dense"):
             experts += cfg.num_experts * _ffn(h, moe_inter, gated)
