@@ -91,3 +91,15 @@ def test_argument_errors_exit_2_without_usage_spam() -> None:
     assert res.returncode == 2
     assert len(res.stderr.strip().splitlines()) == 1
     assert "Traceback" not in res.stderr
+
+
+def test_gpu_gives_max_concurrency_from_memory_weights_and_request_bytes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["diagnose", "deepseek-ai/DeepSeek-V3", "--gpu", "H200", "--gpus", "8", "--tp", "8"]
+    rc, out, _ = run([*args, "--context", "32768", "--json"], capsys)
+    data = json.loads(out)
+    per_request = 61 * 1152 * 32768  # MLA latent replicated on each TP rank
+    usable = int(141 * 10**9 * 0.9)
+    assert rc == 0
+    assert data["max_concurrency"] == (usable - data["weights_per_gpu"]) // per_request == 17
