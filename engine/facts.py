@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from engine.architecture import build_architecture
 from engine.config import ModelConfig
 from engine.diagnose import Options, diagnose
 from engine.kernels.dims import KernelDims
 from engine.lint import ModelFacts, ParserNames
 from engine.loader import LoadedModel, load_model
+
+UNQUANTIZED = ("bf16", "fp16", "fp32")
 
 
 def _software(loaded: LoadedModel) -> tuple[ParserNames, ParserNames]:
@@ -43,7 +46,7 @@ def model_facts(loaded: LoadedModel) -> ModelFacts:
         has_reasoning_parser_need=reasoning.vllm is not None or reasoning.sglang is not None,
         tool_call_parser=tool,
         reasoning_parser=reasoning,
-        checkpoint_format=None if d.weights.format in ("bf16", "fp16") else d.weights.format,
+        checkpoint_format=None if d.weights.weight_dtype in UNQUANTIZED else d.weights.format,
         attention_block_tokens=d.kv.hybrid.block_size if d.kv.hybrid else None,
         name=loaded.name,
     )
@@ -52,10 +55,10 @@ def model_facts(loaded: LoadedModel) -> ModelFacts:
 def kernel_dims(cfg: ModelConfig) -> KernelDims:
     """The micro-kernels' dimensions taken from a real config (defaults where a family
     has no such part, e.g. no MLA fields on a GQA model)."""
-    d = diagnose(cfg)
+    arch = build_architecture(cfg)
     base = KernelDims()
     hd = cfg.head_dim or cfg.hidden_size // cfg.num_attention_heads
-    n_lin = sum(1 for layer in d.architecture.layers if layer.mixer == "gdn")
+    n_lin = arch.count("gdn")
     ep = 8 if cfg.num_experts > 1 and cfg.num_experts % 8 == 0 else 1  # one 8-GPU node
     return replace(
         base,

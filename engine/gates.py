@@ -82,13 +82,6 @@ class GateReport:
         }
 
 
-def checkpoint_format(cfg: ModelConfig) -> str:
-    from engine.architecture import build_architecture
-    from engine.weights import weight_report
-
-    return weight_report(cfg, build_architecture(cfg)).format
-
-
 def _arch_rule(rules: _FamilyRules, arch: str) -> _ArchRule:
     if arch in rules.archs:
         return rules.archs[arch]
@@ -107,10 +100,9 @@ def _family_gate(d: Diagnosis, gpu: Gpu) -> Gate:
         r = _arch_rule(kg.mla, gpu.arch)
         return Gate("MLA attention backend", r.status, f"{gpu.key} ({gpu.arch}): {r.reason}", r.fix)
     if fam == "HYBRID":
-        ok = gpu.arch not in ("sm_70", "sm_75")
         return Gate(
             "linear-attention kernels",
-            "pass" if ok else "fail",
+            "pass",
             f"{d.family.linear_kind} state kernels (Triton / FLA) run on {gpu.arch}",
         )
     return Gate(
@@ -120,9 +112,10 @@ def _family_gate(d: Diagnosis, gpu: Gpu) -> Gate:
     )
 
 
-def _weight_gates(fmt: str, gpu: Gpu) -> list[Gate]:
+def _weight_gates(fmt: str, dtype: str, gpu: Gpu) -> list[Gate]:
+    """Gates on the checkpoint's weight dtype (``fmt`` is the format name shown)."""
     gates: list[Gate] = []
-    if fmt.startswith("fp8"):
+    if dtype == "fp8":
         if gpu.fp8:
             gates.append(
                 Gate("FP8 weights", "pass", f"{gpu.key} has FP8 tensor cores ({gpu.arch})")
@@ -137,7 +130,7 @@ def _weight_gates(fmt: str, gpu: Gpu) -> list[Gate]:
                     "expect bf16-class compute speed; FP8 KV is storage-only here",
                 )
             )
-    if fmt == "nvfp4":
+    if dtype == "nvfp4":
         if gpu.fp4 and gpu.vendor == "nvidia":
             gates.append(Gate("NVFP4 weights", "pass", f"{gpu.key} has FP4 tensor cores"))
         else:
@@ -149,11 +142,10 @@ def _weight_gates(fmt: str, gpu: Gpu) -> list[Gate]:
                     "use the FP8 or BF16 checkpoint of this model",
                 )
             )
-    if fmt == "mxfp4":
-        status: Status = "pass" if gpu.arch not in ("sm_86",) else "warn"
+    if dtype == "mxfp4":
         native = "native FP4 tensor cores" if gpu.fp4 else "dequantising kernels (no FP4 hardware)"
-        gates.append(Gate("MXFP4 weights", status, f"MXFP4 experts run on {gpu.key} with {native}"))
-    if gpu.fp4 and gpu.vendor == "nvidia" and fmt != "nvfp4":
+        gates.append(Gate("MXFP4 weights", "pass", f"MXFP4 experts run on {gpu.key} with {native}"))
+    if gpu.fp4 and gpu.vendor == "nvidia" and dtype != "nvfp4":
         gates.append(
             Gate(
                 "Blackwell at Hopper speed",
@@ -210,7 +202,7 @@ def _fit(cfg: ModelConfig, gpu: Gpu, gpus: int, kv_dtype: str, context: int) -> 
 
 def min_gpus_for(cfg: ModelConfig, gpu: Gpu, kv_dtype: str, context: int) -> int | None:
     """Smallest TP size (1, 2, 4, 8, 16, 32, 64) whose per-GPU weights plus one request at
-    ``context`` fit in 90 % of the GPU's memory."""
+    ``context`` fit in the default memory fraction (Options)."""
     for n in (1, 2, 4, 8, 16, 32, 64):
         try:
             d = _fit(cfg, gpu, n, kv_dtype, context)
@@ -241,7 +233,7 @@ def evaluate_gates(
     except InputError:
         d = diagnose(cfg, Options(kv_dtype=kv_dtype, context=ctx, gpu_arch=gpu.arch))
     gates = [_family_gate(d, gpu)]
-    gates += _weight_gates(d.weights.format, gpu)
+    gates += _weight_gates(d.weights.format, d.weights.weight_dtype, gpu)
     kv_gate = _kv_gate(d, gpu)
     if kv_gate is not None:
         gates.append(kv_gate)
@@ -250,13 +242,14 @@ def evaluate_gates(
     fits = fit is not None and fit.users_per_instance >= 1
     w = fit.weights_per_gpu if fit else d.weights.weight_bytes
     req = fit.bytes_per_request_per_gpu if fit else d.kv.bytes_per_request(ctx, padded=True)
-    usable = int(gpu.memory_bytes * 0.9)
+    fraction = d.options.memory_fraction
+    usable = fit.usable_per_gpu if fit else int(gpu.memory_bytes * fraction)
     gates.append(
         Gate(
             "fits in memory",
             "pass" if fits else "fail",
             f"per GPU: {w / GB:,.1f} GB weights + {req / GB:,.2f} GB for one {ctx:,}-token "
-            f"request vs {usable / GB:,.1f} GB usable (90 % of {gpu.memory_label})",
+            f"request vs {usable / GB:,.1f} GB usable ({fraction:.0%} of {gpu.memory_label})",
             ""
             if fits
             else "add GPUs (raise TP), use a smaller checkpoint format, or shorten the context",

@@ -77,6 +77,16 @@ class FusionRule(_Frozen):
     early_model_types: list[str]
 
 
+class WeightStorage(_Frozen):
+    source: str
+    bits: dict[str, int]
+    group_scale: dict[str, tuple[int, int]]
+    fp8_block_scale_bits: int
+    int_group_scale_bits: int
+    zero_point_methods: list[str]
+    experts_only: list[str]
+
+
 class EngineRules(_Frozen):
     mla_model_types: SourcedList
     ds_mla_packed_bytes: SourcedBytes
@@ -89,6 +99,7 @@ class EngineRules(_Frozen):
     fusion: FusionRule
     ungated_ffn_model_types: SourcedList
     default_sliding_patterns: SourcedBytes
+    weight_storage: WeightStorage
 
 
 @cache

@@ -37,6 +37,7 @@ class WeightReport:
     weight_bytes: int
     expert_bytes: int
     format: str
+    weight_dtype: str  # bf16, fp16, fp8, nvfp4, mxfp4, int4 ... (what hardware gates read)
     bits_note: str
 
     @property
@@ -241,53 +242,43 @@ def param_blocks(cfg: ModelConfig, arch: Architecture) -> list[ParamBlock]:
     return [b for b in blocks if b.count]
 
 
-def _format(cfg: ModelConfig) -> tuple[str, float, float, str]:
-    """(format, bits per quantized weight, bits per routed-expert weight, note)."""
+def _format(cfg: ModelConfig) -> tuple[str, str, float, float, str]:
+    """(format name, weight dtype, bits per quantized weight, bits per routed-expert weight,
+    note). The format is the one engine.software detects; the storage bits per format
+    (scales and zero points included) come from data/engine_rules.yaml."""
+    from engine.software import detect_checkpoint_format
+
+    fmt = detect_checkpoint_format(cfg.raw)
+    rules = engine_rules().weight_storage
     q = cfg.quantization_config or {}
-    method = str(q.get("quant_method", "")).lower()
-    base = 16.0  # unquantized weights are served in bf16/fp16
-    expert_dtype = str(cfg.field("expert_dtype") or "").lower()
-    if method == "fp8":
+    dtype = fmt.weight_dtype
+    if dtype in ("unknown", "mixed") and fmt.bits:
+        dtype = f"int{fmt.bits}"
+    bits = float(rules.bits.get(dtype, rules.bits["bf16"]))
+    note = fmt.detail
+    if dtype in rules.group_scale:
+        scale_bits, group = rules.group_scale[dtype]
+        bits += scale_bits / group
+    elif dtype == "fp8":
         block = q.get("weight_block_size")
-        scale = 32 / (block[0] * block[1]) if isinstance(block, list) and len(block) == 2 else 0.0
-        bits = 8 + scale
-        ebits = 4.25 if expert_dtype == "fp4" else bits
-        return "fp8-block" if block else "fp8", bits, ebits, "8-bit weights + fp32 scale per block"
-    if method == "mxfp4":
-        return "mxfp4", base, 4.25, "experts in MXFP4 (4 bits + e8m0 scale per 32), rest bf16"
-    if (
-        method in ("modelopt", "modelopt_fp4", "nvfp4")
-        or "fp4" in str(q.get("quant_algo", "")).lower()
-    ):
-        return "nvfp4", 4.5, 4.5, "4-bit NVFP4 + fp8 scale per 16"
-    if method in ("awq", "gptq"):
-        bits = int(q.get("bits", q.get("w_bit", 4)))
-        group = int(q.get("group_size", q.get("q_group_size", 128)) or 128)
-        overhead = (16 + bits) / group if group > 0 else 0.0
-        b = bits + overhead
-        return method, b, b, f"{bits}-bit + fp16 scale and zero per {group}"
-    if method == "compressed-tensors":
-        groups = q.get("config_groups") or {}
-        for g in groups.values() if isinstance(groups, dict) else []:
-            w = g.get("weights") or {}
-            bits = int(w.get("num_bits", 8))
-            gs = w.get("group_size") or 0
-            b = bits + (16 / gs if gs else 0)
-            return "compressed-tensors", b, b, f"{bits}-bit weights (compressed-tensors)"
-        return "compressed-tensors", 8.0, 8.0, "compressed-tensors"
-    if expert_dtype == "fp4":
-        return "bf16", base, 4.25, "experts in FP4"
-    return model_weight_dtype(cfg), base, base, "unquantized"
-
-
-def model_weight_dtype(cfg: ModelConfig) -> str:
-    d = cfg.dtype.replace("torch.", "").lower()
-    return "fp16" if d in ("float16", "fp16") else "bf16"
+        if isinstance(block, list) and len(block) == 2:
+            bits += rules.fp8_block_scale_bits / (block[0] * block[1])
+    elif dtype.startswith("int") and fmt.group_size:
+        zero = (fmt.bits or 0) if fmt.quant_method in rules.zero_point_methods else 0
+        bits += (rules.int_group_scale_bits + zero) / fmt.group_size
+    expert_bits = bits
+    if str(cfg.field("expert_dtype") or "").lower() == "fp4":  # DeepSeek-V4: FP4 experts
+        scale_bits, group = rules.group_scale["mxfp4"]
+        expert_bits = rules.bits["mxfp4"] + scale_bits / group
+        note += "; routed experts in FP4"
+    if fmt.weight_dtype in rules.experts_only:  # e.g. gpt-oss: attention etc. stay bf16
+        expert_bits, bits = bits, float(rules.bits["bf16"])
+    return fmt.name, fmt.weight_dtype, bits, expert_bits, note
 
 
 def weight_report(cfg: ModelConfig, arch: Architecture) -> WeightReport:
     blocks = tuple(param_blocks(cfg, arch))
-    fmt, qbits, ebits, note = _format(cfg)
+    fmt, wdtype, qbits, ebits, note = _format(cfg)
     total = sum(b.count for b in blocks)
     inactive = 0
     if cfg.num_experts > 1 and cfg.experts_per_token:
@@ -304,9 +295,11 @@ def weight_report(cfg: ModelConfig, arch: Architecture) -> WeightReport:
     for b in blocks:
         if b.expert:
             expert_bits += b.count * ebits
-        elif b.quantizable and fmt not in ("mxfp4",):
+        elif b.quantizable:
             bits += b.count * qbits
         else:
             bits += b.count * 16
     weight_bytes = int((bits + expert_bits) / 8)
-    return WeightReport(blocks, total, active, weight_bytes, int(expert_bits / 8), fmt, note)
+    return WeightReport(
+        blocks, total, active, weight_bytes, int(expert_bits / 8), fmt, wdtype, note
+    )
