@@ -194,9 +194,6 @@ class CompressedSpec(CacheSpec):
     def bytes_per_token(self) -> float:
         return self.entry_bytes / self.ratio
 
-    def tokens_kept(self, context: int) -> float:
-        return float(context)
-
     def bytes_at(self, context: int) -> float:
         return float(math.ceil(context / self.ratio) * self.entry_bytes)
 

@@ -53,52 +53,45 @@ def model_dtype(cfg: ModelConfig) -> str:
     return "bfloat16"
 
 
-def gpu_family(arch: str | None) -> str:
-    """sm_90 default (Hopper) when no GPU is given; Blackwell datacenter parts share rules."""
-    if arch is None:
-        return "sm_90"
-    return arch
-
-
 def is_dsa(cfg: ModelConfig) -> bool:
     return cfg.index_topk is not None and cfg.kv_lora_rank is not None
 
 
 def resolve_kv_dtype(requested: str, cfg: ModelConfig, gpu_arch: str | None = None) -> KvDtype:
+    """The dtype the layers store. Without a GPU the DSA layout assumed is Hopper's (sm_90),
+    the most common deployment target."""
     key = requested.strip().lower()
     if key not in ALIASES:
         raise InputError("kv_dtype", f"one of {', '.join(KV_DTYPE_CHOICES)}; got {requested!r}")
-    name = ALIASES[key]
-    rules = engine_rules()
-    arch = gpu_family(gpu_arch)
+    asked = ALIASES[key]
+    name = asked
+    sparse = engine_rules().sparse_mla_backends
+    packed_bytes = engine_rules().ds_mla_packed_bytes.values
+    arch = gpu_arch or "sm_90"
     note = ""
     if name == "auto":
         name = model_dtype(cfg)
         note = f"auto -> model dtype {name}"
-        auto_fp8 = rules.sparse_mla_backends.auto_fp8_model_types.values
-        if is_dsa(cfg) and cfg.model_type in auto_fp8 and arch in ("sm_100", "sm_103"):
+        auto_fp8 = sparse.auto_fp8_model_types
+        if is_dsa(cfg) and cfg.model_type in auto_fp8.values and arch in auto_fp8.archs:
             name = "fp8_e4m3"
-            note = f"auto -> fp8_e4m3: vLLM's {cfg.model_type} hook picks FP8 KV on SM10x"
-    if name in ("fp8_ds_mla", "nvfp4_ds_mla") and not is_dsa(cfg):
+            note = f"auto -> fp8_e4m3: vLLM's {cfg.model_type} hook picks FP8 KV on {arch}"
+    if name in packed_bytes and not is_dsa(cfg):
         raise InputError("kv_dtype", f"{name} is a DSA-only layout; this model has no indexer")
     if is_dsa(cfg):
-        layout = rules.sparse_mla_backends.fp8_layout.get(arch)
-        quantized = name in ("fp8", "fp8_e4m3", "fp8_e5m2")
-        if layout is not None and layout.stored_as == "fp8_ds_mla":
-            sm120_auto = arch == "sm_120" and name in ("bfloat16", "float16")
-            if quantized or sm120_auto:
-                packed = rules.ds_mla_packed_bytes.values["fp8_ds_mla"]
-                return KvDtype(
-                    requested,
-                    "fp8_ds_mla",
-                    1,
-                    packed,
-                    f"{layout.backend} on {arch} stores {name} as fp8_ds_mla "
-                    f"({packed} B/token/layer)",
-                )
-        if name in rules.ds_mla_packed_bytes.values:
-            packed = rules.ds_mla_packed_bytes.values[name]
+        layout = sparse.fp8_layout.get(arch)
+        if layout is not None and (asked in layout.packs or name in layout.packs):
+            packed = packed_bytes["fp8_ds_mla"]
+            return KvDtype(
+                requested,
+                "fp8_ds_mla",
+                1,
+                packed,
+                f"{layout.backend} on {arch} stores {name} as fp8_ds_mla ({packed} B/token/layer)",
+            )
+        if name in packed_bytes:
+            packed = packed_bytes[name]
             return KvDtype(requested, name, 1, packed, f"packed {name} row ({packed} B)")
-        if quantized and layout is not None:
+        if DTYPE_BYTES[name] == 1 and layout is not None:
             note = f"{layout.backend} on {arch} keeps plain {name} (576 B latent row)"
     return KvDtype(requested, name, DTYPE_BYTES[name], None, note)

@@ -44,13 +44,19 @@ class SsmDtypeHooks(_Frozen):
 
 class SparseLayout(_Frozen):
     backend: str
-    stored_as: str
+    packs: list[str]
+
+
+class AutoFp8Rule(_Frozen):
+    source: str
+    values: list[str]
+    archs: list[str]
 
 
 class SparseMlaBackends(_Frozen):
     source: str
     fp8_layout: dict[str, SparseLayout]
-    auto_fp8_model_types: SourcedList
+    auto_fp8_model_types: AutoFp8Rule
 
 
 class HybridAlignment(_Frozen):
