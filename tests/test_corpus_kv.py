@@ -263,3 +263,12 @@ def test_state_bytes_are_the_same_at_every_context() -> None:
         == small.kv_bytes_per_token * 8191
     )
     assert math.isclose(small.state_bytes_per_request / 1e6, 912.605184)
+
+
+def test_dsa_on_sm120_stores_even_auto_as_fp8_ds_mla() -> None:
+    # vLLM FLASHINFER_MLA_SPARSE_SM120 canonicalises auto/fp8/fp8_e4m3 to fp8_ds_mla
+    cfg = load_model("deepseek-ai/DeepSeek-V3.2").config
+    for dt in ("auto", "fp8"):
+        d = diagnose(cfg, Options(kv_dtype=dt, gpu_arch="sm_120"))
+        assert d.kv.kv_bytes_per_token == 61 * (656 + 132)
+    assert diagnose(cfg, Options(kv_dtype="bf16", gpu_arch="sm_120")).kv_dtype.stored == "bfloat16"
