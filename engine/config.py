@@ -57,7 +57,7 @@ class ModelConfig(BaseModel):
     """The fields the rules read, typed and bounded. ``raw`` keeps the flattened
     original (unknown fields included) so every verdict can cite what it read."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     architectures: list[str] = Field(default_factory=list)
     model_type: str = ""
@@ -189,16 +189,9 @@ def _bool(flat: Mapping[str, Any], name: str, default: bool) -> bool:
 
 
 def _kv_heads(flat: Mapping[str, Any], num_heads: Any) -> Any:
-    """vLLM ModelConfig.get_total_num_kv_heads: Falcon's ``multi_query`` means one KV head
-    unless ``new_decoder_architecture``; otherwise the first KV-head attribute present,
-    else MHA (as many KV heads as query heads)."""
-    model_type = flat.get("model_type")
-    if model_type in ("falcon", "RefinedWeb", "RefinedWebModel") and not flat.get(
-        "new_decoder_architecture", False
-    ):
-        if flat.get("multi_query", False):
-            return 1
-        return num_heads
+    """vLLM ModelConfig.get_total_num_kv_heads: the first KV-head attribute present (MPT's
+    ``attn_config.kv_n_heads`` included), else one head for ``multi_query`` (Falcon), else
+    as many KV heads as query heads (MHA)."""
     attn_cfg = flat.get("attn_config")
     if isinstance(attn_cfg, Mapping) and attn_cfg.get("kv_n_heads") is not None:
         return attn_cfg["kv_n_heads"]
