@@ -9,15 +9,14 @@ never name a flag or a choice the pinned engine version does not have.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
-from engine.enginetables import flag_table
+from engine.enginetables import Engine, flag_table
 from engine.errors import InputError
 
 Family = Literal["MHA", "MQA", "GQA", "MLA", "DSA", "HYBRID"]
 LatencyPriority = Literal["latency", "balanced", "throughput"]
 Phase = Literal["prefill", "decode", "mixed"]
-EngineName = Literal["vllm", "sglang"]
 
 FAMILIES: tuple[str, ...] = get_args(Family)
 LATENCY_PRIORITIES: tuple[str, ...] = get_args(LatencyPriority)
@@ -167,7 +166,7 @@ EPLB_FIGURES = (
 # --- flag spelling guard --------------------------------------------------------------------
 
 
-def checked_flag(engine: EngineName, flag: str, value: str | None = None) -> str:
+def checked_flag(engine: Engine, flag: str, value: str | None = None) -> str:
     """``flag`` (and ``value``) as a command fragment, after checking both exist in the
     pinned flag table; a miss is a bug in this module, not user input."""
     table = flag_table(engine)
@@ -383,15 +382,17 @@ def engine_advice(prefix_overlap_pct: float, replicas: int = 1) -> EngineAdvice:
     reasoning: list[str] = []
     if pct < 30:
         engine, i = "vllm", 0
+        _, v, s, _ = ENGINE_ROWS[0]
         reasoning.append(
             "Little repeats: nothing for a prefix cache to reuse, and vLLM's lower per-step "
-            "overhead wins (60.0 vs 52.7 tok/s, +14 %)."
+            f"overhead wins ({v} vs {s} tok/s, {(v / s - 1) * 100:+.0f} %)."
         )
         tradeoff = "If the workload drifts toward shared prompts (agents, RAG), re-measure."
     elif pct < 60:
         engine, i = "either", 1
+        band, v, s, _ = ENGINE_ROWS[1]
         reasoning.append(
-            "30–40 % overlap measured even (45.2 vs 46.8 tok/s); choose by the rest of the "
+            f"{band} overlap measured even ({v} vs {s} tok/s); choose by the rest of the "
             "stack (model support, parsers, operations)."
         )
         if pct > 40:
@@ -399,10 +400,11 @@ def engine_advice(prefix_overlap_pct: float, replicas: int = 1) -> EngineAdvice:
         tradeoff = "No throughput reason either way at this overlap."
     else:
         engine, i = "sglang", 2
+        (band, v, s, _), (band80, v80, s80, _) = ENGINE_ROWS[2], ENGINE_ROWS[3]
         reasoning.append(
             "Most of each prompt repeats: SGLang's RadixAttention keeps prefixes in a radix tree "
-            "and schedules by longest prefix, so repeated parts skip prefill (22.4 vs 31.2 tok/s "
-            "at ≥ 60 %, 16.0 vs 30.5 at 80 %)."
+            f"and schedules by longest prefix, so repeated parts skip prefill ({v} vs {s} tok/s "
+            f"at {band}, {v80} vs {s80} at {band80})."
         )
         tradeoff = "Gives up vLLM's edge on unique prompts, which this workload has few of."
     figures = [row_figure(i)]
@@ -439,18 +441,37 @@ def engine_advice(prefix_overlap_pct: float, replicas: int = 1) -> EngineAdvice:
 # --- MoE all-to-all -------------------------------------------------------------------------
 
 
+# Across nodes, per phase: vLLM --all2all-backend, SGLang --deepep-mode, why, trade-off.
+_MULTI_NODE_A2A: dict[Phase, tuple[str, str, str, str]] = {
+    "prefill": (
+        "deepep_high_throughput",
+        "normal",
+        "prefill: large token batches cross InfiniBand, where bandwidth matters more than "
+        "per-message latency: DeepEP normal / high-throughput kernels.",
+        "Best throughput for big batches; higher per-step latency, no CUDA graphs.",
+    ),
+    "decode": (
+        "deepep_low_latency",
+        "low_latency",
+        "decode: a few tokens per step, so latency dominates: DeepEP low-latency kernels "
+        "(CUDA-graph friendly).",
+        "Lowest step latency; reserves fixed buffers and wins nothing on big prefills.",
+    ),
+    "mixed": (
+        "deepep_low_latency",
+        "auto",
+        "prefill and decode in one server: SGLang's DeepEP 'auto' mode switches per batch; "
+        "vLLM has one backend per server, so favour decode (low latency) and split prefill and "
+        "decode (PD disaggregation) to give each phase its own backend.",
+        "Prefill runs slower than with the high-throughput kernels until PD is split.",
+    ),
+}
+
+
 def moe_comm_advice(nodes: int, phase: str) -> CommAdvice:
     """All-to-all backend for EP: one node vs several, prefill vs decode vs both in one server."""
     n = _int_in("nodes", nodes, 1, 4096)
-    ph: Phase
-    if phase == "prefill":
-        ph = "prefill"
-    elif phase == "decode":
-        ph = "decode"
-    elif phase == "mixed":
-        ph = "mixed"
-    else:
-        raise InputError("phase", f"one of {', '.join(PHASES)}, got {phase!r}")
+    ph = cast(Phase, _choice("phase", phase, PHASES))
 
     table = (
         f"{PLAYBOOK}, 'all-to-all 백엔드': allgather_reducescatter general, naive basic, "
@@ -468,40 +489,14 @@ def moe_comm_advice(nodes: int, phase: str) -> CommAdvice:
             "enough. DeepEP pays off once tokens cross InfiniBand."
         )
         tradeoff = "Simplest and default; leaves DeepEP's overlap tricks unused."
-    elif ph == "prefill":
-        vllm = [checked_flag("vllm", "--all2all-backend", "deepep_high_throughput")]
-        sglang = [
-            checked_flag("sglang", "--moe-a2a-backend", "deepep"),
-            checked_flag("sglang", "--deepep-mode", "normal"),
-        ]
-        reasoning.append(
-            f"{n} nodes, prefill: large token batches cross InfiniBand, where bandwidth matters "
-            "more than per-message latency: DeepEP normal / high-throughput kernels."
-        )
-        tradeoff = "Best throughput for big batches; higher per-step latency, no CUDA graphs."
-    elif ph == "decode":
-        vllm = [checked_flag("vllm", "--all2all-backend", "deepep_low_latency")]
-        sglang = [
-            checked_flag("sglang", "--moe-a2a-backend", "deepep"),
-            checked_flag("sglang", "--deepep-mode", "low_latency"),
-        ]
-        reasoning.append(
-            f"{n} nodes, decode: a few tokens per step, so latency dominates: DeepEP "
-            "low-latency kernels (CUDA-graph friendly)."
-        )
-        tradeoff = "Lowest step latency; reserves fixed buffers and wins nothing on big prefills."
     else:
-        vllm = [checked_flag("vllm", "--all2all-backend", "deepep_low_latency")]
+        backend, mode, why, tradeoff = _MULTI_NODE_A2A[ph]
+        vllm = [checked_flag("vllm", "--all2all-backend", backend)]
         sglang = [
             checked_flag("sglang", "--moe-a2a-backend", "deepep"),
-            checked_flag("sglang", "--deepep-mode", "auto"),
+            checked_flag("sglang", "--deepep-mode", mode),
         ]
-        reasoning.append(
-            f"{n} nodes, prefill and decode in one server: SGLang's DeepEP 'auto' mode switches "
-            "per batch; vLLM has one backend per server, so favour decode (low latency) and "
-            "split prefill and decode (PD disaggregation) to give each phase its own backend."
-        )
-        tradeoff = "Prefill runs slower than with the high-throughput kernels until PD is split."
+        reasoning.append(f"{n} nodes, {why}")
     reasoning.append(
         "Crossing nodes is where all-to-all degrades: with 32 GPUs, 992 paths open at once and "
         "contend on InfiniBand; token counts per GPU are unknown until the router decides."

@@ -22,18 +22,18 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import yaml
 
-from engine.enginetables import engine_version, flag_table, lookup_flag
+from engine.enginetables import ENGINES, Engine, engine_version, flag_table, lookup_flag
 from engine.errors import InputError
+from engine.gates import kernel_gates
+from engine.rules import engine_rules
 
 if TYPE_CHECKING:
     from engine.enginetables import FlagInfo
     from engine.gpus import Gpu
 
-Engine = Literal["vllm", "sglang"]
 Severity = Literal["error", "warning", "info"]
 AttentionFamily = Literal["MHA", "MQA", "GQA", "MLA", "DSA", "HYBRID"]
 
-ENGINES: tuple[Engine, ...] = ("vllm", "sglang")
 ATTENTION_FAMILIES: tuple[str, ...] = get_args(AttentionFamily)
 ENGINE_LABEL = {"vllm": "vLLM", "sglang": "SGLang"}
 
@@ -524,6 +524,16 @@ NVFP4_WEIGHTS: dict[Engine, frozenset[str]] = {
 NVFP4_KV = frozenset({"nvfp4", "nvfp4_4over6", "nvfp4_ds_mla", "fp4_mx_block16"})
 FP8_KV_PREFIXES = ("fp8", "mxfp8")
 
+# Each engine's flag for the settings several rules read.
+_SETTING_FLAG: dict[str, dict[Engine, str]] = {
+    "tp": {"vllm": "--tensor-parallel-size", "sglang": "--tp-size"},
+    "pp": {"vllm": "--pipeline-parallel-size", "sglang": "--pp-size"},
+    "dp": {"vllm": "--data-parallel-size", "sglang": "--dp-size"},
+    "memory_fraction": {"vllm": "--gpu-memory-utilization", "sglang": "--mem-fraction-static"},
+    "context": {"vllm": "--max-model-len", "sglang": "--context-length"},
+    "block": {"vllm": "--block-size", "sglang": "--page-size"},
+}
+
 
 class _Ctx:
     """What the rules share: the parsed arguments, in argparse's last-one-wins view."""
@@ -574,20 +584,21 @@ class _Ctx:
         number = _parse_number(self.value(canonical))
         return default if number is None else int(number)
 
-    # the engine's flag names for the settings several rules read
+    def flag(self, setting: str) -> str:
+        """This engine's flag for ``setting`` (a key of ``_SETTING_FLAG``)."""
+        return _SETTING_FLAG[setting][self.engine]
+
     @property
     def tp(self) -> int:
-        return self.int_value("--tensor-parallel-size" if self.engine == "vllm" else "--tp-size", 1)
+        return self.int_value(self.flag("tp"), 1)
 
     @property
     def pp(self) -> int:
-        return self.int_value(
-            "--pipeline-parallel-size" if self.engine == "vllm" else "--pp-size", 1
-        )
+        return self.int_value(self.flag("pp"), 1)
 
     @property
     def dp(self) -> int:
-        return self.int_value("--data-parallel-size" if self.engine == "vllm" else "--dp-size", 1)
+        return self.int_value(self.flag("dp"), 1)
 
     @property
     def model_id(self) -> str | None:
@@ -632,9 +643,9 @@ def _rule_flag_spelling(ctx: _Ctx) -> None:
                 ctx.add(
                     "error",
                     "enable-moe-ep",
-                    "`--enable-moe-ep` does not exist in SGLang 0.5.23 (the playbook's GLM-5.2 "
+                    f"`--enable-moe-ep` does not exist in {ctx.label} (the playbook's GLM-5.2 "
                     "command uses it): SGLang stops with 'unrecognized arguments'.",
-                    "Expert parallelism in SGLang 0.5.23 is `--ep-size N` (also spelled "
+                    f"Expert parallelism in {ctx.label} is `--ep-size N` (also spelled "
                     "`--expert-parallel-size`, `--ep`), N = the TP size.",
                     name,
                     f"{PLAYBOOK} ('MoE 부분은 별도로 켜야한다'); "
@@ -644,7 +655,8 @@ def _rule_flag_spelling(ctx: _Ctx) -> None:
                 ctx.add(
                     "error",
                     "enable-moe-ep",
-                    "`--enable-moe-ep` is not a vLLM flag (and not an SGLang 0.5.23 one either).",
+                    f"`--enable-moe-ep` is not a {ctx.label} flag (and not an SGLang "
+                    f"{engine_version('sglang')} one either).",
                     "vLLM turns expert parallelism on with `--enable-expert-parallel` (`-ep`).",
                     name,
                 )
@@ -799,7 +811,7 @@ def _rule_model_present(ctx: _Ctx) -> None:
 
 
 def _rule_memory_fraction(ctx: _Ctx) -> None:
-    flag = "--gpu-memory-utilization" if ctx.engine == "vllm" else "--mem-fraction-static"
+    flag = ctx.flag("memory_fraction")
     arg = ctx.last.get(flag)
     if arg is None or arg.value is None:
         return
@@ -843,7 +855,7 @@ def _rule_memory_fraction(ctx: _Ctx) -> None:
 
 def _rule_context(ctx: _Ctx) -> None:
     facts = ctx.facts
-    flag = "--max-model-len" if ctx.engine == "vllm" else "--context-length"
+    flag = ctx.flag("context")
     arg = ctx.last.get(flag)
     if arg is None or arg.value is None:
         return
@@ -892,7 +904,7 @@ def _rule_parallel_sizes(ctx: _Ctx) -> None:
             )
             return
     facts = ctx.facts
-    tp_flag = "--tensor-parallel-size" if ctx.engine == "vllm" else "--tp-size"
+    tp_flag = ctx.flag("tp")
     tp_written = ctx.last[tp_flag].written if tp_flag in ctx.last else tp_flag
     if facts is not None and tp > 1:
         attention_tp = tp
@@ -1004,7 +1016,7 @@ def _rule_moe_ep(ctx: _Ctx) -> None:
         f"MoE model with TP {tp} and no `--ep-size`: SGLang slices each expert across all "
         f"{tp} GPUs, so every GPU works on every selected expert. It runs, silently slower.",
         f"Add `--ep-size {tp}` (EP inside the TP group). `--enable-moe-ep` from the playbook "
-        "does not exist in SGLang 0.5.23.",
+        f"does not exist in {ctx.label}.",
         source=src,
     )
 
@@ -1130,17 +1142,26 @@ def _rule_engine_should_choose(ctx: _Ctx) -> None:
                 arg.written,
                 src_dsa,
             )
-    block_flag = "--block-size" if ctx.engine == "vllm" else "--page-size"
-    block = ctx.last.get(block_flag)
+    block = ctx.last.get(ctx.flag("block"))
     if block is not None and ((facts.is_hybrid and ctx.engine == "vllm") or facts.is_dsa):
-        why = (
-            "vLLM sizes the attention block so one attention page equals one linear-attention "
-            "state page (Qwen3-Next: 544 tokens); a fixed block size breaks that alignment "
-            "and brings back padding or a startup error."
-            if facts.is_hybrid
-            else "sparse DSA kernels need their own page size (vLLM forces 64; SGLang "
-            "64 × index_kpool)."
-        )
+        if facts.is_hybrid:
+            block_tokens = facts.attention_block_tokens
+            aligned = (
+                f"{block_tokens} tokens for this model"
+                if block_tokens
+                else "e.g. Qwen3-Next: 544 tokens"
+            )
+            why = (
+                "vLLM sizes the attention block so one attention page equals one "
+                f"linear-attention state page ({aligned}); a fixed block size breaks that "
+                "alignment and brings back padding or a startup error."
+            )
+        else:
+            page = engine_rules().default_block_size.mla
+            why = (
+                f"sparse DSA kernels need their own page size (vLLM forces {page}; SGLang "
+                "64 × index_kpool)."
+            )
         ctx.add(
             "warning",
             "engine-should-choose",
@@ -1152,9 +1173,14 @@ def _rule_engine_should_choose(ctx: _Ctx) -> None:
 
 
 def _is_glm_dsa(facts: ModelFacts) -> bool:
-    return facts.model_type in ("glm_moe_dsa", "glm5_next") or facts.architecture.startswith(
-        ("GlmMoeDsa", "Glm5Next")
-    )
+    """GLM-DSA, whose vLLM ``auto`` KV dtype turns fp8 on SM10x (``data/engine_rules.yaml``);
+    the architecture prefix covers facts written without a model_type."""
+    glm_types = engine_rules().sparse_mla_backends.auto_fp8_model_types.values
+    return facts.model_type in glm_types or facts.architecture.startswith(("GlmMoeDsa", "Glm5Next"))
+
+
+# SGLang accepts both spellings of the 16-bit dtype on --kv-cache-dtype.
+_DTYPE_SPELLINGS = {"bfloat16": frozenset({"bf16", "bfloat16"})}
 
 
 def _dsa_auto_kv_dtype(engine: Engine, gpu: Gpu | None, facts: ModelFacts) -> frozenset[str] | None:
@@ -1165,7 +1191,8 @@ def _dsa_auto_kv_dtype(engine: Engine, gpu: Gpu | None, facts: ModelFacts) -> fr
         return None
     major = gpu.compute_capability[0]
     if engine == "sglang":
-        return frozenset({"fp8_e4m3"}) if major >= 10 else frozenset({"bf16", "bfloat16"})
+        dtype = engine_rules().sglang.dsa_auto_dtype["blackwell" if major >= 10 else "hopper"]
+        return _DTYPE_SPELLINGS.get(dtype, frozenset({dtype}))
     if _is_glm_dsa(facts) and major == 10:
         return frozenset({"fp8", "fp8_e4m3"})
     return frozenset({"bfloat16"})
@@ -1184,8 +1211,8 @@ def _dsa_kv_reason(engine: Engine, gpu: Gpu | None, facts: ModelFacts) -> str:
         if gpu is None:
             pick = "SGLang picks bfloat16 on Hopper and fp8_e4m3 on Blackwell (SM ≥ 10)."
         else:
-            dtype = "fp8_e4m3" if blackwell else "bfloat16"
-            pick = f"On {gpu.name} ({arch}) SGLang 0.5.23 would pick {dtype}."
+            dtype = engine_rules().sglang.dsa_auto_dtype["blackwell" if blackwell else "hopper"]
+            pick = f"On {gpu.name} ({arch}) SGLang {engine_version('sglang')} would pick {dtype}."
         return base + pick + " Forcing one dtype throws away that per-GPU choice."
     if _is_glm_dsa(facts):
         pick = "vLLM 0.33.0 maps auto to fp8_e4m3 on SM10x Blackwell for GLM-DSA, bf16 elsewhere"
@@ -1194,9 +1221,12 @@ def _dsa_kv_reason(engine: Engine, gpu: Gpu | None, facts: ModelFacts) -> str:
     auto = _dsa_auto_kv_dtype(engine, gpu, facts)
     if gpu is not None and auto is not None:
         pick += f" (on {gpu.name}: {sorted(auto)[-1]})"
+    rules = engine_rules()
+    hopper_backend = rules.sparse_mla_backends.fp8_layout["sm_90"].backend
+    row_bytes = rules.ds_mla_packed_bytes.values["fp8_ds_mla"]
     return (
-        base + pick + "; an explicit fp8 on Hopper moves it to FLASHMLA_SPARSE and its 656-byte "
-        "fp8_ds_mla row instead."
+        f"{base}{pick}; an explicit fp8 on Hopper moves it to {hopper_backend} and its "
+        f"{row_bytes}-byte fp8_ds_mla row instead."
     )
 
 
@@ -1216,17 +1246,21 @@ def _dsa_backend_reason(engine: Engine, gpu: Gpu | None) -> str:
     )
 
 
+_DSA_PATH: dict[str, Literal["native", "sm120", "none"]] = {
+    "pass": "native",
+    "warn": "sm120",
+    "fail": "none",
+}
+
+
 def dsa_kernel_path(gpu: Gpu) -> Literal["native", "sm120", "none", "other-vendor"]:
-    """Whether the DSA sparse kernels exist for ``gpu``: Hopper and datacenter Blackwell have
-    them; consumer/workstation Blackwell (sm_120) only a newer, separate path; Ada, Ampere
-    and older none at all."""
+    """Whether the DSA sparse kernels exist for ``gpu``, read from ``data/kernel_gates.yaml``:
+    Hopper and datacenter Blackwell have them; consumer/workstation Blackwell (sm_120) only a
+    newer, separate path; Ada, Ampere and generations the file does not list none at all."""
     if gpu.vendor.lower() != "nvidia":
         return "other-vendor"
-    if gpu.arch in ("sm_90", "sm_100", "sm_103"):
-        return "native"
-    if gpu.arch.startswith("sm_12"):
-        return "sm120"
-    return "none"
+    rule = kernel_gates().dsa.archs.get(gpu.arch)
+    return "none" if rule is None else _DSA_PATH[rule.status]
 
 
 def _rule_hardware(ctx: _Ctx) -> None:
@@ -1356,9 +1390,45 @@ def _rule_hardware(ctx: _Ctx) -> None:
 # --- explanations ---------------------------------------------------------------------------
 
 
+# Why a flag is in a command, by the engine's own spelling; {value} is the value given.
+_REASONS: dict[str, str] = {
+    "--quantization": "Tells the engine how the checkpoint's weights are quantized ({value}); it "
+    "must match the checkpoint, it does not convert anything.",
+    "--tool-call-parser": "Turns the model's own tool-call text format ({value}) into OpenAI "
+    "tool_calls; without it tool calls arrive as plain text. Names differ per family "
+    "(GLM-4.7/5.x: glm47).",
+    "--reasoning-parser": "Moves the thinking block into reasoning_content ({value}); without it "
+    "the thinking leaks into the answer. GLM-5 reuses the GLM-4.5 format (glm45).",
+    "--trust-remote-code": "Lets the checkpoint run its own Python modelling/tokenizer code; "
+    "review it.",
+    "--chunked-prefill-size": "Prefill is processed {value} tokens at a time, bounding activation "
+    "memory and letting decode steps interleave with long prompts.",
+    "--max-num-batched-tokens": "At most {value} tokens per scheduler step (the prefill chunk "
+    "size in vLLM).",
+    "--gpu-memory-utilization": "Share of GPU memory vLLM may use in all ({value}); the KV cache "
+    "gets what is left after weights and activations.",
+    "--max-model-len": "Longest request (prompt + output) accepted: {value} tokens; sizes the KV "
+    "reserve.",
+    "--context-length": "Longest request (prompt + output) accepted: {value} tokens; sizes the KV "
+    "reserve.",
+    "--kv-cache-dtype": "KV cache precision ({value}); fp8 halves the bytes per token.",
+    "--enable-expert-parallel": "MoE experts stay whole, one set per GPU; tokens travel to them "
+    "(all-to-all).",
+    "--ep-size": "Expert parallelism over {value} GPUs: experts whole per GPU, tokens travel.",
+    "--data-parallel-size": "{value} data-parallel groups (replicas, or attention-DP with EP).",
+    "--dp-size": "{value} data-parallel groups (replicas, or attention-DP with EP).",
+    "--attn-dp-size": "{value} attention-DP groups inside the TP group: each keeps its own "
+    "requests' KV.",
+    "--enable-auto-tool-choice": "Lets the model decide to call a tool (tool_choice='auto').",
+    "--enable-prefix-caching": "Reuses the KV of prompt prefixes already seen (bit-identical for "
+    "GQA/MHA).",
+    "--disable-radix-cache": "Turns SGLang's prefix cache off (reproducibility runs on hybrid "
+    "models).",
+    "--enable-metrics": "Exposes /metrics (token_usage) for measuring real KV use.",
+}
+
+
 def _reason(engine: Engine, canonical: str, value: str | None, ctx: _Ctx) -> str:
-    facts = ctx.facts
-    fam = facts.attention_family if facts is not None else None
     if canonical in ("--model", "--model-path", "model_tag"):
         text = "The checkpoint to serve."
         if value and "nvfp4" in value.lower():
@@ -1369,34 +1439,9 @@ def _reason(engine: Engine, canonical: str, value: str | None, ctx: _Ctx) -> str
             f"Splits every layer over {value} GPUs (one team per request); it must divide the "
             "attention heads."
         )
-        if fam in ("MLA", "DSA"):
+        if ctx.facts is not None and ctx.facts.is_mla:
             text += " With MLA/DSA the latent KV is replicated on every TP rank."
         return text
-    if canonical == "--quantization":
-        return (
-            f"Tells the engine how the checkpoint's weights are quantized ({value}); it must "
-            "match the checkpoint, it does not convert anything."
-        )
-    if canonical == "--tool-call-parser":
-        return (
-            f"Turns the model's own tool-call text format ({value}) into OpenAI tool_calls; "
-            "without it tool calls arrive as plain text. Names differ per family "
-            "(GLM-4.7/5.x: glm47)."
-        )
-    if canonical == "--reasoning-parser":
-        return (
-            f"Moves the thinking block into reasoning_content ({value}); without it the "
-            "thinking leaks into the answer. GLM-5 reuses the GLM-4.5 format (glm45)."
-        )
-    if canonical == "--trust-remote-code":
-        return "Lets the checkpoint run its own Python modelling/tokenizer code; review it."
-    if canonical == "--chunked-prefill-size":
-        return (
-            f"Prefill is processed {value} tokens at a time, bounding activation memory and "
-            "letting decode steps interleave with long prompts."
-        )
-    if canonical == "--max-num-batched-tokens":
-        return f"At most {value} tokens per scheduler step (the prefill chunk size in vLLM)."
     if canonical == "--mem-fraction-static":
         number = _parse_number(value)
         leftover = f"; {1 - number:.0%} stays free" if number is not None else ""
@@ -1405,32 +1450,8 @@ def _reason(engine: Engine, canonical: str, value: str | None, ctx: _Ctx) -> str
             "activations of the prefill chunk, CUDA graphs and NCCL buffers. Lower values "
             "trade KV capacity (users) for headroom against OOM on long prefills."
         )
-    if canonical == "--gpu-memory-utilization":
-        return (
-            f"Share of GPU memory vLLM may use in all ({value}); the KV cache gets what is "
-            "left after weights and activations."
-        )
-    if canonical in ("--max-model-len", "--context-length"):
-        return f"Longest request (prompt + output) accepted: {value} tokens; sizes the KV reserve."
-    if canonical == "--kv-cache-dtype":
-        return f"KV cache precision ({value}); fp8 halves the bytes per token."
-    if canonical == "--enable-expert-parallel":
-        return "MoE experts stay whole, one set per GPU; tokens travel to them (all-to-all)."
-    if canonical == "--ep-size":
-        return f"Expert parallelism over {value} GPUs: experts whole per GPU, tokens travel."
-    if canonical in ("--data-parallel-size", "--dp-size"):
-        return f"{value} data-parallel groups (replicas, or attention-DP with EP)."
-    if canonical == "--attn-dp-size":
-        return f"{value} attention-DP groups inside the TP group: each keeps its own requests' KV."
-    if canonical == "--enable-auto-tool-choice":
-        return "Lets the model decide to call a tool (tool_choice='auto')."
-    if canonical == "--enable-prefix-caching":
-        return "Reuses the KV of prompt prefixes already seen (bit-identical for GQA/MHA)."
-    if canonical == "--disable-radix-cache":
-        return "Turns SGLang's prefix cache off (reproducibility runs on hybrid models)."
-    if canonical == "--enable-metrics":
-        return "Exposes /metrics (token_usage) for measuring real KV use."
-    return ""
+    template = _REASONS.get(canonical)
+    return "" if template is None else template.format(value=value)
 
 
 def _explanations(ctx: _Ctx) -> tuple[FlagExplanation, ...]:

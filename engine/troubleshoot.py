@@ -67,6 +67,14 @@ def _gpu_label(gpu: Gpu | None) -> str:
     return "no GPU given" if gpu is None else f"{gpu.name} ({gpu.arch})"
 
 
+def _block_size(f: ModelFacts) -> str:
+    """The model's hybrid attention block, or the usual size when the facts do not have it."""
+    block = f.attention_block_tokens
+    return (
+        f"{block} tokens" if block else "hundreds of tokens, e.g. Qwen3.5-4B: 528; Qwen3-Next: 544"
+    )
+
+
 def _parser_fix(flag: str, vllm: str | None, sglang: str | None, vllm_extra: str = "") -> str:
     v = f"vLLM: `{flag} {vllm or 'NAME'}{vllm_extra}`"
     s = f"SGLang: `{flag} {sglang or 'NAME'}`"
@@ -282,9 +290,9 @@ def _mem_kv_per_token(f: ModelFacts, gpu: Gpu | None) -> Cause:
     return Cause(
         "kv-per-token-large",
         "Every token's KV is large",
-        "KV = 2 × layers × KV heads × head dim × bytes per token: a 27B-class MHA model in FP8 "
-        "keeps 384 KB per token, 12.6 GB per 32K-token user — 9 users in an H200's 114 GB "
-        "left after weights; its GQA-8 twin fits 36.",
+        "KV = 2 × layers × KV heads × head dim × bytes per token. The playbook's example: a "
+        "27B-class MHA model in FP8 keeps 384 KB per token, 12.6 GB per 32K-token user — 9 "
+        "users in an H200's 114 GB left after weights; its GQA-8 twin fits 36.",
         "Compare the engine's KV bytes per token with the sizing step.",
         (fix, "Cap `--max-model-len` / `--context-length` at what users need."),
         score,
@@ -297,9 +305,9 @@ def _mem_hybrid_state(f: ModelFacts, gpu: Gpu | None) -> Cause:
     return Cause(
         "hybrid-state-slots",
         "Linear-attention state slots per request",
-        "Hybrid layers keep a constant state per request (Qwen3-Next: 39.5 MB across 36 GDN "
-        "layers) and, with prefix caching in align mode, extra copies per running request; "
-        "many short requests fill memory with states, not tokens.",
+        "Hybrid layers keep a constant state per request (for example Qwen3-Next-80B: about "
+        "39.5 MB across its 36 GDN layers) and, with prefix caching in align mode, extra "
+        "copies per running request; many short requests fill memory with states, not tokens.",
         "SGLang logs 'Mamba Cache is allocated. max_mamba_cache_size: N'; compare N with "
         "the running requests.",
         (
@@ -396,8 +404,7 @@ def _ttft_engine(f: ModelFacts, gpu: Gpu | None) -> Cause:
 
 
 def _ttft_hybrid_block(f: ModelFacts, gpu: Gpu | None) -> Cause:
-    block = f.attention_block_tokens
-    size = f"{block} tokens" if block else "hundreds of tokens (Qwen3-Next: 544)"
+    size = _block_size(f)
     return Cause(
         "prefix-shorter-than-block",
         "The shared prefix is shorter than one attention block",
@@ -568,7 +575,7 @@ def _crash_mla_fp8(f: ModelFacts, gpu: Gpu | None) -> Cause:
 
 
 def _crash_forced_backend(f: ModelFacts, gpu: Gpu | None) -> Cause:
-    dense = f.attention_family in ("MHA", "MQA", "GQA", "HYBRID")
+    dense = not f.is_mla
     return Cause(
         "forced-backend",
         "A pinned --attention-backend that this GPU lacks",
@@ -587,7 +594,7 @@ def _crash_forced_backend(f: ModelFacts, gpu: Gpu | None) -> Cause:
 
 def _crash_fp8_flash_attn(f: ModelFacts, gpu: Gpu | None) -> Cause:
     arch = _arch(gpu)
-    dense = f.attention_family in ("MHA", "MQA", "GQA", "HYBRID")
+    dense = not f.is_mla
     score = 0.5 if dense and arch and arch != "sm_90" else 0.1
     return Cause(
         "fp8-kv-flash-attn",
@@ -671,8 +678,7 @@ def _busy_dense(f: ModelFacts, gpu: Gpu | None) -> Cause:
 
 
 def _hits_block(f: ModelFacts, gpu: Gpu | None) -> Cause:
-    block = f.attention_block_tokens
-    size = f"{block} tokens" if block else "hundreds of tokens (Qwen3.5-4B: 528; Qwen3-Next: 544)"
+    size = _block_size(f)
     return Cause(
         "prompts-shorter-than-block",
         "Prompts shorter than one attention block",
