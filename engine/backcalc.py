@@ -43,22 +43,20 @@ import argparse
 import json
 import math
 import re
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, NoReturn
+from typing import Literal
 
+from engine.cli_util import InputErrorParser, run_cli
+from engine.enginetables import ENGINES, Engine, lookup_flag
 from engine.errors import InputError
 
-Engine = Literal["vllm", "sglang"]
-ENGINES: tuple[Engine, ...] = ("vllm", "sglang")
 GIB = 1024**3
 
 # The conservative first launch: a short context and a memory fraction below both engines'
 # defaults (vLLM 0.92, SGLang picks ~0.8-0.9 by GPU) so that the first start does not OOM.
 FIRST_LAUNCH_MEMORY_FRACTION = 0.85
-DEFAULT_PORT: dict[Engine, int] = {"vllm": 8000, "sglang": 30000}
 
 # A measured/predicted ratio within this band "agrees": vLLM floors the pool to whole blocks
 # and both engines print GiB rounded to 0.01, so a few percent is noise, not a finding.
@@ -148,12 +146,13 @@ class _LinePattern:
     regex: re.Pattern[str]
     expected: str
     source: str
+    label: str  # how the evidence trail names the line
 
 
 def _pattern(
-    key: str, engine: Engine, marker: str, regex: str, expected: str, source: str
+    key: str, engine: Engine, marker: str, regex: str, expected: str, source: str, label: str
 ) -> _LinePattern:
-    return _LinePattern(key, engine, marker, re.compile(regex), expected, source)
+    return _LinePattern(key, engine, marker, re.compile(regex), expected, source, label)
 
 
 _LOG_PATTERNS: tuple[_LinePattern, ...] = (
@@ -164,6 +163,7 @@ _LOG_PATTERNS: tuple[_LinePattern, ...] = (
         rf"(?:GPU|CPU|XPU|TPU|HPU|NPU) KV cache size: {_NUM} tokens",
         "'GPU KV cache size: N tokens'",
         "vllm/v1/core/kv_cache_utils.py",
+        "GPU KV cache size",
     ),
     _pattern(
         "vllm_concurrency",
@@ -172,6 +172,7 @@ _LOG_PATTERNS: tuple[_LinePattern, ...] = (
         rf"Maximum concurrency for {_NUM} tokens per request: {_FLOAT}x",
         "'Maximum concurrency for L tokens per request: C x'",
         "vllm/v1/core/kv_cache_utils.py",
+        "Maximum concurrency",
     ),
     _pattern(
         "vllm_available",
@@ -180,6 +181,7 @@ _LOG_PATTERNS: tuple[_LinePattern, ...] = (
         rf"Available KV cache memory: {_FLOAT} GiB",
         "'Available KV cache memory: Z GiB'",
         "vllm/v1/worker/gpu_worker.py",
+        "Available KV cache memory",
     ),
     _pattern(
         "vllm_hybrid_block",
@@ -188,6 +190,7 @@ _LOG_PATTERNS: tuple[_LinePattern, ...] = (
         rf"Setting attention block size to {_NUM} tokens",
         "'Setting attention block size to B tokens ...'",
         "vllm/platforms/interface.py",
+        "Setting attention block size",
     ),
     _pattern(
         "vllm_cp",
@@ -196,6 +199,7 @@ _LOG_PATTERNS: tuple[_LinePattern, ...] = (
         r"Multiplying the GPU KV cache size by the cp_world_size (\d+)",
         "'Multiplying the GPU KV cache size by the cp_world_size K ...'",
         "vllm/v1/core/kv_cache_utils.py",
+        "Multiplying the GPU KV cache size",
     ),
     _pattern(
         "vllm_args",
@@ -204,6 +208,7 @@ _LOG_PATTERNS: tuple[_LinePattern, ...] = (
         r"non-default args: (\{.*\})",
         "'non-default args: {...}'",
         "vllm/entrypoints/utils.py",
+        "non-default args",
     ),
     _pattern(
         "sglang_kv",
@@ -214,6 +219,7 @@ _LOG_PATTERNS: tuple[_LinePattern, ...] = (
         "'KV Cache is allocated. #tokens: N, K size: a GB, V size: b GB' "
         "(or '..., KV size: c GB' for MLA)",
         "python/sglang/srt/mem_cache/memory_pool.py",
+        "KV Cache is allocated",
     ),
     _pattern(
         "sglang_mamba",
@@ -224,6 +230,7 @@ _LOG_PATTERNS: tuple[_LinePattern, ...] = (
         "'Mamba Cache is allocated. max_mamba_cache_size: S, conv_state size: x GB, "
         "ssm_state size: y GB'",
         "python/sglang/srt/mem_cache/memory_pool.py",
+        "Mamba Cache is allocated",
     ),
     _pattern(
         "sglang_max_total",
@@ -232,6 +239,7 @@ _LOG_PATTERNS: tuple[_LinePattern, ...] = (
         rf"max_total_num_tokens={_NUM}",
         "'max_total_num_tokens=N, ...'",
         "python/sglang/srt/managers/scheduler.py",
+        "max_total_num_tokens",
     ),
     _pattern(
         "sglang_dtype",
@@ -240,6 +248,7 @@ _LOG_PATTERNS: tuple[_LinePattern, ...] = (
         r"Using KV cache dtype: (?:torch\.)?(\w+)",
         "'Using KV cache dtype: torch.X'",
         "python/sglang/srt/model_executor/model_runner.py",
+        "Using KV cache dtype",
     ),
     _pattern(
         "sglang_args",
@@ -248,6 +257,7 @@ _LOG_PATTERNS: tuple[_LinePattern, ...] = (
         r"server_args=ServerArgs\((.*)\)",
         "'server_args=ServerArgs(...)'",
         "python/sglang/srt/server_args.py",
+        "server_args",
     ),
 )
 
@@ -287,8 +297,9 @@ class _Found:
     def all(self, key: str) -> list[re.Match[str]]:
         return [m for _, m in self.matches.get(key, [])]
 
-    def line_no(self, key: str) -> int:
-        return self.matches[key][0][0]
+    def why(self, key: str) -> str:
+        """Where the first match of ``key`` is: ``log line N '<label>'``."""
+        return f"log line {self.matches[key][0][0]} '{_PATTERN_BY_KEY[key].label}'"
 
 
 # The lines the back-calculation cannot do without: a cut-off copy of one of them, with no
@@ -369,20 +380,71 @@ class _Partial:
         self.evidence.append(f"{key} = {value} <- {why}")
 
 
+# Launch arguments the log dumps, as (reading field, argument name, parser), per engine.
+_Convert = Callable[[str | None], float | int | str | None]
+
+
+def _str_or_none(text: str | None) -> str | None:
+    return text
+
+
+def _dtype_unless_auto(text: str | None) -> str | None:
+    return None if text == "auto" else text
+
+
+_VLLM_ARGS: tuple[tuple[str, str, _Convert], ...] = (
+    ("memory_fraction", "gpu_memory_utilization", _float_or_none),
+    ("max_model_len", "max_model_len", _int_or_none),
+    ("tp_size", "tensor_parallel_size", _int_or_none),
+    ("cache_dtype", "kv_cache_dtype", _str_or_none),
+    ("block_size", "block_size", _int_or_none),
+)
+_SGLANG_ARGS: tuple[tuple[str, str, _Convert], ...] = (
+    ("memory_fraction", "mem_fraction_static", _float_or_none),
+    ("tp_size", "tp_size", _int_or_none),
+    ("max_model_len", "context_length", _int_or_none),
+    ("cache_dtype", "kv_cache_dtype", _dtype_unless_auto),
+)
+# vllm:cache_config_info labels (CacheConfig.metrics_info()).
+_VLLM_CACHE_INFO: tuple[tuple[str, str, _Convert], ...] = (
+    ("tokens_capacity", "kv_cache_size_tokens", _int_or_none),
+    ("kv_bytes_available", "kv_cache_memory_bytes", _int_or_none),
+    ("max_concurrency", "kv_cache_max_concurrency", _float_or_none),
+    ("num_gpu_blocks", "num_gpu_blocks", _int_or_none),
+    ("block_size", "block_size", _int_or_none),
+    ("cache_dtype", "cache_dtype", _str_or_none),
+    ("memory_fraction", "gpu_memory_utilization", _float_or_none),
+)
+
+
+def _put_all(
+    part: _Partial, values: dict[str, str], table: tuple[tuple[str, str, _Convert], ...], why: str
+) -> None:
+    for field_name, key, convert in table:
+        part.put(field_name, convert(values.get(key)), why)
+
+
+def _put_first(
+    part: _Partial,
+    found: _Found,
+    key: str,
+    field_name: str,
+    convert: Callable[[str], float | int | str] = _int,
+) -> None:
+    """``field_name`` from group 1 of the first ``key`` line, if the log has one."""
+    match = found.first(key)
+    if match:
+        part.put(field_name, convert(match.group(1)), found.why(key))
+
+
 def _parse_vllm_log(found: _Found) -> _Partial:
     part = _Partial("vllm")
-    tokens = found.first("vllm_tokens")
-    if tokens:
-        part.put(
-            "tokens_capacity",
-            _int(tokens.group(1)),
-            f"log line {found.line_no('vllm_tokens')} 'GPU KV cache size'",
-        )
+    _put_first(part, found, "vllm_tokens", "tokens_capacity")
     conc = found.first("vllm_concurrency")
     if conc:
-        line = found.line_no("vllm_concurrency")
-        part.put("max_model_len", _int(conc.group(1)), f"log line {line} 'Maximum concurrency'")
-        part.put("max_concurrency", float(conc.group(2)), f"log line {line} 'Maximum concurrency'")
+        why = found.why("vllm_concurrency")
+        part.put("max_model_len", _int(conc.group(1)), why)
+        part.put("max_concurrency", float(conc.group(2)), why)
     available = found.all("vllm_available")
     if available:
         # Every worker logs its own; vLLM sizes all ranks' pools to the smallest.
@@ -393,29 +455,11 @@ def _parse_vllm_log(found: _Found) -> _Partial:
             f"log 'Available KV cache memory: {gib} GiB' (GiB rounded to 0.01)",
         )
         part.values["bytes_rounding"] = GIB // 200
-    block = found.first("vllm_hybrid_block")
-    if block:
-        part.put(
-            "hybrid_block_size",
-            _int(block.group(1)),
-            f"log line {found.line_no('vllm_hybrid_block')} 'Setting attention block size'",
-        )
-    cp = found.first("vllm_cp")
-    if cp:
-        part.put(
-            "context_parallel_size",
-            int(cp.group(1)),
-            f"log line {found.line_no('vllm_cp')} 'Multiplying the GPU KV cache size'",
-        )
+    _put_first(part, found, "vllm_hybrid_block", "hybrid_block_size")
+    _put_first(part, found, "vllm_cp", "context_parallel_size")
     args = found.first("vllm_args")
     if args:
-        kv = _py_args(args.group(1))
-        why = f"log line {found.line_no('vllm_args')} 'non-default args'"
-        part.put("memory_fraction", _float_or_none(kv.get("gpu_memory_utilization")), why)
-        part.put("max_model_len", _int_or_none(kv.get("max_model_len")), why)
-        part.put("tp_size", _int_or_none(kv.get("tensor_parallel_size")), why)
-        part.put("cache_dtype", kv.get("kv_cache_dtype"), why)
-        part.put("block_size", _int_or_none(kv.get("block_size")), why)
+        _put_all(part, _py_args(args.group(1)), _VLLM_ARGS, found.why("vllm_args"))
     return part
 
 
@@ -423,8 +467,7 @@ def _parse_sglang_log(found: _Found) -> _Partial:
     part = _Partial("sglang")
     kv = found.first("sglang_kv")
     if kv:
-        line = found.line_no("sglang_kv")
-        why = f"log line {line} 'KV Cache is allocated'"
+        why = found.why("sglang_kv")
         dtype, tokens, k_gb, v_gb, kv_gb = kv.groups()
         part.put("tokens_capacity", _int(tokens), why)
         total_gib = float(kv_gb) if kv_gb is not None else float(k_gb) + float(v_gb)
@@ -436,35 +479,17 @@ def _parse_sglang_log(found: _Found) -> _Partial:
                 "later 'KV Cache is allocated' lines (other ranks, or a draft model's pool) "
                 "ignored; the first is the target model's pool"
             )
-    max_total = found.first("sglang_max_total")
-    if max_total:
-        part.put(
-            "tokens_capacity",
-            _int(max_total.group(1)),
-            f"log line {found.line_no('sglang_max_total')} 'max_total_num_tokens'",
-        )
+    _put_first(part, found, "sglang_max_total", "tokens_capacity")
     mamba = found.first("sglang_mamba")
     if mamba:
-        why = f"log line {found.line_no('sglang_mamba')} 'Mamba Cache is allocated'"
+        why = found.why("sglang_mamba")
         part.put("state_slots", _int(mamba.group(1)), why)
         state_gib = float(mamba.group(2)) + float(mamba.group(3))
         part.put("state_bytes", round(state_gib * GIB), why)
-    dtype_line = found.first("sglang_dtype")
-    if dtype_line:
-        part.put(
-            "cache_dtype",
-            dtype_line.group(1),
-            f"log line {found.line_no('sglang_dtype')} 'Using KV cache dtype'",
-        )
+    _put_first(part, found, "sglang_dtype", "cache_dtype", str)
     args = found.first("sglang_args")
     if args:
-        kv_args = _py_args(args.group(1))
-        why = f"log line {found.line_no('sglang_args')} 'server_args'"
-        part.put("memory_fraction", _float_or_none(kv_args.get("mem_fraction_static")), why)
-        part.put("tp_size", _int_or_none(kv_args.get("tp_size")), why)
-        part.put("max_model_len", _int_or_none(kv_args.get("context_length")), why)
-        if kv_args.get("kv_cache_dtype") not in (None, "auto"):
-            part.put("cache_dtype", kv_args.get("kv_cache_dtype"), why)
+        _put_all(part, _py_args(args.group(1)), _SGLANG_ARGS, found.why("sglang_args"))
     return part
 
 
@@ -559,14 +584,7 @@ def _parse_vllm_metrics(samples: list[_Sample]) -> _Partial:
     info = _first(samples, "vllm:cache_config_info")
     if info is not None:
         labels = {k: v for k, v in info.labels.items() if v not in ("None", "")}
-        why = "metrics vllm:cache_config_info"
-        part.put("tokens_capacity", _int_or_none(labels.get("kv_cache_size_tokens")), why)
-        part.put("kv_bytes_available", _int_or_none(labels.get("kv_cache_memory_bytes")), why)
-        part.put("max_concurrency", _float_or_none(labels.get("kv_cache_max_concurrency")), why)
-        part.put("num_gpu_blocks", _int_or_none(labels.get("num_gpu_blocks")), why)
-        part.put("block_size", _int_or_none(labels.get("block_size")), why)
-        part.put("cache_dtype", labels.get("cache_dtype"), why)
-        part.put("memory_fraction", _float_or_none(labels.get("gpu_memory_utilization")), why)
+        _put_all(part, labels, _VLLM_CACHE_INFO, "metrics vllm:cache_config_info")
     usage = [s for s in samples if s.name == "vllm:kv_cache_usage_perc"] or [
         s for s in samples if s.name == "vllm:gpu_cache_usage_perc"
     ]
@@ -1002,11 +1020,20 @@ def minimal_launch(engine: str, model_id: str, tp: int, max_model_len: int) -> l
     ]
 
 
+def default_port(engine: Engine) -> int:
+    """The port the engine listens on when ``--port`` is not given, from its pinned flag table
+    (vLLM 8000, SGLang 30000)."""
+    info = lookup_flag(engine, "--port")
+    if info is None or not isinstance(info.default, int):  # pragma: no cover - data error
+        raise ValueError(f"{engine} flag table: --port without an integer default")
+    return info.default
+
+
 def metrics_commands(engine: str, port: int | None = None) -> list[str]:
     """Shell lines that read the KV pool numbers from a running engine's /metrics."""
     known = _check_engine(engine)
     if port is None:
-        port = DEFAULT_PORT[known]
+        port = default_port(known)
     if not 1 <= port <= 65535:
         raise InputError("port", "a TCP port between 1 and 65535")
     curl = f"curl -s localhost:{port}/metrics"
@@ -1027,16 +1054,6 @@ def metrics_commands(engine: str, port: int | None = None) -> list[str]:
 # --------------------------------------------------------------------------------------------
 
 Predict = Callable[[str, int], tuple[float, str, list[str]]]
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises InputError instead of printing usage and exiting."""
-
-    def error(self, message: str) -> NoReturn:
-        match = re.match(r"argument ([^:]+): (.*)", message)
-        if match:
-            raise InputError(match.group(1).split("/")[0], match.group(2))
-        raise InputError("arguments", message)
 
 
 def _read(path: str, field_name: str) -> str:
@@ -1070,24 +1087,20 @@ def cli_main(argv: list[str], predict: Predict) -> int:
     A leading ``backcalc`` in ``argv`` is accepted. Bad input: one line on stderr, exit 2.
     """
     args_in = argv[1:] if argv[:1] == ["backcalc"] else argv
-    parser = _Parser(prog="backcalc", add_help=True)
+    parser = InputErrorParser(prog="backcalc", add_help=True)
     parser.add_argument("source", help="model id or config.json path, as the engine CLI takes")
     parser.add_argument("--log", required=True, help="engine startup log file")
     parser.add_argument("--metrics", help="saved output of curl -s localhost:PORT/metrics")
     parser.add_argument("--tp", type=int, default=1, help="tensor-parallel size (default 1)")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    try:
-        try:
-            args = parser.parse_args(args_in)
-        except SystemExit as done:  # --help
-            return done.code if isinstance(done.code, int) else 0
+
+    def run(args: argparse.Namespace) -> int:
         log_text = _read(args.log, "log")
         metrics_text = _read(args.metrics, "metrics") if args.metrics else None
         reading = parse_engine_text(log_text, metrics_text)
         predicted, family, notes = predict(args.source, args.tp)
         result = backcalculate(reading, predicted, args.tp, family, notes)
-    except InputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    print(result.to_json() if args.json else _human(result))
-    return 0
+        print(result.to_json() if args.json else _human(result))
+        return 0
+
+    return run_cli(parser, args_in, run)

@@ -4,11 +4,34 @@ Seven checks (paged KV layout, MLA absorption, decode bandwidth, DSA indexer, pr
 MoE routing, torch.cat vs preallocated KV); each returns ``CheckResult`` rows
 {name, passed, measured, expected, unit}. CPU runs small sizes in seconds; CUDA runs the
 model's dims. ``python -m engine.kernels [--device cpu|cuda] [--json] [--model-dims JSON]``.
+
+The torch-backed names load on first use: ``engine.facts`` imports ``KernelDims`` from here,
+and the sizing and back-calculation paths must not pay torch's import for it.
 """
 
-from engine.kernels.common import CheckResult
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from engine.kernels.dims import PRESETS, KernelDims, Sizes, dims_from_json
-from engine.kernels.runner import CHECK_NAMES, run_all
+
+if TYPE_CHECKING:
+    from engine.kernels.common import CheckResult
+    from engine.kernels.runner import CHECK_NAMES, run_all
+
+_LAZY = {
+    "CheckResult": "engine.kernels.common",
+    "CHECK_NAMES": "engine.kernels.runner",
+    "run_all": "engine.kernels.runner",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CHECK_NAMES",

@@ -8,23 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
-from typing import NoReturn
 
-from engine.errors import InputError
+from engine.cli_util import InputErrorParser, run_cli
 from engine.kernels.common import CheckResult
 from engine.kernels.dims import PRESETS, dims_from_spec, read_dims_spec
 from engine.kernels.runner import CHECK_NAMES, run_all
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        match = re.match(r"argument ([^:]+): (.*)", message)
-        if match:
-            raise InputError(match.group(1).split("/")[0], match.group(2))
-        raise InputError("arguments", message)
 
 
 def _table(rows: list[CheckResult]) -> str:
@@ -49,7 +39,7 @@ def _table(rows: list[CheckResult]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog="python -m engine.kernels", description=__doc__)
+    parser = InputErrorParser(prog="python -m engine.kernels", description=__doc__)
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     parser.add_argument("--json", action="store_true", help="print a JSON list of result rows")
     parser.add_argument("--model-dims", help="JSON object (or file) of KernelDims fields")
@@ -59,34 +49,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, help="requests decoded together")
     parser.add_argument("--context", type=int, help="cached tokens per request for decode")
     parser.add_argument("--only", action="append", help=f"run only: {', '.join(CHECK_NAMES)}")
-    try:
-        try:
-            args = parser.parse_args(argv)
-        except SystemExit as done:  # --help
-            return done.code if isinstance(done.code, int) else 0
-        spec = read_dims_spec(args.model_dims) if args.model_dims else {}
-        if args.preset:
-            spec["preset"] = args.preset
-        if args.model:
-            from engine.facts import kernel_dims
-            from engine.loader import load_model
+    return run_cli(parser, argv, _run)
 
-            spec = kernel_dims(load_model(args.model).config).to_dict() | spec
-        dims = dims_from_spec(spec)
-        start = time.perf_counter()
-        rows = run_all(
-            args.device,
-            dims,
-            None,
-            catalog_gbps=args.catalog_gbps,
-            concurrency=args.concurrency,
-            context=args.context,
-            only=args.only,
-        )
-        elapsed = time.perf_counter() - start
-    except InputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+
+def _run(args: argparse.Namespace) -> int:
+    spec = read_dims_spec(args.model_dims) if args.model_dims else {}
+    if args.preset:
+        spec["preset"] = args.preset
+    if args.model:
+        from engine.facts import kernel_dims
+        from engine.loader import load_model
+
+        spec = kernel_dims(load_model(args.model).config).to_dict() | spec
+    start = time.perf_counter()
+    rows = run_all(
+        args.device,
+        dims_from_spec(spec),
+        None,
+        catalog_gbps=args.catalog_gbps,
+        concurrency=args.concurrency,
+        context=args.context,
+        only=args.only,
+    )
+    elapsed = time.perf_counter() - start
     if args.json:
         print(json.dumps([r.as_dict() for r in rows], indent=2))
     else:

@@ -293,43 +293,36 @@ class Sizes:
     repeats: int
 
     @classmethod
+    def for_device(cls, device: str) -> Sizes:
+        """The CPU column for ``cpu``, the CUDA column for ``cuda``."""
+        column = 1 if device == "cuda" else 0
+        return cls(**{name: pair[column] for name, pair in _SIZES.items()})
+
+    @classmethod
     def cpu(cls) -> Sizes:
-        return cls(
-            context=4096,
-            concurrency=2,
-            mla_tokens=1024,
-            mla_batch=2,
-            dsa_lengths=(512, 2048, 8192),
-            prefix_tokens=64,
-            suffix_tokens=40,
-            prefix_dim=64,
-            tile=16,
-            gdn_tokens=256,
-            gdn_chunk=64,
-            moe_tokens=8192,
-            cat_steps=256,
-            copy_bytes=64 * 2**20,
-            paged_tokens=4096,
-            repeats=3,
-        )
+        return cls.for_device("cpu")
 
     @classmethod
     def cuda(cls) -> Sizes:
-        return cls(
-            context=8192,
-            concurrency=32,
-            mla_tokens=4096,
-            mla_batch=4,
-            dsa_lengths=(8192, 32768, 131072),
-            prefix_tokens=1024,
-            suffix_tokens=1024,
-            prefix_dim=512,
-            tile=64,
-            gdn_tokens=4096,
-            gdn_chunk=64,
-            moe_tokens=65536,
-            cat_steps=2048,
-            copy_bytes=2 * 2**30,
-            paged_tokens=32768,
-            repeats=5,
-        )
+        return cls.for_device("cuda")
+
+
+# Sizes field: (CPU, CUDA). CPU keeps all seven checks to seconds; CUDA runs serving sizes.
+_SIZES: dict[str, tuple[Any, Any]] = {
+    "context": (4096, 8192),
+    "concurrency": (2, 32),
+    "mla_tokens": (1024, 4096),
+    "mla_batch": (2, 4),
+    "dsa_lengths": ((512, 2048, 8192), (8192, 32768, 131072)),
+    "prefix_tokens": (64, 1024),
+    "suffix_tokens": (40, 1024),
+    "prefix_dim": (64, 512),
+    "tile": (16, 64),
+    "gdn_tokens": (256, 4096),
+    "gdn_chunk": (64, 64),
+    "moe_tokens": (8192, 65536),
+    "cat_steps": (256, 2048),
+    "copy_bytes": (64 * 2**20, 2 * 2**30),
+    "paged_tokens": (4096, 32768),
+    "repeats": (3, 5),
+}

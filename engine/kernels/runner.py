@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import torch
 
@@ -36,20 +37,16 @@ def make_context(
     seed: int = 0,
 ) -> Ctx:
     dev = resolve_device(device)
-    sizes = Sizes.cuda() if dev.type == "cuda" else Sizes.cpu()
-    overrides: dict[str, int] = {}
-    if concurrency is not None:
-        if concurrency < 1:
-            raise InputError("concurrency", "a positive number of requests")
-        overrides["concurrency"] = concurrency
-    if context is not None:
-        if context < 1:
-            raise InputError("context", "a positive number of tokens")
-        overrides["context"] = context
+    if concurrency is not None and concurrency < 1:
+        raise InputError("concurrency", "a positive number of requests")
+    if context is not None and context < 1:
+        raise InputError("context", "a positive number of tokens")
     if catalog_gbps is not None and not catalog_gbps > 0:
         raise InputError("catalog_gbps", "a positive bandwidth in GB/s")
-    if overrides:
-        sizes = Sizes(**{**sizes.__dict__, **overrides})
+    base = Sizes.for_device(dev.type)
+    sizes = replace(
+        base, concurrency=concurrency or base.concurrency, context=context or base.context
+    )
     work = dims if dev.type == "cuda" else dims.scaled_for_cpu()
     return Ctx(dev, dims, work, sizes, catalog_gbps, seed)
 
