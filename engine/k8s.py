@@ -13,19 +13,14 @@ requests with the same prefix on the same replica:
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
 from engine.errors import InputError
-
-if TYPE_CHECKING:
-    from engine.plan import LaunchPlan
+from engine.plan import LaunchPlan, launch_facts
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-SHM_SIZE = (
-    "32Gi"  # NCCL and the multimodal processor cache use /dev/shm; the 64 MiB default is too small
-)
 
 
 def _labels(name: str) -> dict[str, str]:
@@ -78,7 +73,13 @@ def _deployment(plan: LaunchPlan, name: str, replicas: int, gpus_per_pod: int) -
                 "spec": {
                     "containers": [container],
                     "volumes": [
-                        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}},
+                        {
+                            "name": "dshm",
+                            "emptyDir": {
+                                "medium": "Memory",
+                                "sizeLimit": launch_facts().kubernetes.shm_size,
+                            },
+                        },
                         {"name": "hf-cache", "emptyDir": {}},
                     ],
                 },
@@ -100,36 +101,16 @@ def _service(plan: LaunchPlan, name: str) -> dict[str, Any]:
 
 
 def router_command(plan: LaunchPlan, name: str, replicas: int) -> list[str]:
-    """The prefix-aware router for ``replicas`` engine pods of Deployment ``name``."""
-    selector = f"app.kubernetes.io/name={name}"
-    if plan.engine == "sglang":
-        urls = [f"http://{name}-{i}.{name}:{plan.port}" for i in range(replicas)]
-        return [
-            "python",
-            "-m",
-            "sglang_router.launch_router",
-            "--policy",
-            "cache_aware",
-            "--worker-urls",
-            *urls,
-            "--host",
-            "0.0.0.0",
-            "--port",
-            "30000",
-        ]
-    return [
-        "vllm-router",
-        "--service-discovery",
-        "k8s",
-        "--k8s-label-selector",
-        selector,
-        "--k8s-port",
-        str(plan.port),
-        "--routing-logic",
-        "prefixaware",
-        "--port",
-        "30080",
-    ]
+    """The prefix-aware router for ``replicas`` engine pods of Deployment ``name``
+    (``data/launch.yaml`` routers)."""
+    urls = [f"http://{name}-{i}.{name}:{plan.port}" for i in range(replicas)]
+    out: list[str] = []
+    for token in launch_facts().routers[plan.engine].argv:
+        if token == "{worker_urls}":
+            out += urls
+        else:
+            out.append(token.format(selector=f"app.kubernetes.io/name={name}", port=plan.port))
+    return out
 
 
 def _router_configmap(plan: LaunchPlan, name: str, replicas: int) -> dict[str, Any]:
@@ -143,9 +124,9 @@ def _router_configmap(plan: LaunchPlan, name: str, replicas: int) -> dict[str, A
         )
     else:
         note = (
-            "vLLM production-stack router (image lmcache/lmstack-router) with prefix-aware "
-            "routing: keeps requests sharing a prefix on the replica whose prefix cache holds "
-            "it; it finds the engine pods by label. llm-d's prefix-cache scorer is the "
+            f"vLLM production-stack router (image {launch_facts().routers['vllm'].image}) with "
+            "prefix-aware routing: keeps requests sharing a prefix on the replica whose prefix "
+            "cache holds it; it finds the engine pods by label. llm-d's prefix-cache scorer is the "
             "Gateway-API alternative."
         )
     return {

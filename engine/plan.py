@@ -17,13 +17,18 @@ import json
 import math
 import shlex
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal, get_args
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
 
 from engine.advisors import DP_ATTENTION_MIN_CONCURRENCY
 from engine.config import ModelConfig
 from engine.diagnose import Diagnosis, Options, diagnose
 from engine.enginetables import (
     engine_version,
+    kv_cache_dtypes,
     lookup_flag,
     reasoning_parsers,
     tool_call_parsers,
@@ -31,6 +36,8 @@ from engine.enginetables import (
 from engine.errors import InputError
 from engine.gates import GateReport, evaluate_gates
 from engine.gpus import Gpu, lookup_gpu
+from engine.rules import DATA_DIR, engine_rules
+from engine.sglang_kv import SGLANG_ALIASES
 from engine.software import SoftwareReport, software_report
 
 Engine = Literal["vllm", "sglang"]
@@ -39,15 +46,95 @@ LatencyPriority = Literal["latency", "balanced", "throughput"]
 LATENCY_PRIORITIES: tuple[LatencyPriority, ...] = get_args(LatencyPriority)
 
 PORT = 8000
-# Prefill chunk per latency priority: smaller chunks interleave with decode steps (steadier
-# inter-token latency), larger ones finish long prompts in fewer steps (throughput).
-PREFILL_CHUNK: dict[str, int] = {"latency": 4096, "balanced": 8192, "throughput": 16384}
-# Images turn a 500-token prompt into ~5,000 prefill tokens (playbook, 멀티모달): prefill-heavy.
-IMAGE_PREFILL_CHUNK = 16384
-MTP_MAX_USERS = 8
-VLLM_MEMORY_UTILIZATION = "0.9"
-LMCACHE_DEFAULT_CHUNK = 256  # LMCache lmcache/v1/config.py chunk_size default (facts §KV offload)
 PLAYBOOK = "playbook seeds/004"
+LAUNCH_YAML = DATA_DIR / "launch.yaml"
+
+
+# --- data/launch.yaml, validated once ---------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _EngineImages(_Strict):
+    vllm: str
+    sglang: str
+
+
+class _Entrypoint(_Strict):
+    vendor: Literal["nvidia", "amd"]
+    engine: Engine
+
+
+class _Images(_Strict):
+    nvidia: _EngineImages
+    amd: _EngineImages
+    entrypoint_serves: _Entrypoint
+    source: str = Field(min_length=1)
+
+
+class _Memory(_Strict):
+    sglang_mem_fraction_static: str = Field(pattern=r"^0\.\d+$")
+    sglang_mem_fraction_static_mtp_or_dp_attention: str = Field(pattern=r"^0\.\d+$")
+    source: str = Field(min_length=1)
+
+
+class _PrefillChunk(_Strict):
+    latency: int = Field(gt=0)
+    balanced: int = Field(gt=0)
+    throughput: int = Field(gt=0)
+    images: int = Field(gt=0)
+    source: str = Field(min_length=1)
+
+    def for_priority(self, priority: str) -> int:
+        chunk: int = getattr(self, priority)
+        return chunk
+
+
+class _Mtp(_Strict):
+    max_users: int = Field(ge=1)
+    max_users_source: str = Field(min_length=1)
+    vllm_num_speculative_tokens: int = Field(ge=1)
+    sglang_num_steps: int = Field(ge=1)
+    sglang_eagle_topk: int = Field(ge=1)
+    sglang_num_draft_tokens: int = Field(ge=2)
+    source: str = Field(min_length=1)
+
+
+class _LmCache(_Strict):
+    chunk_size: int = Field(gt=0)
+    source: str = Field(min_length=1)
+
+
+class _Kubernetes(_Strict):
+    shm_size: str = Field(pattern=r"^\d+(Mi|Gi)$")
+    source: str = Field(min_length=1)
+
+
+class _Router(_Strict):
+    argv: list[str] = Field(min_length=1)
+    image: str | None = None
+    source: str = Field(min_length=1)
+
+
+class LaunchFacts(_Strict):
+    """``data/launch.yaml``: the facts a launch command and its deployment are built from."""
+
+    images: _Images
+    memory: _Memory
+    prefill_chunk: _PrefillChunk
+    mtp: _Mtp
+    lmcache: _LmCache
+    kubernetes: _Kubernetes
+    routers: dict[Engine, _Router]
+
+
+@cache
+def launch_facts() -> LaunchFacts:
+    """``data/launch.yaml``, read and validated once."""
+    raw = yaml.safe_load(LAUNCH_YAML.read_text(encoding="utf-8"))
+    return LaunchFacts.model_validate(raw)
 
 
 class PlanError(RuntimeError):
@@ -126,19 +213,17 @@ class LaunchPlan:
 
     @property
     def image(self) -> str:
-        """Container image; AMD images follow each project's ROCm naming (check the tag)."""
-        if self.gpu.vendor == "amd":
-            if self.engine == "vllm":
-                return "rocm/vllm:latest"
-            return f"lmsysorg/sglang:v{self.engine_version}-rocm700-mi30x"
-        if self.engine == "vllm":
-            return f"vllm/vllm-openai:v{self.engine_version}"
-        return f"lmsysorg/sglang:v{self.engine_version}"
+        """Container image (data/launch.yaml); AMD images follow each project's ROCm naming."""
+        images = launch_facts().images
+        per_engine = images.amd if self.gpu.vendor == "amd" else images.nvidia
+        template: str = getattr(per_engine, self.engine)
+        return template.format(version=self.engine_version)
 
     @property
     def image_has_entrypoint(self) -> bool:
         """vllm/vllm-openai's entrypoint is ``vllm serve``; the others start a shell."""
-        return self.engine == "vllm" and self.gpu.vendor != "amd"
+        serves = launch_facts().images.entrypoint_serves
+        return self.engine == serves.engine and self.gpu.vendor == serves.vendor
 
     def container_args(self) -> list[str]:
         """What follows the image name in ``docker run``."""
@@ -393,18 +478,28 @@ def _parser_flags(
     return flags, left, notes
 
 
+def _sglang_spelling(stored: str) -> str:
+    """The shortest ``--kv-cache-dtype`` value SGLang accepts for a stored dtype ("bf16")."""
+    accepted = kv_cache_dtypes("sglang")
+    names = [k for k, v in SGLANG_ALIASES.items() if v == stored and k in accepted]
+    return min(names, key=len, default=stored)
+
+
 def _kv_left_outs(engine: Engine, d: Diagnosis, gpu: Gpu) -> list[LeftOut]:
     fam = d.family.attention_family
     if fam == "DSA":
         if engine == "sglang":
-            picked = "fp8_e4m3" if gpu.generation.startswith("blackwell") else "bf16"
-            backend = (
-                "trtllm prefill + trtllm decode"
-                if gpu.generation.startswith("blackwell")
-                else "flashmla_sparse prefill + fa3 decode"
-            )
+            # SGLang's DSA auto dtype per generation (data/engine_rules.yaml). Not read from
+            # d.sglang: sglang_kv._blackwell takes sm_90 for Blackwell.
+            blackwell = gpu.generation.startswith("blackwell")
+            auto = engine_rules().sglang.dsa_auto_dtype["blackwell" if blackwell else "hopper"]
+            picked = _sglang_spelling(auto)
             if gpu.vendor == "amd":
-                picked, backend = "bf16", "triton prefill + triton decode"
+                backend = "triton prefill + triton decode"
+            elif blackwell:
+                backend = "trtllm prefill + trtllm decode"
+            else:
+                backend = "flashmla_sparse prefill + fa3 decode"
         else:
             picked = (
                 "the per-layer DSA layout (latent cache + indexer keys, fp8_ds_mla where it pays)"
@@ -435,20 +530,27 @@ def _kv_left_outs(engine: Engine, d: Diagnosis, gpu: Gpu) -> list[LeftOut]:
     ]
 
 
-def _memory_flag(engine: Engine, mtp: bool, dp_attention: bool) -> PlanFlag:
+def _memory_flag(engine: Engine, d: Diagnosis, mtp: bool, dp_attention: bool) -> PlanFlag:
     if engine == "vllm":
+        sizing = d.options.memory_fraction
         return checked(
             engine,
             "--gpu-memory-utilization",
-            VLLM_MEMORY_UTILIZATION,
-            "90 % of each GPU for weights + KV cache (the sizing step's fraction); the rest is "
-            "activations, CUDA graphs and NCCL buffers",
+            f"{sizing:g}",
+            f"{sizing * 100:g} % of each GPU for weights + KV cache (the sizing step's "
+            "fraction); the rest is activations, CUDA graphs and NCCL buffers",
         )
-    frac = "0.80" if (mtp or dp_attention) else "0.85"
+    mem = launch_facts().memory
+    tight = mtp or dp_attention
+    frac = (
+        mem.sglang_mem_fraction_static_mtp_or_dp_attention
+        if tight
+        else mem.sglang_mem_fraction_static
+    )
     extra = (
-        " (0.80: the MTP draft / DP-attention buffers need more headroom, as in the playbook's "
-        "GLM-5.2 command)"
-        if frac == "0.80"
+        f" ({frac}: the MTP draft / DP-attention buffers need more headroom, as in the "
+        "playbook's GLM-5.2 command)"
+        if tight
         else ""
     )
     return checked(
@@ -463,10 +565,11 @@ def _memory_flag(engine: Engine, mtp: bool, dp_attention: bool) -> PlanFlag:
 def _chunk_flags(
     engine: Engine, d: Diagnosis, priority: str, images: bool
 ) -> tuple[list[PlanFlag], list[LeftOut], list[str]]:
-    chunk = PREFILL_CHUNK[priority]
+    sizes = launch_facts().prefill_chunk
+    chunk = sizes.for_priority(priority)
     why = f"{priority} priority: {chunk:,}-token prefill chunks"
-    if images and chunk < IMAGE_PREFILL_CHUNK:
-        chunk = IMAGE_PREFILL_CHUNK
+    if images and chunk < sizes.images:
+        chunk = sizes.images
         why = f"images make prefill dominate: {chunk:,}-token prefill chunks"
     left: list[LeftOut] = []
     notes: list[str] = []
@@ -487,12 +590,13 @@ def _chunk_flags(
                     "tokens here); a manual block size breaks that alignment",
                 )
             )
-            example = n * max(1, LMCACHE_DEFAULT_CHUNK // n)
-            fits = LMCACHE_DEFAULT_CHUNK % n == 0
+            lmcache_chunk = launch_facts().lmcache.chunk_size
+            example = n * max(1, lmcache_chunk // n)
+            fits = lmcache_chunk % n == 0
             notes.append(
                 f"LMCache: set its chunk size (LMCACHE_CHUNK_SIZE, default "
-                f"{LMCACHE_DEFAULT_CHUNK}) to a multiple of N = {n}, e.g. {example}"
-                + ("" if fits else f" ({LMCACHE_DEFAULT_CHUNK} is not one)")
+                f"{lmcache_chunk}) to a multiple of N = {n}, e.g. {example}"
+                + ("" if fits else f" ({lmcache_chunk} is not one)")
             )
         return [checked(engine, "--max-num-batched-tokens", str(chunk), why)], left, notes
     if d.family.attention_family == "HYBRID":
@@ -508,20 +612,35 @@ def _chunk_flags(
 
 def _mtp_flags(engine: Engine, cfg: ModelConfig, d: Diagnosis, users: int) -> list[PlanFlag]:
     layers = d.family.mtp_layers
+    mtp = launch_facts().mtp
     why = (
         f"the checkpoint has {layers} MTP layer(s) that serve as the draft model; with {users} "
-        f"concurrent user(s) (≤ {MTP_MAX_USERS}) the GPU has idle compute to verify drafts, "
+        f"concurrent user(s) (≤ {mtp.max_users}) the GPU has idle compute to verify drafts, "
         "at high concurrency it does not pay"
     )
     if engine == "vllm":
-        spec = json.dumps({"method": "mtp", "num_speculative_tokens": 1}, separators=(",", ":"))
-        return [checked(engine, "--speculative-config", spec, why + "; 1 draft token")]
+        tokens = mtp.vllm_num_speculative_tokens
+        spec = json.dumps(
+            {"method": "mtp", "num_speculative_tokens": tokens}, separators=(",", ":")
+        )
+        return [checked(engine, "--speculative-config", spec, why + f"; {tokens} draft token(s)")]
     algo = "NEXTN" if cfg.model_type.startswith("qwen3") else "EAGLE"
+    steps, topk, drafts = mtp.sglang_num_steps, mtp.sglang_eagle_topk, mtp.sglang_num_draft_tokens
     return [
         checked(engine, "--speculative-algorithm", algo, why + f" ({algo} runs the MTP head)"),
-        checked(engine, "--speculative-num-steps", "1", "one draft step (SGLang's minimum 1/1/2)"),
-        checked(engine, "--speculative-eagle-topk", "1", "one candidate per step"),
-        checked(engine, "--speculative-num-draft-tokens", "2", "steps × topk + 1 verified tokens"),
+        checked(
+            engine,
+            "--speculative-num-steps",
+            str(steps),
+            f"{steps} draft step(s) (SGLang's minimum 1/1/2)",
+        ),
+        checked(engine, "--speculative-eagle-topk", str(topk), f"{topk} candidate(s) per step"),
+        checked(
+            engine,
+            "--speculative-num-draft-tokens",
+            str(drafts),
+            "steps × topk + 1 verified tokens",
+        ),
     ]
 
 
@@ -727,8 +846,9 @@ def plan(
                 f"({cfg.max_position_embeddings or 'from config'})",
             )
         )
-    mtp = fam.mtp_layers > 0 and users <= MTP_MAX_USERS
-    flags.append(_memory_flag(eng, mtp, lay.attn_dp > 1))
+    mtp_max_users = launch_facts().mtp.max_users
+    mtp = fam.mtp_layers > 0 and users <= mtp_max_users
+    flags.append(_memory_flag(eng, d, mtp, lay.attn_dp > 1))
     cf, cl, cn = _chunk_flags(eng, d, latency_priority, serve_images)
     flags += cf
     left += cl
@@ -739,7 +859,7 @@ def plan(
         left.append(
             LeftOut(
                 "--speculative-config" if eng == "vllm" else "--speculative-algorithm",
-                f"MTP layers exist, but {users} concurrent users (> {MTP_MAX_USERS}) leave no "
+                f"MTP layers exist, but {users} concurrent users (> {mtp_max_users}) leave no "
                 "idle compute for drafts: speculative decoding would cost throughput",
             )
         )

@@ -211,3 +211,13 @@ def test_cli_json_and_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert "# --tp-size 1:" in text and "python3 -m sglang.launch_server" in text
     with pytest.raises(InputError):
         cli_main(["Qwen/Qwen3-8B", "--engine", "vllm", "--gpu", "H200"])
+
+
+def test_launch_facts_are_read_once_from_data_with_sources() -> None:
+    from engine.plan import launch_facts
+
+    facts = launch_facts()
+    assert facts is launch_facts()
+    assert facts.mtp.max_users == 8 and facts.mtp.max_users_source
+    assert {"vllm", "sglang"} <= set(facts.routers)
+    assert all(r.source for r in facts.routers.values())
