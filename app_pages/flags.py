@@ -3,7 +3,11 @@ a Kubernetes manifest, the advisors, and a linter for an inherited command."""
 
 import streamlit as st
 
-from engine.errors import InputError
+from engine import charts_data as C
+from engine.advisors import engine_advice, moe_comm_advice, parallelism_advice
+from engine.facts import model_facts
+from engine.lint import lint_command
+from engine.plan import plan
 from engine.share import ENGINE_LABELS
 from ui import show
 from ui import state as S
@@ -16,127 +20,99 @@ st.caption(
     f"prefix overlap {s.prefix} %, {s.latency} priority."
 )
 
-try:
-    from engine.plan import plan
-except ImportError:
-    plan = None
-if plan is None:
-    show.not_there_yet("The launch planner", "engine.plan")
-else:
-    order = [s.engine] + [e for e in ("vllm", "sglang") if e != s.engine]
-    for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict=True):
-        with tab:
-            try:
-                p = plan(
-                    v.model.config,
-                    engine,
-                    v.gpu,
-                    s.total_gpus,
-                    s.context,
-                    s.users,
-                    s.prefix / 100,
-                    model_id=v.model_id,
-                    latency_priority=s.latency,
-                )
-            except InputError as err:
-                st.error(str(err))
-                continue
-            if not p.runnable:
-                st.error("Blocked: " + "; ".join(p.blocked_by))
-            st.code(p.shell(), language="bash")
-            st.markdown(
-                f"**Layout:** TP {p.layout.tp} × DP {p.layout.dp}"
-                + (f", DP-attention {p.layout.attn_dp}" if p.layout.attn_dp > 1 else "")
-                + (", expert parallel" if p.layout.ep else "")
-                + f" — {p.layout.reason}"
-            )
-            st.markdown("**Why each flag is there**")
-            st.markdown("\n".join(f"- `{' '.join(f.tokens)}` — {f.reason}" for f in p.flags))
-            with st.expander("Left to the engine on purpose"):
-                for x in p.left_to_engine:
-                    st.markdown(f"- `{x.flag}` — {x.reason}")
-            with st.expander("Notes"):
-                for n in p.notes:
-                    st.markdown(f"- {n}")
-            with st.expander("docker run"):
-                st.code(p.docker(), language="bash")
-            with st.expander("Kubernetes manifest"):
-                st.code(p.to_json()["kubernetes_yaml"], language="yaml")
+order = [s.engine] + [e for e in ("vllm", "sglang") if e != s.engine]
+for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict=True):
+    with tab:
+        p = show.or_error(
+            plan,
+            v.model.config,
+            engine,
+            v.gpu,
+            s.total_gpus,
+            s.context,
+            s.users,
+            s.prefix / 100,
+            model_id=v.model_id,
+            latency_priority=s.latency,
+        )
+        if p is None:
+            continue
+        if not p.runnable:
+            st.error("Blocked: " + "; ".join(p.blocked_by))
+        st.code(p.shell(), language="bash")
+        st.markdown(
+            f"**Layout:** TP {p.layout.tp} × DP {p.layout.dp}"
+            + (f", DP-attention {p.layout.attn_dp}" if p.layout.attn_dp > 1 else "")
+            + (", expert parallel" if p.layout.ep else "")
+            + f" — {p.layout.reason}"
+        )
+        st.markdown("**Why each flag is there**")
+        st.markdown("\n".join(f"- `{' '.join(f.tokens)}` — {f.reason}" for f in p.flags))
+        with st.expander("Left to the engine on purpose"):
+            for x in p.left_to_engine:
+                st.markdown(f"- `{x.flag}` — {x.reason}")
+        with st.expander("Notes"):
+            for n in p.notes:
+                st.markdown(f"- {n}")
+        with st.expander("docker run"):
+            st.code(p.docker(), language="bash")
+        with st.expander("Kubernetes manifest"):
+            st.code(p.to_json()["kubernetes_yaml"], language="yaml")
 
 st.subheader("Advisors")
 d = S.diagnosis_or_stop()
-try:
-    from engine.advisors import engine_advice, moe_comm_advice, parallelism_advice
-except ImportError:
-    parallelism_advice = None
-if parallelism_advice is None:
-    show.not_there_yet("The advisors", "engine.advisors")
-else:
-    left, right = st.columns(2)
-    with left:
-        try:
-            a = parallelism_advice(
-                d.family.attention_family,
-                d.family.moe,
-                s.gpus,
-                s.users,
-                s.latency,
-                num_attention_heads=d.config.num_attention_heads,
-            )
-        except InputError as err:
-            st.error(str(err))
-        else:
-            st.markdown(
-                f"**Parallelism: {a.layout}** (attention TP {a.attention_tp} × DP "
-                f"{a.attention_dp}, EP {a.ep})"
-            )
-            for r in a.reasoning:
-                st.markdown(f"- {r}")
-            st.caption(f"Trade-off: {a.tradeoff}")
-            st.code(" ".join(a.vllm_flags if s.engine == "vllm" else a.sglang_flags), language=None)
-    with right:
-        e = engine_advice(s.prefix, replicas=max(1, s.total_gpus // max(1, s.tp)))
+left, right = st.columns(2)
+with left:
+    a = show.or_error(
+        parallelism_advice,
+        d.family.attention_family,
+        d.family.moe,
+        s.gpus,
+        s.users,
+        s.latency,
+        num_attention_heads=d.config.num_attention_heads,
+    )
+    if a is not None:
         st.markdown(
-            f"**Engine at {s.prefix} % prefix overlap: {ENGINE_LABELS.get(e.engine, e.engine)}**"
+            f"**Parallelism: {a.layout}** (attention TP {a.attention_tp} × DP "
+            f"{a.attention_dp}, EP {a.ep})"
         )
-        for r in e.reasoning:
+        for r in a.reasoning:
             st.markdown(f"- {r}")
-        st.caption(f"Routing: {e.routing}")
-        if d.family.moe:
-            c = moe_comm_advice(s.nodes, "mixed")
-            st.markdown(f"**MoE all-to-all on {s.nodes} node(s)**")
-            for r in c.reasoning:
-                st.markdown(f"- {r}")
+        st.caption(f"Trade-off: {a.tradeoff}")
+        st.code(" ".join(a.vllm_flags if s.engine == "vllm" else a.sglang_flags), language=None)
+with right:
+    e = engine_advice(s.prefix, replicas=C.instances(d))
+    st.markdown(
+        f"**Engine at {s.prefix} % prefix overlap: {ENGINE_LABELS.get(e.engine, e.engine)}**"
+    )
+    for r in e.reasoning:
+        st.markdown(f"- {r}")
+    st.caption(f"Routing: {e.routing}")
+    if d.family.moe:
+        c = moe_comm_advice(s.nodes, "mixed")
+        st.markdown(f"**MoE all-to-all on {s.nodes} node(s)**")
+        for r in c.reasoning:
+            st.markdown(f"- {r}")
 
 st.subheader("Lint an inherited command")
-try:
-    from engine.facts import model_facts
-    from engine.lint import lint_command
-except ImportError:
-    lint_command = None
-if lint_command is None:
-    show.not_there_yet("The command linter", "engine.lint")
-else:
-    text = st.text_area(
-        "vllm serve … / python -m sglang.launch_server … / a pod manifest",
-        key="flags.lint",
-        height=120,
-    )
-    if st.button("Lint", key="flags.lint_go") and text.strip():
-        try:
-            report = lint_command(text, model_facts(v.model), v.gpu, s.total_gpus)
-        except InputError as err:
-            st.error(str(err))
-        else:
-            st.caption(
-                f"{ENGINE_LABELS[report.engine]} {report.engine_version}, read from "
-                f"{report.parsed_from}"
-            )
-            if not report.findings:
-                st.success("No findings.")
-            for f in report.findings:
-                box = {"error": st.error, "warning": st.warning}.get(f.severity, st.info)
-                box(f"**{f.code}** — {f.message}\n\nFix: {f.fix}")
-            with st.expander("Every flag explained"):
-                for x in report.explanations:
-                    st.markdown(f"- `{x.flag}` {x.value or ''} — {x.meaning} {x.reason}")
+SEVERITY_BOX = {"error": st.error, "warning": st.warning}
+text = st.text_area(
+    "vllm serve … / python -m sglang.launch_server … / a pod manifest",
+    key="flags.lint",
+    height=120,
+)
+if st.button("Lint", key="flags.lint_go") and text.strip():
+    report = show.or_error(lint_command, text, model_facts(v.model), v.gpu, s.total_gpus)
+    if report is not None:
+        st.caption(
+            f"{ENGINE_LABELS[report.engine]} {report.engine_version}, read from "
+            f"{report.parsed_from}"
+        )
+        if not report.findings:
+            st.success("No findings.")
+        for f in report.findings:
+            SEVERITY_BOX.get(f.severity, st.info)(f"**{f.code}** — {f.message}\n\nFix: {f.fix}")
+        with st.expander("Every flag explained"):
+            for ex in report.explanations:
+                st.markdown(f"- `{ex.flag}` {ex.value or ''} — {ex.meaning} {ex.reason}")

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from engine import charts_data as C
-from engine.errors import InputError
+from engine.gates import evaluate_gates
 from ui import show
 from ui import state as S
 
@@ -20,7 +20,7 @@ with st.container(border=True):
     cols[0].metric(
         "Memory", g.memory_label, help="As the vendor states it: GB = 10^9 B, GiB = 2^30 B"
     )
-    cols[1].metric("Bandwidth", f"{g.bandwidth_bytes_per_s / 1e12:,.2f} TB/s")
+    cols[1].metric("Bandwidth", C.tb_per_s(g.bandwidth_bytes_per_s))
     cc = (
         f" (CC {g.compute_capability[0]}.{g.compute_capability[1]})" if g.compute_capability else ""
     )
@@ -40,30 +40,22 @@ with st.container(border=True):
         st.caption(g.note)
 
 st.subheader("Gates")
-try:
-    from engine.gates import evaluate_gates
-except ImportError:
-    evaluate_gates = None
-if evaluate_gates is None:
-    show.not_there_yet("The hardware gates", "engine.gates")
-else:
-    try:
-        report = evaluate_gates(v.model.config, g, v.state.tp, v.state.kv_dtype, v.state.context)
-    except InputError as err:
-        st.error(str(err))
+MARK = {"pass": ":green[**pass**]", "warn": ":orange[**warn**]", "fail": ":red[**fail**]"}
+report = show.or_error(
+    evaluate_gates, v.model.config, g, v.state.tp, v.state.kv_dtype, v.state.context
+)
+if report is not None:
+    for x in report.gates:
+        fix = f"  \n  Fix: {x.fix}" if x.fix else ""
+        st.markdown(f"- {MARK.get(x.status, x.status)} **{x.name}** — {x.reason}{fix}")
+    if report.runs:
+        st.success(f"Runs on {report.gpus} × {g.key} (one instance, TP {report.gpus}).")
     else:
-        mark = {"pass": ":green[**pass**]", "warn": ":orange[**warn**]", "fail": ":red[**fail**]"}
-        for x in report.gates:
-            fix = f"  \n  Fix: {x.fix}" if x.fix else ""
-            st.markdown(f"- {mark.get(x.status, x.status)} **{x.name}** — {x.reason}{fix}")
-        if report.runs:
-            st.success(f"Runs on {report.gpus} × {g.key} (one instance, TP {report.gpus}).")
-        else:
-            st.error("Blocked: " + "; ".join(x.name for x in report.gates if x.status == "fail"))
-        if report.min_gpus is not None:
-            st.caption(
-                f"Fewest {g.key} GPUs for one {v.state.context:,}-token request: {report.min_gpus}."
-            )
+        st.error("Blocked: " + "; ".join(x.name for x in report.gates if x.status == "fail"))
+    if report.min_gpus is not None:
+        st.caption(
+            f"Fewest {g.key} GPUs for one {v.state.context:,}-token request: {report.min_gpus}."
+        )
 
 st.subheader("Does the checkpoint fit")
 d = S.diagnosis_or_stop()

@@ -1,10 +1,9 @@
 """Step 2 — KV cache: bytes per token and per request by layer group, and how many users fit."""
 
-import dataclasses
-
 import streamlit as st
 
 from engine import charts_data as C
+from engine.enginetables import engine_version
 from engine.share import ENGINE_LABELS
 from ui import charts, show
 from ui import state as S
@@ -33,10 +32,12 @@ with c1:
     )
 with c2:
     dtypes = C.kv_dtype_options(cfg, v.gpu.arch)
-    if s.kv_dtype not in dtypes:
-        dtypes = (*dtypes, s.kv_dtype)
     S.bound(
-        st.selectbox, "KV cache dtype (--kv-cache-dtype)", "kv_dtype", "kv.dtype", options=dtypes
+        st.selectbox,
+        "KV cache dtype (--kv-cache-dtype)",
+        "kv_dtype",
+        "kv.dtype",
+        options=dtypes if s.kv_dtype in dtypes else (*dtypes, s.kv_dtype),
     )
     S.bound(
         st.slider,
@@ -98,11 +99,11 @@ left, right = st.columns(2)
 with left:
     st.plotly_chart(charts.kv_stack(C.kv_vs_context(d.kv, grid), d.context), width="stretch")
 with right:
-    users = C.users_vs_context(cfg, v.options, C.kv_dtype_options(cfg, v.gpu.arch), grid)
+    users = C.users_vs_context(cfg, v.options, dtypes, grid)
     st.plotly_chart(charts.users_fit(users, d.context, s.users), width="stretch")
 
 if d.fit is not None:
-    breakdown = C.memory_breakdown(d.fit, dataclasses.replace(v.options))
+    breakdown = C.memory_breakdown(d.fit, v.options)
     st.plotly_chart(charts.memory(breakdown), width="stretch")
     if not breakdown.fits:
         st.error(
@@ -124,20 +125,16 @@ show.table(
         {
             "": "≠" if r.differs else "",
             "metric": r.metric,
-            ENGINE_LABELS["vllm"] + " 0.33.0": r.vllm,
-            ENGINE_LABELS["sglang"] + " 0.5.23": r.sglang,
+            f"{ENGINE_LABELS['vllm']} {engine_version('vllm')}": r.vllm,
+            f"{ENGINE_LABELS['sglang']} {engine_version('sglang')}": r.sglang,
         }
         for r in compare
     ],
 )
-notes = [n for n in (d.kv.kv_dtype.note, d.sglang.kv_dtype.note) if n]
+notes = [
+    f"{ENGINE_LABELS[eng]}: {kv.kv_dtype.note}"
+    for eng, kv in (("vllm", d.kv), ("sglang", d.sglang))
+    if kv.kv_dtype.note
+]
 if notes:
-    st.caption(
-        " · ".join(
-            f"{eng}: {n}"
-            for eng, n in zip(
-                ("vLLM", "SGLang"), (d.kv.kv_dtype.note, d.sglang.kv_dtype.note), strict=True
-            )
-            if n
-        )
-    )
+    st.caption(" · ".join(notes))

@@ -42,7 +42,7 @@ if variants:
                 "what": x.what,
                 "KV B/token": x.kv_bytes_per_token,
                 "constant state B/request": x.state_bytes_per_request,
-                f"GiB at {C.tokens(s.context)}": round(x.bytes_at(s.context) / C.GIB, 3),
+                f"GiB at {C.tokens(s.context)}": round(C.in_gib(x.bytes_at(s.context)), 3),
             }
             for x in variants
         ],
@@ -60,18 +60,12 @@ st.markdown(
     "batch is large; prefill pushes thousands of tokens through the same weights and crosses it "
     "quickly."
 )
-g = v.gpu
-try:
-    ai = learn.intensity(
-        cfg, g.bf16_tflops * 1e12, g.bandwidth_bytes_per_s, s.context, kv_dtype=s.kv_dtype
-    )
-except InputError as err:
-    st.error(str(err))
-else:
+ai = show.or_error(learn.gpu_intensity, cfg, v.gpu, s.context, kv_dtype=s.kv_dtype)
+if ai is not None:
     st.plotly_chart(charts.intensity(ai), width="stretch")
     with st.expander("Formula"):
         st.code(
-            f"ridge ({g.key}, BF16 dense): {ai.ridge_formula}\ndecode: "
+            f"ridge ({v.gpu.key}, BF16 dense): {ai.ridge_formula}\ndecode: "
             f"{ai.decode_formula}\nprefill: {ai.prefill_formula}",
             language=None,
             wrap_lines=True,

@@ -4,8 +4,9 @@ engine's startup log or /metrics, and live torch micro-kernels."""
 import streamlit as st
 
 from engine import charts_data as C
-from engine.diagnose import Options, diagnose
+from engine.backcalc import metrics_commands, minimal_launch, parse_engine_text
 from engine.errors import InputError
+from engine.kernels.dims import PRESETS
 from engine.share import ENGINE_LABELS
 from ui import show
 from ui import state as S
@@ -14,101 +15,75 @@ v = S.view()
 s = v.state
 label = ENGINE_LABELS[s.engine]
 st.title("6 Measure")
-d = S.diagnosis_or_stop()
+S.diagnosis_or_stop()
 
-try:
-    from engine.backcalc import backcalculate, metrics_commands, minimal_launch, parse_engine_text
-except ImportError:
-    backcalculate = None
-if backcalculate is None:
-    show.not_there_yet("Back-calculation", "engine.backcalc")
-else:
-    st.subheader(f"1. A minimal first launch ({label})")
-    st.caption(
-        "Nothing but TP, the context and a conservative memory fraction: the engine picks the rest "
-        "and its log says what it picked."
-    )
+st.subheader(f"1. A minimal first launch ({label})")
+st.caption(
+    "Nothing but TP, the context and a conservative memory fraction: the engine picks the rest "
+    "and its log says what it picked."
+)
+launch = show.or_error(minimal_launch, s.engine, v.model_id, s.tp, s.context)
+if launch is not None:
+    st.code(" ".join(launch), language="bash")
+st.subheader("2. Read the KV pool")
+st.code("\n".join(metrics_commands(s.engine)), language="bash")
+
+st.subheader("3. Back-calculate bytes per token")
+left, right = st.columns(2)
+log = left.text_area(
+    "Startup log",
+    key="measure.log",
+    height=180,
+    placeholder="… Available KV cache memory: 38.47 GiB … GPU KV cache size: 587,776 tokens",
+)
+metrics = right.text_area("/metrics text (optional)", key="measure.metrics", height=180)
+if st.button("Back-calculate", key="measure.go"):
     try:
-        st.code(" ".join(minimal_launch(s.engine, v.model_id, s.tp, s.context)), language="bash")
+        m = C.measured_vs_predicted(
+            v.model.config,
+            parse_engine_text(log or None, metrics or None),
+            s.kv_dtype,
+            s.tp,
+            v.gpu.arch,
+            s.memory_fraction,
+        )
     except InputError as err:
         st.error(str(err))
-    st.subheader("2. Read the KV pool")
-    st.code("\n".join(metrics_commands(s.engine)), language="bash")
-
-    st.subheader("3. Back-calculate bytes per token")
-    left, right = st.columns(2)
-    log = left.text_area(
-        "Startup log",
-        key="measure.log",
-        height=180,
-        placeholder="… Available KV cache memory: 38.47 GiB … GPU KV cache size: 587,776 tokens",
-    )
-    metrics = right.text_area("/metrics text (optional)", key="measure.metrics", height=180)
-    if st.button("Back-calculate", key="measure.go"):
-        try:
-            reading = parse_engine_text(log or None, metrics or None)
-            tp = reading.tp_size or s.tp
-            pred = diagnose(
-                v.model.config, Options(kv_dtype=s.kv_dtype, tp=tp, gpu_arch=v.gpu.arch)
+    else:
+        result = m.result
+        cols = st.columns(4)
+        cols[0].metric("Measured B/token per rank", f"{result.bytes_per_token_measured:,.0f} B")
+        cols[1].metric("Predicted (step 2)", f"{result.bytes_per_token_predicted:,.0f} B")
+        cols[2].metric("Ratio", f"{result.ratio:.3f}")
+        cols[3].metric("KV pool per rank", C.gib(result.kv_bytes_available))
+        st.info(result.explanation)
+        with st.expander("Formula and evidence"):
+            st.code(
+                f"{result.kv_bytes_available:,} B ÷ {result.tokens_capacity:,} tokens = "
+                f"{result.bytes_per_token_measured:,.1f} B/token; predicted "
+                f"{result.bytes_per_token_predicted:,.0f} B/token at TP {m.tp}",
+                language=None,
+                wrap_lines=True,
             )
-            kv = pred.kv if reading.engine == "vllm" else pred.sglang
-            result = backcalculate(
-                reading,
-                float(kv.kv_bytes_per_token),
-                tp,
-                pred.family.attention_family,
-                [g.formula() for g in kv.groups],
-                state_bytes_per_sequence=kv.state_bytes_per_request_padded or None,
-                planned_memory_fraction=s.memory_fraction,
-            )
-        except InputError as err:
-            st.error(str(err))
-        else:
-            cols = st.columns(4)
-            cols[0].metric("Measured B/token per rank", f"{result.bytes_per_token_measured:,.0f} B")
-            cols[1].metric("Predicted (step 2)", f"{result.bytes_per_token_predicted:,.0f} B")
-            cols[2].metric("Ratio", f"{result.ratio:.3f}")
-            cols[3].metric("KV pool per rank", C.gib(result.kv_bytes_available))
-            st.info(result.explanation)
-            with st.expander("Formula and evidence"):
-                st.code(
-                    f"{result.kv_bytes_available:,} B ÷ {result.tokens_capacity:,} tokens = "
-                    f"{result.bytes_per_token_measured:,.1f} B/token; predicted "
-                    f"{result.bytes_per_token_predicted:,.0f} B/token at TP {tp}",
-                    language=None,
-                    wrap_lines=True,
-                )
-                for e in result.evidence:
-                    st.markdown(f"- {e}")
+            for e in result.evidence:
+                st.markdown(f"- {e}")
 
 st.subheader("Micro-kernels on this machine")
 st.caption(
     "Seven torch checks that test the sizing model of steps 1–2 (paged KV, MLA absorption, decode, "
     "DSA, prefix, MoE, KV concat). CPU runs use small sizes."
 )
-try:
-    from engine.kernels.dims import PRESETS
-except ImportError:
-    PRESETS = None
-if PRESETS is None:
-    show.not_there_yet("The micro-kernels", "engine.kernels")
-else:
-    c1, c2 = st.columns(2)
-    preset = c1.selectbox("Model dimensions", list(PRESETS), key="measure.preset")
-    device = c2.radio("Device", ["cpu", "cuda"], key="measure.device", horizontal=True)
-    if st.button("Run the checks", key="measure.kernels"):
-        from engine.kernels.runner import run_all
+c1, c2 = st.columns(2)
+preset = c1.selectbox("Model dimensions", list(PRESETS), key="measure.preset")
+device = c2.radio("Device", ["cpu", "cuda"], key="measure.device", horizontal=True)
+if st.button("Run the checks", key="measure.kernels"):
+    from engine.kernels.runner import run_all  # imports torch: only when the checks run
 
-        bar = st.progress(0.0, text="starting")
+    bar = st.progress(0.0, text="starting")
 
-        def progress(i: int, total: int, name: str) -> None:
-            bar.progress(i / max(total, 1), text=name)
+    def progress(i: int, total: int, name: str) -> None:
+        bar.progress(i / max(total, 1), text=name)
 
-        try:
-            rows = run_all(device, PRESETS[preset](), progress)
-        except InputError as err:
-            st.error(str(err))
-        else:
-            show.table(
-                [r.as_dict() for r in rows],
-            )
+    rows = show.or_error(run_all, device, PRESETS[preset](), progress)
+    if rows is not None:
+        show.table([r.as_dict() for r in rows])

@@ -4,19 +4,12 @@ import streamlit as st
 
 from engine.errors import InputError
 from engine.share import ENGINE_LABELS
-from ui import show
+from engine.software import software_report
 from ui import state as S
 
 v = S.view()
 st.title("4 Software")
 st.caption(f"{v.model.name} · {v.model.config.architecture}")
-try:
-    from engine.software import software_report
-except ImportError:
-    software_report = None
-if software_report is None:
-    show.not_there_yet("The software report", "engine.software")
-    st.stop()
 
 model_id = v.model.name if v.model.source in ("catalog", "hub") else None
 cols = st.columns(2)

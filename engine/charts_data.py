@@ -14,28 +14,30 @@ from dataclasses import dataclass
 from functools import cache
 
 from engine.architecture import LINEAR_KINDS, Architecture
+from engine.backcalc import BackcalcResult, EngineReading, backcalculate
 from engine.config import ModelConfig
 from engine.diagnose import Diagnosis, Fit, Options, compute_fit, diagnose
 from engine.errors import InputError
-from engine.kv_dtype import resolve_kv_dtype
+from engine.kv_dtype import ALIASES, resolve_kv_dtype
 from engine.loader import catalog_names, load_catalog
 from engine.sizing import KvSizing, LayerGroup
 
 GIB = 1 << 30
 GB = 1_000_000_000
 
-# The KV dtypes offered in the app, one spelling per dtype (aliases such as "bfloat16"
-# still parse from a link).
-KV_DTYPE_MENU = (
-    "auto",
-    "bf16",
-    "fp16",
-    "fp8",
-    "fp8_e4m3",
-    "fp8_e5m2",
-    "fp8_ds_mla",
-    "nvfp4_ds_mla",
-)
+TERA = 1e12
+
+
+def _first_spellings() -> tuple[str, ...]:
+    first: dict[str, str] = {}
+    for name, dtype in ALIASES.items():
+        first.setdefault(dtype, name)
+    return tuple(first.values())
+
+
+# The KV dtypes offered in the app: the first spelling of each dtype engine/kv_dtype.py
+# accepts (aliases such as "bfloat16" still parse from a link).
+KV_DTYPE_MENU = _first_spellings()
 
 
 # --- units -------------------------------------------------------------------------------
@@ -54,6 +56,26 @@ def gb(n: float) -> str:
 def nbytes(n: float) -> str:
     """Exact bytes with thousands separators (fractions kept for compressed layers)."""
     return f"{n:,.0f} B" if float(n).is_integer() else f"{n:,.2f} B"
+
+
+def in_gib(n: float) -> float:
+    """Bytes as a number of GiB (2^30), for chart axes."""
+    return n / GIB
+
+
+def in_gb(n: float) -> float:
+    """Bytes as a number of GB (10^9), for chart axes."""
+    return n / GB
+
+
+def tb_per_s(bytes_per_s: float) -> str:
+    """A bandwidth in TB/s (10^12 B/s), as datasheets give it."""
+    return f"{bytes_per_s / TERA:,.2f} TB/s"
+
+
+def per_instance(users: int, instances: int) -> int:
+    """Requests each instance must hold: the users spread over the instances, rounded up."""
+    return -(-users // instances)
 
 
 def size(n: float) -> str:
@@ -242,7 +264,7 @@ def fit_shown(d: Diagnosis) -> list[Shown]:
     f = d.fit
     if f is None:
         return []
-    need = -(-d.options.users // f.instances)
+    need = per_instance(d.options.users, f.instances)
     return [
         Shown(
             f"Users that fit at {tokens(d.context)} tokens",
@@ -457,6 +479,11 @@ def chart_limit(d: Diagnosis) -> int:
     return max(d.config.max_position_embeddings or d.context, d.context)
 
 
+def instances(d: Diagnosis) -> int:
+    """Engine instances (TP groups) the GPUs make, as the fit counts them."""
+    return d.fit.instances if d.fit is not None else 1
+
+
 def kv_dtype_options(cfg: ModelConfig, gpu_arch: str | None) -> tuple[str, ...]:
     """The KV dtypes vLLM accepts for this model on this GPU."""
     out = []
@@ -523,7 +550,7 @@ class MemoryBreakdown:
 def memory_breakdown(fit: Fit, opts: Options) -> MemoryBreakdown:
     """One GPU's memory: weights, the KV the requested users take, KV space left, and what
     lies outside the memory fraction (activations, CUDA graphs, NCCL buffers)."""
-    need = -(-opts.users // fit.instances)
+    need = per_instance(opts.users, fit.instances)
     served = min(need, fit.users_per_instance)
     kv_used = served * fit.bytes_per_request_per_gpu
     outside = fit.memory_per_gpu - fit.usable_per_gpu
@@ -564,6 +591,42 @@ def memory_breakdown(fit: Fit, opts: Options) -> MemoryBreakdown:
         )
     )
     return MemoryBreakdown(tuple(segs), fit.memory_per_gpu, fits, need, served)
+
+
+# --- measured against predicted ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A back-calculation and the TP it was predicted at (the log's own TP, else the view's)."""
+
+    tp: int
+    result: BackcalcResult
+
+
+def measured_vs_predicted(
+    cfg: ModelConfig,
+    reading: EngineReading,
+    kv_dtype: str,
+    tp: int,
+    gpu_arch: str | None,
+    memory_fraction: float,
+) -> Measured:
+    """Step 6: the engine's reported KV pool against step 2's bytes per token, sized by the
+    engine that wrote the log (vLLM and SGLang may store different bytes)."""
+    tp = reading.tp_size or tp
+    pred = diagnose(cfg, Options(kv_dtype=kv_dtype, tp=tp, gpu_arch=gpu_arch))
+    kv = pred.kv if reading.engine == "vllm" else pred.sglang
+    result = backcalculate(
+        reading,
+        float(kv.kv_bytes_per_token),
+        tp,
+        pred.family.attention_family,
+        [g.formula() for g in kv.groups],
+        state_bytes_per_sequence=kv.state_bytes_per_request_padded or None,
+        planned_memory_fraction=memory_fraction,
+    )
+    return Measured(tp, result)
 
 
 # --- the catalog -------------------------------------------------------------------------

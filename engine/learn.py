@@ -17,6 +17,7 @@ from typing import Any
 from engine.architecture import head_size, uses_mla
 from engine.config import ModelConfig, normalize
 from engine.diagnose import Diagnosis, Options, diagnose
+from engine.gpus import Gpu
 from engine.weights import WeightReport
 
 # DeepSeek-V3's MLA and V3.2's indexer dimensions, used when the chosen model has none.
@@ -240,6 +241,13 @@ def intensity(
         f"2 × {n:,} active params × B ÷ (weights read + B × {kv_req:,} B of KV at {context:,} "
         f"tokens){moe}",
         f"2 × {n:,} active params × T ÷ (weights read + T × {kv_tok:,} B of KV written){moe}",
+    )
+
+
+def gpu_intensity(cfg: ModelConfig, gpu: Gpu, context: int, kv_dtype: str = "auto") -> Intensity:
+    """``intensity`` against the GPU's BF16 dense peak (catalog TFLOPS) and memory bandwidth."""
+    return intensity(
+        cfg, gpu.bf16_tflops * 1e12, gpu.bandwidth_bytes_per_s, context, kv_dtype=kv_dtype
     )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from engine.charts_data import GB, GIB, LayerStrip, MemoryBreakdown, Series, tokens
+from engine.charts_data import LayerStrip, MemoryBreakdown, Series, in_gb, in_gib, tokens
 from engine.learn import GrowthSeries, Intensity
 
 PALETTE = {
@@ -77,24 +77,31 @@ def layer_strip(strip: LayerStrip) -> go.Figure:
     return _layout(fig, "Layer pattern", height=260)
 
 
-def kv_stack(series: Sequence[Series], context: int) -> go.Figure:
-    """Per-request KV on one GPU against context, stacked by layer group."""
+def _gib_lines(
+    series: Sequence[Series | GrowthSeries], context: int, digits: int, **trace: str
+) -> go.Figure:
+    """One line per series, bytes drawn in GiB, on the context axis with the chosen context
+    marked (no annotation text: on a log axis plotly would place it at log10 coordinates)."""
     fig = go.Figure()
     for s in series:
         fig.add_trace(
             go.Scatter(
                 x=list(s.x),
-                y=[y / GIB for y in s.y],
+                y=[in_gib(y) for y in s.y],
                 name=s.name,
-                stackgroup="kv",
-                mode="lines",
-                hovertemplate="%{y:,.3f} GiB<extra>" + s.name + "</extra>",
+                hovertemplate=f"%{{y:,.{digits}f}} GiB<extra>{s.name}</extra>",
+                **trace,
             )
         )
     if series:
         _context_axis(fig, series[0].x)
-    # no annotation text: on a log axis plotly would place it at log10 coordinates
     fig.add_vline(x=context, line_dash="dot")
+    return fig
+
+
+def kv_stack(series: Sequence[Series], context: int) -> go.Figure:
+    """Per-request KV on one GPU against context, stacked by layer group."""
+    fig = _gib_lines(series, context, 3, stackgroup="kv", mode="lines")
     fig.update_yaxes(title="GiB per request (2^30 B)")
     return _layout(fig, "KV per request vs context (one GPU, stacked by layer group)")
 
@@ -126,37 +133,24 @@ def memory(b: MemoryBreakdown) -> go.Figure:
         fig.add_trace(
             go.Bar(
                 y=["one GPU"],
-                x=[seg.bytes / GB],
+                x=[in_gb(seg.bytes)],
                 name=seg.name,
                 orientation="h",
                 marker_color=color,
-                customdata=[[seg.bytes / GIB]],
+                customdata=[[in_gib(seg.bytes)]],
                 hovertemplate="%{x:,.1f} GB (%{customdata[0]:,.2f} GiB)<extra>"
                 + seg.name
                 + "</extra>",
             )
         )
     fig.update_layout(barmode="stack")
-    fig.update_xaxes(range=[0, b.memory_per_gpu / GB])
-    title = f"Memory of one GPU: {b.memory_per_gpu / GB:,.0f} GB (GB = 10^9 B; hover for GiB)"
+    fig.update_xaxes(range=[0, in_gb(b.memory_per_gpu)])
+    title = f"Memory of one GPU: {in_gb(b.memory_per_gpu):,.0f} GB (GB = 10^9 B; hover for GiB)"
     return _layout(fig, title, height=230)
 
 
 def kv_growth(series: Sequence[GrowthSeries], context: int) -> go.Figure:
-    fig = go.Figure()
-    for s in series:
-        fig.add_trace(
-            go.Scatter(
-                x=list(s.x),
-                y=[y / GIB for y in s.y],
-                name=s.name,
-                mode="lines+markers",
-                hovertemplate="%{y:,.2f} GiB<extra>" + s.name + "</extra>",
-            )
-        )
-    if series:
-        _context_axis(fig, series[0].x)
-    fig.add_vline(x=context, line_dash="dot")
+    fig = _gib_lines(series, context, 2, mode="lines+markers")
     fig.update_yaxes(title="GiB per request (2^30 B), log scale", type="log")
     return _layout(
         fig, "KV per request vs context, same dimensions, six attention designs", height=420

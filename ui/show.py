@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 import streamlit as st
 
 from engine.charts_data import Shown
+from engine.errors import InputError
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def number(s: Shown) -> None:
@@ -25,8 +29,13 @@ def numbers(items: Sequence[Shown], per_row: int = 3) -> None:
                 number(item)
 
 
-def not_there_yet(what: str, module: str) -> None:
-    st.info(f"{what} is not there yet: the engine module `{module}` is still being written.")
+def or_error(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T | None:
+    """Call an engine function; on input it rejects, show its message and return None."""
+    try:
+        return call(*args, **kwargs)
+    except InputError as err:
+        st.error(str(err))
+        return None
 
 
 def table(rows: Sequence[Mapping[str, Any]], height: int | None = None) -> None:
