@@ -28,7 +28,8 @@ SGLANG_ALIASES = {
 
 
 def _blackwell(arch: str | None) -> bool:
-    return arch is not None and arch.startswith("sm_") and int(arch[3:5]) >= 10
+    """SGLang's DSA passes test ``major >= 10`` (sm_100, sm_103, sm_120 ...; not sm_90)."""
+    return arch is not None and arch.startswith("sm_") and int(arch[3:]) >= 100
 
 
 def sglang_kv_dtype(requested: str, cfg: ModelConfig, gpu_arch: str | None) -> KvDtype:

@@ -272,3 +272,12 @@ def test_dsa_on_sm120_stores_even_auto_as_fp8_ds_mla() -> None:
         d = diagnose(cfg, Options(kv_dtype=dt, gpu_arch="sm_120"))
         assert d.kv.kv_bytes_per_token == 61 * (656 + 132)
     assert diagnose(cfg, Options(kv_dtype="bf16", gpu_arch="sm_120")).kv_dtype.stored == "bfloat16"
+
+
+def test_sglang_keeps_dsa_in_bf16_on_hopper_and_packs_fp8_as_656() -> None:
+    cfg = load_model("deepseek-ai/DeepSeek-V3.2").config
+    auto = diagnose(cfg, Options(gpu_arch="sm_90"))
+    assert auto.sglang.kv_dtype.stored == "bfloat16"
+    assert auto.sglang.kv_bytes_per_token == 61 * (1152 + 132)
+    fp8 = diagnose(cfg, Options(kv_dtype="fp8", gpu_arch="sm_90"))
+    assert fp8.sglang.kv_bytes_per_token == 61 * (656 + 132)
