@@ -19,15 +19,6 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _gpu_options(name: str | None) -> dict[str, Any]:
-    if name is None:
-        return {}
-    from engine.gpus import lookup_gpu
-
-    gpu = lookup_gpu(name)
-    return {"gpu_name": gpu.key, "gpu_arch": gpu.arch, "gpu_memory_bytes": gpu.memory_bytes}
-
-
 def cmd_diagnose(args: argparse.Namespace) -> int:
     from engine.diagnose import Options, diagnose
     from engine.loader import load_model
@@ -37,17 +28,22 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     tp = args.tp if args.tp is not None else 1
     if args.gpu is not None and gpus is None:
         gpus = tp
-    opts = Options(
-        kv_dtype=args.kv_dtype,
-        tp=tp,
-        dp=args.dp,
-        expert_parallel=args.ep,
-        context=args.context,
-        users=args.users,
-        gpus=gpus,
-        memory_fraction=args.memory_fraction,
-        **_gpu_options(args.gpu),
-    )
+    choices: dict[str, Any] = {
+        "kv_dtype": args.kv_dtype,
+        "tp": tp,
+        "dp": args.dp,
+        "expert_parallel": args.ep,
+        "context": args.context,
+        "users": args.users,
+        "gpus": gpus,
+        "memory_fraction": args.memory_fraction,
+    }
+    if args.gpu is None:
+        opts = Options(**choices)
+    else:
+        from engine.gpus import lookup_gpu
+
+        opts = Options.on_gpu(lookup_gpu(args.gpu), **choices)
     d = diagnose(model.config, opts)
     out = d.to_json()
     out["model"] = model.name

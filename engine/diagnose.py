@@ -4,7 +4,7 @@ weights and how many users fit. The CLI, the app and the tests all call ``diagno
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.architecture import Architecture, build_architecture
 from engine.config import ModelConfig
@@ -14,6 +14,9 @@ from engine.kv_dtype import KvDtype, resolve_kv_dtype
 from engine.sglang_kv import sglang_sizing
 from engine.sizing import KvSizing, size_kv
 from engine.weights import WeightReport, weight_report
+
+if TYPE_CHECKING:
+    from engine.gpus import Gpu
 
 GIB = 1 << 30
 GB = 1_000_000_000
@@ -35,6 +38,13 @@ class Options:
     gpu_memory_bytes: int | None = None
     memory_fraction: float = 0.9
     reserve_bytes: int = 0
+
+    @classmethod
+    def on_gpu(cls, gpu: Gpu, **choices: Any) -> Options:
+        """Options for ``gpu`` from the catalog (name, arch and memory filled in)."""
+        return cls(
+            gpu_name=gpu.key, gpu_arch=gpu.arch, gpu_memory_bytes=gpu.memory_bytes, **choices
+        )
 
     def validate(self) -> None:
         if self.tp < 1:

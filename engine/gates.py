@@ -185,19 +185,17 @@ def _tp_gate(cfg: ModelConfig, tp: int) -> Gate:
     return Gate("tensor-parallel split", "pass", f"{heads} heads / TP {tp} = {heads // tp} per GPU")
 
 
-def _fit(cfg: ModelConfig, gpu: Gpu, gpus: int, kv_dtype: str, context: int) -> Diagnosis:
-    return diagnose(
-        cfg,
-        Options(
-            kv_dtype=kv_dtype,
-            tp=gpus,
-            context=context,
-            gpus=gpus,
-            gpu_name=gpu.key,
-            gpu_arch=gpu.arch,
-            gpu_memory_bytes=gpu.memory_bytes,
-        ),
-    )
+def _fit(
+    cfg: ModelConfig, gpu: Gpu, gpus: int, kv_dtype: str, context: int, tp: int | None = None
+) -> Diagnosis:
+    opts = Options.on_gpu(gpu, kv_dtype=kv_dtype, tp=tp or gpus, context=context, gpus=gpus)
+    return diagnose(cfg, opts)
+
+
+def gate_context(cfg: ModelConfig, context: int | None) -> int:
+    """The context the gates size one request at: the workload's, else the model's maximum
+    capped at 128K tokens."""
+    return context or min(cfg.max_position_embeddings or 32_768, 131_072)
 
 
 def min_gpus_for(cfg: ModelConfig, gpu: Gpu, kv_dtype: str, context: int) -> int | None:
@@ -219,17 +217,23 @@ def evaluate_gates(
     gpus: int = 1,
     kv_dtype: str = "auto",
     context: int | None = None,
+    tp: int | None = None,
+    min_gpus: int | None = None,
 ) -> GateReport:
+    """Gates for ``gpus`` × ``gpu`` at tensor-parallel size ``tp`` (default: all GPUs).
+    ``min_gpus`` may be passed when the caller already computed it."""
     if gpus < 1:
         raise InputError("gpus", f"a positive integer, got {gpus}")
+    tp = tp or gpus
+    if tp > gpus:
+        raise InputError("tp", f"at most the GPU count ({gpus}), got {tp}")
     if not cfg.architectures:
         raise InputError(
             "architectures", 'a non-empty list of model class names, e.g. ["LlamaForCausalLM"]'
         )
-    ctx = context or min(cfg.max_position_embeddings or 32_768, 131_072)
-    tp = gpus
+    ctx = gate_context(cfg, context)
     try:
-        d = _fit(cfg, gpu, tp, kv_dtype, ctx)
+        d = _fit(cfg, gpu, gpus, kv_dtype, ctx, tp)
     except InputError:
         d = diagnose(cfg, Options(kv_dtype=kv_dtype, context=ctx, gpu_arch=gpu.arch))
     gates = [_family_gate(d, gpu)]
@@ -260,7 +264,7 @@ def evaluate_gates(
         gpus,
         tuple(gates),
         fits,
-        min_gpus_for(cfg, gpu, kv_dtype, ctx),
+        min_gpus if min_gpus is not None else min_gpus_for(cfg, gpu, kv_dtype, ctx),
         w,
         req,
     )

@@ -34,7 +34,7 @@ from engine.enginetables import (
     tool_call_parsers,
 )
 from engine.errors import InputError
-from engine.gates import GateReport, evaluate_gates
+from engine.gates import GateReport, evaluate_gates, gate_context, min_gpus_for
 from engine.gpus import Gpu, lookup_gpu
 from engine.rules import DATA_DIR, engine_rules
 from engine.sglang_kv import SGLANG_ALIASES
@@ -679,16 +679,12 @@ def _mm_flags(engine: Engine, lay: Layout) -> list[PlanFlag]:
     return []
 
 
-def _gate_blocks(gates: GateReport, cfg: ModelConfig, lay: Layout) -> list[str]:
-    out: list[str] = []
-    for g in gates.gates:
-        if g.status != "fail":
-            continue
-        # The gate checks TP = all GPUs; the plan may already use a TP that divides the heads.
-        if g.name == "tensor-parallel split" and cfg.num_attention_heads % lay.tp == 0:
-            continue
-        out.append(f"{g.name}: {g.reason}" + (f" (fix: {g.fix})" if g.fix else ""))
-    return out
+def _gate_blocks(gates: GateReport) -> list[str]:
+    return [
+        f"{g.name}: {g.reason}" + (f" (fix: {g.fix})" if g.fix else "")
+        for g in gates.gates
+        if g.status == "fail"
+    ]
 
 
 # --- entry point ----------------------------------------------------------------------------
@@ -734,20 +730,19 @@ def plan(
     text_only = fam.multimodal and not serve_images
     name = model_id or str(cfg.raw.get("_name_or_path") or "") or "MODEL"
     sw = software_report(cfg.raw, eng, name if model_id else None, text_only=text_only)
-    gates = evaluate_gates(cfg, gpu, gpus, "auto", context)
-    lay = _choose_layout(probe, cfg, eng, gpus, users, latency_priority, gates.min_gpus)
+    fewest = min_gpus_for(cfg, gpu, "auto", gate_context(cfg, context))
+    lay = _choose_layout(probe, cfg, eng, gpus, users, latency_priority, fewest)
+    gates = evaluate_gates(cfg, gpu, gpus, "auto", context, tp=lay.tp, min_gpus=fewest)
     d = diagnose(
         cfg,
-        Options(
+        Options.on_gpu(
+            gpu,
             tp=lay.tp,
             dp=lay.dp,
             expert_parallel=lay.ep,
             context=context,
             users=users,
             gpus=gpus,
-            gpu_name=gpu.key,
-            gpu_arch=gpu.arch,
-            gpu_memory_bytes=gpu.memory_bytes,
         ),
     )
 
@@ -877,7 +872,7 @@ def plan(
         )
     )
 
-    blocked = _gate_blocks(gates, cfg, lay)
+    blocked = _gate_blocks(gates)
     if (
         d.fit is not None
         and d.fit.users_per_instance < 1

@@ -102,3 +102,10 @@ def test_zero_gpus_and_missing_architectures_name_the_field() -> None:
     bare = normalize({"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2})
     with pytest.raises(InputError, match=r"^architectures: "):
         evaluate_gates(bare, lookup_gpu("H200"), 1)
+
+
+def test_tp_split_gate_checks_the_tp_asked_for_not_all_gpus() -> None:
+    cfg = load_model("tiiuae/falcon-7b-instruct").config
+    r = evaluate_gates(cfg, lookup_gpu("L40S"), 2, tp=1)
+    g = next(g for g in r.gates if g.name == "tensor-parallel split")
+    assert g.status == "pass" and "71 heads / TP 1 = 71" in g.reason
