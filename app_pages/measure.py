@@ -6,6 +6,7 @@ import streamlit as st
 from engine import charts_data as C
 from engine.backcalc import metrics_commands, minimal_launch, parse_engine_text
 from engine.errors import InputError
+from engine.facts import kernel_dims, kernel_layer_groups
 from engine.kernels.dims import PRESETS
 from engine.share import ENGINE_LABELS
 from ui import show
@@ -73,8 +74,9 @@ st.caption(
     "Seven torch checks that test the sizing model of steps 1–2 (paged KV, MLA absorption, decode, "
     "DSA, prefix, MoE, KV concat). CPU runs use small sizes."
 )
+THIS_MODEL = "this model"
 c1, c2 = st.columns(2)
-preset = c1.selectbox("Model dimensions", list(PRESETS), key="measure.preset")
+preset = c1.selectbox("Model dimensions", [THIS_MODEL, *PRESETS], key="measure.preset")
 device = c2.radio("Device", ["cpu", "cuda"], key="measure.device", horizontal=True)
 if st.button("Run the checks", key="measure.kernels"):
     from engine.kernels.runner import run_all  # imports torch: only when the checks run
@@ -84,6 +86,11 @@ if st.button("Run the checks", key="measure.kernels"):
     def progress(i: int, total: int, name: str) -> None:
         bar.progress(i / max(total, 1), text=name)
 
-    rows = show.or_error(run_all, device, PRESETS[preset](), progress)
+    if preset == THIS_MODEL:  # the paged check then allocates the engine's own groups
+        groups, block = kernel_layer_groups(v.model.config)
+        dims = kernel_dims(v.model.config)
+    else:
+        groups, block, dims = None, None, PRESETS[preset]()
+    rows = show.or_error(run_all, device, dims, progress, layer_groups=groups, hybrid_block=block)
     if rows is not None:
         show.table([r.as_dict() for r in rows])

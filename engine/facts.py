@@ -8,7 +8,7 @@ from dataclasses import replace
 from engine.architecture import build_architecture
 from engine.config import ModelConfig
 from engine.diagnose import Options, diagnose
-from engine.kernels.dims import KernelDims
+from engine.kernels.dims import KernelDims, LayerGroup
 from engine.lint import ModelFacts, ParserNames
 from engine.loader import LoadedModel, load_model
 
@@ -87,6 +87,19 @@ def kernel_dims(cfg: ModelConfig) -> KernelDims:
         linear_value_head_dim=cfg.linear_value_head_dim or base.linear_value_head_dim,
         linear_conv_kernel_dim=cfg.linear_conv_kernel_dim or base.linear_conv_kernel_dim,
     )
+
+
+def kernel_layer_groups(cfg: ModelConfig) -> tuple[list[LayerGroup], int | None]:
+    """The engine's paged groups (bf16, TP 1) as the paged-layout check takes them, and the
+    hybrid attention block. Constant-state (Mamba) and fractional compressed groups are
+    left out: they are not token-paged."""
+    d = diagnose(cfg, Options(kv_dtype="bf16"))
+    groups = [
+        (f"{g.kind}_{g.layers[0]}", g.num_layers, int(g.spec.bytes_per_token), d.kv.block_size)
+        for g in d.kv.groups
+        if g.kind not in ("mamba", "compressed")
+    ]
+    return groups, d.kv.hybrid.block_size if d.kv.hybrid else None
 
 
 def facts_for_source(source: str) -> ModelFacts:

@@ -28,3 +28,26 @@ def test_all_checks_pass_on_cpu_at_model_dims(
 ) -> None:
     assert main(["--model", model, "--json"]) == 0
     assert '"passed": false' not in capsys.readouterr().out
+
+
+def test_paged_check_allocates_the_engines_groups_and_hybrid_block() -> None:
+    from engine.diagnose import diagnose
+    from engine.facts import kernel_layer_groups
+    from engine.kernels.runner import run_all
+
+    cfg = load_model("Qwen/Qwen3-Next-80B-A3B-Thinking").config
+    groups, block = kernel_layer_groups(cfg)
+    assert block == 544
+    rows = {
+        r.name: r
+        for r in run_all(
+            "cpu",
+            kernel_dims(cfg),
+            only=["paged_kv_layout"],
+            layer_groups=groups,
+            hybrid_block=block,
+        )
+    }
+    assert rows["paged_bytes_per_token"].expected == diagnose(cfg).kv.kv_bytes_per_token == 24_576
+    assert rows["hybrid_block_matches_engine"].passed
+    assert all(r.passed for r in rows.values())

@@ -13,7 +13,7 @@ import time
 
 from engine.cli_util import InputErrorParser, run_cli
 from engine.kernels.common import CheckResult
-from engine.kernels.dims import PRESETS, dims_from_spec, read_dims_spec
+from engine.kernels.dims import PRESETS, LayerGroup, dims_from_spec, read_dims_spec
 from engine.kernels.runner import CHECK_NAMES, run_all
 
 
@@ -56,11 +56,15 @@ def _run(args: argparse.Namespace) -> int:
     spec = read_dims_spec(args.model_dims) if args.model_dims else {}
     if args.preset:
         spec["preset"] = args.preset
+    groups: list[LayerGroup] | None = None
+    hybrid_block = None
     if args.model:
-        from engine.facts import kernel_dims
+        from engine.facts import kernel_dims, kernel_layer_groups
         from engine.loader import load_model
 
-        spec = kernel_dims(load_model(args.model).config).to_dict() | spec
+        cfg = load_model(args.model).config
+        spec = kernel_dims(cfg).to_dict() | spec
+        groups, hybrid_block = kernel_layer_groups(cfg)
     start = time.perf_counter()
     rows = run_all(
         args.device,
@@ -70,6 +74,8 @@ def _run(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         context=args.context,
         only=args.only,
+        layer_groups=groups,
+        hybrid_block=hybrid_block,
     )
     elapsed = time.perf_counter() - start
     if args.json:

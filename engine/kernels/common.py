@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from engine.errors import InputError
-from engine.kernels.dims import KernelDims, Sizes
+from engine.kernels.dims import KernelDims, LayerGroup, Sizes
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,10 @@ class Ctx:
     sizes: Sizes
     catalog_gbps: float | None
     seed: int = 0
+    # The engine's own layer groups and hybrid block for the model (engine.facts), so the
+    # paged check compares real allocations with the engine's formula, not its own.
+    layer_groups: tuple[LayerGroup, ...] | None = None
+    hybrid_block: int | None = None
 
     @property
     def on_gpu(self) -> bool:

@@ -16,6 +16,9 @@ from typing import Any
 
 from engine.errors import InputError
 
+# A paged layer group: (name, num_layers, bytes_per_token_per_layer, block_size)
+LayerGroup = tuple[str, int, int, int]
+
 
 @dataclass(frozen=True)
 class KernelDims:

@@ -16,12 +16,9 @@ import time
 import torch
 
 from engine.kernels.common import CheckResult, Ctx, exact_row, info_row, sync, timing_row
-from engine.kernels.dims import KernelDims
+from engine.kernels.dims import KernelDims, LayerGroup
 
 CHECK = "paged_kv_layout"
-
-# (name, num_layers, bytes_per_token_per_layer, block_size)
-LayerGroup = tuple[str, int, int, int]
 
 
 def default_groups(dims: KernelDims) -> list[LayerGroup]:
@@ -64,7 +61,19 @@ def hybrid_alignment(ctx: Ctx) -> list[CheckResult]:
     block = align * math.ceil(state_bytes / (align * attn_1tok))
     page = torch.empty((block, attn_1tok), dtype=torch.uint8, device=ctx.device)
     page_bytes = page.numel()
-    return [
+    rows: list[CheckResult] = []
+    if ctx.hybrid_block is not None:
+        rows.append(
+            exact_row(
+                CHECK,
+                "hybrid_block_matches_engine",
+                block,
+                ctx.hybrid_block,
+                "tokens",
+                "block from the allocated state and attention pages vs engine.sizing's alignment",
+            )
+        )
+    rows += [
         exact_row(
             CHECK,
             "gdn_state_bytes_per_layer",
@@ -90,10 +99,12 @@ def hybrid_alignment(ctx: Ctx) -> list[CheckResult]:
             "get no prefix-cache hit",
         ),
     ]
+    return rows
 
 
 def run(ctx: Ctx, groups: list[LayerGroup] | None = None) -> list[CheckResult]:
-    groups = groups if groups is not None else default_groups(ctx.dims)
+    if groups is None:
+        groups = list(ctx.layer_groups) if ctx.layer_groups else default_groups(ctx.dims)
     tokens = ctx.sizes.paged_tokens
     rows: list[CheckResult] = []
     total_bytes = 0

@@ -11,7 +11,7 @@ import torch
 from engine.errors import InputError
 from engine.kernels import decode, dsa, kvcat, mla, moe, paged, prefix
 from engine.kernels.common import CheckResult, Ctx, resolve_device
-from engine.kernels.dims import KernelDims, Sizes
+from engine.kernels.dims import KernelDims, LayerGroup, Sizes
 
 Progress = Callable[[int, int, str], None]
 
@@ -35,6 +35,8 @@ def make_context(
     concurrency: int | None = None,
     context: int | None = None,
     seed: int = 0,
+    layer_groups: Sequence[LayerGroup] | None = None,
+    hybrid_block: int | None = None,
 ) -> Ctx:
     dev = resolve_device(device)
     if concurrency is not None and concurrency < 1:
@@ -48,7 +50,8 @@ def make_context(
         base, concurrency=concurrency or base.concurrency, context=context or base.context
     )
     work = dims if dev.type == "cuda" else dims.scaled_for_cpu()
-    return Ctx(dev, dims, work, sizes, catalog_gbps, seed)
+    groups = tuple(layer_groups) if layer_groups is not None else None
+    return Ctx(dev, dims, work, sizes, catalog_gbps, seed, groups, hybrid_block)
 
 
 def run_all(
@@ -61,6 +64,8 @@ def run_all(
     context: int | None = None,
     only: Sequence[str] | None = None,
     seed: int = 0,
+    layer_groups: Sequence[LayerGroup] | None = None,
+    hybrid_block: int | None = None,
 ) -> list[CheckResult]:
     """Run the checks and return every result row.
 
@@ -75,6 +80,8 @@ def run_all(
         concurrency=concurrency,
         context=context,
         seed=seed,
+        layer_groups=layer_groups,
+        hybrid_block=hybrid_block,
     )
     selected = [(n, f) for n, f in CHECKS if only is None or n in only]
     if only is not None:
