@@ -12,31 +12,46 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from engine.architecture import head_size, uses_mla
 from engine.config import ModelConfig, normalize
 from engine.diagnose import Diagnosis, Options, diagnose
 from engine.gpus import Gpu
+from engine.loader import load_catalog
 from engine.weights import WeightReport
 
-# DeepSeek-V3's MLA and V3.2's indexer dimensions, used when the chosen model has none.
-MLA_DEFAULTS = {
-    "kv_lora_rank": 512,
-    "qk_rope_head_dim": 64,
-    "qk_nope_head_dim": 128,
-    "v_head_dim": 128,
+# The bundled configs whose parts stand in when the chosen model has none of its own.
+REFERENCE = {
+    "mla": "deepseek-ai/DeepSeek-V3",
+    "dsa": "deepseek-ai/DeepSeek-V3.2",
+    "gdn": "Qwen/Qwen3-Next-80B-A3B-Thinking",
 }
-DSA_DEFAULTS = {"index_topk": 2048, "index_head_dim": 128, "index_n_heads": 64}
-# Qwen3-Next's Gated DeltaNet layer and its 3 linear : 1 full schedule.
-GDN_DEFAULTS = {
-    "linear_num_key_heads": 16,
-    "linear_num_value_heads": 32,
-    "linear_key_head_dim": 128,
-    "linear_value_head_dim": 128,
-    "linear_conv_kernel_dim": 4,
-}
-HYBRID_PERIOD = 4
+MLA_FIELDS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
+DSA_FIELDS = ("index_topk", "index_head_dim", "index_n_heads")
+GDN_FIELDS = (
+    "linear_num_key_heads",
+    "linear_num_value_heads",
+    "linear_key_head_dim",
+    "linear_value_head_dim",
+    "linear_conv_kernel_dim",
+)
+
+
+@cache
+def _reference(kind: str) -> ModelConfig:
+    return load_catalog(REFERENCE[kind]).config
+
+
+def _fields(cfg: ModelConfig, names: Sequence[str]) -> dict[str, Any]:
+    return {n: getattr(cfg, n) for n in names}
+
+
+def _hybrid_period() -> int:
+    """Full-attention interval of the reference hybrid (Qwen3-Next: 3 linear : 1 full)."""
+    period = _reference("gdn").field("full_attention_interval")
+    return period if isinstance(period, int) and period > 0 else 4
 
 
 @dataclass(frozen=True)
@@ -91,14 +106,11 @@ def _base(cfg: ModelConfig, kv_heads: int) -> dict[str, Any]:
 
 
 def _mla_dims(cfg: ModelConfig) -> dict[str, Any]:
+    ref = _fields(_reference("mla"), MLA_FIELDS)
     if uses_mla(cfg):
-        return {
-            "kv_lora_rank": cfg.kv_lora_rank,
-            "qk_rope_head_dim": cfg.qk_rope_head_dim,
-            "qk_nope_head_dim": cfg.qk_nope_head_dim or MLA_DEFAULTS["qk_nope_head_dim"],
-            "v_head_dim": cfg.v_head_dim or MLA_DEFAULTS["v_head_dim"],
-        }
-    return dict(MLA_DEFAULTS)
+        own = {k: v for k, v in _fields(cfg, MLA_FIELDS).items() if v is not None}
+        return ref | own
+    return ref
 
 
 def variant_configs(cfg: ModelConfig) -> list[tuple[str, str, dict[str, Any]]]:
@@ -110,7 +122,7 @@ def variant_configs(cfg: ModelConfig) -> list[tuple[str, str, dict[str, Any]]]:
     mla.update({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3"})
     dsa = (
         mla
-        | DSA_DEFAULTS
+        | _fields(_reference("dsa"), DSA_FIELDS)
         | {"architectures": ["DeepseekV32ForCausalLM"], "model_type": "deepseek_v32"}
     )
     if uses_mla(cfg) and cfg.index_topk is not None:
@@ -121,18 +133,19 @@ def variant_configs(cfg: ModelConfig) -> list[tuple[str, str, dict[str, Any]]]:
                 "index_n_heads": cfg.index_n_heads,
             }
         )
-    hybrid = _base(cfg, g) | GDN_DEFAULTS
+    hybrid = _base(cfg, g) | _fields(_reference("gdn"), GDN_FIELDS)
+    period = _hybrid_period()
     hybrid.update(
         {
             "architectures": ["Qwen3NextForCausalLM"],
             "model_type": "qwen3_next",
             "layer_types": [
-                "full_attention" if (i + 1) % HYBRID_PERIOD == 0 else "linear_attention"
+                "full_attention" if (i + 1) % period == 0 else "linear_attention"
                 for i in range(cfg.num_hidden_layers)
             ],
         }
     )
-    n_full = cfg.num_hidden_layers // HYBRID_PERIOD
+    n_full = cfg.num_hidden_layers // period
     return [
         ("MHA", f"every one of the {h} query heads has its own K and V head", _base(cfg, h)),
         ("GQA", f"{h // g} query heads share each of {g} KV heads", _base(cfg, g)),
