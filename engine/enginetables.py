@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -216,9 +217,10 @@ def _flag_table(engine: Engine) -> Mapping[str, FlagInfo]:
     return table
 
 
-def flag_table(engine: Engine) -> dict[str, FlagInfo]:
-    """Every option spelling the engine's parser accepts (aliases and ``--no-X`` included)."""
-    return dict(_flag_table(_check_engine(engine)))
+def flag_table(engine: Engine) -> Mapping[str, FlagInfo]:
+    """Every option spelling the engine's parser accepts (aliases and ``--no-X`` included).
+    Read-only and loaded once: callers share the one table."""
+    return MappingProxyType(_flag_table(_check_engine(engine)))
 
 
 def lookup_flag(engine: Engine, spelling: str) -> FlagInfo | None:
