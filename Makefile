@@ -22,6 +22,7 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy engine
+	$(BIN)/mypy app.py app_pages ui tools
 
 unit: $(STAMP)
 	$(BIN)/pytest -q -n 2 -m "not browser"

@@ -7,7 +7,7 @@ from engine import charts_data as C
 from engine.backcalc import metrics_commands, minimal_launch, parse_engine_text
 from engine.errors import InputError
 from engine.facts import kernel_dims, kernel_layer_groups
-from engine.kernels.dims import PRESETS
+from engine.kernels.dims import PRESETS, LayerGroup
 from engine.share import ENGINE_LABELS
 from ui import show
 from ui import state as S
@@ -86,11 +86,13 @@ if st.button("Run the checks", key="measure.kernels"):
     def progress(i: int, total: int, name: str) -> None:
         bar.progress(i / max(total, 1), text=name)
 
+    groups: list[LayerGroup] | None = None
+    block: int | None = None
     if preset == THIS_MODEL:  # the paged check then allocates the engine's own groups
         groups, block = kernel_layer_groups(v.model.config)
         dims = kernel_dims(v.model.config)
     else:
-        groups, block, dims = None, None, PRESETS[preset]()
+        dims = PRESETS[preset]()
     rows = show.or_error(run_all, device, dims, progress, layer_groups=groups, hybrid_block=block)
     if rows is not None:
         show.table([r.as_dict() for r in rows])

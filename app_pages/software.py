@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from engine.enginetables import ENGINES
 from engine.errors import InputError
 from engine.share import ENGINE_LABELS
 from engine.software import software_report
@@ -13,7 +14,7 @@ st.caption(f"{v.model.name} · {v.model.config.architecture}")
 
 model_id = v.model.name if v.model.source in ("catalog", "hub") else None
 cols = st.columns(2)
-for col, engine in zip(cols, ("vllm", "sglang"), strict=True):
+for col, engine in zip(cols, ENGINES, strict=True):
     with col:
         label = ENGINE_LABELS[engine]
         try:

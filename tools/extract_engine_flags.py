@@ -100,7 +100,7 @@ def first_sentence(text: Any) -> str | None:
 def dump_parser(parser: argparse.ArgumentParser, engine: str) -> list[dict[str, Any]]:
     """One row per argparse action, in parser order."""
     group_of = {id(a): g.title for g in parser._action_groups for a in g._group_actions}
-    vllm_deprecated = getattr(parser, "_deprecated", set())
+    vllm_deprecated: set[Any] = getattr(parser, "_deprecated", set())
     rows: list[dict[str, Any]] = []
     for action in parser._actions:
         if isinstance(action, argparse._HelpAction):
