@@ -23,7 +23,8 @@ from engine.enginetables import (
 from engine.errors import InputError
 from engine.versions import at_least, latest, version_key
 
-SHARED_GT = Path("/work/shared/engine-gt")
+# the shared/ folder beside the checkout (the same on CI), where the tables were read from
+SHARED_GT = Path(__file__).resolve().parents[2] / "shared" / "engine-gt"
 
 
 def test_pinned_versions_are_vllm_0_33_0_and_sglang_0_5_23() -> None:
