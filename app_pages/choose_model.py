@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from engine import charts_data as C
+from engine.present import charts_data as C
 from ui import show
 from ui import state as S
 

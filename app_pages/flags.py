@@ -3,12 +3,12 @@ a Kubernetes manifest, the advisors, and a linter for an inherited command."""
 
 import streamlit as st
 
-from engine import charts_data as C
-from engine.advisors import engine_advice, moe_comm_advice, parallelism_advice
 from engine.facts import model_facts
+from engine.launch.advisors import engine_advice, moe_comm_advice, parallelism_advice
+from engine.launch.plan import plan
 from engine.lint import lint_command
-from engine.plan import plan
-from engine.share import ENGINE_LABELS
+from engine.present import charts_data as C
+from engine.present.share import ENGINE_LABELS
 from ui import show
 from ui import state as S
 

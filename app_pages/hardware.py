@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from engine import charts_data as C
-from engine.gates import evaluate_gates
+from engine.hardware.gates import evaluate_gates
+from engine.present import charts_data as C
 from ui import show
 from ui import state as S
 

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from engine import charts_data as C
-from engine.enginetables import engine_version
-from engine.share import ENGINE_LABELS
+from engine.present import charts_data as C
+from engine.present.share import ENGINE_LABELS
+from engine.software.tables import engine_version
 from ui import charts, show
 from ui import state as S
 

@@ -3,9 +3,9 @@ GPU's ridge point, and MLA weight absorption step by step."""
 
 import streamlit as st
 
-from engine import charts_data as C
-from engine import learn
 from engine.errors import InputError
+from engine.present import charts_data as C
+from engine.present import learn
 from ui import charts, show
 from ui import state as S
 

@@ -3,12 +3,12 @@ engine's startup log or /metrics, and live torch micro-kernels."""
 
 import streamlit as st
 
-from engine import charts_data as C
-from engine.backcalc import metrics_commands, minimal_launch, parse_engine_text
 from engine.errors import InputError
 from engine.facts import kernel_dims, kernel_layer_groups
-from engine.kernels.dims import PRESETS, LayerGroup
-from engine.share import ENGINE_LABELS
+from engine.measure.backcalc import metrics_commands, minimal_launch, parse_engine_text
+from engine.measure.kernels.dims import PRESETS, LayerGroup
+from engine.present import charts_data as C
+from engine.present.share import ENGINE_LABELS
 from ui import show
 from ui import state as S
 
@@ -79,7 +79,7 @@ c1, c2 = st.columns(2)
 preset = c1.selectbox("Model dimensions", [THIS_MODEL, *PRESETS], key="measure.preset")
 device = c2.radio("Device", ["cpu", "cuda"], key="measure.device", horizontal=True)
 if st.button("Run the checks", key="measure.kernels"):
-    from engine.kernels.runner import run_all  # imports torch: only when the checks run
+    from engine.measure.kernels.runner import run_all  # imports torch: only when the checks run
 
     bar = st.progress(0.0, text="starting")
 

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from engine import charts_data as C
-from engine.share import ENGINE_LABELS
+from engine.present import charts_data as C
+from engine.present.share import ENGINE_LABELS
 from ui import show
 from ui import state as S
 

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from engine.enginetables import ENGINES
 from engine.errors import InputError
-from engine.share import ENGINE_LABELS
-from engine.software import software_report
+from engine.present.share import ENGINE_LABELS
+from engine.software.report import software_report
+from engine.software.tables import ENGINES
 from ui import state as S
 
 v = S.view()

@@ -21,7 +21,7 @@ class _Parser(argparse.ArgumentParser):
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
     from engine.diagnose import Options, diagnose
-    from engine.loader import load_model
+    from engine.model.loader import load_model
 
     model = load_model(args.source)
     gpus = args.gpus
@@ -41,7 +41,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.gpu is None:
         opts = Options(**choices)
     else:
-        from engine.gpus import lookup_gpu
+        from engine.hardware.gpus import lookup_gpu
 
         opts = Options.on_gpu(lookup_gpu(args.gpu), **choices)
     d = diagnose(model.config, opts)
@@ -92,9 +92,9 @@ def render_text(out: dict[str, Any]) -> str:
 
 
 def cmd_gates(args: argparse.Namespace) -> int:
-    from engine.gates import evaluate_gates
-    from engine.gpus import lookup_gpu
-    from engine.loader import load_model
+    from engine.hardware.gates import evaluate_gates
+    from engine.hardware.gpus import lookup_gpu
+    from engine.model.loader import load_model
 
     model = load_model(args.source)
     report = evaluate_gates(
@@ -112,8 +112,8 @@ def cmd_gates(args: argparse.Namespace) -> int:
 
 
 def cmd_software(args: argparse.Namespace) -> int:
-    from engine.loader import load_model
-    from engine.software import software_report
+    from engine.model.loader import load_model
+    from engine.software.report import software_report
 
     model = load_model(args.source)
     model_id = model.name if model.source in ("catalog", "hub") else None
@@ -171,14 +171,14 @@ def _lint(argv: list[str]) -> int:
 
 
 def _backcalc(argv: list[str]) -> int:
-    from engine.backcalc import cli_main
     from engine.facts import predict_for_source
+    from engine.measure.backcalc import cli_main
 
     return cli_main(argv, predict_for_source)
 
 
 def _plan(argv: list[str]) -> int:
-    from engine.plan import cli_main
+    from engine.launch.plan import cli_main
 
     return cli_main(argv)
 

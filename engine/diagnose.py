@@ -6,17 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.architecture import Architecture, build_architecture
-from engine.config import ModelConfig
 from engine.errors import InputError
-from engine.family import FamilyVerdict, classify
-from engine.kv_dtype import KvDtype, resolve_kv_dtype
-from engine.sglang_kv import sglang_sizing
-from engine.sizing import KvSizing, size_kv
-from engine.weights import WeightReport, weight_report
+from engine.kv.dtype import KvDtype, resolve_kv_dtype
+from engine.kv.sglang import sglang_sizing
+from engine.kv.sizing import KvSizing, size_kv
+from engine.model.architecture import Architecture, build_architecture
+from engine.model.config import ModelConfig
+from engine.model.family import FamilyVerdict, classify
+from engine.model.weights import WeightReport, weight_report
 
 if TYPE_CHECKING:
-    from engine.gpus import Gpu
+    from engine.hardware.gpus import Gpu
 
 GIB = 1 << 30
 GB = 1_000_000_000

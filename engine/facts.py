@@ -5,19 +5,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from engine.architecture import build_architecture
-from engine.config import ModelConfig
 from engine.diagnose import Options, diagnose
-from engine.kernels.dims import KernelDims, LayerGroup
 from engine.lint import ModelFacts, ParserNames
-from engine.loader import LoadedModel, load_model
+from engine.measure.kernels.dims import KernelDims, LayerGroup
+from engine.model.architecture import build_architecture
+from engine.model.config import ModelConfig
+from engine.model.loader import LoadedModel, load_model
 
 UNQUANTIZED = ("bf16", "fp16", "fp32")
 
 
 def _software(loaded: LoadedModel) -> tuple[ParserNames, ParserNames]:
     try:
-        from engine.software import software_report
+        from engine.software.report import software_report
     except ImportError:  # pragma: no cover - module ships with the project
         return ParserNames(), ParserNames()
     model_id = loaded.name if loaded.source in ("catalog", "hub") else None

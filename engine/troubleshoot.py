@@ -16,7 +16,7 @@ from engine.errors import InputError
 from engine.lint import ModelFacts, dsa_kernel_path
 
 if TYPE_CHECKING:
-    from engine.gpus import Gpu
+    from engine.hardware.gpus import Gpu
 
 PLAYBOOK = "Playbook text (../shared/seeds/004)"
 FACTS = "Fact base (../shared/reference/facts.md)"

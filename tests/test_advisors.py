@@ -6,7 +6,8 @@ import itertools
 
 import pytest
 
-from engine.advisors import (
+from engine.errors import InputError
+from engine.launch.advisors import (
     FAMILIES,
     LATENCY_PRIORITIES,
     PHASES,
@@ -15,8 +16,7 @@ from engine.advisors import (
     moe_comm_advice,
     parallelism_advice,
 )
-from engine.enginetables import flag_table
-from engine.errors import InputError
+from engine.software.tables import flag_table
 
 
 def assert_real_flags(engine: str, fragments: tuple[str, ...]) -> None:

@@ -6,7 +6,7 @@ import huggingface_hub.constants
 import pytest
 from apptest_util import assert_clean, metric_starting, open_app, state, texts
 
-from engine.loader import MODELS_DIR
+from engine.model.loader import MODELS_DIR
 
 LLAMA = "meta-llama/Meta-Llama-3.1-8B"
 LLAMA_BYTES = (MODELS_DIR / "meta-llama__Meta-Llama-3.1-8B.json").read_bytes()

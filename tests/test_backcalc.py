@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.backcalc import (
+from engine.errors import InputError
+from engine.measure.backcalc import (
     BackcalcResult,
     EngineReading,
     backcalculate,
@@ -29,8 +30,7 @@ from engine.backcalc import (
     minimal_launch,
     parse_engine_text,
 )
-from engine.enginetables import ENGINES, Engine, lookup_flag
-from engine.errors import InputError
+from engine.software.tables import ENGINES, Engine, lookup_flag
 
 GIB = 1024**3
 

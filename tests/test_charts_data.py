@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from engine import charts_data as C
 from engine.diagnose import Options, diagnose
-from engine.loader import load_catalog
+from engine.model.loader import load_catalog
+from engine.present import charts_data as C
 
 H200 = {"gpu_name": "H200", "gpu_arch": "sm_90", "gpu_memory_bytes": 141 * 10**9}
 

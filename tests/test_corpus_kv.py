@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from engine.diagnose import Options, diagnose
-from engine.loader import MODELS_DIR, load_model
+from engine.model.loader import MODELS_DIR, load_model
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VLLM = json.loads((FIXTURES / "vllm-0.33.0-corpus-expected.json").read_text())

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.enginetables import (
+from engine.errors import InputError
+from engine.software.tables import (
     ENGINES_DIR,
     attention_backends,
     engine_version,
@@ -20,8 +21,7 @@ from engine.enginetables import (
     table_path,
     tool_call_parsers,
 )
-from engine.errors import InputError
-from engine.versions import at_least, latest, version_key
+from engine.software.versions import at_least, latest, version_key
 
 # the shared/ folder beside the checkout (the same on CI), where the tables were read from
 SHARED_GT = Path(__file__).resolve().parents[2] / "shared" / "engine-gt"

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from engine.config import normalize
 from engine.diagnose import diagnose
-from engine.gates import evaluate_gates, kernel_gates
-from engine.gpus import lookup_gpu
-from engine.loader import MODELS_DIR, catalog_names, load_model
+from engine.hardware.gates import evaluate_gates, kernel_gates
+from engine.hardware.gpus import lookup_gpu
+from engine.model.config import normalize
+from engine.model.loader import MODELS_DIR, catalog_names, load_model
 
 GENERATIONS = {
     "A100 80GB": "sm_80",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.errors import InputError
-from engine.gpus import all_gpus, lookup_gpu
+from engine.hardware.gpus import all_gpus, lookup_gpu
 
 REQUIRED_KEYS = {
     "A100 40GB",

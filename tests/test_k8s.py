@@ -8,10 +8,10 @@ import pytest
 import yaml
 
 from engine.errors import InputError
-from engine.gpus import lookup_gpu
-from engine.k8s import kubernetes_yaml
-from engine.loader import load_model
-from engine.plan import LaunchPlan, plan
+from engine.hardware.gpus import lookup_gpu
+from engine.launch.k8s import kubernetes_yaml
+from engine.launch.plan import LaunchPlan, plan
+from engine.model.loader import load_model
 
 
 def make(name: str, engine: str, gpu: str = "H200", n: int = 8) -> LaunchPlan:

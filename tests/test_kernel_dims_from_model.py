@@ -1,12 +1,12 @@
-"""The micro-kernels run at a real model's dimensions (python -m engine.kernels --model)."""
+"""The micro-kernels run at a real model's dimensions (python -m engine.measure.kernels --model)."""
 
 from __future__ import annotations
 
 import pytest
 
 from engine.facts import kernel_dims
-from engine.kernels.__main__ import main
-from engine.loader import load_model
+from engine.measure.kernels.__main__ import main
+from engine.model.loader import load_model
 
 
 def test_deepseek_v3_dims_come_from_its_config() -> None:
@@ -33,7 +33,7 @@ def test_all_checks_pass_on_cpu_at_model_dims(
 def test_paged_check_allocates_the_engines_groups_and_hybrid_block() -> None:
     from engine.diagnose import diagnose
     from engine.facts import kernel_layer_groups
-    from engine.kernels.runner import run_all
+    from engine.measure.kernels.runner import run_all
 
     cfg = load_model("Qwen/Qwen3-Next-80B-A3B-Thinking").config
     groups, block = kernel_layer_groups(cfg)

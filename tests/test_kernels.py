@@ -15,9 +15,16 @@ import time
 import pytest
 
 from engine.errors import InputError
-from engine.kernels import CHECK_NAMES, CheckResult, KernelDims, dims_from_json, run_all, runner
-from engine.kernels import __main__ as kernels_cli
-from engine.kernels.dims import Sizes
+from engine.measure.kernels import (
+    CHECK_NAMES,
+    CheckResult,
+    KernelDims,
+    dims_from_json,
+    run_all,
+    runner,
+)
+from engine.measure.kernels import __main__ as kernels_cli
+from engine.measure.kernels.dims import Sizes
 
 Rows = dict[str, CheckResult]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.learn import attention_variants, intensity, kv_growth, mla_absorption
-from engine.loader import load_catalog
+from engine.model.loader import load_catalog
+from engine.present.learn import attention_variants, intensity, kv_growth, mla_absorption
 
 
 def by_name(model: str) -> dict[str, int]:

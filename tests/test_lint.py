@@ -9,9 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.enginetables import flag_table
 from engine.errors import InputError
-from engine.gpus import lookup_gpu
+from engine.hardware.gpus import lookup_gpu
 from engine.lint import (
     EQUIVALENT_FLAGS,
     Engine,
@@ -22,6 +21,7 @@ from engine.lint import (
     format_report,
     lint_command,
 )
+from engine.software.tables import flag_table
 
 GLM5 = ModelFacts(
     architecture="GlmMoeDsaForCausalLM",

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import normalize
 from engine.errors import InputError
-from engine.loader import MODELS_DIR, catalog_names, load_model, parse_json_bytes
+from engine.model.config import normalize
+from engine.model.loader import MODELS_DIR, catalog_names, load_model, parse_json_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 LLAMA = json.loads((MODELS_DIR / "meta-llama__Meta-Llama-3.1-8B.json").read_text())

@@ -9,13 +9,13 @@ from functools import cache
 
 import pytest
 
-from engine.config import ModelConfig
 from engine.diagnose import Options, diagnose
-from engine.enginetables import lookup_flag, reasoning_parsers, tool_call_parsers
 from engine.errors import InputError
-from engine.gpus import Gpu, lookup_gpu
-from engine.loader import catalog_names, load_model
-from engine.plan import ENGINES, LaunchPlan, PlanError, checked, cli_main, plan
+from engine.hardware.gpus import Gpu, lookup_gpu
+from engine.launch.plan import ENGINES, LaunchPlan, PlanError, checked, cli_main, plan
+from engine.model.config import ModelConfig
+from engine.model.loader import catalog_names, load_model
+from engine.software.tables import lookup_flag, reasoning_parsers, tool_call_parsers
 
 HARDWARE = [("H200", 8), ("B200", 8), ("RTX 4090", 2), ("MI300X", 8)]
 
@@ -214,7 +214,7 @@ def test_cli_json_and_text(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_launch_facts_are_read_once_from_data_with_sources() -> None:
-    from engine.plan import launch_facts
+    from engine.launch.plan import launch_facts
 
     facts = launch_facts()
     assert facts is launch_facts()

@@ -8,9 +8,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.config import normalize
 from engine.diagnose import Options, diagnose, users_that_fit
-from engine.loader import catalog_names, load_model
+from engine.model.config import normalize
+from engine.model.loader import catalog_names, load_model
 
 
 @st.composite

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.errors import InputError
-from engine.share import (
+from engine.present.share import (
     DEFAULT_STATE,
     QUERY_KEYS,
     ViewState,
@@ -157,7 +157,8 @@ def test_any_query_gives_a_valid_state(query: dict[str, str]) -> None:
 
 
 def test_latency_priorities_and_engines_match_the_advisors_and_the_planner() -> None:
-    from engine import advisors, plan, share
+    from engine.launch import advisors, plan
+    from engine.present import share
 
     assert share.LATENCY_PRIORITIES == advisors.LATENCY_PRIORITIES == plan.LATENCY_PRIORITIES
     assert share.ENGINES == plan.ENGINES

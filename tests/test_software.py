@@ -8,18 +8,18 @@ from typing import Any
 
 import pytest
 
-from engine.enginetables import (
-    lookup_flag,
-    quantization_methods,
-    reasoning_parsers,
-    tool_call_parsers,
-)
 from engine.errors import InputError
-from engine.software import (
+from engine.software.report import (
     data_problems,
     detect_checkpoint_format,
     known_architectures,
     software_report,
+)
+from engine.software.tables import (
+    lookup_flag,
+    quantization_methods,
+    reasoning_parsers,
+    tool_call_parsers,
 )
 
 MODELS = Path(__file__).resolve().parent.parent / "data" / "models"

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from engine.enginetables import flag_table
 from engine.errors import InputError
-from engine.gpus import lookup_gpu
+from engine.hardware.gpus import lookup_gpu
 from engine.lint import ModelFacts, ParserNames
+from engine.software.tables import flag_table
 from engine.troubleshoot import SYMPTOMS, troubleshoot
 
 GLM5 = ModelFacts(

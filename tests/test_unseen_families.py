@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.config import normalize
 from engine.diagnose import Options, diagnose
+from engine.model.config import normalize
 
 
 def kimi_linear_like() -> dict[str, Any]:

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from engine.architecture import build_architecture
-from engine.config import normalize
-from engine.loader import MODELS_DIR, load_model
-from engine.weights import weight_report
+from engine.model.architecture import build_architecture
+from engine.model.config import normalize
+from engine.model.loader import MODELS_DIR, load_model
+from engine.model.weights import weight_report
 
 
 def report(name: str):  # type: ignore[no-untyped-def]

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from engine.config import normalize
 from engine.diagnose import GIB, Options, diagnose, users_that_fit
-from engine.loader import load_model
+from engine.model.config import normalize
+from engine.model.loader import load_model
 
 
 def dense_27b(kv_heads: int) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import statistics
 import time
 
 from engine.diagnose import Options, diagnose
-from engine.loader import catalog_names, load_model
+from engine.model.loader import catalog_names, load_model
 
 TARGET_MS = 2.0
 

@@ -2,7 +2,7 @@
 
     python -m tools.gpu_check [--out FILE] [--catalog-gbps N] [--only CHECK ...]
 
-Runs every check of ``engine.kernels`` on ``cuda`` at DeepSeek-V3.2 dims (MLA, DSA indexer,
+Runs every check of ``engine.measure.kernels`` on ``cuda`` at DeepSeek-V3.2 dims (MLA, DSA indexer,
 MoE; GQA at Llama-like 8 x 128) and the decode, paged and torch.cat checks again at
 Llama-3.1-70B dims, then prints {device, torch, cuda, catalog_gbps, runs: {preset: rows},
 summary}. The catalog bandwidth comes from data/gpus.yaml by the device name when the engine
@@ -20,8 +20,8 @@ from pathlib import Path
 import torch
 
 from engine.errors import InputError
-from engine.gpus import lookup_gpu
-from engine.kernels import CHECK_NAMES, KernelDims, run_all
+from engine.hardware.gpus import lookup_gpu
+from engine.measure.kernels import CHECK_NAMES, KernelDims, run_all
 
 RUNS: tuple[tuple[str, KernelDims, tuple[str, ...] | None], ...] = (
     ("deepseek-v3.2", KernelDims(), None),

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from engine.charts_data import LayerStrip, MemoryBreakdown, Series, in_gb, in_gib, tokens
-from engine.learn import GrowthSeries, Intensity
+from engine.present.charts_data import LayerStrip, MemoryBreakdown, Series, in_gb, in_gib, tokens
+from engine.present.learn import GrowthSeries, Intensity
 
 PALETTE = {
     "full attention": "#1f77b4",

@@ -7,8 +7,8 @@ from typing import Any, ParamSpec, TypeVar
 
 import streamlit as st
 
-from engine.charts_data import Shown
 from engine.errors import InputError
+from engine.present.charts_data import Shown
 
 P = ParamSpec("P")
 T = TypeVar("T")

@@ -6,10 +6,10 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from engine import share
 from engine.errors import InputError
-from engine.gpus import all_gpus
-from engine.loader import LoadedModel, catalog_names, load_model
+from engine.hardware.gpus import all_gpus
+from engine.model.loader import LoadedModel, catalog_names, load_model
+from engine.present import share
 from ui import state as S
 
 MODES = {"catalog": "Catalog", "upload": "Upload", "paste": "Paste JSON", "hub": "Hugging Face"}

@@ -15,11 +15,11 @@ from typing import Any
 
 import streamlit as st
 
-from engine import share
 from engine.diagnose import Diagnosis, Options, diagnose
 from engine.errors import InputError
-from engine.gpus import Gpu, lookup_gpu
-from engine.loader import LoadedModel, load_catalog, load_hub
+from engine.hardware.gpus import Gpu, lookup_gpu
+from engine.model.loader import LoadedModel, load_catalog, load_hub
+from engine.present import share
 
 STATE = "pb.state"
 WARNINGS = "pb.warnings"

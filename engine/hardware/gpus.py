@@ -1,0 +1,218 @@
+"""The GPU catalog: ``data/gpus.yaml`` validated once, served as frozen ``Gpu`` rows.
+
+Every number comes from the YAML row, which names its source; this module only parses,
+checks consistency (an FP8 rate implies FP8 support, NVIDIA rows carry a compute capability
+that matches their ``sm_XY`` arch) and resolves forgiving names ("h200", "4090", "a100-80gb").
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from engine.errors import InputError
+from engine.rules import DATA_DIR
+
+GPUS_YAML = DATA_DIR / "gpus.yaml"
+
+# Bytes per unit as the vendor writes it; the label keeps the unit so GB and GiB never mix silently.
+_UNIT_BYTES: dict[str, int] = {"GB": 10**9, "GiB": 2**30}
+
+# Words that carry no identity in a GPU name ("NVIDIA GeForce RTX 4090" == "RTX 4090").
+_NOISE_WORDS = frozenset({"nvidia", "amd", "instinct", "geforce", "tesla", "gpu"})
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One accelerator as the serving rules see it; ``source`` says where each number was read."""
+
+    key: str
+    name: str
+    vendor: str
+    memory_bytes: int
+    memory_label: str
+    bandwidth_bytes_per_s: float
+    arch: str
+    compute_capability: tuple[int, int] | None
+    bf16_tflops: float
+    fp8_tflops: float | None
+    fp4_tflops: float | None
+    fp8: bool
+    fp4: bool
+    interconnect: str
+    interconnect_gbps: float
+    source: str
+    note: str
+
+    @property
+    def generation(self) -> str:
+        """One of ampere, ada, hopper, blackwell, blackwell-consumer, cdna3, cdna4."""
+        return _catalog().generations[self.arch]
+
+
+class _Memory(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    value: float = Field(gt=0)
+    unit: Literal["GB", "GiB"]
+    type: str
+
+
+class _GpuRow(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    key: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    aliases: list[str] = []
+    vendor: Literal["nvidia", "amd"]
+    memory: _Memory
+    bandwidth_tb_s: float = Field(gt=0)
+    arch: str
+    compute_capability: tuple[int, int] | None
+    bf16_tflops: float = Field(gt=0)
+    fp8_tflops: float | None = Field(default=None, gt=0)
+    fp4_tflops: float | None = Field(default=None, gt=0)
+    fp8: bool
+    fp4: bool
+    interconnect: str
+    interconnect_gbps: float = Field(gt=0)
+    source: str = Field(min_length=1)
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> _GpuRow:
+        if self.fp8_tflops is not None and not self.fp8:
+            raise ValueError(f"{self.key}: fp8_tflops given but fp8 is false")
+        if self.fp4_tflops is not None and not self.fp4:
+            raise ValueError(f"{self.key}: fp4_tflops given but fp4 is false")
+        if self.vendor == "nvidia":
+            if self.compute_capability is None:
+                raise ValueError(f"{self.key}: NVIDIA rows need a compute_capability")
+            major, minor = self.compute_capability
+            if self.arch != f"sm_{major}{minor}":
+                raise ValueError(f"{self.key}: arch {self.arch} is not sm_{major}{minor}")
+        elif self.compute_capability is not None:
+            raise ValueError(f"{self.key}: AMD rows have no CUDA compute capability")
+        return self
+
+
+class _CatalogFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    generations: dict[str, str]
+    gpus: list[_GpuRow] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _known_arches_and_unique_names(self) -> _CatalogFile:
+        seen: dict[str, str] = {}
+        for row in self.gpus:
+            if row.arch not in self.generations:
+                raise ValueError(f"{row.key}: arch {row.arch} has no entry in generations")
+            for spelling in (row.key, row.name, *row.aliases):
+                norm = _normalize(spelling)
+                if seen.get(norm, row.key) != row.key:
+                    raise ValueError(f"name {spelling!r} is used by {seen[norm]} and {row.key}")
+                seen[norm] = row.key
+        return self
+
+
+@dataclass(frozen=True)
+class _Catalog:
+    gpus: tuple[Gpu, ...]
+    generations: dict[str, str]
+    by_name: dict[str, str]  # normalized spelling -> key
+
+
+def _normalize(name: str) -> str:
+    tokens = re.split(r"[^a-z0-9]+", name.lower())
+    return "".join(t for t in tokens if t and t not in _NOISE_WORDS)
+
+
+def _to_gpu(row: _GpuRow) -> Gpu:
+    mem = row.memory
+    return Gpu(
+        key=row.key,
+        name=row.name,
+        vendor=row.vendor,
+        memory_bytes=round(mem.value * _UNIT_BYTES[mem.unit]),
+        memory_label=f"{mem.value:g} {mem.unit} {mem.type}",
+        bandwidth_bytes_per_s=float(round(row.bandwidth_tb_s * 1e12)),
+        arch=row.arch,
+        compute_capability=row.compute_capability,
+        bf16_tflops=row.bf16_tflops,
+        fp8_tflops=row.fp8_tflops,
+        fp4_tflops=row.fp4_tflops,
+        fp8=row.fp8,
+        fp4=row.fp4,
+        interconnect=row.interconnect,
+        interconnect_gbps=row.interconnect_gbps,
+        source=row.source,
+        note=row.note,
+    )
+
+
+@cache
+def _catalog() -> _Catalog:
+    raw = yaml.safe_load(GPUS_YAML.read_text(encoding="utf-8"))
+    parsed = _CatalogFile.model_validate(raw)
+    by_name: dict[str, str] = {}
+    for row in parsed.gpus:
+        for spelling in (row.key, row.name, *row.aliases):
+            by_name[_normalize(spelling)] = row.key
+    return _Catalog(
+        gpus=tuple(_to_gpu(r) for r in parsed.gpus),
+        generations=dict(parsed.generations),
+        by_name=by_name,
+    )
+
+
+def all_gpus() -> list[Gpu]:
+    """Every catalog row, in file order."""
+    return list(_catalog().gpus)
+
+
+def _common_prefix_len(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _closest(query: str, n: int = 3) -> list[str]:
+    """Keys ranked by similarity; a spelling that contains the query (e.g. "a100") ranks first,
+    then a shared prefix ("mi400" is nearer "mi300x" than "rtx4090")."""
+    cat = _catalog()
+    best: dict[str, float] = {}
+    for norm, key in cat.by_name.items():
+        score = difflib.SequenceMatcher(None, query, norm).ratio()
+        if query and (query in norm or norm in query):
+            score += 1.0
+        prefix = _common_prefix_len(query, norm)
+        score += 0.5 * prefix / max(len(query), 1)
+        best[key] = max(best.get(key, 0.0), score)
+    order = {g.key: i for i, g in enumerate(cat.gpus)}
+    ranked = sorted(best, key=lambda k: (-best[k], order[k]))
+    return ranked[:n]
+
+
+def lookup_gpu(name: str) -> Gpu:
+    """Resolve a GPU by key, display name or alias, ignoring case, spaces, dashes and vendor words.
+
+    "H200", "h200", "H200 SXM", "RTX 4090", "4090", "A100 80GB", "a100-80gb" and "MI300X" all
+    resolve. An ambiguous or unknown name raises ``InputError("gpu", ...)`` listing the closest
+    keys (a bare "A100" is ambiguous: 40 GB and 80 GB parts differ in what fits).
+    """
+    cat = _catalog()
+    key = cat.by_name.get(_normalize(name))
+    if key is None:
+        closest = ", ".join(_closest(_normalize(name)))
+        raise InputError("gpu", f"a known GPU name; closest: {closest}")
+    return next(g for g in cat.gpus if g.key == key)

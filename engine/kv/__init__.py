@@ -1,0 +1,1 @@
+"""KV cache: one spec class per cache family, stored dtypes, vLLM and SGLang sizing."""

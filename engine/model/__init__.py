@@ -1,0 +1,1 @@
+"""The model: config.json in, normalised config, layers, family verdict and weights out."""

@@ -1,0 +1,446 @@
+"""A model is its list of layers: which attention (or linear mixer) each one runs, its
+dimensions, and its FFN. Decided from config fields the way vLLM's model code and
+transformers' config defaults decide them; every decision records the field it read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.errors import InputError
+from engine.model.config import ModelConfig
+from engine.rules import engine_rules
+
+ATTN_FULL = ("full_attention", "attention", "global_attention", "hybrid", "global")
+ATTN_SLIDING = ("sliding_attention", "sliding_window_attention", "local_attention", "local")
+ATTN_CHUNKED = ("chunked_attention",)
+LINEAR = ("linear_attention", "mamba", "mamba2", "gated_delta_net", "conv", "linear")
+NO_MIXER = ("mlp", "moe", "ffn", "dense")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    field: str
+    value: str
+    rule: str
+
+
+@dataclass(frozen=True)
+class LayerPlan:
+    """One decoder layer. ``mixer`` is the token mixer: full, sliding, chunked, mla,
+    compressed, linear kinds (gdn, mamba2, mamba1, lightning) or none (an FFN-only
+    block, as in Nemotron-H's pattern)."""
+
+    index: int
+    mixer: str
+    num_kv_heads: int = 0
+    head_dim: int = 0
+    head_dim_v: int = 0
+    window: int | None = None
+    indexer: bool = False
+    compress_ratio: int = 0
+    ffn: str = "dense"  # dense | moe | moe+dense | none
+
+
+@dataclass(frozen=True)
+class Architecture:
+    layers: tuple[LayerPlan, ...]
+    linear_kind: str | None
+    evidence: tuple[Evidence, ...] = field(default_factory=tuple)
+
+    def count(self, mixer: str) -> int:
+        return sum(1 for layer in self.layers if layer.mixer == mixer)
+
+    @property
+    def attention_layers(self) -> int:
+        return sum(1 for layer in self.layers if layer.mixer not in ("none", *LINEAR_KINDS))
+
+
+LINEAR_KINDS = ("gdn", "kda", "mamba2", "mamba1", "lightning")
+
+
+def uses_mla(cfg: ModelConfig) -> bool:
+    """vLLM ``ModelConfig.use_mla``: a DeepSeek-MLA model_type with ``kv_lora_rank`` set."""
+    return cfg.kv_lora_rank is not None and cfg.model_type in engine_rules().mla_model_types.values
+
+
+def head_size(cfg: ModelConfig) -> int:
+    """vLLM ``get_head_size``: ``head_dim`` if set, else ``hidden_size // num_attention_heads``."""
+    if cfg.head_dim:
+        return cfg.head_dim
+    return cfg.hidden_size // cfg.num_attention_heads
+
+
+def linear_kind(cfg: ModelConfig) -> str | None:
+    """Which linear mixer the config's fields describe (None: no linear layers possible)."""
+    if cfg.linear_num_value_heads is not None and cfg.linear_value_head_dim is not None:
+        return "gdn"
+    if cfg.kda_layers is not None and cfg.kda_num_heads and cfg.kda_head_dim:
+        return "kda"
+    if cfg.mamba_num_heads is not None or (cfg.mamba_n_groups is not None and cfg.ssm_state_size):
+        return "mamba2"
+    if cfg.ssm_state_size is not None and (cfg.mamba_expand or cfg.mamba_intermediate_size):
+        return "mamba1"
+    if cfg.field("attn_type_list") is not None:
+        return "lightning"
+    return None
+
+
+def _raw_layer_types(cfg: ModelConfig, ev: list[Evidence]) -> list[str]:
+    n = cfg.num_hidden_layers
+    raw = cfg.raw
+    if cfg.layer_types is not None:
+        key = "layer_types" if raw.get("layer_types") is not None else "layers_block_type"
+        ev.append(Evidence(key, _short(cfg.layer_types), "per-layer kinds given by the config"))
+        return [t.lower() for t in cfg.layer_types[:n]]
+    pattern = raw.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and pattern:
+        if len(pattern) < n:
+            raise InputError("hybrid_override_pattern", f"one character per layer ({n})")
+        ev.append(
+            Evidence(
+                "hybrid_override_pattern",
+                _short(pattern),
+                "M = Mamba-2, * = attention, - = MLP, E = MoE (Nemotron-H)",
+            )
+        )
+        m = {"M": "mamba", "*": "full_attention", "-": "mlp", "E": "moe"}
+        return [m.get(c, f"unknown:{c}") for c in pattern[:n]]
+    period = raw.get("attn_layer_period")
+    if isinstance(period, int) and period > 0:
+        offset = raw.get("attn_layer_offset", 0)
+        ev.append(
+            Evidence(
+                "attn_layer_period / attn_layer_offset",
+                f"{period} / {offset}",
+                "attention where layer % period == offset, Mamba elsewhere (Jamba)",
+            )
+        )
+        return ["full_attention" if i % period == offset else "mamba" for i in range(n)]
+    interval = raw.get("full_attention_interval")
+    if isinstance(interval, int) and interval > 0 and linear_kind(cfg) is not None:
+        ev.append(
+            Evidence(
+                "full_attention_interval",
+                str(interval),
+                "every interval-th layer is full attention, the rest linear (transformers default)",
+            )
+        )
+        return [
+            "full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(n)
+        ]
+    atl = raw.get("attn_type_list")
+    if isinstance(atl, list) and atl:
+        ev.append(Evidence("attn_type_list", _short(atl), "1 = softmax attention, 0 = lightning"))
+        return ["full_attention" if t == 1 else "linear_attention" for t in atl[:n]]
+    indices = raw.get("attn_layer_indices")
+    if isinstance(indices, list) and linear_kind(cfg) is not None:
+        ev.append(Evidence("attn_layer_indices", _short(indices), "attention at these layers"))
+        return ["full_attention" if i in indices else "mamba" for i in range(n)]
+    if cfg.attention_chunk_size:
+        nrl = raw.get("no_rope_layers")
+        if isinstance(nrl, list) and len(nrl) >= n:
+            flags = [bool(x) for x in nrl[:n]]
+            rule = "no_rope_layers[i] = 1 -> chunked local (RoPE) layer, 0 -> global NoPE layer"
+        else:
+            step = raw.get("no_rope_layer_interval", 4)
+            flags = [(i + 1) % step != 0 for i in range(n)]
+            rule = f"transformers default: every {step}th layer global (NoPE), the rest chunked"
+        ev.append(Evidence("attention_chunk_size", str(cfg.attention_chunk_size), rule))
+        return ["chunked_attention" if f else "full_attention" for f in flags]
+    if cfg.sliding_window:
+        pat = raw.get("sliding_window_pattern") or raw.get("_sliding_window_pattern")
+        defaults = engine_rules().default_sliding_patterns.values
+        if not isinstance(pat, int) and cfg.model_type in defaults:
+            pat = defaults[cfg.model_type]
+        if isinstance(pat, int) and pat > 1:
+            ev.append(
+                Evidence(
+                    "sliding_window_pattern",
+                    str(pat),
+                    "every pattern-th layer global, the rest sliding (transformers default)",
+                )
+            )
+            return [
+                "full_attention" if (i + 1) % pat == 0 else "sliding_attention" for i in range(n)
+            ]
+        mwl = raw.get("max_window_layers")
+        if raw.get("use_sliding_window") is True and isinstance(mwl, int) and mwl < n:
+            ev.append(
+                Evidence("max_window_layers", str(mwl), "layers from max_window_layers on slide")
+            )
+            return ["sliding_attention" if i >= mwl else "full_attention" for i in range(n)]
+        ev.append(
+            Evidence(
+                "sliding_window",
+                str(cfg.sliding_window),
+                "no layer pattern: every layer uses the sliding window (as vLLM applies it)",
+            )
+        )
+        return ["sliding_attention"] * n
+    if raw.get("sliding_window") is not None and raw.get("use_sliding_window") is False:
+        ev.append(
+            Evidence(
+                "use_sliding_window",
+                "false",
+                f"sliding_window={raw.get('sliding_window')} is published but switched off",
+            )
+        )
+    return ["full_attention"] * n
+
+
+def _moe_layer(cfg: ModelConfig, i: int, kind: str) -> str:
+    """FFN of layer i. Nemotron-H blocks carry either a mixer or an FFN ('-' MLP,
+    'E' MoE); elsewhere every layer has an FFN, MoE where the config's schedule says."""
+    raw = cfg.raw
+    if kind == "mlp":
+        return "dense"
+    if kind == "moe":
+        return "moe"
+    if raw.get("hybrid_override_pattern"):
+        return "none"
+    if cfg.num_experts <= 1:
+        return "dense"
+    if raw.get("enable_moe_block") or raw.get("use_second_mlp_block"):
+        return "moe+dense"
+    period = raw.get("expert_layer_period")
+    if isinstance(period, int) and period > 0:
+        return "moe" if i % period == raw.get("expert_layer_offset", 0) else "dense"
+    step = raw.get("interleave_moe_layer_step")
+    if isinstance(step, int) and step > 0:
+        return "moe" if (i + 1) % step == 0 else "dense"
+    if i < cfg.first_k_dense_replace or i in cfg.mlp_only_layers:
+        return "dense"
+    if i % cfg.moe_layer_freq != 0 or (i + 1) % cfg.decoder_sparse_step != 0:
+        return "dense"
+    return "moe"
+
+
+def _indexer_layers(cfg: ModelConfig) -> list[bool]:
+    """vLLM IndexCache: layer i skips its indexer when index_topk_pattern[i] == 'S', or
+    (no pattern) when max(i - offset + 1, 0) % freq != 0 (defaults freq 1, offset 2)."""
+    raw = cfg.raw
+    freq = raw.get("index_topk_freq") or 1
+    offset = raw.get("index_skip_topk_offset", 2)
+    pattern = raw.get("index_topk_pattern")
+    out = []
+    for i in range(cfg.num_hidden_layers):
+        if isinstance(pattern, (str, list)) and i < len(pattern):
+            skip = pattern[i] == "S"
+        elif pattern is not None:
+            skip = False
+        else:
+            skip = max(i - offset + 1, 0) % freq != 0
+        out.append(not skip)
+    return out
+
+
+def build_architecture(cfg: ModelConfig) -> Architecture:
+    ev: list[Evidence] = [Evidence("architectures", cfg.architecture, "model class")]
+    if cfg.model_type:
+        ev.append(Evidence("model_type", cfg.model_type, "engine rules are keyed by it"))
+    n = cfg.num_hidden_layers
+    hs = head_size(cfg)
+    lk = linear_kind(cfg)
+    layers: list[LayerPlan] = []
+
+    if cfg.compress_ratios is not None:
+        return _deepseek_v4(cfg, ev)
+
+    if uses_mla(cfg):
+        assert cfg.kv_lora_rank is not None and cfg.qk_rope_head_dim is not None
+        ev.append(
+            Evidence(
+                "kv_lora_rank / qk_rope_head_dim",
+                f"{cfg.kv_lora_rank} / {cfg.qk_rope_head_dim}",
+                f"model_type {cfg.model_type} with kv_lora_rank -> MLA (vLLM use_mla)",
+            )
+        )
+        dsa = cfg.index_topk is not None
+        idx = _indexer_layers(cfg) if dsa else [False] * n
+        if dsa:
+            ev.append(
+                Evidence(
+                    "index_topk / index_head_dim",
+                    f"{cfg.index_topk} / {cfg.index_head_dim}",
+                    "DSA: an indexer picks the top-k tokens each MLA layer attends to",
+                )
+            )
+        if cfg.kda_layers is not None:
+            kda = set(cfg.kda_layers)
+            kinds = ["linear_attention" if i + 1 in kda else "full_attention" for i in range(n)]
+            ev.append(
+                Evidence(
+                    "linear_attn_config.kda_layers",
+                    _short(sorted(kda)),
+                    "1-based layers running Kimi Delta Attention; the rest are MLA",
+                )
+            )
+        elif cfg.layer_types:
+            kinds = _raw_layer_types(cfg, [])
+        else:
+            kinds = ["full_attention"] * n
+        for i in range(n):
+            k = kinds[i]
+            if k in LINEAR and lk is not None:
+                layers.append(LayerPlan(i, lk, ffn=_moe_layer(cfg, i, k)))
+            else:
+                layers.append(
+                    LayerPlan(
+                        i,
+                        "mla",
+                        num_kv_heads=1,
+                        head_dim=cfg.kv_lora_rank + cfg.qk_rope_head_dim,
+                        indexer=idx[i],
+                        ffn=_moe_layer(cfg, i, k),
+                    )
+                )
+        _moe_evidence(cfg, ev)
+        return Architecture(tuple(layers), lk, tuple(ev))
+
+    if cfg.kv_lora_rank is not None:
+        ev.append(
+            Evidence(
+                "kv_lora_rank",
+                str(cfg.kv_lora_rank),
+                f"set, but model_type {cfg.model_type!r} is not one vLLM runs as MLA: "
+                "treated as standard attention",
+            )
+        )
+    kinds = _raw_layer_types(cfg, ev)
+    global_hd = cfg.field("global_head_dim")
+    k_eq_v = cfg.field("attention_k_eq_v") is True
+    global_kv = cfg.field("num_global_key_value_heads")
+    for i in range(n):
+        k = kinds[i]
+        ffn = _moe_layer(cfg, i, k)
+        if k in LINEAR or k == "mamba":
+            if lk is None:
+                raise InputError(
+                    "layer_types",
+                    f"linear layer {i} ({k!r}) needs its state dimensions "
+                    "(linear_* or mamba/ssm fields), which are missing",
+                )
+            layers.append(LayerPlan(i, lk, ffn=ffn))
+        elif k in NO_MIXER:
+            layers.append(LayerPlan(i, "none", ffn=ffn))
+        elif k in ATTN_SLIDING or k in ATTN_FULL or k in ATTN_CHUNKED:
+            kv = cfg.num_key_value_heads
+            hd = hs
+            if k in ATTN_FULL and isinstance(global_hd, int) and global_hd > 0:
+                hd = global_hd  # Gemma 4: global layers use global_head_dim
+                if k_eq_v and isinstance(global_kv, int) and global_kv > 0:
+                    kv = global_kv
+            if k in ATTN_SLIDING:
+                if not cfg.sliding_window:
+                    raise InputError("sliding_window", f"a window size for sliding layer {i}")
+                layers.append(LayerPlan(i, "sliding", kv, hd, hd, cfg.sliding_window, ffn=ffn))
+            elif k in ATTN_CHUNKED:
+                assert cfg.attention_chunk_size is not None
+                layers.append(
+                    LayerPlan(i, "chunked", kv, hd, hd, cfg.attention_chunk_size, ffn=ffn)
+                )
+            else:
+                layers.append(LayerPlan(i, "full", kv, hd, hd, ffn=ffn))
+        else:
+            raise InputError("layer_types", f"known layer kinds; layer {i} is {k!r}")
+    if isinstance(global_hd, int) and global_hd > 0 and global_hd != hs:
+        ev.append(
+            Evidence(
+                "global_head_dim",
+                str(global_hd),
+                f"full-attention layers use head_dim {global_hd}, sliding layers {hs}",
+            )
+        )
+        if k_eq_v and isinstance(global_kv, int):
+            ev.append(
+                Evidence(
+                    "attention_k_eq_v / num_global_key_value_heads",
+                    f"true / {global_kv}",
+                    "full layers have their own KV-head count; vLLM still stores V (= K)",
+                )
+            )
+    if lk is not None and any(layer.mixer == lk for layer in layers):
+        ev.append(Evidence("linear mixer", lk, _LINEAR_RULES[lk]))
+    _moe_evidence(cfg, ev)
+    return Architecture(tuple(layers), lk, tuple(ev))
+
+
+_LINEAR_RULES = {
+    "gdn": "linear_num_value_heads / linear_value_head_dim -> Gated DeltaNet state",
+    "kda": "linear_attn_config num_heads / head_dim -> Kimi Delta Attention state",
+    "mamba2": "mamba_num_heads / n_groups / ssm_state_size -> Mamba-2 state",
+    "mamba1": "mamba_d_state / mamba_expand -> Mamba-1 state",
+    "lightning": "attn_type_list -> lightning (linear) attention state",
+}
+
+
+def _deepseek_v4(cfg: ModelConfig, ev: list[Evidence]) -> Architecture:
+    """DeepSeek-V4: every layer keeps a sliding window of raw entries plus, at its
+    compression ratio, compressed K=V entries; ratio-4 layers also index (DSA)."""
+    ratios = cfg.compress_ratios or []
+    n = cfg.num_hidden_layers
+    if len(ratios) < n:
+        raise InputError("compress_ratios", f"one ratio per layer ({n}), got {len(ratios)}")
+    if not cfg.sliding_window:
+        raise InputError("sliding_window", "a window size for DeepSeek-V4 compressed attention")
+    hd = head_size(cfg)
+    ev.append(
+        Evidence(
+            "compress_ratios",
+            _short(ratios[:n]),
+            "compressed attention: one K=V entry per ratio tokens per layer",
+        )
+    )
+    ev.append(Evidence("sliding_window", str(cfg.sliding_window), "raw entries of recent tokens"))
+    if cfg.index_topk is not None:
+        ev.append(
+            Evidence(
+                "index_topk / index_head_dim",
+                f"{cfg.index_topk} / {cfg.index_head_dim}",
+                "DSA indexer on the finer-ratio layers",
+            )
+        )
+    finest = min((r for r in ratios[:n] if r > 0), default=0)
+    layers = [
+        LayerPlan(
+            i,
+            "compressed",
+            num_kv_heads=1,
+            head_dim=hd,
+            head_dim_v=0,
+            window=cfg.sliding_window,
+            indexer=cfg.index_topk is not None and ratios[i] == finest and finest > 0,
+            compress_ratio=ratios[i],
+            ffn=_moe_layer(cfg, i, "full_attention"),
+        )
+        for i in range(n)
+    ]
+    _moe_evidence(cfg, ev)
+    return Architecture(tuple(layers), None, tuple(ev))
+
+
+def _moe_evidence(cfg: ModelConfig, ev: list[Evidence]) -> None:
+    if cfg.num_experts > 1:
+        ev.append(
+            Evidence(
+                "num_experts / experts_per_token",
+                f"{cfg.num_experts} / {cfg.experts_per_token}",
+                "MoE: each token runs top-k of the routed experts",
+            )
+        )
+        shared = cfg.n_shared_experts or (1 if cfg.shared_expert_intermediate_size else 0)
+        if shared:
+            ev.append(Evidence("shared experts", str(shared), "always-on experts beside top-k"))
+        if cfg.first_k_dense_replace:
+            ev.append(
+                Evidence(
+                    "first_k_dense_replace",
+                    str(cfg.first_k_dense_replace),
+                    "the first k layers keep a dense FFN",
+                )
+            )
+
+
+def _short(v: object, limit: int = 60) -> str:
+    s = "".join(v) if isinstance(v, str) else str(v)
+    return s if len(s) <= limit else s[: limit - 1] + "…"

@@ -1,0 +1,139 @@
+"""The family verdict (MHA, MQA, GQA, MLA, DSA, HYBRID) and its flags, each with the
+config field, its value and the rule that produced it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.model.architecture import LINEAR_KINDS, Architecture, Evidence
+from engine.model.config import ModelConfig
+from engine.rules import engine_rules
+
+
+@dataclass(frozen=True)
+class FamilyVerdict:
+    attention_family: str
+    sliding_window: bool
+    chunked_local: bool
+    moe: bool
+    num_experts: int
+    experts_per_token: int
+    shared_experts: int
+    mtp_layers: int
+    multimodal: bool
+    fusion: str | None  # "early" | "late" | None
+    linear_kind: str | None
+    evidence: tuple[Evidence, ...]
+
+    def summary(self) -> str:
+        parts = [self.attention_family]
+        if self.sliding_window:
+            parts.append("sliding window")
+        if self.chunked_local:
+            parts.append("chunked local")
+        if self.moe:
+            parts.append(f"MoE {self.experts_per_token}/{self.num_experts}")
+        if self.mtp_layers:
+            parts.append(f"MTP ×{self.mtp_layers}")
+        if self.multimodal:
+            parts.append(f"multimodal ({self.fusion} fusion)")
+        return " · ".join(parts)
+
+
+def classify(cfg: ModelConfig, arch: Architecture) -> FamilyVerdict:
+    ev = list(arch.evidence)
+    mixers = {layer.mixer for layer in arch.layers}
+    if mixers & set(LINEAR_KINDS):
+        fam = "HYBRID"
+        n_lin = sum(1 for layer in arch.layers if layer.mixer in LINEAR_KINDS)
+        ev.append(
+            Evidence(
+                "layer kinds",
+                f"{n_lin} linear + {arch.attention_layers} attention",
+                "linear-attention / SSM layers present -> HYBRID",
+            )
+        )
+    elif "compressed" in mixers or (
+        "mla" in mixers and any(layer.indexer for layer in arch.layers)
+    ):
+        fam = "DSA"
+        ev.append(
+            Evidence("index_topk", str(cfg.index_topk), "sparse attention with an indexer -> DSA")
+        )
+    elif "mla" in mixers:
+        fam = "MLA"
+        ev.append(Evidence("kv_lora_rank", str(cfg.kv_lora_rank), "compressed latent KV -> MLA"))
+    else:
+        kv = cfg.num_key_value_heads
+        h = cfg.num_attention_heads
+        if kv == h:
+            fam = "MHA"
+            rule = "KV heads == query heads -> MHA"
+        elif kv == 1:
+            fam = "MQA"
+            rule = "one KV head shared by all query heads -> MQA"
+        else:
+            fam = "GQA"
+            rule = f"{h // kv} query heads share each KV head -> GQA"
+        ev.append(Evidence("num_attention_heads / num_key_value_heads", f"{h} / {kv}", rule))
+    sliding = "sliding" in mixers
+    chunked = "chunked" in mixers
+    if sliding:
+        n_sw = arch.count("sliding")
+        ev.append(
+            Evidence(
+                "sliding_window",
+                str(cfg.sliding_window),
+                f"{n_sw} of {len(arch.layers)} layers keep only the last window",
+            )
+        )
+    if chunked:
+        ev.append(
+            Evidence(
+                "attention_chunk_size",
+                str(cfg.attention_chunk_size),
+                f"{arch.count('chunked')} layers attend within their chunk",
+            )
+        )
+    moe = cfg.num_experts > 1
+    shared = cfg.n_shared_experts or (1 if cfg.shared_expert_intermediate_size else 0)
+    if cfg.mtp_layers:
+        key = (
+            "num_nextn_predict_layers"
+            if cfg.field("num_nextn_predict_layers")
+            else "mtp_num_hidden_layers"
+        )
+        ev.append(
+            Evidence(
+                key, str(cfg.mtp_layers), "multi-token-prediction heads (speculative decoding)"
+            )
+        )
+    multimodal = cfg.vision_config is not None or cfg.audio_config is not None
+    fusion = None
+    if multimodal:
+        early_types = engine_rules().fusion.early_model_types
+        early = cfg.model_type in early_types or cfg.wrapper_model_type in early_types
+        fusion = "early" if early else "late"
+        ev.append(
+            Evidence(
+                "vision_config" if cfg.vision_config is not None else "audio_config",
+                "present",
+                "image/text tokens trained together from pre-training -> early fusion"
+                if early
+                else "a vision encoder attached to a text model through an adapter -> late fusion",
+            )
+        )
+    return FamilyVerdict(
+        fam,
+        sliding,
+        chunked,
+        moe,
+        cfg.num_experts if moe else 0,
+        cfg.experts_per_token if moe else 0,
+        shared if moe else 0,
+        cfg.mtp_layers,
+        multimodal,
+        fusion,
+        arch.linear_kind if fam == "HYBRID" else None,
+        tuple(ev),
+    )

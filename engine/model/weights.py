@@ -1,0 +1,305 @@
+"""Parameter counts from the config and checkpoint bytes from its quantization_config.
+
+Counts are built from named blocks (embeddings, attention per family, dense FFN, routed
+and shared experts, MTP layers, vision tower) so every total can be unfolded."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.model.architecture import Architecture, LayerPlan
+from engine.model.config import ModelConfig
+from engine.rules import engine_rules
+
+GATED_ACTS = ("silu", "swiglu", "gelu_pytorch_tanh", "gelu_tanh", "geglu", "swish")
+
+
+@dataclass(frozen=True)
+class ParamBlock:
+    """``count`` parameters of one kind. ``quantizable``: a linear weight the checkpoint's
+    quantization applies to. ``expert``: a routed-expert weight (only top-k are active)."""
+
+    name: str
+    count: int
+    quantizable: bool
+    expert: bool = False
+    mtp: bool = False
+    vision: bool = False
+
+
+@dataclass(frozen=True)
+class WeightReport:
+    blocks: tuple[ParamBlock, ...]
+    params_total: int
+    params_active: int
+    weight_bytes: int
+    expert_bytes: int
+    format: str
+    weight_dtype: str  # bf16, fp16, fp8, nvfp4, mxfp4, int4 ... (what hardware gates read)
+    bits_note: str
+
+    @property
+    def non_expert_bytes(self) -> int:
+        return self.weight_bytes - self.expert_bytes
+
+
+def is_gated(cfg: ModelConfig) -> bool:
+    """Gated (SwiGLU/GeGLU: gate, up, down) unless the activation or the model family
+    says a plain two-matrix MLP (relu2, gelu without a gate: Falcon, GPT-2, ...)."""
+    act = cfg.hidden_act.lower()
+    if act:
+        return act in GATED_ACTS
+    return cfg.model_type not in engine_rules().ungated_ffn_model_types.values
+
+
+def _ffn(hidden: int, inter: int, gated: bool) -> int:
+    return (3 if gated else 2) * hidden * inter
+
+
+def _attention_params(cfg: ModelConfig, layer: LayerPlan) -> int:
+    h = cfg.hidden_size
+    heads = cfg.num_attention_heads
+    if layer.mixer == "mla":
+        nope = cfg.qk_nope_head_dim or 128
+        rope = cfg.qk_rope_head_dim or 64
+        v = cfg.v_head_dim or nope
+        lora = cfg.kv_lora_rank or 512
+        q = (
+            h * cfg.q_lora_rank + cfg.q_lora_rank + cfg.q_lora_rank * heads * (nope + rope)
+            if cfg.q_lora_rank
+            else h * heads * (nope + rope)
+        )
+        kv = h * (lora + rope) + lora + lora * heads * (nope + v)
+        o = heads * v * h
+        idx = 0
+        if layer.indexer and cfg.index_head_dim and cfg.index_n_heads:
+            ql = cfg.q_lora_rank or h
+            idx = (
+                ql * cfg.index_n_heads * cfg.index_head_dim
+                + h * cfg.index_head_dim
+                + 2 * cfg.index_head_dim
+                + h * cfg.index_n_heads
+            )
+        return q + kv + o + idx
+    if layer.mixer == "compressed":
+        hd = layer.head_dim
+        ql = cfg.q_lora_rank or h
+        q = h * ql + ql * heads * hd
+        kv = h * hd
+        groups = cfg.o_groups or 1
+        olora = cfg.o_lora_rank or h
+        # grouped low-rank output: wo_a (groups·o_lora × heads·hd/groups), wo_b (groups·o_lora → h)
+        o = heads * hd * olora + groups * olora * h
+        idx = 0
+        if layer.indexer and cfg.index_head_dim and cfg.index_n_heads:
+            idx = ql * cfg.index_n_heads * cfg.index_head_dim + h * cfg.index_head_dim
+        comp = 2 * h * hd if layer.compress_ratio else 0
+        return q + kv + o + idx + comp
+    hd = layer.head_dim
+    kv_heads = layer.num_kv_heads
+    bias = bool(cfg.field("attention_bias") or cfg.field("bias"))
+    q = h * heads * hd
+    k = h * kv_heads * hd
+    v = (
+        0
+        if (cfg.field("attention_k_eq_v") is True and layer.mixer == "full")
+        else h * kv_heads * hd
+    )
+    o = heads * hd * h
+    b = (heads * hd + 2 * kv_heads * hd) if bias else 0
+    return q + k + v + o + b
+
+
+def _linear_params(cfg: ModelConfig, kind: str) -> int:
+    h = cfg.hidden_size
+    if kind == "gdn":
+        nk = cfg.linear_num_key_heads or 1
+        nv = cfg.linear_num_value_heads or 1
+        hk = cfg.linear_key_head_dim or 1
+        hv = cfg.linear_value_head_dim or 1
+        k = cfg.linear_conv_kernel_dim or 4
+        conv_dim = 2 * nk * hk + nv * hv
+        return (
+            h * (2 * nk * hk + 2 * nv * hv) + h * 2 * nv + conv_dim * k + 2 * nv + hv + nv * hv * h
+        )
+    if kind == "mamba2":
+        state = cfg.ssm_state_size or 128
+        groups = cfg.mamba_n_groups or 1
+        hd = cfg.mamba_head_dim or 64
+        heads = cfg.mamba_num_heads or ((cfg.mamba_expand or 2) * h // hd)
+        inter = heads * hd
+        conv_dim = inter + 2 * groups * state
+        k = cfg.conv_kernel or 4
+        return (
+            h * (2 * inter + 2 * groups * state + heads)
+            + conv_dim * (k + 1)
+            + 3 * heads
+            + inter
+            + inter * h
+        )
+    if kind == "mamba1":
+        state = cfg.ssm_state_size or 16
+        inter = cfg.mamba_intermediate_size or (cfg.mamba_expand or 2) * h
+        k = cfg.conv_kernel or 4
+        dt_rank = cfg.mamba_dt_rank or -(-h // 16)
+        return (
+            h * 2 * inter
+            + inter * (k + 1)
+            + inter * (dt_rank + 2 * state)
+            + dt_rank * inter
+            + inter
+            + inter * state
+            + inter
+            + inter * h
+        )
+    if kind == "kda":
+        nh = cfg.kda_num_heads or 1
+        hd = cfg.kda_head_dim or 1
+        k = cfg.kda_conv_kernel or 4
+        # q, k, v, gate, output projections + short convs + low-rank decay (approximate)
+        return 5 * h * nh * hd + 3 * nh * hd * k
+    # lightning attention: q, k, v, gate and output projections
+    return 5 * h * h
+
+
+def _vision_params(vc: Mapping[str, Any]) -> int:
+    h = vc.get("hidden_size") or vc.get("embed_dim") or vc.get("width")
+    depth = vc.get("num_hidden_layers") or vc.get("depth") or vc.get("layers")
+    if not isinstance(h, int) or not isinstance(depth, int):
+        return 0
+    inter = vc.get("intermediate_size") or vc.get("mlp_dim") or 4 * h
+    patch = vc.get("patch_size") or 14
+    chans = vc.get("in_channels") or vc.get("num_channels") or 3
+    tps = vc.get("temporal_patch_size") or 1
+    out = vc.get("out_hidden_size") or 0
+    per_layer = 4 * h * h + 2 * h * inter + 4 * h
+    proj = h * 4 * h * 2 if out else 0
+    return int(depth * per_layer + patch * patch * chans * tps * h + proj)
+
+
+def param_blocks(cfg: ModelConfig, arch: Architecture) -> list[ParamBlock]:
+    h = cfg.hidden_size
+    gated = is_gated(cfg)
+    blocks = [ParamBlock("embeddings", cfg.vocab_size * h, False)]
+    if not cfg.tie_word_embeddings:
+        blocks.append(ParamBlock("lm_head", cfg.vocab_size * h, False))
+    attn = lin = dense = experts = shared = router = norms = 0
+    moe_inter = cfg.moe_intermediate_size or cfg.intermediate_size or 4 * h
+    dense_inter = cfg.intermediate_size or 4 * h
+    if cfg.field("intermediate_size_mlp"):
+        dense_inter_mlp = int(cfg.field("intermediate_size_mlp"))
+    else:
+        dense_inter_mlp = dense_inter
+    for layer in arch.layers:
+        norms += 2 * h
+        if layer.mixer in ("full", "sliding", "chunked", "mla", "compressed"):
+            attn += _attention_params(cfg, layer)
+        elif layer.mixer in ("gdn", "kda", "mamba2", "mamba1", "lightning"):
+            lin += _linear_params(cfg, layer.mixer)
+        if layer.ffn in ("moe", "moe+dense"):
+            experts += cfg.num_experts * _ffn(h, moe_inter, gated)
+            router += h * cfg.num_experts
+            if cfg.shared_expert_intermediate_size:
+                n_shared = cfg.n_shared_experts or 1
+                shared += n_shared * _ffn(h, cfg.shared_expert_intermediate_size, gated)
+                shared += 0 if cfg.n_shared_experts else h  # Qwen's shared-expert gate
+            elif cfg.n_shared_experts:
+                shared += cfg.n_shared_experts * _ffn(h, moe_inter, gated)
+            elif cfg.field("interleave_moe_layer_step"):
+                shared += _ffn(h, dense_inter, gated)  # Llama 4 shared expert
+            if layer.ffn == "moe+dense":
+                dense += _ffn(h, dense_inter, gated)
+        elif layer.ffn == "dense":
+            inter = dense_inter_mlp if cfg.field("interleave_moe_layer_step") else dense_inter
+            dense += _ffn(h, inter, gated)
+    norms += h
+    blocks += [
+        ParamBlock("attention", attn, True),
+        ParamBlock("linear mixers", lin, True),
+        ParamBlock("dense FFN", dense, True),
+        ParamBlock("routed experts", experts, True, expert=True),
+        ParamBlock("shared experts", shared, True),
+        ParamBlock("routers", router, False),
+        ParamBlock("norms", norms, False),
+    ]
+    if cfg.mtp_layers and arch.layers:
+        # one more decoder layer like the last one (attention + MoE or dense FFN)
+        last = arch.layers[-1]
+        per_layer = _attention_params(cfg, last) if last.mixer != "none" else 0
+        if cfg.num_experts > 1:
+            n_ffn = cfg.num_experts + (cfg.n_shared_experts or 0)
+            per_layer += n_ffn * _ffn(h, moe_inter, gated) + h * cfg.num_experts
+        else:
+            per_layer += _ffn(h, dense_inter, gated)
+        mtp = cfg.mtp_layers * (per_layer + 2 * h * h + 4 * h)  # + eh_proj and norms
+        blocks.append(ParamBlock("MTP layers", mtp, True, mtp=True))
+    if cfg.vision_config:
+        blocks.append(
+            ParamBlock("vision tower", _vision_params(cfg.vision_config), False, vision=True)
+        )
+    return [b for b in blocks if b.count]
+
+
+def _format(cfg: ModelConfig) -> tuple[str, str, float, float, str]:
+    """(format name, weight dtype, bits per quantized weight, bits per routed-expert weight,
+    note). The format is the one engine.software.report detects; the storage bits per format
+    (scales and zero points included) come from data/engine_rules.yaml."""
+    from engine.software.report import detect_checkpoint_format
+
+    fmt = detect_checkpoint_format(cfg.raw)
+    rules = engine_rules().weight_storage
+    q = cfg.quantization_config or {}
+    dtype = fmt.weight_dtype
+    if dtype in ("unknown", "mixed") and fmt.bits:
+        dtype = f"int{fmt.bits}"
+    bits = float(rules.bits.get(dtype, rules.bits["bf16"]))
+    note = fmt.detail
+    if dtype in rules.group_scale:
+        scale_bits, group = rules.group_scale[dtype]
+        bits += scale_bits / group
+    elif dtype == "fp8":
+        block = q.get("weight_block_size")
+        if isinstance(block, list) and len(block) == 2:
+            bits += rules.fp8_block_scale_bits / (block[0] * block[1])
+    elif dtype.startswith("int") and fmt.group_size:
+        zero = (fmt.bits or 0) if fmt.quant_method in rules.zero_point_methods else 0
+        bits += (rules.int_group_scale_bits + zero) / fmt.group_size
+    expert_bits = bits
+    if str(cfg.field("expert_dtype") or "").lower() == "fp4":  # DeepSeek-V4: FP4 experts
+        scale_bits, group = rules.group_scale["mxfp4"]
+        expert_bits = rules.bits["mxfp4"] + scale_bits / group
+        note += "; routed experts in FP4"
+    if fmt.weight_dtype in rules.experts_only:  # e.g. gpt-oss: attention etc. stay bf16
+        expert_bits, bits = bits, float(rules.bits["bf16"])
+    return fmt.name, fmt.weight_dtype, bits, expert_bits, note
+
+
+def weight_report(cfg: ModelConfig, arch: Architecture) -> WeightReport:
+    blocks = tuple(param_blocks(cfg, arch))
+    fmt, wdtype, qbits, ebits, note = _format(cfg)
+    total = sum(b.count for b in blocks)
+    inactive = 0
+    if cfg.num_experts > 1 and cfg.experts_per_token:
+        for b in blocks:
+            if b.expert:
+                inactive += b.count * (cfg.num_experts - cfg.experts_per_token) // cfg.num_experts
+    mtp = sum(b.count for b in blocks if b.mtp)
+    vision = sum(b.count for b in blocks if b.vision)
+    # active = every weight a text token touches, the embedding row included (Qwen and
+    # NVIDIA count it; OpenAI's gpt-oss cards leave the embedding out)
+    active = total - inactive - mtp - vision
+    bits = 0.0
+    expert_bits = 0.0
+    for b in blocks:
+        if b.expert:
+            expert_bits += b.count * ebits
+        elif b.quantizable:
+            bits += b.count * qbits
+        else:
+            bits += b.count * 16
+    weight_bytes = int((bits + expert_bits) / 8)
+    return WeightReport(
+        blocks, total, active, weight_bytes, int(expert_bits / 8), fmt, wdtype, note
+    )

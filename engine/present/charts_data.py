@@ -1,0 +1,674 @@
+"""What the app's pages show, computed: each number with its unit and the formula that
+produced it (config values plugged in), and the series behind every chart.
+
+Pure functions of a ``Diagnosis`` (or of a config and ``Options``); the pages only lay the
+results out. Units: GiB = 2^30 bytes, GB = 10^9 bytes, and every label says which.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from engine.diagnose import Diagnosis, Fit, Options, compute_fit, diagnose
+from engine.errors import InputError
+from engine.kv.dtype import ALIASES, resolve_kv_dtype
+from engine.kv.sizing import KvSizing, LayerGroup
+from engine.measure.backcalc import BackcalcResult, EngineReading, backcalculate
+from engine.model.architecture import LINEAR_KINDS, Architecture
+from engine.model.config import ModelConfig
+from engine.model.loader import catalog_names, load_catalog
+
+GIB = 1 << 30
+GB = 1_000_000_000
+
+TERA = 1e12
+
+
+def _first_spellings() -> tuple[str, ...]:
+    first: dict[str, str] = {}
+    for name, dtype in ALIASES.items():
+        first.setdefault(dtype, name)
+    return tuple(first.values())
+
+
+# The KV dtypes offered in the app: the first spelling of each dtype engine/kv_dtype.py
+# accepts (aliases such as "bfloat16" still parse from a link).
+KV_DTYPE_MENU = _first_spellings()
+
+
+# --- units -------------------------------------------------------------------------------
+
+
+def gib(n: float) -> str:
+    """Bytes as GiB (2^30)."""
+    return f"{n / GIB:,.2f} GiB"
+
+
+def gb(n: float) -> str:
+    """Bytes as GB (10^9)."""
+    return f"{n / GB:,.1f} GB"
+
+
+def nbytes(n: float) -> str:
+    """Exact bytes with thousands separators (fractions kept for compressed layers)."""
+    return f"{n:,.0f} B" if float(n).is_integer() else f"{n:,.2f} B"
+
+
+def in_gib(n: float) -> float:
+    """Bytes as a number of GiB (2^30), for chart axes."""
+    return n / GIB
+
+
+def in_gb(n: float) -> float:
+    """Bytes as a number of GB (10^9), for chart axes."""
+    return n / GB
+
+
+def tb_per_s(bytes_per_s: float) -> str:
+    """A bandwidth in TB/s (10^12 B/s), as datasheets give it."""
+    return f"{bytes_per_s / TERA:,.2f} TB/s"
+
+
+def per_instance(users: int, instances: int) -> int:
+    """Requests each instance must hold: the users spread over the instances, rounded up."""
+    return -(-users // instances)
+
+
+def size(n: float) -> str:
+    """A size in both units, for numbers people compare with datasheets (GB) and with
+    engine logs (GiB)."""
+    return f"{gib(n)} ({gb(n)})"
+
+
+def other_unit(n: float) -> str:
+    """The tooltip beside a GiB value: the same bytes in GB, and what each unit means."""
+    return f"= {gb(n)}. GiB = 2^30 bytes (as engine logs print), GB = 10^9 bytes (as datasheets)."
+
+
+def tokens(n: int) -> str:
+    if n >= 1 << 20 and n % (1 << 20) == 0:
+        return f"{n >> 20}M"
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n >> 10}K"
+    return f"{n:,}"
+
+
+def params(n: int) -> str:
+    return f"{n / 1e9:,.1f} B params" if n >= 1e9 else f"{n / 1e6:,.0f} M params"
+
+
+# --- a shown number ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One number on a page: its label, the formatted value, the raw value and the formula
+    with the config's values plugged in."""
+
+    label: str
+    value: str
+    raw: float
+    formula: str
+    help: str = ""
+
+
+def group_label(g: LayerGroup) -> str:
+    spec = g.spec
+    if g.kind == "full":
+        return "full attention"
+    if g.kind == "sliding":
+        return f"sliding window ({tokens(spec.window or 0)})"
+    if g.kind == "chunked":
+        return f"chunked local ({tokens(spec.window or 0)})"
+    if g.kind == "mla":
+        return "MLA latent"
+    if g.kind == "indexer":
+        return "DSA indexer keys"
+    if g.kind == "compressed":
+        ratio = getattr(spec, "ratio", 0)
+        return f"compressed 1/{ratio}"
+    if g.kind == "mamba":
+        return f"{getattr(spec, 'variant', 'linear')} state"
+    return g.kind
+
+
+def _group_labels(kv: KvSizing) -> list[str]:
+    """Labels unique within one sizing (two sliding groups with different head dims exist)."""
+    labels = [group_label(g) for g in kv.groups]
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        n = seen[label]
+        out.append(label if labels.count(label) == 1 else f"{label} #{n}")
+    return out
+
+
+def _per_gpu_note(kv: KvSizing) -> str:
+    return f"one GPU at TP {kv.tp}" if kv.tp > 1 else "one GPU"
+
+
+def kv_headline(d: Diagnosis) -> list[Shown]:
+    """Bytes per token, per request and the constant state, as vLLM sizes them."""
+    kv = d.kv
+    terms = " + ".join(
+        f"{lab}: {g.formula()}"
+        for lab, g in zip(_group_labels(kv), kv.groups, strict=True)
+        if g.kind != "mamba"
+    )
+    per_token = kv.kv_bytes_per_token
+    out = [
+        Shown(
+            f"KV per token ({_per_gpu_note(kv)})",
+            f"{per_token:,} B",
+            per_token,
+            (terms or "no attention layers")
+            + f" = {per_token:,} B/token"
+            + (f"; KV dtype {kv.kv_dtype.stored} ({kv.kv_dtype.note})" if kv.kv_dtype.note else ""),
+        ),
+    ]
+    if kv.tp > 1:
+        out.append(
+            Shown(
+                f"KV per token, all {kv.tp} TP ranks",
+                f"{per_token * kv.tp:,} B",
+                per_token * kv.tp,
+                f"{per_token:,} B per GPU × TP {kv.tp} = {per_token * kv.tp:,} B. Each rank keeps "
+                "its share of the KV heads; heads fewer than TP, and the MLA latent, are "
+                "replicated on every rank.",
+            )
+        )
+    per_req = kv.bytes_per_request(d.context)
+    parts = []
+    for lab, g in zip(_group_labels(kv), kv.groups, strict=True):
+        if g.kind == "mamba":
+            parts.append(f"{lab}: {g.state_bytes_per_request:,} B (constant)")
+        else:
+            kept = g.spec.tokens_kept(d.context)
+            parts.append(
+                f"{lab}: {g.bytes_per_token:,.0f} B × {kept:,.0f} tokens kept = "
+                f"{g.bytes_at(d.context):,.0f} B"
+            )
+    out.append(
+        Shown(
+            f"KV per request at {tokens(d.context)} tokens ({_per_gpu_note(kv)})",
+            gib(per_req),
+            per_req,
+            " + ".join(parts) + f" = {per_req:,} B = {gib(per_req)} = {gb(per_req)}",
+            other_unit(per_req),
+        )
+    )
+    if kv.state_bytes_per_request:
+        state_f = " + ".join(
+            f"{g.num_layers} layers × [{g.spec.formula()}]" for g in kv.groups if g.kind == "mamba"
+        )
+        padded = kv.state_bytes_per_request_padded
+        formula = f"{state_f} = {kv.state_bytes_per_request:,} B"
+        if kv.hybrid is not None:
+            formula += (
+                f"; vLLM pads it to whole attention pages: {kv.hybrid.formula()} → {padded:,} B"
+            )
+        out.append(
+            Shown(
+                "Constant state per request",
+                gib(padded) if padded >= GIB else f"{padded / (1 << 20):,.1f} MiB",
+                padded,
+                formula + ". MiB = 2^20 B.",
+            )
+        )
+    return out
+
+
+def weights_shown(d: Diagnosis) -> list[Shown]:
+    w = d.weights
+    blocks = " + ".join(f"{b.name} {b.count:,}" for b in w.blocks)
+    out = [
+        Shown(
+            "Parameters (total / active)",
+            f"{w.params_total / 1e9:,.1f} bn / {w.params_active / 1e9:,.1f} bn",
+            w.params_total,
+            f"{blocks} = {w.params_total:,} parameters; active per token excludes the "
+            f"routed experts not chosen, MTP and vision: {w.params_active:,}",
+        ),
+        Shown(
+            f"Checkpoint weights ({w.format})",
+            gib(w.weight_bytes),
+            w.weight_bytes,
+            f"{w.bits_note}: {w.weight_bytes:,} B = {gib(w.weight_bytes)} = {gb(w.weight_bytes)} "
+            f"(routed experts {w.expert_bytes:,} B, the rest {w.non_expert_bytes:,} B)",
+            other_unit(w.weight_bytes),
+        ),
+    ]
+    if d.fit is not None:
+        o = d.options
+        div = o.tp * o.dp if o.expert_parallel else o.tp
+        out.append(
+            Shown(
+                "Weights per GPU",
+                gib(d.fit.weights_per_gpu),
+                d.fit.weights_per_gpu,
+                f"{w.non_expert_bytes:,} B non-expert ÷ TP {o.tp} + {w.expert_bytes:,} B experts ÷ "
+                f"{div} ({'TP × DP with expert parallelism' if o.expert_parallel else 'TP'}) = "
+                f"{d.fit.weights_per_gpu:,} B",
+                other_unit(d.fit.weights_per_gpu),
+            )
+        )
+    return out
+
+
+def fit_shown(d: Diagnosis) -> list[Shown]:
+    f = d.fit
+    if f is None:
+        return []
+    need = per_instance(d.options.users, f.instances)
+    return [
+        Shown(
+            f"Users that fit at {tokens(d.context)} tokens",
+            f"{f.max_concurrency:,}",
+            f.max_concurrency,
+            f.formula()
+            + f" (GB = 10^9 B, GiB = 2^30 B; per request {f.bytes_per_request_per_gpu:,} B incl. "
+            "padded state)",
+        ),
+        Shown(
+            "KV space per GPU",
+            gib(f.kv_space_per_gpu),
+            f.kv_space_per_gpu,
+            f"{f.memory_per_gpu:,} B × fraction {d.options.memory_fraction:g} = "
+            f"{f.usable_per_gpu:,} B; "
+            f"− {f.weights_per_gpu:,} B weights − {d.options.reserve_bytes:,} B reserve = "
+            f"{f.kv_space_per_gpu:,} B",
+            other_unit(f.kv_space_per_gpu),
+        ),
+        Shown(
+            f"Longest context for {d.options.users:,} users",
+            f"{f.max_context_for_users:,} tokens",
+            f.max_context_for_users,
+            f"largest context C with {need:,} requests per instance × bytes_per_request(C) ≤ "
+            f"{f.kv_space_per_gpu:,} B (binary search on the same per-request formula)",
+        ),
+    ]
+
+
+# --- tables ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    label: str
+    layers: int
+    per_layer_bytes_per_token: float
+    bytes_per_token: float
+    state_bytes: int
+    bytes_at_context: int
+    formula: str
+
+
+def group_rows(kv: KvSizing, context: int) -> list[GroupRow]:
+    return [
+        GroupRow(
+            lab,
+            g.num_layers,
+            g.spec.bytes_per_token,
+            g.bytes_per_token,
+            g.state_bytes_per_request,
+            math.ceil(g.bytes_at(context)),
+            g.formula(),
+        )
+        for lab, g in zip(_group_labels(kv), kv.groups, strict=True)
+    ]
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    metric: str
+    vllm: str
+    sglang: str
+    differs: bool
+
+
+def engine_comparison(d: Diagnosis) -> list[CompareRow]:
+    """vLLM 0.33.0 and SGLang 0.5.23 accounting for the same model and choices."""
+    v, s = d.kv, d.sglang
+
+    def row(metric: str, a: str, b: str) -> CompareRow:
+        return CompareRow(metric, a, b, a != b)
+
+    return [
+        row("KV dtype stored", v.kv_dtype.stored, s.kv_dtype.stored),
+        row("KV per token (one GPU)", f"{v.kv_bytes_per_token:,} B", f"{s.kv_bytes_per_token:,} B"),
+        row(
+            "Constant state per request",
+            f"{v.state_bytes_per_request:,} B",
+            f"{s.state_bytes_per_request:,} B",
+        ),
+        row(
+            f"Per request at {tokens(d.context)}",
+            gib(v.bytes_per_request(d.context)),
+            gib(s.bytes_per_request(d.context)),
+        ),
+        row("Page size (tokens)", str(v.block_size), str(s.block_size)),
+    ]
+
+
+@dataclass(frozen=True)
+class EvidenceRow:
+    field: str
+    value: str
+    rule: str
+
+
+def evidence_rows(d: Diagnosis) -> list[EvidenceRow]:
+    return [EvidenceRow(e.field, e.value, e.rule) for e in d.family.evidence]
+
+
+# --- the layer strip ---------------------------------------------------------------------
+
+MIXER_LABELS = {
+    "full": "full attention",
+    "sliding": "sliding window",
+    "chunked": "chunked local",
+    "mla": "MLA",
+    "compressed": "compressed + DSA (V4)",
+    "gdn": "linear: Gated DeltaNet",
+    "kda": "linear: Kimi Delta Attention",
+    "mamba2": "linear: Mamba-2",
+    "mamba1": "linear: Mamba-1",
+    "lightning": "linear: lightning",
+    "none": "no mixer (FFN block)",
+}
+FFN_LABELS = {"dense": "dense FFN", "moe": "MoE", "moe+dense": "MoE + dense", "none": "no FFN"}
+
+
+@dataclass(frozen=True)
+class LayerStrip:
+    """One label per layer for the mixer row and the FFN row, plus counts per label."""
+
+    mixers: tuple[str, ...]
+    ffns: tuple[str, ...]
+
+    def counts(self, row: Sequence[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for label in row:
+            out[label] = out.get(label, 0) + 1
+        return out
+
+    def summary(self) -> str:
+        m = ", ".join(f"{n} {lab}" for lab, n in self.counts(self.mixers).items())
+        f = ", ".join(f"{n} {lab}" for lab, n in self.counts(self.ffns).items())
+        return f"{len(self.mixers)} layers: {m}; FFN: {f}"
+
+
+def layer_strip(arch: Architecture) -> LayerStrip:
+    mixers = []
+    for layer in arch.layers:
+        if layer.mixer == "mla" and layer.indexer:
+            mixers.append("DSA (MLA + indexer)")
+        else:
+            mixers.append(MIXER_LABELS.get(layer.mixer, layer.mixer))
+    return LayerStrip(
+        tuple(mixers), tuple(FFN_LABELS.get(layer.ffn, layer.ffn) for layer in arch.layers)
+    )
+
+
+def is_linear(mixer: str) -> bool:
+    return mixer in LINEAR_KINDS
+
+
+# --- chart series ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    x: tuple[int, ...]
+    y: tuple[float, ...]
+
+
+def context_grid(limit: int, start: int = 1024) -> tuple[int, ...]:
+    """Powers of two from ``start`` up to ``limit``, and ``limit`` itself."""
+    out = []
+    c = start
+    while c < limit:
+        out.append(c)
+        c *= 2
+    out.append(max(limit, 1))
+    return tuple(sorted(set(out)))
+
+
+def context_options(max_position: int | None, current: int) -> tuple[int, ...]:
+    """Choices for the context slider: powers of two from 1K to the model's limit (at least
+    128K), plus the model limit and the current value."""
+    top = max(max_position or 131_072, current, 1024)
+    grid = set(context_grid(top))
+    grid.add(current)
+    return tuple(sorted(grid))
+
+
+def parallel_options(total_gpus: int, current: int) -> tuple[int, ...]:
+    """TP / DP sizes to offer: powers of two up to the GPU count, the count itself, and the
+    current value."""
+    opts = {current, total_gpus}
+    p = 1
+    while p <= total_gpus:
+        opts.add(p)
+        p *= 2
+    return tuple(sorted(opts))
+
+
+def users_options(current: int) -> tuple[int, ...]:
+    """Choices for the users slider: 1, 2, 4, ... 4096 and the current value."""
+    return tuple(sorted({current, *(1 << i for i in range(13))}))
+
+
+def kv_vs_context(kv: KvSizing, contexts: Sequence[int]) -> list[Series]:
+    """Per-request bytes on one GPU by layer group (stacked, they add up to
+    ``kv.bytes_per_request``)."""
+    xs = tuple(contexts)
+    return [
+        Series(lab, xs, tuple(g.bytes_at(c) for c in xs))
+        for lab, g in zip(_group_labels(kv), kv.groups, strict=True)
+    ]
+
+
+def chart_limit(d: Diagnosis) -> int:
+    return max(d.config.max_position_embeddings or d.context, d.context)
+
+
+def instances(d: Diagnosis) -> int:
+    """Engine instances (TP groups) the GPUs make, as the fit counts them."""
+    return d.fit.instances if d.fit is not None else 1
+
+
+def kv_dtype_options(cfg: ModelConfig, gpu_arch: str | None) -> tuple[str, ...]:
+    """The KV dtypes vLLM accepts for this model on this GPU."""
+    out = []
+    for name in KV_DTYPE_MENU:
+        try:
+            resolve_kv_dtype(name, cfg, gpu_arch)
+        except InputError:
+            continue
+        out.append(name)
+    return tuple(out)
+
+
+def users_vs_context(
+    cfg: ModelConfig, opts: Options, dtypes: Sequence[str], contexts: Sequence[int]
+) -> list[Series]:
+    """Users that fit (all instances) against context, one line per KV element size: the
+    dtypes that store the same bytes (``auto``/``bf16``/``fp16``, the ``fp8`` spellings)
+    share a line and its label."""
+    if opts.gpu_memory_bytes is None:
+        return []
+    lines: dict[tuple[int, int | None], tuple[list[str], list[float]]] = {}
+    for name in dtypes:
+        try:
+            d = diagnose(cfg, dataclasses.replace(opts, kv_dtype=name))
+        except InputError:
+            continue
+        k = d.kv.kv_dtype
+        key = (k.bytes, k.mla_packed_bytes)
+        if key in lines:
+            lines[key][0].append(name)
+            continue
+        ys = [
+            float(
+                compute_fit(
+                    d.kv, d.weights, dataclasses.replace(opts, context=c), c, c
+                ).max_concurrency
+            )
+            for c in contexts
+        ]
+        lines[key] = ([name], ys)
+    out = []
+    for (nbytes, packed), (names, ys) in lines.items():
+        unit = f"{packed} B/token/layer" if packed else f"{nbytes} B/element"
+        out.append(Series(f"{' / '.join(names)} ({unit})", tuple(contexts), tuple(ys)))
+    return out
+
+
+@dataclass(frozen=True)
+class Segment:
+    name: str
+    bytes: int
+    formula: str
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    segments: tuple[Segment, ...]
+    memory_per_gpu: int
+    fits: bool
+    users_needed_per_instance: int
+    users_served_per_instance: int
+
+
+def memory_breakdown(fit: Fit, opts: Options) -> MemoryBreakdown:
+    """One GPU's memory: weights, the KV the requested users take, KV space left, and what
+    lies outside the memory fraction (activations, CUDA graphs, NCCL buffers)."""
+    need = per_instance(opts.users, fit.instances)
+    served = min(need, fit.users_per_instance)
+    kv_used = served * fit.bytes_per_request_per_gpu
+    outside = fit.memory_per_gpu - fit.usable_per_gpu
+    fits = fit.weights_per_gpu + opts.reserve_bytes <= fit.usable_per_gpu
+    weights = min(fit.weights_per_gpu, fit.usable_per_gpu)
+    segs = [
+        Segment(
+            "weights",
+            weights,
+            f"{fit.weights_per_gpu:,} B per GPU"
+            + ("" if fits else f" — more than the {fit.usable_per_gpu:,} B usable: does not fit"),
+        ),
+        Segment(
+            f"KV for {served:,} users",
+            kv_used,
+            f"{served:,} requests × {fit.bytes_per_request_per_gpu:,} B = {kv_used:,} B"
+            + (
+                f" (asked for {need:,} per instance; only {fit.users_per_instance:,} fit)"
+                if need > served
+                else ""
+            ),
+        ),
+        Segment(
+            "KV space free",
+            fit.kv_space_per_gpu - kv_used,
+            f"{fit.kv_space_per_gpu:,} B KV space − {kv_used:,} B used = "
+            f"{fit.kv_space_per_gpu - kv_used:,} B",
+        ),
+    ]
+    if opts.reserve_bytes:
+        segs.append(Segment("reserve", opts.reserve_bytes, f"{opts.reserve_bytes:,} B set aside"))
+    segs.append(
+        Segment(
+            "outside memory fraction",
+            outside,
+            f"{fit.memory_per_gpu:,} B × (1 − {opts.memory_fraction:g}) = {outside:,} B "
+            "(activations, CUDA graphs, NCCL buffers)",
+        )
+    )
+    return MemoryBreakdown(tuple(segs), fit.memory_per_gpu, fits, need, served)
+
+
+# --- measured against predicted ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A back-calculation and the TP it was predicted at (the log's own TP, else the view's)."""
+
+    tp: int
+    result: BackcalcResult
+
+
+def measured_vs_predicted(
+    cfg: ModelConfig,
+    reading: EngineReading,
+    kv_dtype: str,
+    tp: int,
+    gpu_arch: str | None,
+    memory_fraction: float,
+) -> Measured:
+    """Step 6: the engine's reported KV pool against step 2's bytes per token, sized by the
+    engine that wrote the log (vLLM and SGLang may store different bytes)."""
+    tp = reading.tp_size or tp
+    pred = diagnose(cfg, Options(kv_dtype=kv_dtype, tp=tp, gpu_arch=gpu_arch))
+    kv = pred.kv if reading.engine == "vllm" else pred.sglang
+    result = backcalculate(
+        reading,
+        float(kv.kv_bytes_per_token),
+        tp,
+        pred.family.attention_family,
+        [g.formula() for g in kv.groups],
+        state_bytes_per_sequence=kv.state_bytes_per_request_padded or None,
+        planned_memory_fraction=memory_fraction,
+    )
+    return Measured(tp, result)
+
+
+# --- the catalog -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CatalogRow:
+    name: str
+    family: str
+    layers: int
+    params_b: float
+    active_b: float
+    weights_gb: float
+    kv_bytes_per_token: int
+    kv_gib_at_32k: float
+    max_context: int
+    note: str
+
+
+@cache
+def catalog_rows() -> tuple[CatalogRow, ...]:
+    """Every bundled model at TP 1 with the model's own KV dtype (auto)."""
+    rows = []
+    for name in catalog_names():
+        try:
+            cfg = load_catalog(name).config
+            d = diagnose(cfg, Options(context=32_768))
+        except InputError as err:
+            rows.append(CatalogRow(name, "—", 0, 0.0, 0.0, 0.0, 0, 0.0, 0, str(err)))
+            continue
+        rows.append(
+            CatalogRow(
+                name,
+                d.family.summary(),
+                cfg.num_hidden_layers,
+                round(d.weights.params_total / 1e9, 1),
+                round(d.weights.params_active / 1e9, 1),
+                round(d.weights.weight_bytes / GB, 1),
+                d.kv.kv_bytes_per_token,
+                round(d.kv.bytes_per_request(32_768) / GIB, 2),
+                cfg.max_position_embeddings or 0,
+                "",
+            )
+        )
+    return tuple(rows)

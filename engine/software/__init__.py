@@ -1,0 +1,1 @@
+"""Software: pinned engine flag tables and registries, versions, parsers, checkpoint formats."""
