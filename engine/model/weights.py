@@ -5,9 +5,9 @@ and shared experts, MTP layers, vision tower) so every total can be unfolded."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from engine.model.architecture import Architecture, LayerPlan
 from engine.model.config import ModelConfig
@@ -15,23 +15,53 @@ from engine.rules import engine_rules
 
 GATED_ACTS = ("silu", "swiglu", "gelu_pytorch_tanh", "gelu_tanh", "geglu", "swish")
 
+# What a block is in the engines' model code, which decides how a parallel layout splits it:
+# embedding / lm_head (vocab-parallel), attention (column/row-parallel over the attention TP
+# group), replicated (ReplicatedLinear: MLA down-projections, the DSA indexer, MTP eh_proj),
+# linear_mixer (GDN / Mamba projections, TP-split), dense_ffn and shared_experts (TP-split MLPs),
+# routed_experts (FusedMoE: split over the MoE group, whole experts under EP), router, norm,
+# vision (the encoder tower).
+Role = Literal[
+    "embedding",
+    "lm_head",
+    "attention",
+    "replicated",
+    "linear_mixer",
+    "dense_ffn",
+    "shared_experts",
+    "routed_experts",
+    "router",
+    "norm",
+    "vision",
+]
+ROLES: tuple[Role, ...] = get_args(Role)
+
 
 @dataclass(frozen=True)
 class ParamBlock:
-    """``count`` parameters of one kind. ``quantizable``: a linear weight the checkpoint's
-    quantization applies to. ``expert``: a routed-expert weight (only top-k are active)."""
+    """``count`` parameters of one ``role``. ``quantizable``: a linear weight the checkpoint's
+    quantization applies to. ``mtp``: part of the multi-token-prediction layers."""
 
     name: str
     count: int
     quantizable: bool
-    expert: bool = False
+    role: Role
     mtp: bool = False
-    vision: bool = False
+
+    @property
+    def expert(self) -> bool:
+        """A routed-expert weight (only top-k of them are active per token)."""
+        return self.role == "routed_experts"
+
+    @property
+    def vision(self) -> bool:
+        return self.role == "vision"
 
 
 @dataclass(frozen=True)
 class WeightReport:
     blocks: tuple[ParamBlock, ...]
+    block_bytes: tuple[int, ...]  # stored bytes of each block, in the order of ``blocks``
     params_total: int
     params_active: int
     weight_bytes: int
@@ -43,6 +73,16 @@ class WeightReport:
     @property
     def non_expert_bytes(self) -> int:
         return self.weight_bytes - self.expert_bytes
+
+    def bytes_of(self, roles: Iterable[Role], mtp: bool | None = None) -> int:
+        """Stored bytes of the blocks with one of ``roles`` (only MTP blocks, only main-model
+        blocks, or both when ``mtp`` is None)."""
+        wanted = set(roles)
+        return sum(
+            n
+            for b, n in zip(self.blocks, self.block_bytes, strict=True)
+            if b.role in wanted and (mtp is None or b.mtp == mtp)
+        )
 
 
 def is_gated(cfg: ModelConfig) -> bool:
@@ -58,7 +98,10 @@ def _ffn(hidden: int, inter: int, gated: bool) -> int:
     return (3 if gated else 2) * hidden * inter
 
 
-def _attention_params(cfg: ModelConfig, layer: LayerPlan) -> int:
+def _attention_params(cfg: ModelConfig, layer: LayerPlan) -> tuple[int, int]:
+    """(TP-split, replicated) parameters of one layer's attention. MLA's down-projections
+    (q_a, kv_a with the RoPE key) and the DSA indexer are ReplicatedLinear in vLLM's
+    DeepSeek code: every rank holds them whole."""
     h = cfg.hidden_size
     heads = cfg.num_attention_heads
     if layer.mixer == "mla":
@@ -66,12 +109,13 @@ def _attention_params(cfg: ModelConfig, layer: LayerPlan) -> int:
         rope = cfg.qk_rope_head_dim or 64
         v = cfg.v_head_dim or nope
         lora = cfg.kv_lora_rank or 512
-        q = (
-            h * cfg.q_lora_rank + cfg.q_lora_rank + cfg.q_lora_rank * heads * (nope + rope)
-            if cfg.q_lora_rank
-            else h * heads * (nope + rope)
-        )
-        kv = h * (lora + rope) + lora + lora * heads * (nope + v)
+        if cfg.q_lora_rank:
+            q_rep = h * cfg.q_lora_rank + cfg.q_lora_rank
+            q_tp = cfg.q_lora_rank * heads * (nope + rope)
+        else:
+            q_rep, q_tp = 0, h * heads * (nope + rope)
+        kv_rep = h * (lora + rope) + lora
+        kv_tp = lora * heads * (nope + v)
         o = heads * v * h
         idx = 0
         if layer.indexer and cfg.index_head_dim and cfg.index_n_heads:
@@ -82,11 +126,11 @@ def _attention_params(cfg: ModelConfig, layer: LayerPlan) -> int:
                 + 2 * cfg.index_head_dim
                 + h * cfg.index_n_heads
             )
-        return q + kv + o + idx
+        return q_tp + kv_tp + o, q_rep + kv_rep + idx
     if layer.mixer == "compressed":
         hd = layer.head_dim
         ql = cfg.q_lora_rank or h
-        q = h * ql + ql * heads * hd
+        q_rep, q_tp = h * ql, ql * heads * hd
         kv = h * hd
         groups = cfg.o_groups or 1
         olora = cfg.o_lora_rank or h
@@ -96,7 +140,7 @@ def _attention_params(cfg: ModelConfig, layer: LayerPlan) -> int:
         if layer.indexer and cfg.index_head_dim and cfg.index_n_heads:
             idx = ql * cfg.index_n_heads * cfg.index_head_dim + h * cfg.index_head_dim
         comp = 2 * h * hd if layer.compress_ratio else 0
-        return q + kv + o + idx + comp
+        return q_tp + o, q_rep + kv + idx + comp
     hd = layer.head_dim
     kv_heads = layer.num_kv_heads
     bias = bool(cfg.field("attention_bias") or cfg.field("bias"))
@@ -109,7 +153,7 @@ def _attention_params(cfg: ModelConfig, layer: LayerPlan) -> int:
     )
     o = heads * hd * h
     b = (heads * hd + 2 * kv_heads * hd) if bias else 0
-    return q + k + v + o + b
+    return q + k + v + o + b, 0
 
 
 def _linear_params(cfg: ModelConfig, kind: str) -> int:
@@ -179,65 +223,107 @@ def _vision_params(vc: Mapping[str, Any]) -> int:
     return int(depth * per_layer + patch * patch * chans * tps * h + proj)
 
 
+def _moe_layer_blocks(
+    cfg: ModelConfig, ffn: str, gated: bool, moe_inter: int, dense_inter: int, mtp: bool
+) -> list[ParamBlock]:
+    """Routed experts, router, shared experts (and the dense FFN of a moe+dense layer)."""
+    h = cfg.hidden_size
+    out = [
+        ParamBlock(
+            "routed experts",
+            cfg.num_experts * _ffn(h, moe_inter, gated),
+            True,
+            "routed_experts",
+            mtp,
+        ),
+        ParamBlock("routers", h * cfg.num_experts, False, "router", mtp),
+    ]
+    shared = 0
+    if cfg.shared_expert_intermediate_size:
+        n_shared = cfg.n_shared_experts or 1
+        shared += n_shared * _ffn(h, cfg.shared_expert_intermediate_size, gated)
+        shared += 0 if cfg.n_shared_experts else h  # Qwen's shared-expert gate
+    elif cfg.n_shared_experts:
+        shared += cfg.n_shared_experts * _ffn(h, moe_inter, gated)
+    elif cfg.field("interleave_moe_layer_step"):
+        shared += _ffn(h, dense_inter, gated)  # Llama 4 shared expert
+    out.append(ParamBlock("shared experts", shared, True, "shared_experts", mtp))
+    if ffn == "moe+dense":
+        out.append(ParamBlock("dense FFN", _ffn(h, dense_inter, gated), True, "dense_ffn", mtp))
+    return out
+
+
 def param_blocks(cfg: ModelConfig, arch: Architecture) -> list[ParamBlock]:
     h = cfg.hidden_size
     gated = is_gated(cfg)
-    blocks = [ParamBlock("embeddings", cfg.vocab_size * h, False)]
+    blocks = [ParamBlock("embeddings", cfg.vocab_size * h, False, "embedding")]
     if not cfg.tie_word_embeddings:
-        blocks.append(ParamBlock("lm_head", cfg.vocab_size * h, False))
-    attn = lin = dense = experts = shared = router = norms = 0
+        blocks.append(ParamBlock("lm_head", cfg.vocab_size * h, False, "lm_head"))
     moe_inter = cfg.moe_intermediate_size or cfg.intermediate_size or 4 * h
     dense_inter = cfg.intermediate_size or 4 * h
     if cfg.field("intermediate_size_mlp"):
         dense_inter_mlp = int(cfg.field("intermediate_size_mlp"))
     else:
         dense_inter_mlp = dense_inter
+    layer_blocks: list[ParamBlock] = []
     for layer in arch.layers:
-        norms += 2 * h
+        layer_blocks.append(ParamBlock("norms", 2 * h, False, "norm"))
         if layer.mixer in ("full", "sliding", "chunked", "mla", "compressed"):
-            attn += _attention_params(cfg, layer)
+            tp_part, rep_part = _attention_params(cfg, layer)
+            layer_blocks.append(ParamBlock("attention", tp_part, True, "attention"))
+            layer_blocks.append(
+                ParamBlock("attention (replicated projections)", rep_part, True, "replicated")
+            )
         elif layer.mixer in ("gdn", "kda", "mamba2", "mamba1", "lightning"):
-            lin += _linear_params(cfg, layer.mixer)
+            layer_blocks.append(
+                ParamBlock("linear mixers", _linear_params(cfg, layer.mixer), True, "linear_mixer")
+            )
         if layer.ffn in ("moe", "moe+dense"):
-            experts += cfg.num_experts * _ffn(h, moe_inter, gated)
-            router += h * cfg.num_experts
-            if cfg.shared_expert_intermediate_size:
-                n_shared = cfg.n_shared_experts or 1
-                shared += n_shared * _ffn(h, cfg.shared_expert_intermediate_size, gated)
-                shared += 0 if cfg.n_shared_experts else h  # Qwen's shared-expert gate
-            elif cfg.n_shared_experts:
-                shared += cfg.n_shared_experts * _ffn(h, moe_inter, gated)
-            elif cfg.field("interleave_moe_layer_step"):
-                shared += _ffn(h, dense_inter, gated)  # Llama 4 shared expert
-            if layer.ffn == "moe+dense":
-                dense += _ffn(h, dense_inter, gated)
+            layer_blocks += _moe_layer_blocks(cfg, layer.ffn, gated, moe_inter, dense_inter, False)
         elif layer.ffn == "dense":
             inter = dense_inter_mlp if cfg.field("interleave_moe_layer_step") else dense_inter
-            dense += _ffn(h, inter, gated)
-    norms += h
-    blocks += [
-        ParamBlock("attention", attn, True),
-        ParamBlock("linear mixers", lin, True),
-        ParamBlock("dense FFN", dense, True),
-        ParamBlock("routed experts", experts, True, expert=True),
-        ParamBlock("shared experts", shared, True),
-        ParamBlock("routers", router, False),
-        ParamBlock("norms", norms, False),
-    ]
+            layer_blocks.append(ParamBlock("dense FFN", _ffn(h, inter, gated), True, "dense_ffn"))
+    layer_blocks.append(ParamBlock("norms", h, False, "norm"))
     if cfg.mtp_layers and arch.layers:
-        # one more decoder layer like the last one (attention + MoE or dense FFN)
+        # each MTP layer is one more decoder layer like the last one (attention + MoE or dense
+        # FFN) plus eh_proj (2h -> h, a plain replicated linear) and its norms
         last = arch.layers[-1]
-        per_layer = _attention_params(cfg, last) if last.mixer != "none" else 0
-        if cfg.num_experts > 1:
-            n_ffn = cfg.num_experts + (cfg.n_shared_experts or 0)
-            per_layer += n_ffn * _ffn(h, moe_inter, gated) + h * cfg.num_experts
-        else:
-            per_layer += _ffn(h, dense_inter, gated)
-        mtp = cfg.mtp_layers * (per_layer + 2 * h * h + 4 * h)  # + eh_proj and norms
-        blocks.append(ParamBlock("MTP layers", mtp, True, mtp=True))
+        for _ in range(cfg.mtp_layers):
+            if last.mixer != "none":
+                tp_part, rep_part = _attention_params(cfg, last)
+                layer_blocks.append(ParamBlock("MTP attention", tp_part, True, "attention", True))
+                layer_blocks.append(
+                    ParamBlock(
+                        "MTP replicated projections", rep_part + 2 * h * h, True, "replicated", True
+                    )
+                )
+            else:
+                layer_blocks.append(
+                    ParamBlock("MTP replicated projections", 2 * h * h, True, "replicated", True)
+                )
+            if cfg.num_experts > 1:
+                layer_blocks += _moe_layer_blocks(cfg, "moe", gated, moe_inter, dense_inter, True)
+            else:
+                layer_blocks.append(
+                    ParamBlock(
+                        "MTP dense FFN", _ffn(h, dense_inter, gated), True, "dense_ffn", True
+                    )
+                )
+            layer_blocks.append(ParamBlock("MTP norms", 4 * h, False, "norm", True))
+    # one block per (name, role, mtp, quantizable): the sums over layers
+    merged: dict[tuple[str, Role, bool, bool], int] = {}
+    for b in layer_blocks:
+        key = (
+            b.name if not b.mtp else "MTP layers: " + b.name.removeprefix("MTP "),
+            b.role,
+            b.mtp,
+            b.quantizable,
+        )
+        merged[key] = merged.get(key, 0) + b.count
+    blocks += [ParamBlock(n, c, q, r, m) for (n, r, m, q), c in merged.items()]
     if cfg.vision_config:
         blocks.append(
-            ParamBlock("vision tower", _vision_params(cfg.vision_config), False, vision=True)
+            ParamBlock("vision tower", _vision_params(cfg.vision_config), False, "vision")
         )
     return [b for b in blocks if b.count]
 
@@ -288,18 +374,16 @@ def weight_report(cfg: ModelConfig, arch: Architecture) -> WeightReport:
     mtp = sum(b.count for b in blocks if b.mtp)
     vision = sum(b.count for b in blocks if b.vision)
     # active = every weight a text token touches, the embedding row included (Qwen and
-    # NVIDIA count it; OpenAI's gpt-oss cards leave the embedding out)
+    # NVIDIA count it; OpenAI's gpt-oss cards leave the embedding out); MTP layers only draft
     active = total - inactive - mtp - vision
-    bits = 0.0
-    expert_bits = 0.0
-    for b in blocks:
-        if b.expert:
-            expert_bits += b.count * ebits
-        elif b.quantizable:
-            bits += b.count * qbits
-        else:
-            bits += b.count * 16
-    weight_bytes = int((bits + expert_bits) / 8)
+    if cfg.num_experts > 1 and cfg.experts_per_token:
+        for b in blocks:
+            if b.expert and b.mtp:  # MTP experts were counted in inactive; keep them out once
+                active += b.count * (cfg.num_experts - cfg.experts_per_token) // cfg.num_experts
+    bits = [b.count * (ebits if b.expert else qbits if b.quantizable else 16) for b in blocks]
+    block_bytes = tuple(int(x / 8) for x in bits)
+    weight_bytes = int(sum(bits) / 8)
+    expert_bytes = int(sum(x for b, x in zip(blocks, bits, strict=True) if b.expert) / 8)
     return WeightReport(
-        blocks, total, active, weight_bytes, int(expert_bits / 8), fmt, wdtype, note
+        blocks, block_bytes, total, active, weight_bytes, expert_bytes, fmt, wdtype, note
     )
