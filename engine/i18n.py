@@ -1,0 +1,65 @@
+"""Messages in English and Korean: one catalog file per language under ``data/i18n/``.
+
+Text a user reads (page titles, labels, verdicts, gate and finding messages, troubleshooting
+causes) is looked up by key and filled with named parameters; nothing is assembled from pieces
+in code, so a translator sees whole sentences. A key missing from a language falls back to
+English; a test keeps the catalogs complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from typing import Any, Literal, get_args
+
+import yaml
+
+from engine.rules import DATA_DIR
+
+Lang = Literal["en", "ko"]
+LANGS: tuple[Lang, ...] = get_args(Lang)
+DEFAULT_LANG: Lang = "en"
+I18N_DIR = DATA_DIR / "i18n"
+
+
+def _flatten(node: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in node.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(_flatten(value, name + "."))
+        elif isinstance(value, str):
+            out[name] = value
+        else:
+            raise ValueError(f"{name}: a message must be a string, got {type(value).__name__}")
+    return out
+
+
+@cache
+def catalog(lang: Lang) -> Mapping[str, str]:
+    """Every message of ``lang`` by dotted key (``data/i18n/<lang>.yaml``, read once)."""
+    raw = yaml.safe_load((I18N_DIR / f"{lang}.yaml").read_text(encoding="utf-8")) or {}
+    return _flatten(raw)
+
+
+class _Params(dict[str, Any]):
+    """Named parameters; a name the text uses but the caller did not give stays visible."""
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def t(key: str, lang: Lang = DEFAULT_LANG, /, **params: Any) -> str:
+    """The message ``key`` in ``lang`` (English when that language lacks it), filled in."""
+    text = catalog(lang).get(key)
+    if text is None:
+        text = catalog(DEFAULT_LANG).get(key)
+    if text is None:
+        raise KeyError(f"no message {key!r} in data/i18n/{DEFAULT_LANG}.yaml")
+    return text.format_map(_Params(params))
+
+
+def missing_keys(lang: Lang) -> list[str]:
+    """Keys English has and ``lang`` lacks (a complete catalog returns [])."""
+    have = catalog(lang)
+    return sorted(k for k in catalog(DEFAULT_LANG) if k not in have)
