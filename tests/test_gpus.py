@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.errors import InputError
-from engine.hardware.gpus import all_gpus, lookup_gpu
+from engine.hardware.gpus import MAX_GPU_NAME_CHARS, all_gpus, lookup_gpu
 
 REQUIRED_KEYS = {
     "A100 40GB",
@@ -155,3 +155,32 @@ def test_lookup_returns_the_same_frozen_row() -> None:
     assert gpu is lookup_gpu("H200 SXM")
     with pytest.raises(AttributeError):
         gpu.memory_bytes = 0  # type: ignore[misc]
+
+
+def test_a_60000_character_gpu_name_is_refused_before_fuzzy_matching() -> None:
+    with pytest.raises(InputError) as err:
+        lookup_gpu("H" * 60_000)
+    assert err.value.field == "gpu"
+    assert str(MAX_GPU_NAME_CHARS) in err.value.expected
+
+
+def test_a_65_character_gpu_name_is_refused_and_64_is_matched() -> None:
+    with pytest.raises(InputError) as err:
+        lookup_gpu("x" * 65)
+    assert err.value.field == "gpu"
+    with pytest.raises(InputError) as err:
+        lookup_gpu("x" * 64)
+    assert err.value.expected.startswith("a known GPU name; closest: ")
+
+
+@pytest.mark.parametrize("name", ["H200\n", "H\x00200", "H200\x1b[31m", "H200\x7f"])
+def test_a_gpu_name_with_a_control_character_is_refused(name: str) -> None:
+    with pytest.raises(InputError) as err:
+        lookup_gpu(name)
+    assert err.value.field == "gpu"
+
+
+def test_every_catalog_spelling_fits_the_name_cap() -> None:
+    for gpu in all_gpus():
+        assert len(gpu.name) <= MAX_GPU_NAME_CHARS, gpu.key
+        assert lookup_gpu(gpu.name) is gpu

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import cache
 from typing import Literal
@@ -23,6 +24,11 @@ GPUS_YAML = DATA_DIR / "gpus.yaml"
 
 # Bytes per unit as the vendor writes it; the label keeps the unit so GB and GiB never mix silently.
 _UNIT_BYTES: dict[str, int] = {"GB": 10**9, "GiB": 2**30}
+
+# The longest name a lookup accepts. Every key, name and alias in the catalog is shorter; the cap
+# keeps difflib's closest-name ranking (quadratic in the input) off hostile inputs: a 60 KB
+# ``?gpu=`` value once took 9 s per page.
+MAX_GPU_NAME_CHARS = 64
 
 # Words that carry no identity in a GPU name ("NVIDIA GeForce RTX 4090" == "RTX 4090").
 _NOISE_WORDS = frozenset({"nvidia", "amd", "instinct", "geforce", "tesla", "gpu"})
@@ -208,8 +214,14 @@ def lookup_gpu(name: str) -> Gpu:
 
     "H200", "h200", "H200 SXM", "RTX 4090", "4090", "A100 80GB", "a100-80gb" and "MI300X" all
     resolve. An ambiguous or unknown name raises ``InputError("gpu", ...)`` listing the closest
-    keys (a bare "A100" is ambiguous: 40 GB and 80 GB parts differ in what fits).
+    keys (a bare "A100" is ambiguous: 40 GB and 80 GB parts differ in what fits). A name longer
+    than ``MAX_GPU_NAME_CHARS`` or holding a control character is refused before any matching.
     """
+    if len(name) > MAX_GPU_NAME_CHARS or any(unicodedata.category(c) == "Cc" for c in name):
+        raise InputError(
+            "gpu",
+            f"a GPU name of at most {MAX_GPU_NAME_CHARS} characters, without control characters",
+        )
     cat = _catalog()
     key = cat.by_name.get(_normalize(name))
     if key is None:
