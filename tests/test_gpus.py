@@ -184,3 +184,42 @@ def test_every_catalog_spelling_fits_the_name_cap() -> None:
     for gpu in all_gpus():
         assert len(gpu.name) <= MAX_GPU_NAME_CHARS, gpu.key
         assert lookup_gpu(gpu.name) is gpu
+
+
+def test_h100_device_reports_81559_mib() -> None:
+    h100 = lookup_gpu("H100")
+    assert h100.device_memory_bytes == 81_559 * 2**20
+    assert h100.memory_bytes == 80_000_000_000
+
+
+@pytest.mark.parametrize(
+    ("key", "mib"),
+    [
+        ("A100 80GB", 81_920),
+        ("H200", 143_771),
+        ("B200", 183_359),
+        ("GB200", 189_471),
+        ("L40S", 46_068),
+        ("RTX 4090", 24_564),
+        ("MI300X", 196_288),
+    ],
+)
+def test_device_memory_as_the_device_reports_it(key: str, mib: int) -> None:
+    assert lookup_gpu(key).device_memory_bytes == mib * 2**20
+
+
+def test_every_device_memory_is_within_10_percent_of_the_vendor_figure() -> None:
+    for gpu in all_gpus():
+        ratio = gpu.device_memory_bytes / gpu.memory_bytes
+        assert 0.95 <= ratio <= 1.10, (gpu.key, ratio)
+
+
+def test_every_device_memory_names_its_source() -> None:
+    for gpu in all_gpus():
+        assert gpu.device_memory_source.strip(), gpu.key
+
+
+def test_a_row_without_a_sourced_device_memory_falls_back_to_the_vendor_bytes() -> None:
+    for gpu in all_gpus():
+        if gpu.device_memory_source.startswith("not found"):
+            assert gpu.device_memory_bytes == gpu.memory_bytes // 2**20 * 2**20, gpu.key

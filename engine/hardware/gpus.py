@@ -1,5 +1,8 @@
 """The GPU catalog: ``data/gpus.yaml`` validated once, served as frozen ``Gpu`` rows.
 
+``memory_bytes`` is the capacity as the vendor states it; ``device_memory_bytes`` is what the
+device itself reports (nvidia-smi "Total" MiB, rocm-smi VRAM), which is what the engines read.
+
 Every number comes from the YAML row, which names its source; this module only parses,
 checks consistency (an FP8 rate implies FP8 support, NVIDIA rows carry a compute capability
 that matches their ``sm_XY`` arch) and resolves forgiving names ("h200", "4090", "a100-80gb").
@@ -43,6 +46,8 @@ class Gpu:
     vendor: str
     memory_bytes: int
     memory_label: str
+    device_memory_bytes: int
+    device_memory_source: str
     bandwidth_bytes_per_s: float
     arch: str
     compute_capability: tuple[int, int] | None
@@ -70,6 +75,15 @@ class _Memory(BaseModel):
     type: str
 
 
+class _DeviceMemory(BaseModel):
+    """The total the device reports (nvidia-smi "Total" MiB or rocm-smi VRAM / 2^20)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mib: int = Field(gt=0)
+    source: str = Field(min_length=1)
+
+
 class _GpuRow(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -78,6 +92,7 @@ class _GpuRow(BaseModel):
     aliases: list[str] = []
     vendor: Literal["nvidia", "amd"]
     memory: _Memory
+    device_memory: _DeviceMemory
     bandwidth_tb_s: float = Field(gt=0)
     arch: str
     compute_capability: tuple[int, int] | None
@@ -148,6 +163,8 @@ def _to_gpu(row: _GpuRow) -> Gpu:
         vendor=row.vendor,
         memory_bytes=round(mem.value * _UNIT_BYTES[mem.unit]),
         memory_label=f"{mem.value:g} {mem.unit} {mem.type}",
+        device_memory_bytes=row.device_memory.mib * 2**20,
+        device_memory_source=row.device_memory.source,
         bandwidth_bytes_per_s=float(round(row.bandwidth_tb_s * 1e12)),
         arch=row.arch,
         compute_capability=row.compute_capability,
