@@ -6,11 +6,10 @@ from engine.present import charts_data as C
 from ui import charts, show
 from ui import state as S
 
-v = S.view()
 st.title("1 Family")
-d = S.diagnosis_or_stop()
+d = S.study_or_stop()
 fam = d.family
-st.caption(f"{v.model.name} · {d.config.architecture} · model_type `{d.config.model_type or '—'}`")
+st.caption(f"{d.model.name} · {d.config.architecture} · model_type `{d.config.model_type or '—'}`")
 
 with st.container(border=True):
     st.subheader(fam.summary())

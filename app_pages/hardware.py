@@ -1,24 +1,27 @@
-"""Step 3 — Hardware: the GPU's facts, the gates the model must pass on it, does it fit."""
+"""Step 3 — Hardware: the GPU's facts, the gates the model must pass on it at the chosen layout,
+and whether the checkpoint fits."""
 
 import streamlit as st
 
-from engine.hardware.gates import evaluate_gates
 from engine.present import charts_data as C
 from ui import show
 from ui import state as S
 
-v = S.view()
-g = v.gpu
+d = S.study_or_stop()
+g = d.gpu
 st.title("3 Hardware")
 st.caption(
-    f"{v.model.name} on {v.state.gpus} × {g.name} × {v.state.nodes} node(s), TP {v.state.tp}."
+    f"{d.model.name} on {d.scenario.gpus_per_node} × {g.name} × {d.scenario.nodes} node(s), "
+    f"layout {d.layout.describe()}."
 )
 
 with st.container(border=True):
     st.subheader(g.name)
     cols = st.columns(4)
     cols[0].metric(
-        "Memory", g.memory_label, help="As the vendor states it: GB = 10^9 B, GiB = 2^30 B"
+        "Memory",
+        C.gib(g.device_memory_bytes),
+        help=f"as the device reports it; the vendor states {g.memory_label}",
     )
     cols[1].metric("Bandwidth", C.tb_per_s(g.bandwidth_bytes_per_s))
     cc = (
@@ -41,23 +44,14 @@ with st.container(border=True):
 
 st.subheader("Gates")
 MARK = {"pass": ":green[**pass**]", "warn": ":orange[**warn**]", "fail": ":red[**fail**]"}
-report = show.or_error(
-    evaluate_gates, v.model.config, g, v.state.tp, v.state.kv_dtype, v.state.context
-)
-if report is not None:
-    for x in report.gates:
-        fix = f"  \n  Fix: {x.fix}" if x.fix else ""
-        st.markdown(f"- {MARK.get(x.status, x.status)} **{x.name}** — {x.reason}{fix}")
-    if report.runs:
-        st.success(f"Runs on {report.gpus} × {g.key} (one instance, TP {report.gpus}).")
-    else:
-        st.error("Blocked: " + "; ".join(x.name for x in report.gates if x.status == "fail"))
-    if report.min_gpus is not None:
-        st.caption(
-            f"Fewest {g.key} GPUs for one {v.state.context:,}-token request: {report.min_gpus}."
-        )
+report = d.gates
+for x in report.gates:
+    fix = f"  \n  Fix: {x.fix}" if x.fix else ""
+    st.markdown(f"- {MARK.get(x.status, x.status)} **{x.name}** — {x.reason}{fix}")
+show.verdict(d)
+if d.min_gpus is not None:
+    st.caption(f"Fewest {g.key} GPUs for one {d.context_asked:,}-token request: {d.min_gpus}.")
 
 st.subheader("Does the checkpoint fit")
-d = S.diagnosis_or_stop()
 show.numbers(C.weights_shown(d))
 show.numbers(C.fit_shown(d))

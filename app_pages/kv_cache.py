@@ -3,20 +3,35 @@
 import streamlit as st
 
 from engine.present import charts_data as C
-from engine.present.share import ENGINE_LABELS
+from engine.scenario import ENGINE_LABELS
 from engine.software.tables import engine_version
 from ui import charts, show
 from ui import state as S
 
-v = S.view()
-s = v.state
+AUTO = "auto"
+
 st.title("2 KV cache")
+s = S.scenario()
 st.caption(
-    f"{v.model.name} on {s.total_gpus} × {v.gpu.key}. Bytes are per GPU (one TP rank). GiB = 2^30 "
-    "B, GB = 10^9 B."
+    f"{s.model} on {s.total_gpus} × {s.gpu}. Bytes are per GPU (one attention TP rank). "
+    "GiB = 2^30 B."
 )
 
-cfg = v.model.config
+
+def _auto(v: object) -> object:
+    return AUTO if v is None else v
+
+
+def _unauto(v: object) -> object:
+    return None if v == AUTO else v
+
+
+def _pin_options(total: int, current: int | None) -> tuple[object, ...]:
+    return (AUTO, *C.parallel_options(total, current or 1))
+
+
+d0 = S.view().study
+cfg = d0.config if d0 is not None else None
 c1, c2, c3 = st.columns(3)
 with c1:
     S.bound(
@@ -24,14 +39,15 @@ with c1:
         "Context (tokens)",
         "context",
         "kv.context",
-        options=C.context_options(cfg.max_position_embeddings, s.context),
+        options=C.context_options(d0.limit.tokens if d0 else None, s.context or 32_768),
         format_func=C.tokens,
+        to_widget=lambda v: 32_768 if v is None else v,
     )
     S.bound(
         st.select_slider, "Concurrent users", "users", "kv.users", options=C.users_options(s.users)
     )
 with c2:
-    dtypes = C.kv_dtype_options(cfg, v.gpu.arch)
+    dtypes = C.kv_dtype_options(cfg, d0.gpu.arch) if cfg is not None and d0 else ("auto",)
     S.bound(
         st.selectbox,
         "KV cache dtype (--kv-cache-dtype)",
@@ -40,39 +56,54 @@ with c2:
         options=dtypes if s.kv_dtype in dtypes else (*dtypes, s.kv_dtype),
     )
     S.bound(
-        st.slider,
+        st.select_slider,
         "Memory fraction",
         "memory_fraction",
         "kv.mem",
-        min_value=0.05,
-        max_value=1.0,
-        step=0.01,
-        help="vLLM --gpu-memory-utilization / SGLang --mem-fraction-static",
+        options=(AUTO, *(round(0.5 + 0.01 * i, 2) for i in range(50))),
+        to_widget=_auto,
+        from_widget=_unauto,
+        help="vLLM --gpu-memory-utilization / SGLang --mem-fraction-static; auto = the engine's",
     )
 with c3:
+    total = s.total_gpus
     S.bound(
         st.select_slider,
         "Tensor parallel (TP)",
         "tp",
         "kv.tp",
-        options=C.parallel_options(s.total_gpus, s.tp),
+        options=_pin_options(total, s.tp),
+        to_widget=_auto,
+        from_widget=_unauto,
     )
     S.bound(
         st.select_slider,
-        "Data parallel (DP)",
+        "DP-attention ranks (DP)",
         "dp",
         "kv.dp",
-        options=C.parallel_options(s.total_gpus, s.dp),
+        options=_pin_options(total, s.dp),
+        to_widget=_auto,
+        from_widget=_unauto,
     )
-    S.bound(st.checkbox, "Expert parallel (EP)", "ep", "kv.ep")
+    S.bound(
+        st.selectbox,
+        "Expert parallel (EP)",
+        "ep",
+        "kv.ep",
+        options=(AUTO, True, False),
+        to_widget=_auto,
+        from_widget=_unauto,
+        format_func=lambda v: {AUTO: "auto", True: "on", False: "off"}[v],
+    )
 
-d = S.diagnosis_or_stop()
+d = S.study_or_stop()
 st.divider()
+show.verdict(d)
 show.numbers(C.kv_headline(d))
 show.numbers(C.fit_shown(d))
 
 st.subheader("By layer group")
-rows = C.group_rows(d.kv, d.context)
+rows = C.group_rows(d.kv, max(d.context, 1))
 show.table(
     [
         {
@@ -99,24 +130,18 @@ left, right = st.columns(2)
 with left:
     st.plotly_chart(charts.kv_stack(C.kv_vs_context(d.kv, grid), d.context), width="stretch")
 with right:
-    users = C.users_vs_context(cfg, v.options, dtypes, grid)
+    users = C.users_vs_context(d, dtypes, grid)
     st.plotly_chart(charts.users_fit(users, d.context, s.users), width="stretch")
 
-if d.fit is not None:
-    breakdown = C.memory_breakdown(d.fit, v.options)
-    st.plotly_chart(charts.memory(breakdown), width="stretch")
-    if not breakdown.fits:
-        st.error(
-            "The weights do not fit in the usable memory of one GPU: raise TP, add GPUs or pick a "
-            "smaller checkpoint."
-        )
-    with st.expander("Formula: memory of one GPU"):
-        for seg in breakdown.segments:
-            st.code(f"{seg.name}: {seg.formula}", language=None, wrap_lines=True)
+breakdown = C.memory_breakdown(d)
+st.plotly_chart(charts.memory(breakdown), width="stretch")
+with st.expander("Formula: memory of one GPU"):
+    for seg in breakdown.segments:
+        st.code(f"{seg.name}: {seg.formula}", language=None, wrap_lines=True)
 
 st.subheader("vLLM and SGLang")
 compare = C.engine_comparison(d)
-if d.sglang_differs():
+if C.sglang_differs(d):
     st.warning("SGLang sizes this model differently from vLLM; the rows marked ≠ differ.")
 else:
     st.caption("SGLang stores the same bytes per token as vLLM here.")
@@ -132,9 +157,7 @@ show.table(
     ],
 )
 notes = [
-    f"{ENGINE_LABELS[eng]}: {kv.kv_dtype.note}"
-    for eng, kv in (("vllm", d.kv), ("sglang", d.sglang))
-    if kv.kv_dtype.note
+    f"{ENGINE_LABELS[eng]}: {v.kv_dtype.note}" for eng, v in d.engines.items() if v.kv_dtype.note
 ]
 if notes:
     st.caption(" · ".join(notes))

@@ -9,12 +9,12 @@ from engine.present import learn
 from ui import charts, show
 from ui import state as S
 
-v = S.view()
-s = v.state
-cfg = v.model.config
+d = S.study_or_stop()
+s = d.scenario
+cfg = d.config
 st.title("Learn")
 st.caption(
-    f"Built from {v.model.name}'s dimensions: {cfg.num_hidden_layers} layers, "
+    f"Built from {d.model.name}'s dimensions: {cfg.num_hidden_layers} layers, "
     f"{cfg.num_attention_heads} query heads, hidden {cfg.hidden_size}. bf16 KV, TP 1. GiB = 2^30 B."
 )
 
@@ -34,7 +34,9 @@ except InputError as err:
     variants = []
 if variants:
     grid = C.context_grid(1 << 20)
-    st.plotly_chart(charts.kv_growth(learn.kv_growth(variants, grid), s.context), width="stretch")
+    st.plotly_chart(
+        charts.kv_growth(learn.kv_growth(variants, grid), d.context_asked), width="stretch"
+    )
     show.table(
         [
             {
@@ -42,7 +44,9 @@ if variants:
                 "what": x.what,
                 "KV B/token": x.kv_bytes_per_token,
                 "constant state B/request": x.state_bytes_per_request,
-                f"GiB at {C.tokens(s.context)}": round(C.in_gib(x.bytes_at(s.context)), 3),
+                f"GiB at {C.tokens(d.context_asked)}": round(
+                    C.in_gib(x.bytes_at(d.context_asked)), 3
+                ),
             }
             for x in variants
         ],
@@ -60,12 +64,12 @@ st.markdown(
     "batch is large; prefill pushes thousands of tokens through the same weights and crosses it "
     "quickly."
 )
-ai = show.or_error(learn.gpu_intensity, cfg, v.gpu, s.context, kv_dtype=s.kv_dtype)
+ai = show.or_error(learn.gpu_intensity, cfg, d.gpu, d.context_asked, kv_dtype=s.kv_dtype)
 if ai is not None:
     st.plotly_chart(charts.intensity(ai), width="stretch")
     with st.expander("Formula"):
         st.code(
-            f"ridge ({v.gpu.key}, BF16 dense): {ai.ridge_formula}\ndecode: "
+            f"ridge ({d.gpu.key}, BF16 dense): {ai.ridge_formula}\ndecode: "
             f"{ai.decode_formula}\nprefill: {ai.prefill_formula}",
             language=None,
             wrap_lines=True,
@@ -74,7 +78,7 @@ if ai is not None:
 st.header("MLA weight absorption, step by step")
 own, steps = learn.mla_absorption(cfg)
 if not own:
-    st.caption(f"{v.model.name} has no MLA; the steps use DeepSeek-V3's dimensions.")
+    st.caption(f"{d.model.name} has no MLA; the steps use DeepSeek-V3's dimensions.")
 for step in steps:
     st.markdown(f"**{step.title}** — {step.text}")
     st.code(step.formula, language=None, wrap_lines=True)

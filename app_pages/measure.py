@@ -5,25 +5,27 @@ import streamlit as st
 
 from engine.errors import InputError
 from engine.facts import kernel_dims, kernel_layer_groups
+from engine.launch.plan import model_id_for
 from engine.measure.backcalc import metrics_commands, minimal_launch, parse_engine_text
 from engine.measure.kernels.dims import PRESETS, LayerGroup
 from engine.present import charts_data as C
-from engine.present.share import ENGINE_LABELS
+from engine.scenario import ENGINE_LABELS
 from ui import show
 from ui import state as S
 
-v = S.view()
-s = v.state
+d = S.study_or_stop()
+s = d.scenario
 label = ENGINE_LABELS[s.engine]
 st.title("6 Measure")
-S.diagnosis_or_stop()
 
 st.subheader(f"1. A minimal first launch ({label})")
 st.caption(
     "Nothing but TP, the context and a conservative memory fraction: the engine picks the rest "
     "and its log says what it picked."
 )
-launch = show.or_error(minimal_launch, s.engine, v.model_id, s.tp, s.context)
+launch = show.or_error(
+    minimal_launch, s.engine, model_id_for(d.model), d.layout.tp, min(d.context, 8192) or 8192
+)
 if launch is not None:
     st.code(" ".join(launch), language="bash")
 st.subheader("2. Read the KV pool")
@@ -40,14 +42,7 @@ log = left.text_area(
 metrics = right.text_area("/metrics text (optional)", key="measure.metrics", height=180)
 if st.button("Back-calculate", key="measure.go"):
     try:
-        m = C.measured_vs_predicted(
-            v.model.config,
-            parse_engine_text(log or None, metrics or None),
-            s.kv_dtype,
-            s.tp,
-            v.gpu.arch,
-            s.memory_fraction,
-        )
+        m = C.measured_vs_predicted(d, parse_engine_text(log or None, metrics or None))
     except InputError as err:
         st.error(str(err))
     else:
@@ -89,8 +84,8 @@ if st.button("Run the checks", key="measure.kernels"):
     groups: list[LayerGroup] | None = None
     block: int | None = None
     if preset == THIS_MODEL:  # the paged check then allocates the engine's own groups
-        groups, block = kernel_layer_groups(v.model.config)
-        dims = kernel_dims(v.model.config)
+        groups, block = kernel_layer_groups(d.config)
+        dims = kernel_dims(d.config)
     else:
         dims = PRESETS[preset]()
     rows = show.or_error(run_all, device, dims, progress, layer_groups=groups, hybrid_block=block)

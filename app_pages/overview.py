@@ -1,54 +1,35 @@
-"""Overview: the model on the chosen hardware in a few numbers, and the way through the steps."""
+"""Overview: the verdict for the scenario, the chosen layout, the launch command, then numbers."""
 
 import streamlit as st
 
+from engine.launch.render import script, shell
 from engine.present import charts_data as C
-from engine.present.share import ENGINE_LABELS
+from engine.scenario import ENGINE_LABELS
 from ui import show
 from ui import state as S
 
-v = S.view()
 st.title("Serving Playbook")
+d = S.study_or_stop()
+s = d.scenario
 st.caption(
-    f"**{v.model.name}** ({v.model.source}) on {v.state.gpus} × {v.gpu.key} ({v.gpu.memory_label}) "
-    f"× {v.state.nodes} node{'s' if v.state.nodes > 1 else ''}, {ENGINE_LABELS[v.state.engine]}, "
-    f"{v.state.users:,} users at {v.state.context:,} tokens. "
-    "Units: GiB = 2^30 bytes, GB = 10^9 bytes."
+    f"**{d.model.name}** ({d.model.source}) on {s.gpus_per_node} × {d.gpu.key} "
+    f"({d.gpu.memory_label}) × {s.nodes} node{'s' if s.nodes > 1 else ''}, "
+    f"{ENGINE_LABELS[s.engine]}, {s.users:,} users at {d.context_asked:,} tokens. "
+    "Units: GiB = 2^30 bytes."
 )
-d = S.diagnosis_or_stop()
+show.verdict(d)
+plan = d.plan
+if plan is not None:
+    st.subheader(f"Launch command ({ENGINE_LABELS[s.engine]} {plan.engine_version})")
+    st.code(shell(plan), language="bash")
+    st.download_button(
+        "Download launch script (.sh)",
+        script(plan),
+        file_name="launch.sh",
+        mime="text/x-shellscript",
+        key="overview.dl_script",
+    )
 st.subheader(d.family.summary())
 show.numbers(C.kv_headline(d))
 show.numbers(C.weights_shown(d))
 show.numbers(C.fit_shown(d))
-
-st.subheader("The six steps")
-steps = [
-    (
-        "app_pages/family.py",
-        "1 Family",
-        "what attention and FFN the model uses, and the config fields that say so",
-    ),
-    (
-        "app_pages/kv_cache.py",
-        "2 KV cache",
-        "bytes per token and per request, how many users fit; sliders and plots",
-    ),
-    (
-        "app_pages/hardware.py",
-        "3 Hardware",
-        "compute-capability gates, FP8 / FP4, does the checkpoint fit",
-    ),
-    ("app_pages/software.py", "4 Software", "minimum engine versions, parsers, checkpoint formats"),
-    (
-        "app_pages/flags.py",
-        "5 Flags",
-        "the launch command with a reason for every flag, and a linter",
-    ),
-    (
-        "app_pages/measure.py",
-        "6 Measure",
-        "a minimal first launch, then back-calculate real KV use",
-    ),
-]
-for path, label, what in steps:
-    st.page_link(path, label=f"{label} — {what}")

@@ -2,27 +2,19 @@
 
 import streamlit as st
 
-from engine.errors import InputError
-from engine.present.share import ENGINE_LABELS
-from engine.software.report import software_report
-from engine.software.tables import ENGINES
+from engine.scenario import ENGINE_LABELS
 from ui import state as S
 
-v = S.view()
+d = S.study_or_stop()
 st.title("4 Software")
-st.caption(f"{v.model.name} · {v.model.config.architecture}")
+st.caption(f"{d.model.name} · {d.config.architecture}")
 
-model_id = v.model.name if v.model.source in ("catalog", "hub") else None
 cols = st.columns(2)
-for col, engine in zip(cols, ENGINES, strict=True):
+for col, (engine, view) in zip(cols, d.engines.items(), strict=True):
     with col:
         label = ENGINE_LABELS[engine]
-        try:
-            r = software_report(v.model.config.raw, engine, model_id)
-        except InputError as err:
-            st.error(f"{label}: {err}")
-            continue
-        chosen = " (chosen)" if engine == v.state.engine else ""
+        r = view.software
+        chosen = " (chosen)" if engine == d.scenario.engine else ""
         with st.container(border=True):
             st.subheader(f"{label} {r.engine_version}{chosen}")
             st.metric("Minimum version", r.min_version or "not known")
@@ -30,8 +22,6 @@ for col, engine in zip(cols, ENGINES, strict=True):
             st.metric("Reasoning parser", r.reasoning_parser or "none")
             st.metric("Checkpoint format", r.checkpoint_format)
             st.caption(r.checkpoint.detail)
-            if r.quantization:
-                st.code(f"--quantization {r.quantization}", language=None)
             if r.extra_flags:
                 st.markdown("**Extra flags**")
                 for flag in r.extra_flags:

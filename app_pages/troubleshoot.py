@@ -7,14 +7,14 @@ from engine.troubleshoot import SYMPTOMS, troubleshoot
 from ui import show
 from ui import state as S
 
-v = S.view()
+d = S.study_or_stop()
 st.title("Troubleshoot")
-st.caption(f"Causes are ranked for {v.model.name} on {v.gpu.key}.")
+st.caption(f"Causes are ranked for {d.model.name} on {d.gpu.key}.")
 labels = {sym.id: sym.label for sym in SYMPTOMS}
 symptom = st.radio(
     "What do you see?", list(labels), format_func=labels.__getitem__, key="trouble.symptom"
 )
-causes = show.or_error(troubleshoot, symptom, model_facts(v.model), v.gpu)
+causes = show.or_error(troubleshoot, symptom, model_facts(d.model), d.gpu)
 if causes is None:
     st.stop()
 for c in causes:

@@ -1,10 +1,11 @@
-"""Steps 1-2 of the diagnosis in one pure function: config -> family, cache groups,
-weights and how many users fit. The CLI, the app and the tests all call ``diagnose``."""
+"""Steps 1-2 for one config in one pure function: family, per-layer KV sizing for vLLM and
+SGLang at a TP size, and weights. The Study (engine.study) builds on the same pieces and adds
+the GPUs: layout, memory per GPU, users that fit."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.errors import InputError
 from engine.kv.dtype import KvDtype, resolve_kv_dtype
@@ -15,77 +16,25 @@ from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict, classify
 from engine.model.weights import WeightReport, weight_report
 
-if TYPE_CHECKING:
-    from engine.hardware.gpus import Gpu
-
 GIB = 1 << 30
 GB = 1_000_000_000
 
 
 @dataclass(frozen=True)
 class Options:
-    """User choices. ``gpu_memory_bytes``/``gpu_arch`` come from the GPU catalog."""
+    """What the KV sizing depends on besides the config: the requested KV dtype, the attention
+    TP size, the context one request is sized at and the GPU architecture (DSA layouts)."""
 
     kv_dtype: str = "auto"
     tp: int = 1
-    dp: int = 1
-    expert_parallel: bool = False
     context: int | None = None
-    users: int = 1
-    gpus: int | None = None
-    gpu_name: str | None = None
     gpu_arch: str | None = None
-    gpu_memory_bytes: int | None = None
-    memory_fraction: float = 0.9
-    reserve_bytes: int = 0
-
-    @classmethod
-    def on_gpu(cls, gpu: Gpu, **choices: Any) -> Options:
-        """Options for ``gpu`` from the catalog (name, arch and memory filled in)."""
-        return cls(
-            gpu_name=gpu.key, gpu_arch=gpu.arch, gpu_memory_bytes=gpu.memory_bytes, **choices
-        )
 
     def validate(self) -> None:
-        if self.tp < 1:
-            raise InputError("tp", f"a positive integer, got {self.tp}")
-        if self.dp < 1:
-            raise InputError("dp", f"a positive integer, got {self.dp}")
+        if isinstance(self.tp, bool) or not 1 <= self.tp <= 8192:
+            raise InputError("tp", f"a whole number from 1 to 8192, got {self.tp}")
         if self.context is not None and not 1 <= self.context <= 1 << 26:
             raise InputError("context", f"between 1 and {1 << 26:,} tokens, got {self.context}")
-        if self.users < 1:
-            raise InputError("users", f"a positive integer, got {self.users}")
-        if self.gpus is not None and self.gpus < 1:
-            raise InputError("gpus", f"a positive integer, got {self.gpus}")
-        if not 0.05 <= self.memory_fraction <= 1.0:
-            raise InputError("memory_fraction", f"between 0.05 and 1.0, got {self.memory_fraction}")
-        if self.gpus is not None and self.tp * self.dp > self.gpus:
-            raise InputError(
-                "tp", f"TP × DP ({self.tp} × {self.dp}) at most the GPU count ({self.gpus})"
-            )
-
-
-@dataclass(frozen=True)
-class Fit:
-    """How many requests of ``context`` tokens fit, per instance and in total."""
-
-    memory_per_gpu: int
-    usable_per_gpu: int
-    weights_per_gpu: int
-    kv_space_per_gpu: int
-    bytes_per_request_per_gpu: int
-    users_per_instance: int
-    instances: int
-    max_concurrency: int
-    max_context_for_users: int
-
-    def formula(self) -> str:
-        return (
-            f"({self.memory_per_gpu / GB:,.1f} GB × fraction = {self.usable_per_gpu / GB:,.1f} GB) "
-            f"− {self.weights_per_gpu / GB:,.1f} GB weights = {self.kv_space_per_gpu / GB:,.1f} GB "
-            f"for KV; ÷ {self.bytes_per_request_per_gpu / GIB:,.3f} GiB per request = "
-            f"{self.users_per_instance} per instance × {self.instances} = {self.max_concurrency}"
-        )
 
 
 @dataclass(frozen=True)
@@ -98,7 +47,6 @@ class Diagnosis:
     weights: WeightReport
     options: Options
     context: int
-    fit: Fit | None
 
     @property
     def kv_dtype(self) -> KvDtype:
@@ -171,20 +119,6 @@ class Diagnosis:
             "checkpoint_format": self.weights.format,
             "units": "bytes; GiB = 2^30 bytes, GB = 10^9 bytes",
         }
-        if self.fit is not None:
-            f = self.fit
-            out.update(
-                {
-                    "gpu": self.options.gpu_name,
-                    "gpus": self.options.gpus,
-                    "max_concurrency": f.max_concurrency,
-                    "users_per_instance": f.users_per_instance,
-                    "instances": f.instances,
-                    "weights_per_gpu": f.weights_per_gpu,
-                    "kv_space_per_gpu": f.kv_space_per_gpu,
-                    "max_context_for_users": f.max_context_for_users,
-                }
-            )
         return out
 
 
@@ -196,66 +130,9 @@ def default_context(cfg: ModelConfig) -> int:
     return min(cfg.max_position_embeddings or 32_768, 32_768)
 
 
-def weights_per_gpu(w: WeightReport, tp: int, dp: int, ep: bool) -> int:
-    """Dense weights split by TP (replicated per DP rank); experts split by TP, or by
-    TP × DP with expert parallelism."""
-    experts = w.expert_bytes // (tp * dp if ep else tp)
-    return w.non_expert_bytes // tp + experts
-
-
-def max_context_for(kv: KvSizing, space: int, users: int, limit: int) -> int:
-    """Largest context (tokens) at which ``users`` requests fit in ``space`` bytes."""
-    if kv.bytes_per_request(1, padded=True) * users > space:
-        return 0
-    lo, hi = 1, limit
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if kv.bytes_per_request(mid, padded=True) * users <= space:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def users_that_fit(
-    memory_per_gpu: int,
-    weights_per_gpu: int,
-    bytes_per_request_per_gpu: int,
-    memory_fraction: float = 1.0,
-    reserve_bytes: int = 0,
-) -> int:
-    """Requests one TP group holds: (memory × fraction − weights − reserve) // per-request."""
-    space = int(memory_per_gpu * memory_fraction) - weights_per_gpu - reserve_bytes
-    if space <= 0 or bytes_per_request_per_gpu <= 0:
-        return 0
-    return space // bytes_per_request_per_gpu
-
-
-def compute_fit(kv: KvSizing, w: WeightReport, opts: Options, context: int, limit: int) -> Fit:
-    assert opts.gpu_memory_bytes is not None
-    gpus = opts.gpus or opts.tp * opts.dp
-    per_gpu_w = weights_per_gpu(w, opts.tp, opts.dp, opts.expert_parallel)
-    usable = int(opts.gpu_memory_bytes * opts.memory_fraction)
-    space = max(0, usable - per_gpu_w - opts.reserve_bytes)
-    per_req = kv.bytes_per_request(context, padded=True)
-    users = users_that_fit(
-        opts.gpu_memory_bytes, per_gpu_w, per_req, opts.memory_fraction, opts.reserve_bytes
-    )
-    instances = max(1, gpus // opts.tp)
-    return Fit(
-        opts.gpu_memory_bytes,
-        usable,
-        per_gpu_w,
-        space,
-        per_req,
-        int(users),
-        instances,
-        int(users) * instances,
-        max_context_for(kv, space, max(1, -(-opts.users // instances)), limit),
-    )
-
-
 def diagnose(cfg: ModelConfig, opts: Options | None = None) -> Diagnosis:
+    """Family, per-layer KV sizing for vLLM and SGLang at ``opts.tp``, and weights. The memory
+    of a GPU, the layout and the users that fit are the Study's (engine.study)."""
     opts = opts or Options()
     opts.validate()
     arch = build_architecture(cfg)
@@ -265,8 +142,4 @@ def diagnose(cfg: ModelConfig, opts: Options | None = None) -> Diagnosis:
     sg = sglang_sizing(arch, cfg, opts.kv_dtype, opts.gpu_arch, opts.tp)
     w = weight_report(cfg, arch)
     context = opts.context or default_context(cfg)
-    fit = None
-    if opts.gpu_memory_bytes is not None:
-        limit = max(context, cfg.max_position_embeddings or context)
-        fit = compute_fit(kv, w, opts, context, limit)
-    return Diagnosis(cfg, arch, family, kv, sg, w, opts, context, fit)
+    return Diagnosis(cfg, arch, family, kv, sg, w, opts, context)

@@ -59,4 +59,4 @@ def texts(at: AppTest) -> str:
 
 
 def state(at: AppTest) -> Any:
-    return at.session_state["pb.state"]
+    return at.session_state["pb.scenario"]

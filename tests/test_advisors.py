@@ -8,13 +8,10 @@ import pytest
 
 from engine.errors import InputError
 from engine.launch.advisors import (
-    FAMILIES,
-    LATENCY_PRIORITIES,
     PHASES,
     engine_advice,
     eplb_advice,
     moe_comm_advice,
-    parallelism_advice,
 )
 from engine.software.tables import flag_table
 
@@ -27,102 +24,6 @@ def assert_real_flags(engine: str, fragments: tuple[str, ...]) -> None:
         choices = table[flag].choices
         if value and choices is not None:
             assert value in choices, (engine, flag, value)
-
-
-# --- parallelism ----------------------------------------------------------------------------
-
-
-def test_gqa_dense_is_tensor_parallel_only() -> None:
-    advice = parallelism_advice("GQA", False, 8, 32, "latency")
-    assert advice.layout == "TP"
-    assert (advice.attention_tp, advice.attention_dp, advice.ep) == (8, 1, 1)
-    assert advice.vllm_flags == ("--tensor-parallel-size 8",)
-    assert advice.sglang_flags == ("--tp-size 8",)
-    assert "DP-attention has no replication to remove" in " ".join(advice.reasoning)
-
-
-def test_tp2_times_4_beats_tp8_by_34_percent_throughput_29_percent_ttft() -> None:
-    advice = parallelism_advice("GQA", False, 8, 100, "throughput", min_tp=2)
-    assert advice.layout == "4 × TP2 replicas"
-    assert advice.sglang_flags == ("--tp-size 2", "--dp-size 4")
-    values = {f.value for f in advice.figures}
-    assert {"+34 %", "−29 %", "+42 %"} <= values
-    assert all("seeds/004" in f.source for f in advice.figures)
-
-
-def test_tp_size_must_divide_the_attention_heads() -> None:
-    advice = parallelism_advice("GQA", False, 16, 8, "latency", num_attention_heads=24)
-    assert advice.attention_tp == 8
-    with pytest.raises(InputError) as err:
-        parallelism_advice("GQA", False, 8, 8, "latency", num_attention_heads=7, min_tp=2)
-    assert err.value.field == "num_attention_heads"
-
-
-def test_mla_moe_at_low_concurrency_is_tp_plus_ep_52_percent_ahead() -> None:
-    advice = parallelism_advice("MLA", True, 8, 64, "throughput")
-    assert advice.layout == "TP+EP"
-    assert (advice.attention_tp, advice.ep) == (8, 8)
-    assert "--enable-expert-parallel" in advice.vllm_flags
-    assert "--ep-size 8" in advice.sglang_flags
-    assert "+52 %" in {f.value for f in advice.figures}
-    assert "8× latent KV" in advice.tradeoff
-
-
-def test_mla_moe_at_high_concurrency_uses_dp_attention_to_stop_latent_replication() -> None:
-    advice = parallelism_advice("MLA", True, 8, 512, "throughput")
-    assert advice.layout == "DP-attention+EP"
-    assert (advice.attention_tp, advice.attention_dp, advice.ep) == (1, 8, 8)
-    assert advice.vllm_flags == (
-        "--tensor-parallel-size 1",
-        "--data-parallel-size 8",
-        "--enable-expert-parallel",
-    )
-    assert advice.sglang_flags == ("--tp-size 8", "--attn-dp-size 8", "--ep-size 8")
-
-
-def test_latency_priority_keeps_mla_tensor_parallel_at_any_concurrency() -> None:
-    assert parallelism_advice("DSA", True, 8, 5000, "latency").layout == "TP+EP"
-
-
-def test_dsa_advice_cites_the_small_tp_recipe() -> None:
-    advice = parallelism_advice("DSA", True, 8, 32, "balanced")
-    assert "TP 1–2" in {f.value for f in advice.figures}
-
-
-def test_every_parallelism_flag_exists_in_the_engine_tables() -> None:
-    for fam, moe, gpus, conc, prio in itertools.product(
-        FAMILIES, (False, True), (1, 2, 8, 16), (1, 100, 1000), LATENCY_PRIORITIES
-    ):
-        advice = parallelism_advice(fam, moe, gpus, conc, prio)
-        assert advice.attention_tp * advice.attention_dp == gpus
-        assert_real_flags("vllm", advice.vllm_flags)
-        assert_real_flags("sglang", advice.sglang_flags)
-        assert advice.reasoning and advice.tradeoff and advice.source
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "field"),
-    [
-        ({"family": "SWA"}, "family"),
-        ({"num_gpus": 0}, "num_gpus"),
-        ({"concurrency": -1}, "concurrency"),
-        ({"latency_priority": "fast"}, "latency_priority"),
-        ({"min_tp": 9}, "min_tp"),
-        ({"moe": "yes"}, "moe"),
-    ],
-)
-def test_parallelism_bad_input_names_the_field(kwargs: dict[str, object], field: str) -> None:
-    args: dict[str, object] = {
-        "family": "GQA",
-        "moe": False,
-        "num_gpus": 8,
-        "concurrency": 10,
-        "latency_priority": "latency",
-    }
-    args.update(kwargs)
-    with pytest.raises(InputError) as err:
-        parallelism_advice(**args)  # type: ignore[arg-type]
-    assert err.value.field == field
 
 
 # --- engine choice --------------------------------------------------------------------------

@@ -15,9 +15,14 @@ LLAMA_BYTES = (MODELS_DIR / "meta-llama__Meta-Llama-3.1-8B.json").read_bytes()
 def test_default_view_is_deepseek_v3_on_8_h200_with_real_numbers() -> None:
     at = open_app()
     s = state(at)
-    assert (s.model, s.gpu, s.gpus, s.engine) == ("deepseek-ai/DeepSeek-V3", "H200", 8, "vllm")
+    assert (s.model, s.gpu, s.gpus_per_node, s.engine) == (
+        "deepseek-ai/DeepSeek-V3",
+        "H200",
+        8,
+        "vllm",
+    )
     assert metric_starting(at, "KV per token (one GPU") == "70,272 B"
-    assert metric_starting(at, "Users that fit") == "17"
+    assert metric_starting(at, "Users that fit") == "20"
     assert at.query_params["model"] == "deepseek-ai/DeepSeek-V3"
     assert at.query_params["gpu"] == "H200"
     assert not at.warning
@@ -29,8 +34,7 @@ def test_a_link_restores_model_hardware_engine_and_sliders() -> None:
         "gpu": "B200",
         "gpus": "2",
         "nodes": "1",
-        "tp": "1",
-        "dp": "2",
+        "tp": "2",
         "ctx": "8192",
         "users": "4",
         "engine": "sglang",
@@ -41,8 +45,15 @@ def test_a_link_restores_model_hardware_engine_and_sliders() -> None:
     }
     at = open_app("kv_cache", query)
     s = state(at)
-    assert (s.model, s.gpu, s.gpus, s.tp, s.dp, s.context) == (LLAMA, "B200", 2, 1, 2, 8192)
-    assert (s.users, s.engine, s.kv_dtype, s.prefix, s.latency) == (
+    assert (s.model, s.gpu, s.gpus_per_node, s.tp, s.dp, s.context) == (
+        LLAMA,
+        "B200",
+        2,
+        2,
+        None,
+        8192,
+    )
+    assert (s.users, s.engine, s.kv_dtype, s.prefix_overlap, s.latency) == (
         4,
         "sglang",
         "fp8",
@@ -55,7 +66,7 @@ def test_a_link_restores_model_hardware_engine_and_sliders() -> None:
     assert at.radio(key="w.engine").value == "sglang"
     assert at.select_slider(key="kv.context").value == 8192
     assert at.selectbox(key="kv.dtype").value == "fp8"
-    assert metric_starting(at, "KV per token (one GPU") == "65,536 B"
+    assert metric_starting(at, "KV per token (one GPU") == "32,768 B"  # fp8 at TP 2
     for key, value in query.items():
         assert at.query_params[key] == value
     assert not at.warning
@@ -75,7 +86,7 @@ def test_tampered_link_values_fall_back_to_defaults_with_a_warning() -> None:
     )
     s = state(at)
     assert (s.tp, s.gpu, s.context, s.model, s.kv_dtype) == (
-        8,
+        None,
         "H200",
         32_768,
         "deepseek-ai/DeepSeek-V3",
@@ -85,13 +96,13 @@ def test_tampered_link_values_fall_back_to_defaults_with_a_warning() -> None:
     for key in ("tp=", "gpu=", "ctx=", "model=", "kv=", "'zz'"):
         assert key in warned
     assert metric_starting(at, "KV per token (one GPU") == "70,272 B"
-    assert at.query_params["tp"] == "8"  # the URL is rewritten with the values in use
+    assert "tp" not in at.query_params  # the URL is rewritten with the values in use
 
 
-def test_tp_larger_than_the_gpus_is_reduced_with_a_warning() -> None:
+def test_a_pinned_tp_larger_than_the_gpus_is_dropped_with_a_warning() -> None:
     at = open_app(None, {"gpus": "2", "tp": "8"})
-    assert state(at).tp == 2
-    assert any("TP × DP" in w.value for w in at.warning)
+    assert state(at).tp is None
+    assert any("pinned layout" in w.value for w in at.warning)
 
 
 def test_a_sidebar_change_is_written_to_the_url_and_kept_across_pages() -> None:
@@ -112,7 +123,7 @@ def test_choosing_a_catalog_model_in_the_sidebar() -> None:
     at.selectbox(key="w.model").set_value(LLAMA).run()
     assert_clean(at)
     assert state(at).model == LLAMA
-    assert metric_starting(at, "KV per token, all 8 TP ranks") == "131,072 B"
+    assert metric_starting(at, "KV per token (one GPU") == "131,072 B"  # 8 replicas of TP 1
     assert at.query_params["model"] == LLAMA
 
 
@@ -140,9 +151,9 @@ def test_uploading_a_good_config_diagnoses_it() -> None:
     at.file_uploader(key="w.upload").upload("llama.json", LLAMA_BYTES, "application/json").run()
     assert_clean(at)
     assert not at.error
-    assert state(at).source == "upload"
+    assert state(at).source == "file"
     assert metric_starting(at, "KV per token (one GPU") == "131,072 B"
-    assert at.query_params["src"] == "upload"
+    assert at.query_params["src"] == "file"
     assert "cannot travel in a link" in texts(at)
 
 
@@ -171,7 +182,7 @@ def test_pasting_a_good_config() -> None:
     at.text_area(key="w.paste").input(LLAMA_BYTES.decode())
     at.button(key="w.paste_go").click().run()
     assert_clean(at)
-    assert state(at).source == "paste"
+    assert state(at).source == "file"
     assert metric_starting(at, "KV per token (one GPU") == "65,536 B"
 
 
@@ -188,15 +199,18 @@ def test_hub_fetch_offline_shows_a_clear_error() -> None:
     at.button(key="w.hub_go").click().run()
     assert_clean(at)
     assert any("offline or not found" in e.value for e in at.error)
-    assert state(at).source == "catalog"
+    assert not at.metric  # nothing stale from the previous model
+    at.radio(key="w.mode").set_value("catalog").run()
+    at.selectbox(key="w.model").set_value(LLAMA).run()
+    assert_clean(at)
+    assert state(at).source == "catalog" and not at.error  # another source recovers
 
 
 @pytest.mark.usefixtures("offline")
-def test_a_hub_link_offline_falls_back_to_the_catalog_model() -> None:
+def test_a_hub_link_offline_says_so_and_shows_no_stale_numbers() -> None:
     at = open_app(None, {"src": "hub", "hub": "nobody-x/none-y"})
     assert any("offline or not found" in e.value for e in at.error)
-    assert state(at).source == "catalog"
-    assert metric_starting(at, "KV per token (one GPU") == "70,272 B"
+    assert not at.metric
 
 
 def test_a_link_from_an_upload_warns_and_shows_the_catalog_model() -> None:

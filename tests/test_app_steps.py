@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from apptest_util import assert_clean, metric_starting, metrics, open_app, texts
+from apptest_util import assert_clean, metric_starting, metrics, open_app, state, texts
+
+from engine.present.charts_data import gib
+from engine.study import study
 
 DSV3_LOG = (
     "(EngineCore_DP0 pid=187) INFO 08-21 10:01:40 [gpu_worker.py:298] Available KV cache memory: "
@@ -15,16 +18,17 @@ DSV3_LOG = (
 def test_hardware_shows_the_gpu_the_gates_and_the_fit() -> None:
     at = open_app("hardware")
     m = metrics(at)
-    assert m["Memory"] == "141 GB HBM3e"
+    assert m["Memory"] == "140.40 GiB"  # 143,771 MiB as the device reports it
     assert m["Architecture"].startswith("sm_90")
     assert ":green[**pass**] **fits in memory**" in texts(at)
-    assert "Runs on 8 × H200" in texts(at)
-    assert metric_starting(at, "Weights per GPU") == "79.72 GiB"
+    assert "**Runs**" in texts(at)
+    st = study(state(at))
+    assert metric_starting(at, "Weights per GPU") == gib(st.fit.weights_per_gpu) == "79.29 GiB"
 
 
 def test_hardware_blocks_dsa_on_ada() -> None:
     at = open_app("hardware", {"model": "deepseek-ai/DeepSeek-V3.2", "gpu": "RTX 4090"})
-    assert any("Blocked" in e.value for e in at.error)
+    assert any("Does not run" in e.value and "DSA" in e.value for e in at.error)
 
 
 def test_software_names_the_parsers_for_both_engines() -> None:
@@ -39,7 +43,7 @@ def test_flags_gives_a_command_with_reasons_and_lints_an_inherited_one() -> None
     at = open_app("flags")
     shells = [c.value for c in at.code if c.value.startswith("vllm serve")]
     assert shells and "--tensor-parallel-size 8" in shells[0]
-    assert "- `--tensor-parallel-size 8` — one instance over 8 GPU(s)" in texts(at)
+    assert "- `--tensor-parallel-size 8` — TP 8 + EP: chosen by the layout search" in texts(at)
     at.text_area(key="flags.lint").input(
         "vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 8"
     )

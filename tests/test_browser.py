@@ -51,7 +51,7 @@ PAGES = {
     "choose_model": (["Choose a model", "Use this model"], 0),
     "family": (["1 Family", "Evidence", "61 layers: 61 MLA; FFN: 3 dense FFN, 58 MoE"], 1),
     "kv_cache": (["2 KV cache", "70,272 B", "562,176 B", "vLLM and SGLang"], 3),
-    "hardware": (["3 Hardware", "141 GB HBM3e", "Gates"], 0),
+    "hardware": (["3 Hardware", "140.40 GiB", "Gates"], 0),
     "software": (["4 Software", "deepseek_v3"], 0),
     "flags": (["5 Flags", "--tensor-parallel-size 8", "Lint an inherited command"], 0),
     "measure": (["6 Measure", "A minimal first launch", "Micro-kernels"], 0),

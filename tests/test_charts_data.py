@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from engine.diagnose import Options, diagnose
 from engine.model.loader import load_catalog
 from engine.present import charts_data as C
+from engine.study import Study
+from tests.study_util import run
 
-H200 = {"gpu_name": "H200", "gpu_arch": "sm_90", "gpu_memory_bytes": 141 * 10**9}
 
-
-def dsv3(**kw: object) -> C.Diagnosis:
-    args: dict[str, object] = {"tp": 8, "gpus": 8, "users": 16, **H200, **kw}
-    return diagnose(load_catalog("deepseek-ai/DeepSeek-V3").config, Options(**args))  # type: ignore[arg-type]
+def dsv3(**kw: object) -> Study:
+    args: dict[str, object] = {"tp": 8, "dp": 1, "gpus_per_node": 8, "users": 16, **kw}
+    return run("deepseek-ai/DeepSeek-V3", **args)
 
 
 def test_units_say_which_gigabyte() -> None:
@@ -54,27 +52,26 @@ def test_users_vs_context_has_one_line_per_stored_dtype_and_falls_with_context()
     d = dsv3()
     dtypes = C.kv_dtype_options(d.config, "sm_90")
     assert dtypes[:2] == ("auto", "bf16") and "fp8_ds_mla" not in dtypes
-    series = C.users_vs_context(d.config, d.options, dtypes, (8192, 32_768, 131_072))
+    series = C.users_vs_context(d, dtypes, (8192, 32_768, 131_072))
     assert [s.name for s in series] == [
         "auto / bf16 / fp16 (2 B/element)",
         "fp8 / fp8_e4m3 / fp8_e5m2 (1 B/element)",
     ]
-    assert d.fit is not None and series[0].y[1] == d.fit.max_concurrency == 17
+    # the chart's point at the Study's context is the Study's own users
+    assert series[0].y[1] == d.fit.users == 20
     assert all(s.y[0] >= s.y[1] >= s.y[2] for s in series)
 
 
 def test_memory_breakdown_adds_up_to_the_gpu() -> None:
     d = dsv3()
-    assert d.fit is not None
-    b = C.memory_breakdown(d.fit, d.options)
-    assert sum(s.bytes for s in b.segments) == 141 * 10**9
+    b = C.memory_breakdown(d)
+    assert sum(s.bytes for s in b.segments) == d.fit.memory_per_gpu
     assert b.fits and b.users_served_per_instance == 16
 
 
 def test_memory_breakdown_says_when_weights_do_not_fit() -> None:
-    d = dsv3(tp=1, gpus=1)
-    assert d.fit is not None
-    assert not C.memory_breakdown(d.fit, dataclasses.replace(d.options)).fits
+    d = dsv3(tp=1, dp=1, gpus_per_node=1)
+    assert not C.memory_breakdown(d).fits
 
 
 def test_layer_strip_labels_dsa_and_moe() -> None:
@@ -85,7 +82,7 @@ def test_layer_strip_labels_dsa_and_moe() -> None:
 
 
 def test_engine_comparison_marks_the_rows_that_differ() -> None:
-    d = diagnose(load_catalog("Qwen/Qwen3-Next-80B-A3B-Thinking").config, Options(tp=4))
+    d = run("Qwen/Qwen3-Next-80B-A3B-Thinking", tp=4, gpus_per_node=8)
     rows = {r.metric: r for r in C.engine_comparison(d)}
     assert rows["Constant state per request"].differs
     assert not rows["KV per token (one GPU)"].differs
@@ -103,3 +100,5 @@ def test_catalog_rows_cover_every_bundled_model() -> None:
     llama = next(r for r in rows if r.name == "meta-llama/Meta-Llama-3.1-8B")
     assert llama.kv_bytes_per_token == 131_072
     assert all(r.note == "" for r in rows)
+    falcon = next(r for r in rows if r.name == "tiiuae/falcon-7b-instruct")
+    assert falcon.max_context == 2048

@@ -58,7 +58,16 @@ def test_dsa_fp8_without_gpu_assumes_hopper_fp8_ds_mla(capsys: pytest.CaptureFix
 
 def test_hybrid_request_includes_state(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run(
-        ["diagnose", "Qwen/Qwen3-Next-80B-A3B-Thinking", "--context", "1000", "--json"], capsys
+        [
+            "diagnose",
+            "Qwen/Qwen3-Next-80B-A3B-Thinking",
+            "--context",
+            "1000",
+            "--tp",
+            "1",
+            "--json",
+        ],
+        capsys,
     )
     data = json.loads(out)
     assert data["kv_bytes_per_request"] == 24_576 * 1000 + 39_518_208
@@ -80,7 +89,7 @@ def test_bad_input_is_one_stderr_line_and_exit_2(
 ) -> None:
     rc, _, err = run(args, capsys)
     assert rc == 2
-    assert err.startswith(f"{field}: ")
+    assert err.startswith(f"error: {field}: ")
     assert len(err.strip().splitlines()) == 1
 
 
@@ -100,6 +109,8 @@ def test_gpu_gives_max_concurrency_from_memory_weights_and_request_bytes(
     rc, out, _ = run([*args, "--context", "32768", "--json"], capsys)
     data = json.loads(out)
     per_request = 61 * 1152 * 32768  # MLA latent replicated on each TP rank
-    usable = int(141 * 10**9 * 0.9)
-    assert rc == 0
-    assert data["max_concurrency"] == (usable - data["weights_per_gpu"]) // per_request == 17
+    st = json.loads(run(["study", *args[1:], "--context", "32768", "--json"], capsys)[1])
+    pick = st["layout"]["pick"]
+    space = pick["usable_per_gpu"] - pick["reserve_per_gpu"] - data["weights_per_gpu"]
+    assert rc == 0 and pick["bytes_per_request_per_gpu"] == per_request
+    assert data["max_concurrency"] == space // per_request == 20

@@ -8,14 +8,15 @@ import pytest
 import yaml
 
 from engine.errors import InputError
-from engine.hardware.gpus import lookup_gpu
 from engine.launch.k8s import kubernetes_yaml
-from engine.launch.plan import LaunchPlan, plan
-from engine.model.loader import load_model
+from engine.launch.plan import LaunchPlan
+from tests.study_util import run
 
 
 def make(name: str, engine: str, gpu: str = "H200", n: int = 8) -> LaunchPlan:
-    return plan(load_model(name).config, engine, lookup_gpu(gpu), n, model_id=name)
+    p = run(name, engine=engine, gpu=gpu, gpus_per_node=n, users=64, latency="latency").plan
+    assert p is not None
+    return p
 
 
 def docs(text: str) -> list[dict[str, Any]]:
@@ -64,7 +65,7 @@ def test_replicas_include_the_prefix_aware_router() -> None:
     assert (
         "sglang_router.launch_router --policy cache_aware --worker-urls" in cm["data"]["router.sh"]
     )
-    assert "# " in s.splitlines()[0] and "cache_aware" in s
+    assert "cache_aware" in s and not any(line.startswith("#") for line in s.splitlines())
     v = kubernetes_yaml(make("Qwen/Qwen3-8B", "vllm", n=1), "qwen3-8b", replicas=2)
     assert "--routing-logic prefixaware" in v
     single = kubernetes_yaml(make("Qwen/Qwen3-8B", "vllm", n=1), "qwen3-8b", replicas=1)
@@ -78,4 +79,4 @@ def test_bad_names_and_counts_raise_input_error() -> None:
     with pytest.raises(InputError):
         kubernetes_yaml(p, "ok", replicas=0)
     with pytest.raises(InputError):
-        kubernetes_yaml(make("Qwen/Qwen3-8B", "vllm", n=2), "ok", gpus_per_pod=1)
+        kubernetes_yaml(make("Qwen/Qwen3-32B", "vllm", n=2), "ok", gpus_per_pod=1)

@@ -132,7 +132,7 @@ def test_hub_offline_miss_points_to_catalog_and_upload(tmp_path: Path) -> None:
         ["diagnose", "acme/not-cached"], {"HF_HUB_CACHE": str(tmp_path), "HF_HUB_OFFLINE": "1"}
     )
     assert res.returncode == 2
-    assert res.stderr.startswith("model: ")
+    assert res.stderr.startswith("error: model: ")
     assert "bundled catalog" in res.stderr and "upload" in res.stderr
     assert "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1

@@ -1,37 +1,42 @@
-"""Launch plans: every flag and choice exists in the pinned engine tables, and the playbook's
-must-sets and must-not-sets hold."""
+"""Launch plans read from the Study: every flag and choice exists in the pinned engine tables, the
+layout, context, weights and users are the Study's, and the playbook's and the recipes' calls
+hold on every bundled model and hardware."""
 
 from __future__ import annotations
 
 import json
+import math
 import shlex
-from functools import cache
 
 import pytest
+import yaml
 
-from engine.diagnose import Options, diagnose
 from engine.errors import InputError
-from engine.hardware.gpus import Gpu, lookup_gpu
-from engine.launch.plan import ENGINES, LaunchPlan, PlanError, checked, cli_main, plan
-from engine.model.config import ModelConfig
-from engine.model.loader import catalog_names, load_model
+from engine.launch.layout import Split
+from engine.launch.memory import weights_per_gpu
+from engine.launch.plan import LaunchPlan, PlanError, checked, launch_facts
+from engine.launch.render import docker, plan_json, script, shell
+from engine.model.loader import catalog_names
+from engine.scenario import ENGINES
 from engine.software.tables import lookup_flag, reasoning_parsers, tool_call_parsers
+from engine.study import Study
+from tests.study_util import run
 
-HARDWARE = [("H200", 8), ("B200", 8), ("RTX 4090", 2), ("MI300X", 8)]
+HARDWARE = [
+    ("H200", 8, 1),
+    ("H100", 8, 1),
+    ("B200", 8, 1),
+    ("RTX 4090", 1, 1),
+    ("L40S", 1, 1),
+    ("H200", 8, 2),
+]
+GIB = 1 << 30
 
 
-@cache
-def cfg(name: str) -> ModelConfig:
-    return load_model(name).config
-
-
-@cache
-def gpu(name: str) -> Gpu:
-    return lookup_gpu(name)
-
-
-def make(name: str, engine: str, g: str = "H200", n: int = 8, **kw: object) -> LaunchPlan:
-    return plan(cfg(name), engine, gpu(g), n, model_id=name, **kw)  # type: ignore[arg-type]
+def plan_of(model: str, engine: str = "vllm", **fields: object) -> LaunchPlan:
+    st = run(model, engine=engine, **fields)
+    assert st.plan is not None
+    return st.plan
 
 
 def flag_value(p: LaunchPlan, flag: str) -> str | None:
@@ -48,61 +53,184 @@ def has(p: LaunchPlan, flag: str) -> bool:
 def assert_in_tables(p: LaunchPlan) -> None:
     for f in p.flags:
         info = lookup_flag(p.engine, f.flag)
-        assert info is not None and info.flag == f.flag, f.flag
-        assert not info.deprecated, f.flag
+        assert info is not None and not info.deprecated, f.flag
         assert info.takes_value == (f.value is not None), f.flag
         if f.value is not None and info.choices_enforced and info.choices is not None:
             assert f.value in info.choices, (f.flag, f.value)
         assert f.reason.strip(), f.flag
     for x in p.left_to_engine:
         assert x.reason.strip(), x.flag
-    # The argv round-trips through the shell text.
-    flat = p.shell().replace("\\\n", " ")
-    assert shlex.split(flat) == p.argv
+    # every node's argv round-trips through its shell text
+    for c in p.commands:
+        flat = shell(p, c).replace("\\\n", " ").replace('"${LEADER_ADDR}', "${LEADER_ADDR}")
+        assert shlex.split(flat.replace('"', "")) == [t.replace('"', "") for t in c.argv]
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("hw", HARDWARE, ids=[f"{g}x{n}" for g, n in HARDWARE])
-def test_every_catalog_model_gets_a_command_in_the_real_tables(
-    engine: str, hw: tuple[str, int]
+def context_flag(p: LaunchPlan) -> int:
+    return int(flag_value(p, "--max-model-len" if p.engine == "vllm" else "--context-length") or 0)
+
+
+@pytest.mark.parametrize("hw", HARDWARE, ids=[f"{g}x{n}x{m}" for g, n, m in HARDWARE])
+def test_every_bundled_model_plans_a_runnable_launch_whenever_the_weights_fit(
+    hw: tuple[str, int, int],
 ) -> None:
-    g, n = hw
+    gpu, per_node, nodes = hw
     for name in catalog_names():
-        p = make(name, engine, g, n, context=32_768)
-        assert_in_tables(p)
-        assert p.runnable == (not p.blocked_by), name
-        if not p.runnable:
-            assert all(":" in b for b in p.blocked_by)
-        argv = p.argv
-        assert argv[:2] == (["vllm", "serve"] if engine == "vllm" else ["python3", "-m"])
-        assert flag_value(p, "--port") == "8000"
+        for engine in ENGINES:
+            st = run(name, gpu=gpu, gpus_per_node=per_node, nodes=nodes, engine=engine)
+            p = st.plan
+            assert p is not None, name
+            assert_in_tables(p)
+            fit = st.fit
+            # one decision: the plan's layout, context, weights and users are the Study's
+            assert p.layout == st.layout and p.fit == fit and p.context == st.context
+            gate_failed = any(
+                g.status == "fail" for g in st.gates.gates if g.name != "fits in memory"
+            )
+            if fit.weights_fit and not gate_failed:
+                assert p.runnable and st.verdict.runs, (name, engine, st.verdict.reason)
+                # a context that fits and never beyond the model's own limit
+                assert context_flag(p) == st.context <= st.limit.tokens
+                assert fit.context_fits or 0 < st.context < st.context_asked
+                per_request = st.kv.bytes_per_request(st.context, padded=True)
+                assert (
+                    per_request
+                    * (
+                        math.ceil(st.config.num_hidden_layers / fit.layout.pp)
+                        / st.config.num_hidden_layers
+                    )
+                    <= fit.kv_space_per_gpu + 1
+                ), name
+            else:
+                assert not p.runnable and p.blocked_by, (name, engine)
+            assert p.argv[:2] == (["vllm", "serve"] if engine == "vllm" else ["python3", "-m"])
+            assert flag_value(p, "--port") == "8000"
 
 
-def test_deepseek_v32_on_h200_leaves_kv_dtype_and_backend_to_the_engine() -> None:
+def test_dp_ep_weights_per_gpu_of_deepseek_v32_match_a_hand_calculation() -> None:
+    """TP 1 × DP 8 + EP on 8 GPUs (vLLM): every rank holds the embedding, the LM head, the
+    attention (sharded and replicated parts), the dense FFNs, the shared experts, routers and
+    norms whole, and 1/8 of the routed experts. MTP layers are not loaded (16 users)."""
+    st = run("deepseek-ai/DeepSeek-V3.2", gpu="H200", gpus_per_node=8, users=16)
+    assert (st.layout.tp, st.layout.dp, st.layout.ep, st.layout.replicas) == (1, 8, True, 1)
+    w = st.weights
+    routed = w.bytes_of(["routed_experts"], mtp=False)
+    whole = w.bytes_of(
+        ["embedding", "lm_head", "attention", "replicated", "dense_ffn", "shared_experts",
+         "router", "norm"],
+        mtp=False,
+    )  # fmt: skip
+    by_hand = whole + math.ceil(routed / 8)
+    assert abs(st.fit.weights_per_gpu - by_hand) <= 16  # per-role rounding
+    # the FP8 checkpoint (685 GB) spread over 8 GPUs would be ~80 GiB; DP+EP keeps ~95 GiB
+    assert 90 * GIB < st.fit.weights_per_gpu < 100 * GIB
+
+
+def test_dp_ep_weights_per_gpu_of_glm5_match_a_hand_calculation() -> None:
+    st = run("zai-org/GLM-5", gpu="H200", gpus_per_node=8, nodes=2, users=256)
+    split = Split(tp=1, dp=8, ep=True)
+    got, _ = weights_per_gpu(
+        st.weights, "vllm", split, num_layers=st.config.num_hidden_layers, mtp=False, vision=False
+    )
+    w = st.weights
+    whole = w.bytes_of(
+        ["embedding", "lm_head", "attention", "replicated", "dense_ffn", "shared_experts",
+         "router", "norm"],
+        mtp=False,
+    )  # fmt: skip
+    assert abs(got - (whole + math.ceil(w.bytes_of(["routed_experts"], mtp=False) / 8))) <= 16
+    # SGLang under DP-attention: embeddings whole, LM head / dense / shared over all 8 ranks
+    sg, _ = weights_per_gpu(
+        w, "sglang", split, num_layers=st.config.num_hidden_layers, mtp=False, vision=False
+    )
+    sg_hand = (
+        w.bytes_of(["embedding", "attention", "replicated", "router", "norm"], mtp=False)
+        + math.ceil(w.bytes_of(["lm_head", "dense_ffn", "shared_experts", "routed_experts"],
+                               mtp=False) / 8)
+    )  # fmt: skip
+    assert abs(sg - sg_hand) <= 64
+
+
+def test_llama_31_8b_on_8_h200_runs_eight_copies_at_tp1() -> None:
+    st = run("meta-llama/Meta-Llama-3.1-8B", gpu="H200", gpus_per_node=8)
+    assert st.layout.tp == 1 and st.layout.replicas * st.layout.dp == 8
+    v = st.engines["vllm"].plan
+    s = st.engines["sglang"].plan
+    assert v is not None and s is not None
+    assert flag_value(v, "--tensor-parallel-size") == "1"
+    assert flag_value(v, "--data-parallel-size") == "8"  # one server, 8 replicas
+    assert flag_value(s, "--tp-size") == "1" and flag_value(s, "--dp-size") == "8"
+
+
+def test_deepseek_v32_on_8_h200_is_runnable_with_both_engines() -> None:
     for engine in ENGINES:
-        p = make("deepseek-ai/DeepSeek-V3.2", engine)
-        left = {x.flag: x.reason for x in p.left_to_engine}
-        assert "--kv-cache-dtype" in left and "per layer" in left["--kv-cache-dtype"]
-        assert "--attention-backend" in left and "per phase" in left["--attention-backend"]
-        assert not has(p, "--kv-cache-dtype") and not has(p, "--attention-backend")
+        st = run("deepseek-ai/DeepSeek-V3.2", gpu="H200", gpus_per_node=8, engine=engine)
+        assert st.verdict.runs and st.plan is not None and st.plan.runnable, engine
+        assert st.layout.dp == 8 and st.layout.ep  # DP-attention + EP, the recipe's layout
 
 
-def test_sglang_dsa_on_h200_names_what_the_engine_picks() -> None:
-    p = make("deepseek-ai/DeepSeek-V3.2", "sglang")
-    left = {x.flag: x.reason for x in p.left_to_engine}
-    assert "bf16" in left["--kv-cache-dtype"]
-    assert "flashmla_sparse prefill + fa3 decode" in left["--attention-backend"]
+def test_llama_4_scout_on_8_h100_sets_a_context_that_fits_below_its_10m_limit() -> None:
+    st = run("meta-llama/Llama-4-Scout-17B-16E-Instruct", gpu="H100", gpus_per_node=8, context=None)
+    assert st.limit.tokens == 10_485_760
+    p = st.plan
+    assert p is not None and p.runnable
+    assert context_flag(p) == st.context < st.limit.tokens
+    assert st.verdict.status == "shorter_context"
 
 
-def test_moe_model_gets_expert_parallel() -> None:
-    assert has(make("Qwen/Qwen3-30B-A3B", "vllm"), "--enable-expert-parallel")
-    assert flag_value(make("Qwen/Qwen3-30B-A3B", "sglang"), "--ep-size") == "8"
-    assert not has(make("Qwen/Qwen3-32B", "vllm"), "--enable-expert-parallel")
+def test_falcon_7b_context_is_its_2048_default_limit() -> None:
+    st = run("tiiuae/falcon-7b-instruct", context=32_768)
+    assert st.limit.tokens == 2048 and st.context == 2048
+    assert st.plan is not None and context_flag(st.plan) == 2048
+
+
+def test_two_nodes_give_per_node_commands_and_a_leader_worker_set() -> None:
+    st = run("deepseek-ai/DeepSeek-V3", gpu="H100", gpus_per_node=8, nodes=2)
+    for engine in ENGINES:
+        p = st.engines[engine].plan
+        assert p is not None and p.runnable
+        assert [c.node for c in p.commands] == [0, 1]
+        assert [c.role for c in p.commands] == ["leader", "worker"]
+        leader, worker = (list(c.argv) for c in p.commands)
+        rank_flag = "--node-rank"
+        assert leader[leader.index(rank_flag) + 1] == "0"
+        assert worker[worker.index(rank_flag) + 1] == "1"
+        if engine == "vllm":
+            assert "--headless" in worker and "--headless" not in leader
+            assert leader[leader.index("--nnodes") + 1] == "2"
+        else:
+            assert any(t.startswith("${LEADER_ADDR}:") for t in leader)
+        docs = [d for d in yaml.safe_load_all(plan_json(p)["kubernetes_yaml"]) if d]
+        lws = next(d for d in docs if d["kind"] == "LeaderWorkerSet")
+        assert lws["apiVersion"] == "leaderworkerset.x-k8s.io/v1"
+        tmpl = lws["spec"]["leaderWorkerTemplate"]
+        assert tmpl["size"] == 2
+        for role in ("leaderTemplate", "workerTemplate"):
+            (c,) = tmpl[role]["spec"]["containers"]
+            assert c["resources"]["limits"]["nvidia.com/gpu"] == 8
+            assert "LWS_LEADER_ADDRESS" in c["args"][0]
+
+
+def test_a_copy_that_fits_one_node_replicates_per_node_with_a_router() -> None:
+    st = run("deepseek-ai/DeepSeek-V3", gpu="H200", gpus_per_node=8, nodes=2)
+    assert st.layout.replicas == 2 and st.layout.split.gpus == 8
+    p = st.plan
+    assert p is not None and p.servers == 2
+    docs = [d for d in yaml.safe_load_all(plan_json(p)["kubernetes_yaml"]) if d]
+    kinds = [d["kind"] for d in docs]
+    assert kinds == ["Deployment", "Service", "ConfigMap"]
+    assert docs[0]["spec"]["replicas"] == 2
+
+
+def test_moe_models_get_expert_parallel_with_tp() -> None:
+    v = plan_of("Qwen/Qwen3-30B-A3B", "vllm", users=64, latency="latency")
+    assert has(v, "--enable-expert-parallel")
+    assert not has(plan_of("Qwen/Qwen3-32B", "vllm"), "--enable-expert-parallel")
 
 
 def test_deepseek_v31_tool_parser_per_engine() -> None:
-    v = make("deepseek-ai/DeepSeek-V3.1", "vllm")
-    s = make("deepseek-ai/DeepSeek-V3.1", "sglang")
+    v = plan_of("deepseek-ai/DeepSeek-V3.1", "vllm")
+    s = plan_of("deepseek-ai/DeepSeek-V3.1", "sglang")
     assert flag_value(v, "--tool-call-parser") == "deepseek_v31"
     assert flag_value(s, "--tool-call-parser") == "deepseekv31"
     assert has(v, "--enable-auto-tool-choice")
@@ -110,70 +238,85 @@ def test_deepseek_v31_tool_parser_per_engine() -> None:
     assert flag_value(v, "--reasoning-parser") in reasoning_parsers("vllm")
 
 
-def test_qwen3_next_vllm_batched_tokens_is_a_multiple_of_544() -> None:
-    p = make("Qwen/Qwen3-Next-80B-A3B-Thinking", "vllm", "H200", 2, context=32_768)
-    tokens = int(flag_value(p, "--max-num-batched-tokens") or 0)
-    assert tokens % 544 == 0 and tokens >= 8192
-    assert any(x.flag == "--block-size" and "544" in x.reason for x in p.left_to_engine)
-    assert any("LMCache" in n and "544" in n for n in p.notes)
-
-
-def test_hybrid_batched_tokens_follow_the_diagnosed_block_at_the_plan_tp() -> None:
-    name = "Qwen/Qwen3-Next-80B-A3B-Thinking"
-    p = make(name, "vllm", "H200", 8)
-    d = diagnose(cfg(name), Options(tp=p.layout.tp, gpu_arch="sm_90"))
-    assert d.kv.hybrid is not None
-    assert int(flag_value(p, "--max-num-batched-tokens") or 0) % d.kv.hybrid.block_size == 0
-
-
-def test_dp_attention_for_mla_at_high_concurrency() -> None:
-    v = make("deepseek-ai/DeepSeek-V3", "vllm", users=512)
-    assert flag_value(v, "--tensor-parallel-size") == "1"
-    assert flag_value(v, "--data-parallel-size") == "8"
-    s = make("deepseek-ai/DeepSeek-V3", "sglang", users=512)
-    assert flag_value(s, "--tp-size") == "8" and flag_value(s, "--attn-dp-size") == "8"
-    assert not has(make("deepseek-ai/DeepSeek-V3", "sglang", users=4), "--attn-dp-size")
-
-
-def test_mtp_only_for_few_users() -> None:
-    few = make("deepseek-ai/DeepSeek-V3", "vllm", users=4)
-    spec = json.loads(flag_value(few, "--speculative-config") or "{}")
-    assert spec == {"method": "mtp", "num_speculative_tokens": 1}
-    assert (
-        flag_value(make("deepseek-ai/DeepSeek-V3", "sglang", users=4), "--speculative-algorithm")
-        == "EAGLE"
+def test_deepseek_r1_gets_its_reasoning_parser() -> None:
+    assert flag_value(plan_of("deepseek-ai/DeepSeek-R1", "vllm"), "--reasoning-parser") == (
+        "deepseek_r1"
     )
-    many = make("deepseek-ai/DeepSeek-V3", "vllm", users=64)
+
+
+def test_base_checkpoints_get_no_tool_call_parser() -> None:
+    for name in (
+        "meta-llama/Meta-Llama-3.1-8B",
+        "Qwen/Qwen2.5-72B",
+        "nvidia/Nemotron-H-56B-Base-8K",
+    ):
+        p = plan_of(name, "vllm")
+        assert not has(p, "--tool-call-parser") and not has(p, "--enable-auto-tool-choice"), name
+
+
+def test_deepseek_v32_leaves_kv_dtype_and_backend_to_the_engine() -> None:
+    for engine in ENGINES:
+        p = plan_of("deepseek-ai/DeepSeek-V3.2", engine)
+        left = {x.flag: x.reason for x in p.left_to_engine}
+        assert "--kv-cache-dtype" in left and "per layer" in left["--kv-cache-dtype"]
+        assert not has(p, "--kv-cache-dtype")
+
+
+def test_the_scenarios_memory_fraction_and_kv_dtype_reach_both_engines_commands() -> None:
+    st = run("meta-llama/Meta-Llama-3.1-8B", memory_fraction=0.8, kv_dtype="fp8")
+    v, s = st.engines["vllm"].plan, st.engines["sglang"].plan
+    assert v is not None and s is not None
+    assert flag_value(v, "--gpu-memory-utilization") == "0.8"
+    assert flag_value(s, "--mem-fraction-static") == "0.8"
+    assert flag_value(v, "--kv-cache-dtype") == "fp8"
+    assert flag_value(s, "--kv-cache-dtype") == "fp8_e4m3"
+    assert st.engines["vllm"].fit is not None and st.engines["vllm"].fit.fraction == 0.8
+    assert st.kv.kv_dtype.bytes == 1
+
+
+def test_mtp_only_for_few_users_with_the_recipes_draft_length() -> None:
+    few = plan_of("deepseek-ai/DeepSeek-V3.2", "vllm", users=4)
+    spec = json.loads(flag_value(few, "--speculative-config") or "{}")
+    assert spec == {"method": "mtp", "num_speculative_tokens": 3}
+    sg = plan_of("deepseek-ai/DeepSeek-V3.2", "sglang", users=4)
+    assert flag_value(sg, "--speculative-algorithm") == "EAGLE"
+    assert flag_value(sg, "--speculative-num-steps") == "3"
+    many = plan_of("deepseek-ai/DeepSeek-V3", "vllm", users=64)
     assert not has(many, "--speculative-config")
     assert any(x.flag == "--speculative-config" for x in many.left_to_engine)
 
 
+def test_hybrid_batched_tokens_are_a_multiple_of_the_block_at_the_plans_tp() -> None:
+    st = run("Qwen/Qwen3-Next-80B-A3B-Thinking", gpus_per_node=2)
+    p = st.plan
+    assert p is not None and st.kv.hybrid is not None
+    block = st.kv.hybrid.block_size
+    assert int(flag_value(p, "--max-num-batched-tokens") or 0) % block == 0
+    assert any(x.flag == "--block-size" and str(block) in x.reason for x in p.left_to_engine)
+
+
 def test_multimodal_text_only_and_images() -> None:
-    text = make("Qwen/Qwen3-VL-32B-Instruct", "vllm")
+    text = plan_of("Qwen/Qwen3-VL-32B-Instruct", "vllm")
     assert has(text, "--language-model-only")
-    img = make("Qwen/Qwen3-VL-32B-Instruct", "vllm", serve_images=True)
+    img = plan_of("Qwen/Qwen3-VL-32B-Instruct", "vllm", images=True, latency="latency")
     assert not has(img, "--language-model-only")
-    assert flag_value(img, "--mm-encoder-tp-mode") == "data"
     assert flag_value(img, "--mm-processor-cache-type") == "shm"
-    with pytest.raises(InputError):
-        make("Qwen/Qwen3-32B", "vllm", serve_images=True)
+    with pytest.raises(InputError, match=r"^images: "):
+        run("Qwen/Qwen3-32B", images=True)
 
 
-def test_failed_gate_blocks_but_still_plans() -> None:
-    p = make("deepseek-ai/DeepSeek-V3.2", "vllm", "RTX 4090", 2)
-    assert not p.runnable
-    assert any("DSA" in b for b in p.blocked_by)
+def test_a_failed_gate_blocks_but_still_plans() -> None:
+    st = run("deepseek-ai/DeepSeek-V3.2", gpu="RTX 4090", gpus_per_node=2)
+    p = st.plan
+    assert p is not None and not p.runnable and any("DSA" in b for b in p.blocked_by)
     assert p.argv[:3] == ["vllm", "serve", "deepseek-ai/DeepSeek-V3.2"]
 
 
-def test_bad_input_raises_input_error() -> None:
-    for kw in ({"users": 0}, {"prefix_overlap": 1.5}, {"latency_priority": "fast"}):
-        with pytest.raises(InputError):
-            make("Qwen/Qwen3-8B", "vllm", **kw)
-    with pytest.raises(InputError):
-        make("Qwen/Qwen3-8B", "trt")
-    with pytest.raises(InputError):
-        make("Qwen/Qwen3-8B", "vllm", "H200", 0)
+def test_a_model_that_fits_nowhere_names_what_would() -> None:
+    st = run("zai-org/GLM-5", gpu="H200", gpus_per_node=8)
+    assert st.verdict.status == "does_not_fit"
+    tips = " ".join(st.verdict.suggestions)
+    assert "zai-org/GLM-5-FP8" in tips and "16 × H200" in tips
 
 
 def test_checked_rejects_flags_and_choices_not_in_the_tables() -> None:
@@ -185,39 +328,36 @@ def test_checked_rejects_flags_and_choices_not_in_the_tables() -> None:
         checked("sglang", "--enable-dp-attention", None, "deprecated in 0.5.23")
 
 
-def test_docker_and_json() -> None:
-    p = make("Qwen/Qwen3-8B", "sglang", "H200", 1)
-    d = p.docker()
+def test_docker_script_and_json() -> None:
+    p = plan_of("Qwen/Qwen3-8B", "sglang", gpus_per_node=1)
+    d = docker(p)
     assert "--gpus all" in d and "--ipc=host" in d and "-p 8000:8000" in d
     assert "lmsysorg/sglang" in d
-    v = make("Qwen/Qwen3-8B", "vllm", "H200", 1).docker()
+    v = docker(plan_of("Qwen/Qwen3-8B", "vllm", gpus_per_node=1))
     assert "vllm/vllm-openai" in v and "vllm serve" not in v
-    j = p.to_json()
-    assert {"argv", "flags", "left_to_engine", "kubernetes_yaml", "runnable", "blocked_by"} <= set(
-        j
-    )
+    j = plan_json(p)
+    keys = {"argv", "flags", "left_to_engine", "kubernetes_yaml", "runnable", "blocked_by"}
+    assert keys <= set(j) and {"tp", "dp", "attn_dp", "expert_parallel"} <= set(j["layout"])
     json.dumps(j)
-
-
-def test_cli_json_and_text(capsys: pytest.CaptureFixture[str]) -> None:
-    assert (
-        cli_main(["Qwen/Qwen3-8B", "--engine", "vllm", "--gpu", "H200", "--gpus", "1", "--json"])
-        == 0
-    )
-    out = json.loads(capsys.readouterr().out)
-    assert out["argv"][:3] == ["vllm", "serve", "Qwen/Qwen3-8B"]
-    assert cli_main(["Qwen/Qwen3-8B", "--engine", "sglang", "--gpu", "H200", "--gpus", "1"]) == 0
-    text = capsys.readouterr().out
-    assert "# --tp-size 1:" in text and "python3 -m sglang.launch_server" in text
-    with pytest.raises(InputError):
-        cli_main(["Qwen/Qwen3-8B", "--engine", "vllm", "--gpu", "H200"])
+    assert script(p).startswith("#!/usr/bin/env bash\n")
 
 
 def test_launch_facts_are_read_once_from_data_with_sources() -> None:
-    from engine.launch.plan import launch_facts
-
     facts = launch_facts()
     assert facts is launch_facts()
     assert facts.mtp.max_users == 8 and facts.mtp.max_users_source
     assert {"vllm", "sglang"} <= set(facts.routers)
     assert all(r.source for r in facts.routers.values())
+
+
+def study_numbers(st: Study) -> tuple[int, int, int, int]:
+    return (st.fit.weights_per_gpu, st.fit.kv_space_per_gpu, st.fit.users, st.context)
+
+
+def test_a_pinned_layout_overrides_the_search_everywhere() -> None:
+    auto = run("meta-llama/Meta-Llama-3.1-8B")
+    pinned = run("meta-llama/Meta-Llama-3.1-8B", tp=8)
+    assert auto.layout.tp == 1 and pinned.layout.tp == 8
+    assert pinned.search.pinned and pinned.plan is not None
+    assert flag_value(pinned.plan, "--tensor-parallel-size") == "8"
+    assert study_numbers(pinned) != study_numbers(auto)

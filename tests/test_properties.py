@@ -8,7 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.diagnose import Options, diagnose, users_that_fit
+from engine.diagnose import Options, diagnose
+from engine.launch.layout import Split, users_at
 from engine.model.config import normalize
 from engine.model.loader import catalog_names, load_model
 
@@ -70,9 +71,13 @@ def test_gqa_with_kv_heads_equal_to_heads_is_mha(cfg: dict[str, Any]) -> None:
     st.integers(1, 10**10),
     st.integers(1, 10**10),
 )
-def test_users_that_fit_never_grow_with_bigger_requests(mem: int, w: int, a: int, b: int) -> None:
-    lo, hi = sorted((a, b))
-    assert users_that_fit(mem, w, hi) <= users_that_fit(mem, w, lo)
+def test_users_that_fit_never_grow_with_a_longer_context(mem: int, w: int, a: int, b: int) -> None:
+    kv = diagnose(load_model("meta-llama/Meta-Llama-3.1-8B").config).kv
+    lo, hi = sorted((a % 131_072 + 1, b % 131_072 + 1))
+    space = mem - w
+    assert (
+        users_at(kv, space, hi, Split(1), 1, 1.0)[1] <= users_at(kv, space, lo, Split(1), 1, 1.0)[1]
+    )
 
 
 @settings(max_examples=30, deadline=None)

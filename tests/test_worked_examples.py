@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from engine.diagnose import GIB, Options, diagnose, users_that_fit
+from engine.diagnose import GIB, Options, diagnose
+from engine.launch.layout import Split, users_at
 from engine.model.config import normalize
 from engine.model.loader import load_model
 
@@ -41,11 +42,13 @@ def test_gqa8_27b_fp8_is_96_kib_per_token_and_3_gib_per_32k_user() -> None:
 def test_gqa8_27b_fits_35_users_on_one_h200_and_79_at_tp2() -> None:
     # The text: 141 GB H200, 27 GB of weights, 114 GB left, 3 GiB per 32K-token user.
     cfg = normalize(dense_27b(8))
-    per_user_tp1 = diagnose(cfg, Options(kv_dtype="fp8", context=32_768)).kv_bytes_per_request
-    per_user_tp2 = diagnose(cfg, Options(kv_dtype="fp8", context=32_768, tp=2)).kv_bytes_per_request
-    assert users_that_fit(141 * 10**9, 27 * 10**9, per_user_tp1) == 35
-    assert per_user_tp2 * 2 == per_user_tp1
-    assert users_that_fit(141 * 10**9, 27 * 10**9 // 2, per_user_tp2) == 79
+    tp1 = diagnose(cfg, Options(kv_dtype="fp8", context=32_768))
+    tp2 = diagnose(cfg, Options(kv_dtype="fp8", context=32_768, tp=2))
+    assert tp2.kv_bytes_per_request * 2 == tp1.kv_bytes_per_request
+    # the layout search's own formula: free bytes per GPU / bytes per request per GPU
+    one = users_at(tp1.kv, 141 * 10**9 - 27 * 10**9, 32_768, Split(1), 1, 1.0)[1]
+    two = users_at(tp2.kv, 141 * 10**9 - 27 * 10**9 // 2, 32_768, Split(2), 1, 1.0)[1]
+    assert (one, two) == (35, 79)
 
 
 def test_mla_512_64_is_56_9x_smaller_than_mha_128x128_not_32x() -> None:

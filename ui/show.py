@@ -9,6 +9,7 @@ import streamlit as st
 
 from engine.errors import InputError
 from engine.present.charts_data import Shown
+from engine.study import Study
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -51,3 +52,28 @@ def table(rows: Sequence[Mapping[str, Any]], height: int | None = None) -> None:
     if height is not None:
         kwargs["height"] = height
     st.dataframe(list(rows), **kwargs)
+
+
+VERDICT_BOX = {
+    "runs": st.success,
+    "fewer_users": st.warning,
+    "shorter_context": st.warning,
+    "does_not_fit": st.error,
+    "blocked": st.error,
+}
+VERDICT_TITLE = {
+    "runs": "Runs",
+    "fewer_users": "Runs, fewer users than asked",
+    "shorter_context": "Runs with a shorter context",
+    "does_not_fit": "Does not fit",
+    "blocked": "Does not run",
+}
+
+
+def verdict(study: Study) -> None:
+    """The answer first: runs / runs with a shorter context / does not fit, and the reason."""
+    v = study.verdict
+    text = f"**{VERDICT_TITLE[v.status]}** — {v.reason}"
+    if v.suggestions:
+        text += "\n\n" + "\n".join(f"- {tip}" for tip in v.suggestions)
+    VERDICT_BOX[v.status](text)

@@ -6,10 +6,10 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from engine import scenario as SC
 from engine.errors import InputError
 from engine.hardware.gpus import all_gpus
-from engine.model.loader import LoadedModel, catalog_names, load_model
-from engine.present import share
+from engine.model.loader import catalog_names, load_model
 from ui import state as S
 
 MODES = {"catalog": "Catalog", "upload": "Upload", "paste": "Paste JSON", "hub": "Hugging Face"}
@@ -18,19 +18,13 @@ PRIORITY_HELP = (
 )
 
 
-def _use_custom(loaded: LoadedModel, source: str) -> None:
-    st.session_state[S.CUSTOM] = loaded
-    st.session_state[S.MODEL_ERROR] = None
-    S.set_state(source=source)
-
-
 def _clear_error() -> None:
     st.session_state[S.MODEL_ERROR] = None
 
 
 def _on_catalog() -> None:
     st.session_state[S.MODEL_ERROR] = None
-    S.set_state(model=st.session_state["w.model"], source="catalog", hub=None)
+    S.set_scenario(model=st.session_state["w.model"], source="catalog", digest=None)
 
 
 def _on_upload() -> None:
@@ -42,26 +36,32 @@ def _on_upload() -> None:
     except InputError as err:
         st.session_state[S.MODEL_ERROR] = f"{file.name}: {err}"
         return
-    _use_custom(loaded, "upload")
+    S.use_model(loaded)
 
 
 def _on_paste() -> None:
+    from engine.model.loader import load_pasted
+
     text = st.session_state.get("w.paste", "")
     try:
-        loaded = load_model(text if text.strip() else " ", name="pasted config.json")
-        if loaded.source != "json":
-            raise InputError("config.json", "JSON text starting with '{'")
+        loaded = load_pasted(text, name="pasted config.json")
     except InputError as err:
-        st.session_state[S.MODEL_ERROR] = f"Pasted text: {err}"
+        st.session_state[S.MODEL_ERROR] = f"Pasted config.json: {err}"
         return
-    _use_custom(loaded, "paste")
+    S.use_model(loaded)
+
+
+def _on_hub() -> None:
+    repo = str(st.session_state.get("w.hub", "")).strip()
+    st.session_state[S.MODEL_ERROR] = None
+    S.set_scenario(source="hub", model=repo, digest=None)
 
 
 def _model_section() -> None:
     st.header("Model")
-    s = S.state()
+    s = S.scenario()
     if "w.mode" not in st.session_state:
-        st.session_state["w.mode"] = s.source
+        st.session_state["w.mode"] = {"file": "upload"}.get(s.source, s.source)
     mode = st.radio(
         "Source",
         list(MODES),
@@ -71,33 +71,28 @@ def _model_section() -> None:
         on_change=_clear_error,
     )
     if mode == "catalog":
-        st.session_state["w.model"] = s.model
-        st.selectbox(
-            "Bundled model (type to search)",
-            catalog_names(),
-            key="w.model",
-            on_change=_on_catalog,
-        )
+        names = catalog_names()
+        st.session_state["w.model"] = s.model if s.model in names else names[0]
+        st.selectbox("Bundled model (type to search)", names, key="w.model", on_change=_on_catalog)
     elif mode == "upload":
         st.file_uploader("config.json", type=["json"], key="w.upload", on_change=_on_upload)
     elif mode == "paste":
         st.text_area(
-            "config.json text", key="w.paste", height=140, placeholder='{"architectures": …}'
+            "config.json text",
+            key="w.paste",
+            height=140,
+            max_chars=2_000_000,
+            placeholder='{"architectures": …}',
         )
         st.button("Load pasted JSON", key="w.paste_go", on_click=_on_paste)
     else:
-        st.text_input("Hugging Face id", key="w.hub", placeholder="org/name")
-        if st.button(
-            "Fetch config.json", key="w.hub_go", help="Downloads config.json only (no weights)"
-        ):
-            repo = str(st.session_state.get("w.hub", "")).strip()
-            try:
-                S.fetch_hub(repo)
-            except InputError as err:
-                st.session_state[S.MODEL_ERROR] = str(err)
-            else:
-                st.session_state[S.MODEL_ERROR] = None
-                S.set_state(source="hub", hub=repo)
+        st.text_input("Hugging Face id", key="w.hub", placeholder="org/name", max_chars=200)
+        st.button(
+            "Fetch config.json",
+            key="w.hub_go",
+            help="Downloads config.json only (no weights)",
+            on_click=_on_hub,
+        )
 
 
 def _hardware_section() -> None:
@@ -116,10 +111,10 @@ def _hardware_section() -> None:
         S.bound(
             st.number_input,
             "GPUs per node",
-            "gpus",
+            "gpus_per_node",
             "w.gpus",
             min_value=1,
-            max_value=share.MAX_GPUS_PER_NODE,
+            max_value=SC.MAX_GPUS_PER_NODE,
             step=1,
         )
     with right:
@@ -129,7 +124,7 @@ def _hardware_section() -> None:
             "nodes",
             "w.nodes",
             min_value=1,
-            max_value=share.MAX_NODES,
+            max_value=SC.MAX_NODES,
             step=1,
         )
     st.header("Engine")
@@ -138,8 +133,8 @@ def _hardware_section() -> None:
         "Serving engine",
         "engine",
         "w.engine",
-        options=list(share.ENGINES),
-        format_func=share.ENGINE_LABELS.__getitem__,
+        options=list(SC.ENGINES),
+        format_func=SC.ENGINE_LABELS.__getitem__,
         horizontal=True,
     )
 
@@ -151,8 +146,9 @@ def _workload_section() -> None:
         "Context length (tokens)",
         "context",
         "w.context",
+        to_widget=lambda v: 32_768 if v is None else v,
         min_value=1,
-        max_value=share.MAX_CONTEXT,
+        max_value=SC.MAX_CONTEXT,
         step=1024,
         help="Prompt + output tokens per request",
     )
@@ -162,13 +158,13 @@ def _workload_section() -> None:
         "users",
         "w.users",
         min_value=1,
-        max_value=share.MAX_USERS,
+        max_value=SC.MAX_USERS,
         step=1,
     )
     S.bound(
         st.slider,
         "Prefix overlap (%)",
-        "prefix",
+        "prefix_overlap",
         "w.prefix",
         min_value=0,
         max_value=100,
@@ -179,7 +175,7 @@ def _workload_section() -> None:
         "Latency priority",
         "latency",
         "w.latency",
-        options=list(share.LATENCY_PRIORITIES),
+        options=list(SC.LATENCY_PRIORITIES),
         horizontal=True,
         help=PRIORITY_HELP,
     )
@@ -188,8 +184,8 @@ def _workload_section() -> None:
 def _share_section(v: S.View) -> None:
     with st.expander("Share this view"):
         st.caption("The address bar already holds this view. Page path + these parameters:")
-        st.code("?" + urlencode(share.to_query(v.state)), language=None, wrap_lines=True)
-        note = share.link_source_note(v.state)
+        st.code("?" + urlencode(SC.to_query(v.scenario)), language=None, wrap_lines=True)
+        note = SC.link_source_note(v.scenario)
         if note:
             st.caption(note)
 
@@ -198,16 +194,22 @@ def draw() -> S.View:
     """Draw the sidebar and return the view every page reads."""
     with st.sidebar:
         _model_section()
-        error_slot = st.empty()  # filled after the model is resolved (a link's hub fetch can fail)
+        error_slot = st.empty()  # filled after the study (a hub fetch can fail)
         _hardware_section()
         _workload_section()
-        view = S.build_view()
-        err = st.session_state.get(S.MODEL_ERROR)
+        s = S.scenario()
+        if s.source == "hub":
+            with st.spinner(f"Reading config.json for {s.model}…"):
+                view = S.build_view()
+        else:
+            view = S.build_view()
+        err = st.session_state.get(S.MODEL_ERROR) or view.error
         if err:
             error_slot.error(err)
-        st.caption(
-            f"Showing **{view.model.name}** ({view.model.source}) on {view.state.total_gpus} × "
-            f"{view.gpu.key}"
-        )
+        if view.study is not None:
+            st.caption(
+                f"Showing **{view.study.model.name}** ({view.study.model.source}) on "
+                f"{s.total_gpus} × {view.study.gpu.key}"
+            )
         _share_section(view)
     return view

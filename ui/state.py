@@ -1,10 +1,10 @@
-"""The app's one state object in ``st.session_state``, mirrored in ``st.query_params``.
+"""The app's one state object in ``st.session_state``: the Scenario, mirrored in
+``st.query_params``, and the Study every page reads.
 
-``ViewState`` (engine/share.py) is the canonical state. Widgets do not own it: each widget
-has its own key, is seeded from the state before it is drawn, and writes back through an
-``on_change`` callback. That keeps two widgets for one value (the sidebar's context and the
-KV page's slider) in step, and keeps values alive across page switches (Streamlit drops the
-state of widgets a page does not draw).
+Widgets do not own the scenario: each widget has its own key, is seeded from the scenario before
+it is drawn, and writes back through an ``on_change`` callback. That keeps two widgets for one
+value (the sidebar's context and the KV page's slider) in step, and keeps values alive across
+page switches (Streamlit drops the state of widgets a page does not draw).
 """
 
 from __future__ import annotations
@@ -15,61 +15,67 @@ from typing import Any
 
 import streamlit as st
 
-from engine.diagnose import Diagnosis, Options, diagnose
 from engine.errors import InputError
-from engine.hardware.gpus import Gpu, lookup_gpu
-from engine.model.loader import LoadedModel, load_catalog, load_hub
-from engine.present import share
+from engine.model import store
+from engine.model.loader import LoadedModel
+from engine.scenario import DEFAULT_SCENARIO, Scenario, from_query, to_query
+from engine.study import Study, study
 
-STATE = "pb.state"
+SCENARIO = "pb.scenario"
 WARNINGS = "pb.warnings"
-CUSTOM = "pb.custom"  # LoadedModel from an upload or a paste
-HUB = "pb.hub"  # hub id -> LoadedModel, fetched this session
-MODEL_ERROR = "pb.model_error"  # the last upload / paste / fetch error, shown in the sidebar
+MODEL_ERROR = "pb.model_error"  # the last upload / paste / fetch error, shown in sidebar and page
 VIEW = "pb.view"
 
 
 def init() -> None:
-    """First run of a session: read the link. Later runs keep the session's state."""
-    if STATE in st.session_state:
+    """First run of a session: read the link. Later runs keep the session's scenario."""
+    if SCENARIO in st.session_state:
         return
-    parsed = share.from_query(st.query_params.to_dict())
-    st.session_state[STATE] = parsed.state
+    parsed = from_query(st.query_params.to_dict())
+    st.session_state[SCENARIO] = parsed.scenario
     st.session_state[WARNINGS] = list(parsed.warnings)
-    st.session_state[HUB] = {}
     st.session_state[MODEL_ERROR] = None
 
 
-def state() -> share.ViewState:
-    value = st.session_state[STATE]
-    assert isinstance(value, share.ViewState)
+def scenario() -> Scenario:
+    value = st.session_state[SCENARIO]
+    assert isinstance(value, Scenario)
     return value
 
 
-def set_state(*, keep_warnings: bool = False, **changes: Any) -> None:
-    """Apply changes, then the cross-field rules. A user's change replaces the warnings
-    shown so far (they were about the old state); the app's own fallbacks keep them."""
+def set_scenario(*, keep_warnings: bool = False, **changes: Any) -> None:
+    """Apply changes. A user's change replaces the warnings shown so far (they were about the
+    old scenario); the app's own fallbacks keep them."""
     old: list[str] = list(st.session_state.get(WARNINGS, [])) if keep_warnings else []
     try:
-        new = state().replace(**changes)
+        new = scenario().replace(**changes)
     except InputError as err:
         st.session_state[WARNINGS] = [*old, f"Not applied: {err}"]
         return
-    new, notes = share.reconcile(new)
-    st.session_state[STATE] = new
-    st.session_state[WARNINGS] = [*old, *notes]
+    st.session_state[SCENARIO] = new
+    st.session_state[WARNINGS] = old
+
+
+def use_model(loaded: LoadedModel) -> None:
+    """Show a config the user uploaded or pasted (held in memory by its digest)."""
+    digest = store.put(loaded)
+    st.session_state[MODEL_ERROR] = None
+    set_scenario(source="file", model=loaded.name[:200] or "uploaded config", digest=digest)
 
 
 def sync_query_params() -> None:
-    """Write the state into the URL (only when it changed, so reruns send nothing)."""
-    target = share.to_query(state())
+    """Write the scenario into the URL (only when it changed, so reruns send nothing)."""
+    target = to_query(scenario())
+    lang = st.query_params.get("lang")
+    if lang:
+        target["lang"] = lang
     if st.query_params.to_dict() != target:
         st.query_params.from_dict(target)
 
 
 def _on_change(field: str, wkey: str, convert: Callable[[Any], Any] | None) -> None:
     value = st.session_state[wkey]
-    set_state(**{field: convert(value) if convert else value})
+    set_scenario(**{field: convert(value) if convert else value})
 
 
 def bound(
@@ -82,94 +88,54 @@ def bound(
     from_widget: Callable[[Any], Any] | None = None,
     **kwargs: Any,
 ) -> Any:
-    """Draw ``widget`` showing ``state().<field>``; a change writes it back."""
-    value = getattr(state(), field)
+    """Draw ``widget`` showing ``scenario().<field>``; a change writes it back."""
+    value = getattr(scenario(), field)
     st.session_state[wkey] = to_widget(value) if to_widget else value
     return widget(label, key=wkey, on_change=_on_change, args=(field, wkey, from_widget), **kwargs)
 
 
-# --- the model, the GPU and the diagnosis every page reads -----------------------------------
+# --- the study every page reads --------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class View:
-    state: share.ViewState
-    model: LoadedModel
-    gpu: Gpu
-    options: Options
-    diagnosis: Diagnosis | None
+    scenario: Scenario
+    study: Study | None
     error: str | None
-
-    @property
-    def model_id(self) -> str:
-        """What an engine's command line would load: the hub or catalog id; a placeholder
-        path for uploads and pastes."""
-        if self.model.source in ("catalog", "hub"):
-            return self.model.name
-        return "/path/to/model"
-
-
-def fetch_hub(repo_id: str) -> LoadedModel:
-    """The one place the app touches the network: only when the user (or a link they
-    opened) asked for a hub model."""
-    cache: dict[str, LoadedModel] = st.session_state[HUB]
-    if repo_id not in cache:
-        with st.spinner(f"Fetching config.json for {repo_id} from the Hugging Face hub…"):
-            cache[repo_id] = load_hub(repo_id)
-    return cache[repo_id]
-
-
-def resolve_model() -> LoadedModel:
-    s = state()
-    if s.source == "hub" and s.hub:
-        try:
-            return fetch_hub(s.hub)
-        except InputError as err:
-            st.session_state[MODEL_ERROR] = str(err)
-            set_state(source="catalog", hub=None, keep_warnings=True)
-            return load_catalog(state().model)
-    if s.source in ("upload", "paste"):
-        custom = st.session_state.get(CUSTOM)
-        if isinstance(custom, LoadedModel):
-            return custom
-        set_state(source="catalog", keep_warnings=True)
-    return load_catalog(state().model)
 
 
 def build_view() -> View:
-    model = resolve_model()
-    s = state()
-    gpu = lookup_gpu(s.gpu)
-    opts = share.options_for(s, gpu.key, gpu.arch, gpu.memory_bytes)
+    """The Study of the session's scenario; a scenario that cannot be studied shows its error
+    and nothing stale. A model that fails to load falls back to the last good catalog model only
+    when the failure is the model itself (choosing any other source recovers)."""
+    s = scenario()
     try:
-        d = diagnose(model.config, opts)
+        view = View(s, study(s), None)
     except InputError as err:
-        if err.field == "kv_dtype" and s.kv_dtype != "auto":
-            st.session_state[WARNINGS] = [
-                *st.session_state[WARNINGS],
-                f"KV dtype {s.kv_dtype} does not apply to {model.name} ({err.expected}); using "
-                "auto.",
-            ]
-            set_state(kv_dtype="auto", keep_warnings=True)
-            return build_view()
-        view = View(state(), model, gpu, opts, None, str(err))
-    else:
-        view = View(state(), model, gpu, opts, d, None)
+        view = View(s, None, str(err))
     st.session_state[VIEW] = view
     return view
 
 
 def view() -> View:
-    value = st.session_state[VIEW]
-    assert isinstance(value, View)
+    value = st.session_state.get(VIEW)
+    if not isinstance(value, View):
+        return build_view()
     return value
 
 
-def diagnosis_or_stop() -> Diagnosis:
-    """The page's diagnosis; when the choices make it impossible, say why and stop."""
+def study_or_stop() -> Study:
+    """The page's Study; when the scenario cannot be studied, say why and stop."""
     v = view()
-    if v.diagnosis is None:
-        st.error(f"Cannot size {v.model.name} with these choices — {v.error}")
+    err = st.session_state.get(MODEL_ERROR)
+    if err:
+        st.error(err)
+    if v.study is None:
+        st.error(f"Cannot plan this scenario — {v.error}")
         st.stop()
-    assert v.diagnosis is not None
-    return v.diagnosis
+    assert v.study is not None
+    return v.study
+
+
+def reset_to_default_model() -> None:
+    set_scenario(source="catalog", model=DEFAULT_SCENARIO.model, digest=None)

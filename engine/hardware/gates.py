@@ -5,16 +5,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from engine.diagnose import GB, Diagnosis, Options, diagnose
-from engine.errors import InputError
 from engine.hardware.gpus import Gpu
+from engine.kv.dtype import KvDtype
 from engine.model.config import ModelConfig
+from engine.model.family import FamilyVerdict
+from engine.model.weights import WeightReport
 from engine.rules import DATA_DIR
+
+if TYPE_CHECKING:
+    from engine.launch.layout import Candidate
+
+GIB = 1 << 30
 
 Status = Literal["pass", "warn", "fail"]
 
@@ -88,31 +94,32 @@ def _arch_rule(rules: _FamilyRules, arch: str) -> _ArchRule:
     return _ArchRule(status="warn", reason=f"no kernel facts recorded for {arch}", fix="")
 
 
-def _family_gate(d: Diagnosis, gpu: Gpu) -> Gate:
-    fam = d.family.attention_family
+def family_gate(fam: FamilyVerdict, gpu: Gpu) -> Gate:
+    """Do the attention kernels of this family exist on ``gpu``'s generation."""
+    family = fam.attention_family
     kg = kernel_gates()
-    if fam == "DSA":
+    if family == "DSA":
         r = _arch_rule(kg.dsa, gpu.arch)
         return Gate(
             "DSA sparse-attention kernels", r.status, f"{gpu.key} ({gpu.arch}): {r.reason}", r.fix
         )
-    if fam == "MLA":
+    if family == "MLA":
         r = _arch_rule(kg.mla, gpu.arch)
         return Gate("MLA attention backend", r.status, f"{gpu.key} ({gpu.arch}): {r.reason}", r.fix)
-    if fam == "HYBRID":
+    if family == "HYBRID":
         return Gate(
             "linear-attention kernels",
             "pass",
-            f"{d.family.linear_kind} state kernels (Triton / FLA) run on {gpu.arch}",
+            f"{fam.linear_kind} state kernels (Triton / FLA) run on {gpu.arch}",
         )
     return Gate(
         "attention backend",
         "pass",
-        f"{fam} attention runs on every supported generation ({gpu.arch})",
+        f"{family} attention runs on every supported generation ({gpu.arch})",
     )
 
 
-def _weight_gates(fmt: str, dtype: str, gpu: Gpu) -> list[Gate]:
+def weight_gates(fmt: str, dtype: str, gpu: Gpu) -> list[Gate]:
     """Gates on the checkpoint's weight dtype (``fmt`` is the format name shown)."""
     gates: list[Gate] = []
     if dtype == "fp8":
@@ -145,21 +152,11 @@ def _weight_gates(fmt: str, dtype: str, gpu: Gpu) -> list[Gate]:
     if dtype == "mxfp4":
         native = "native FP4 tensor cores" if gpu.fp4 else "dequantising kernels (no FP4 hardware)"
         gates.append(Gate("MXFP4 weights", "pass", f"MXFP4 experts run on {gpu.key} with {native}"))
-    if gpu.fp4 and gpu.vendor == "nvidia" and dtype != "nvfp4":
-        gates.append(
-            Gate(
-                "Blackwell at Hopper speed",
-                "warn",
-                f"{gpu.key} has FP4 tensor cores but this checkpoint is {fmt}: without an NVFP4 "
-                "checkpoint the model falls back to FP8/BF16 kernels, i.e. sm_90-class throughput",
-                "look for an NVFP4 checkpoint of this model (often named *-NVFP4)",
-            )
-        )
     return gates
 
 
-def _kv_gate(d: Diagnosis, gpu: Gpu) -> Gate | None:
-    stored = d.kv.kv_dtype.stored
+def kv_gate(kv: KvDtype, gpu: Gpu) -> Gate | None:
+    stored = kv.stored
     if not stored.startswith("fp8"):
         return None
     if not gpu.fp8:
@@ -173,7 +170,7 @@ def _kv_gate(d: Diagnosis, gpu: Gpu) -> Gate | None:
     return Gate("FP8 KV cache", "pass", f"FP8 KV ({stored}) is supported on {gpu.arch}")
 
 
-def _tp_gate(cfg: ModelConfig, tp: int) -> Gate:
+def tp_gate(cfg: ModelConfig, tp: int) -> Gate:
     heads = cfg.num_attention_heads
     if heads % tp:
         return Gate(
@@ -185,86 +182,53 @@ def _tp_gate(cfg: ModelConfig, tp: int) -> Gate:
     return Gate("tensor-parallel split", "pass", f"{heads} heads / TP {tp} = {heads // tp} per GPU")
 
 
-def _fit(
-    cfg: ModelConfig, gpu: Gpu, gpus: int, kv_dtype: str, context: int, tp: int | None = None
-) -> Diagnosis:
-    opts = Options.on_gpu(gpu, kv_dtype=kv_dtype, tp=tp or gpus, context=context, gpus=gpus)
-    return diagnose(cfg, opts)
+def fit_gate(fit: Candidate, gpu: Gpu) -> Gate:
+    """Weights plus one request at the workload's context against usable memory, per GPU."""
+    ok = fit.weights_fit and fit.context > 0
+    reason = (
+        f"per GPU at {fit.layout.describe()}: {fit.weights_per_gpu / GIB:,.1f} GiB weights + "
+        f"{fit.bytes_per_request_per_gpu / GIB:,.2f} GiB for one {fit.context:,}-token request "
+        f"vs {fit.usable_per_gpu / GIB:,.1f} GiB usable ({fit.fraction:g} of "
+        f"{fit.memory_per_gpu / GIB:,.1f} GiB)"
+    )
+    if ok and not fit.context_fits:
+        return Gate(
+            "fits in memory",
+            "warn",
+            reason + "; the context is shortened to fit",
+            "add GPUs, use a smaller checkpoint format, or accept the shorter context",
+        )
+    return Gate(
+        "fits in memory",
+        "pass" if ok else "fail",
+        reason,
+        "" if ok else "add GPUs, use a smaller checkpoint format, or shorten the context",
+    )
 
 
-def gate_context(cfg: ModelConfig, context: int | None) -> int:
-    """The context the gates size one request at: the workload's, else the model's maximum
-    capped at 128K tokens."""
-    return context or min(cfg.max_position_embeddings or 32_768, 131_072)
-
-
-def min_gpus_for(cfg: ModelConfig, gpu: Gpu, kv_dtype: str, context: int) -> int | None:
-    """Smallest TP size (1, 2, 4, 8, 16, 32, 64) whose per-GPU weights plus one request at
-    ``context`` fit in the default memory fraction (Options)."""
-    for n in (1, 2, 4, 8, 16, 32, 64):
-        try:
-            d = _fit(cfg, gpu, n, kv_dtype, context)
-        except InputError:
-            continue
-        if d.fit is not None and d.fit.users_per_instance >= 1:
-            return n
-    return None
-
-
-def evaluate_gates(
-    cfg: ModelConfig,
+def gate_report(
+    fam: FamilyVerdict,
+    weights: WeightReport,
+    kv: KvDtype,
     gpu: Gpu,
-    gpus: int = 1,
-    kv_dtype: str = "auto",
-    context: int | None = None,
-    tp: int | None = None,
+    fit: Candidate,
+    cfg: ModelConfig,
     min_gpus: int | None = None,
 ) -> GateReport:
-    """Gates for ``gpus`` × ``gpu`` at tensor-parallel size ``tp`` (default: all GPUs).
-    ``min_gpus`` may be passed when the caller already computed it."""
-    if gpus < 1:
-        raise InputError("gpus", f"a positive integer, got {gpus}")
-    tp = tp or gpus
-    if tp > gpus:
-        raise InputError("tp", f"at most the GPU count ({gpus}), got {tp}")
-    if not cfg.architectures:
-        raise InputError(
-            "architectures", 'a non-empty list of model class names, e.g. ["LlamaForCausalLM"]'
-        )
-    ctx = gate_context(cfg, context)
-    try:
-        d = _fit(cfg, gpu, gpus, kv_dtype, ctx, tp)
-    except InputError:
-        d = diagnose(cfg, Options(kv_dtype=kv_dtype, context=ctx, gpu_arch=gpu.arch))
-    gates = [_family_gate(d, gpu)]
-    gates += _weight_gates(d.weights.format, d.weights.weight_dtype, gpu)
-    kv_gate = _kv_gate(d, gpu)
-    if kv_gate is not None:
-        gates.append(kv_gate)
-    gates.append(_tp_gate(cfg, tp))
-    fit = d.fit
-    fits = fit is not None and fit.users_per_instance >= 1
-    w = fit.weights_per_gpu if fit else d.weights.weight_bytes
-    req = fit.bytes_per_request_per_gpu if fit else d.kv.bytes_per_request(ctx, padded=True)
-    fraction = d.options.memory_fraction
-    usable = fit.usable_per_gpu if fit else int(gpu.memory_bytes * fraction)
-    gates.append(
-        Gate(
-            "fits in memory",
-            "pass" if fits else "fail",
-            f"per GPU: {w / GB:,.1f} GB weights + {req / GB:,.2f} GB for one {ctx:,}-token "
-            f"request vs {usable / GB:,.1f} GB usable ({fraction:.0%} of {gpu.memory_label})",
-            ""
-            if fits
-            else "add GPUs (raise TP), use a smaller checkpoint format, or shorten the context",
-        )
-    )
+    """The gates for the chosen layout ``fit`` on ``gpu`` (computed once, in the Study)."""
+    gates = [family_gate(fam, gpu)]
+    gates += weight_gates(weights.format, weights.weight_dtype, gpu)
+    g = kv_gate(kv, gpu)
+    if g is not None:
+        gates.append(g)
+    gates.append(tp_gate(cfg, fit.layout.tp))
+    gates.append(fit_gate(fit, gpu))
     return GateReport(
         gpu,
-        gpus,
+        fit.layout.gpus,
         tuple(gates),
-        fits,
-        min_gpus if min_gpus is not None else min_gpus_for(cfg, gpu, kv_dtype, ctx),
-        w,
-        req,
+        fit.weights_fit and fit.context > 0,
+        min_gpus,
+        fit.weights_per_gpu,
+        fit.bytes_per_request_per_gpu,
     )

@@ -1,4 +1,5 @@
-"""Advisors: parallelism layout, engine choice, MoE all-to-all backend, EPLB cost.
+"""Advisors: engine choice, MoE all-to-all backend, EPLB cost (the parallel layout is the
+layout search's, engine.launch.layout).
 
 Pure functions. Each returns the recommendation together with the reasoning, the trade-off it
 accepts, the figures it leans on and where each figure comes from. Every flag an advisor emits is
@@ -14,12 +15,8 @@ from typing import Literal, cast, get_args
 from engine.errors import InputError
 from engine.software.tables import Engine, flag_table
 
-Family = Literal["MHA", "MQA", "GQA", "MLA", "DSA", "HYBRID"]
-LatencyPriority = Literal["latency", "balanced", "throughput"]
 Phase = Literal["prefill", "decode", "mixed"]
 
-FAMILIES: tuple[str, ...] = get_args(Family)
-LATENCY_PRIORITIES: tuple[str, ...] = get_args(LatencyPriority)
 PHASES: tuple[str, ...] = get_args(Phase)
 
 PLAYBOOK = "Playbook text (../shared/seeds/004)"
@@ -29,10 +26,6 @@ ENGINE_BENCH = (
 )
 FACTS = "Fact base (../shared/reference/facts.md)"
 
-# Above this many concurrent requests the ROCm measurement no longer covers the TP+EP win, and
-# DP-attention's point (no replicated latent) starts to matter: the measured band ends at 128.
-DP_ATTENTION_MIN_CONCURRENCY = 128
-
 
 @dataclass(frozen=True)
 class Figure:
@@ -40,21 +33,6 @@ class Figure:
 
     value: str
     meaning: str
-    source: str
-
-
-@dataclass(frozen=True)
-class ParallelismAdvice:
-    layout: str  # "TP", "TP+EP", "DP-attention", "DP-attention+EP"
-    attention_tp: int  # GPUs that split one request's attention
-    attention_dp: int  # independent attention groups (replicas for a dense model)
-    ep: int  # expert-parallel size (1 = no EP)
-    num_gpus: int
-    vllm_flags: tuple[str, ...]
-    sglang_flags: tuple[str, ...]
-    reasoning: tuple[str, ...]
-    tradeoff: str
-    figures: tuple[Figure, ...]
     source: str
 
 
@@ -101,42 +79,6 @@ class EplbAdvice:
 
 # --- figures from the playbook, each with the sentence it was read from ---------------------
 
-TP_SPLIT_FIGURES = (
-    Figure(
-        "+34 %",
-        "throughput of four TP2 instances over one TP8 instance (8 GPUs)",
-        f"{PLAYBOOK}, 'GQA': TP2 × 4 vs TP8 × 1 measurement",
-    ),
-    Figure(
-        "−29 %",
-        "time to first token of four TP2 instances vs one TP8 instance",
-        f"{PLAYBOOK}, 'GQA': TP2 × 4 vs TP8 × 1 measurement",
-    ),
-    Figure(
-        "+42 %",
-        "inter-token latency of four TP2 instances vs one TP8 instance (worse)",
-        f"{PLAYBOOK}, 'GQA': TP2 × 4 vs TP8 × 1 measurement",
-    ),
-)
-ROCM_TP_EP_FIGURE = Figure(
-    "+52 %",
-    "throughput of TP+EP over DP-attention+EP at 64–128 concurrent requests, despite the "
-    "replicated latent KV",
-    f"{PLAYBOOK}, 'MLA 서빙의 난제': AMD ROCm team measurement",
-)
-MLA_REPLICATION_FIGURE = Figure(
-    "× TP",
-    "MLA keeps one latent vector per token that does not split by head, so every TP rank holds "
-    "a full copy (TP=8: the cache is stored 8 times)",
-    f"{PLAYBOOK}, 'MLA 서빙의 난제'; vLLM 0.33.0 MLAAttentionSpec(max_tp_shards=1) "
-    "(../shared/engine-gt/vllm-kv-notes.md §2)",
-)
-DSA_SMALL_TP_FIGURE = Figure(
-    "TP 1–2",
-    "vLLM recipe for DeepSeek-V3.2 with FlashMLA-Sparse: TP=8 leaves 16 heads per rank, padded "
-    "to 64; prefer TP=2 on Hopper, TP=1 on Blackwell, plus DP/EP",
-    f"{FACTS} §2b, vllm-project/recipes DeepSeek/DeepSeek-V3_2.md",
-)
 ENGINE_ROWS: tuple[tuple[str, float, float, str], ...] = (
     # (overlap band, vLLM tok/s, SGLang tok/s, workload)
     ("0 %", 60.0, 52.7, "single-turn unique prompts"),
@@ -193,165 +135,6 @@ def _choice(name: str, value: object, options: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in options:
         raise InputError(name, f"one of {', '.join(options)}, got {value!r}")
     return value
-
-
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
-
-
-# --- parallelism ----------------------------------------------------------------------------
-
-
-def parallelism_advice(
-    family: str,
-    moe: bool,
-    num_gpus: int,
-    concurrency: int,
-    latency_priority: str,
-    *,
-    num_attention_heads: int | None = None,
-    min_tp: int = 1,
-) -> ParallelismAdvice:
-    """TP vs DP-attention vs EP for one node's worth of GPUs.
-
-    ``min_tp`` is the smallest TP that fits the weights and the KV the workload needs (from the
-    sizing step); ``latency_priority`` is "latency" (tight inter-token latency), "throughput"
-    or "balanced".
-    """
-    fam = _choice("family", family, FAMILIES)
-    if not isinstance(moe, bool):
-        raise InputError("moe", f"true or false, got {moe!r}")
-    gpus = _int_in("num_gpus", num_gpus, 1, 4096)
-    conc = _int_in("concurrency", concurrency, 1, 10_000_000)
-    prio = _choice("latency_priority", latency_priority, LATENCY_PRIORITIES)
-    floor = _int_in("min_tp", min_tp, 1, gpus)
-    heads = None
-    if num_attention_heads is not None:
-        heads = _int_in("num_attention_heads", num_attention_heads, 1, 65_536)
-
-    candidates = [d for d in _divisors(gpus) if d >= floor and (heads is None or heads % d == 0)]
-    if not candidates:
-        raise InputError(
-            "num_attention_heads",
-            f"a head count that some TP size from {floor} to {gpus} dividing {gpus} GPUs divides "
-            f"(got {heads})",
-        )
-
-    reasoning: list[str] = []
-    figures: list[Figure] = []
-    compressed = fam in ("MLA", "DSA")
-    if compressed:
-        figures.append(MLA_REPLICATION_FIGURE)
-        if prio == "latency" or conc <= DP_ATTENTION_MIN_CONCURRENCY:
-            tp = max(candidates)
-            reasoning.append(
-                f"{fam}: attention stays tensor-parallel over {tp} GPU(s). The latent KV is "
-                f"replicated on each of the {tp} ranks, but at {conc} concurrent requests "
-                "DP-attention groups would sit idle while TP keeps every GPU on every request."
-            )
-            figures.append(ROCM_TP_EP_FIGURE)
-            tradeoff = (
-                f"Pays {tp}× latent KV memory (fewer users fit) for latency and full GPU use at "
-                "small batches. Revisit when traffic grows: the choice flips with concurrency."
-            )
-        else:
-            tp = min(candidates)
-            reasoning.append(
-                f"{fam}: {conc} concurrent requests is above the 64–128 band where TP+EP won, "
-                f"and throughput is the goal: split attention into {gpus // tp} data-parallel "
-                f"groups of TP {tp}, so each GPU keeps only its own requests' latent KV "
-                "instead of a copy of everyone's."
-            )
-            figures.append(ROCM_TP_EP_FIGURE)
-            tradeoff = (
-                "Stops the latent replication (more users fit, bigger batches) at the cost of "
-                "per-request latency, and of idle groups whenever traffic drops."
-            )
-        if fam == "DSA" and tp > 2:
-            figures.append(DSA_SMALL_TP_FIGURE)
-            reasoning.append(
-                "DSA sparse kernels pad heads at large TP (16 heads per rank at TP8 run as 64): "
-                f"check the engine recipe before settling on TP{tp}."
-            )
-    else:
-        if fam == "HYBRID":
-            reasoning.append(
-                "Hybrid linear attention: only the full-attention quarter of the layers keeps a "
-                "KV cache, and it is standard attention that splits by head, so TP is enough."
-            )
-        else:
-            reasoning.append(
-                f"{fam}: KV heads split across TP ranks and nothing is compressed, so "
-                "DP-attention has no replication to remove; PP leaves GPUs taking turns and "
-                "does not speed up one request."
-            )
-        if prio == "latency":
-            tp = max(candidates)
-            reasoning.append(
-                f"Latency first: one team of {tp} GPU(s) per request gives the shortest "
-                "inter-token latency."
-            )
-            tradeoff = "Best inter-token latency; gives up the throughput of smaller replicas."
-        elif prio == "throughput":
-            tp = min(candidates)
-            reasoning.append(
-                f"Throughput first: the smallest TP that fits ({tp}) and {gpus // tp} "
-                "replicas, each serving different requests."
-            )
-            tradeoff = "More throughput and shorter TTFT; each token takes longer to arrive."
-        else:
-            tp = candidates[len(candidates) // 2]
-            reasoning.append(
-                f"Balanced: TP {tp} × {gpus // tp}, between the two measured ends (this point "
-                "itself is not measured)."
-            )
-            tradeoff = "Between the two measured layouts; measure before committing."
-        figures.extend(TP_SPLIT_FIGURES)
-        if moe:
-            reasoning.append(
-                "MoE: experts stay whole on one GPU each (EP) instead of being sliced across "
-                "every GPU; tokens travel (all-to-all) instead of weights."
-            )
-
-    dp = gpus // tp
-    ep = gpus if moe else 1
-    if dp == 1:
-        layout = "TP+EP" if moe else "TP"
-    elif moe or compressed:
-        layout = "DP-attention+EP" if moe else "DP-attention"
-    else:
-        layout = f"{dp} × TP{tp} replicas"
-
-    vllm = [checked_flag("vllm", "--tensor-parallel-size", str(tp))]
-    sglang = [checked_flag("sglang", "--tp-size", str(gpus if (moe or compressed) else tp))]
-    if dp > 1:
-        vllm.append(checked_flag("vllm", "--data-parallel-size", str(dp)))
-        if moe or compressed:
-            sglang.append(checked_flag("sglang", "--attn-dp-size", str(dp)))
-        else:
-            sglang.append(checked_flag("sglang", "--dp-size", str(dp)))
-    if moe:
-        vllm.append(checked_flag("vllm", "--enable-expert-parallel"))
-        sglang.append(checked_flag("sglang", "--ep-size", str(ep)))
-    if dp > 1 and (moe or compressed):
-        reasoning.append(
-            "SGLang 0.5.23 spells attention-DP --attn-dp-size (inside the TP group; "
-            "--enable-dp-attention is deprecated); vLLM spells it --data-parallel-size, "
-            "which with --enable-expert-parallel spreads experts over all DP × TP ranks."
-        )
-    return ParallelismAdvice(
-        layout=layout,
-        attention_tp=tp,
-        attention_dp=dp,
-        ep=ep,
-        num_gpus=gpus,
-        vllm_flags=tuple(vllm),
-        sglang_flags=tuple(sglang),
-        reasoning=tuple(reasoning),
-        tradeoff=tradeoff,
-        figures=tuple(figures),
-        source=PLAYBOOK + ", 'GQA' (TP size from latency), 'MLA 서빙의 난제' (DP-attention)",
-    )
 
 
 # --- engine choice --------------------------------------------------------------------------

@@ -1,37 +1,37 @@
-"""Step 5: one launch command for one engine, every flag with its reason.
+"""Step 5: the launch plan of one engine for the Study's layout, every flag with its reason.
 
-``plan`` turns the diagnosis (family, KV layout, weights), the hardware gates and the software
-report (parsers, special flags) into a ``vllm serve`` or ``python3 -m sglang.launch_server``
-command. Two rules hold for every plan:
+``build_plan`` reads the Study's decisions (layout, context that fits, memory fraction, KV dtype,
+MTP, text-only) and turns them into ``vllm serve`` / ``python3 -m sglang.launch_server``
+commands — one per node when a copy of the model spans nodes — plus the environment the recipes
+set. Two rules hold for every plan:
 
 * every flag set carries the reason it is set, and every flag deliberately *not* set (because the
   engine chooses better by itself) is listed in ``left_to_engine`` with the reason;
 * every flag and every enforced choice exists in the engine's pinned CLI table
   (``data/engines/``); a miss is a bug in this module and raises ``PlanError``.
+
+Rendering (shell script, docker, Kubernetes) lives in ``engine.launch.render`` and
+``engine.launch.k8s``; this module decides, it does not format text for a shell.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import shlex
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.diagnose import Diagnosis, Options, diagnose
-from engine.errors import InputError
-from engine.hardware.gates import GateReport, evaluate_gates, gate_context, min_gpus_for
-from engine.hardware.gpus import Gpu, lookup_gpu
 from engine.kv.sglang import SGLANG_ALIASES
-from engine.launch.advisors import DP_ATTENTION_MIN_CONCURRENCY
-from engine.model.config import ModelConfig
+from engine.kv.sizing import KvSizing
+from engine.launch.layout import Candidate, Layout
+from engine.model.loader import LoadedModel
 from engine.rules import DATA_DIR, engine_rules
-from engine.software.report import SoftwareReport, software_report
+from engine.scenario import Engine, Scenario
+from engine.software.report import SoftwareReport
 from engine.software.tables import (
     engine_version,
     kv_cache_dtypes,
@@ -40,14 +40,12 @@ from engine.software.tables import (
     tool_call_parsers,
 )
 
-Engine = Literal["vllm", "sglang"]
-ENGINES: tuple[Engine, ...] = get_args(Engine)
-LatencyPriority = Literal["latency", "balanced", "throughput"]
-LATENCY_PRIORITIES: tuple[LatencyPriority, ...] = get_args(LatencyPriority)
+if TYPE_CHECKING:
+    from engine.study import _Core
 
-PORT = 8000
-PLAYBOOK = "playbook seeds/004"
 LAUNCH_YAML = DATA_DIR / "launch.yaml"
+PLACEHOLDER_MODEL = "/path/to/model"
+LEADER = "${LEADER_ADDR}"  # shell variable the user sets to the first node's address
 
 
 # --- data/launch.yaml, validated once ---------------------------------------------------------
@@ -71,12 +69,6 @@ class _Images(_Strict):
     nvidia: _EngineImages
     amd: _EngineImages
     entrypoint_serves: _Entrypoint
-    source: str = Field(min_length=1)
-
-
-class _Memory(_Strict):
-    sglang_mem_fraction_static: str = Field(pattern=r"^0\.\d+$")
-    sglang_mem_fraction_static_mtp_or_dp_attention: str = Field(pattern=r"^0\.\d+$")
     source: str = Field(min_length=1)
 
 
@@ -118,16 +110,32 @@ class _Router(_Strict):
     source: str = Field(min_length=1)
 
 
+class _MultiNode(_Strict):
+    vllm_dp_rpc_port: int = Field(ge=1, le=65535)
+    vllm_master_port: int = Field(ge=1, le=65535)
+    sglang_dist_init_port: int = Field(ge=1, le=65535)
+    source: str = Field(min_length=1)
+
+
+class _BaseCheckpoints(_Strict):
+    marker_tokens: list[str]
+    instruct_named: dict[str, list[str]]
+    source: str = Field(min_length=1)
+
+
 class LaunchFacts(_Strict):
     """``data/launch.yaml``: the facts a launch command and its deployment are built from."""
 
+    port: int = Field(ge=1, le=65535)
+    base_checkpoints: _BaseCheckpoints
     images: _Images
-    memory: _Memory
     prefill_chunk: _PrefillChunk
     mtp: _Mtp
     lmcache: _LmCache
     kubernetes: _Kubernetes
     routers: dict[Engine, _Router]
+    multi_node: _MultiNode
+    layout: dict[str, Any]
 
 
 @cache
@@ -139,6 +147,9 @@ def launch_facts() -> LaunchFacts:
 
 class PlanError(RuntimeError):
     """A generated flag or value is not in the engine's pinned table: a bug here, not bad input."""
+
+
+# --- the pieces of a plan --------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -169,15 +180,32 @@ class LeftOut:
 
 
 @dataclass(frozen=True)
-class Layout:
-    """How the GPUs are split. ``attn_dp`` > 1 means DP-attention (SGLang ``--attn-dp-size``;
-    vLLM ``--data-parallel-size`` with TP 1 per rank)."""
+class EnvVar:
+    """An environment variable the engine reads at start, with why the plan sets it."""
 
-    tp: int
-    dp: int
-    attn_dp: int
-    ep: bool
+    name: str
+    value: str
     reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "value": self.value, "reason": self.reason}
+
+
+Role = Literal["server", "leader", "worker"]
+
+
+@dataclass(frozen=True)
+class NodeCommand:
+    """The command one node runs. ``role``: a whole server (the copy fits one node), or the
+    leader / a worker of a copy that spans nodes. ``devices``: the GPUs of this node it uses
+    when several servers share a node (CUDA_VISIBLE_DEVICES)."""
+
+    node: int
+    role: Role
+    rank: int  # node rank inside the copy (0 for a server)
+    argv: tuple[str, ...]
+    devices: tuple[int, ...] | None
+    port: int | None
 
 
 @dataclass(frozen=True)
@@ -185,20 +213,27 @@ class LaunchPlan:
     engine: Engine
     engine_version: str
     model_id: str
-    gpu: Gpu
-    gpus: int
+    model_name: str
+    gpu_key: str
+    gpu_vendor: Literal["nvidia", "amd"]
+    gpus_per_node: int
+    nodes: int
     layout: Layout
+    fit: Candidate
+    context: int
     flags: tuple[PlanFlag, ...]
     left_to_engine: tuple[LeftOut, ...]
+    env: tuple[EnvVar, ...]
+    commands: tuple[NodeCommand, ...]
     runnable: bool
     blocked_by: tuple[str, ...]
     notes: tuple[str, ...]
     users: int
     prefix_overlap: float
-    port: int = PORT
+    port: int
 
     @property
-    def command(self) -> list[str]:
+    def program(self) -> list[str]:
         """The program part of argv (before the options)."""
         if self.engine == "vllm":
             return ["vllm", "serve", self.model_id]
@@ -206,16 +241,27 @@ class LaunchPlan:
 
     @property
     def argv(self) -> list[str]:
-        out = list(self.command)
-        for f in self.flags:
-            out.extend(f.tokens)
-        return out
+        """The first node's command (a whole server, or the leader of a multi-node copy)."""
+        return list(self.commands[0].argv)
+
+    @property
+    def gpus(self) -> int:
+        return self.gpus_per_node * self.nodes
+
+    @property
+    def servers(self) -> int:
+        """Independent endpoints (a router goes in front when more than one)."""
+        return sum(1 for c in self.commands if c.role in ("server", "leader"))
+
+    @property
+    def nodes_per_copy(self) -> int:
+        return max(1, self.layout.split.gpus // self.gpus_per_node)
 
     @property
     def image(self) -> str:
         """Container image (data/launch.yaml); AMD images follow each project's ROCm naming."""
         images = launch_facts().images
-        per_engine = images.amd if self.gpu.vendor == "amd" else images.nvidia
+        per_engine = images.amd if self.gpu_vendor == "amd" else images.nvidia
         template: str = getattr(per_engine, self.engine)
         return template.format(version=self.engine_version)
 
@@ -223,72 +269,7 @@ class LaunchPlan:
     def image_has_entrypoint(self) -> bool:
         """vllm/vllm-openai's entrypoint is ``vllm serve``; the others start a shell."""
         serves = launch_facts().images.entrypoint_serves
-        return self.engine == serves.engine and self.gpu.vendor == serves.vendor
-
-    def container_args(self) -> list[str]:
-        """What follows the image name in ``docker run``."""
-        return self.argv[2:] if self.image_has_entrypoint else self.argv
-
-    def shell(self) -> str:
-        """The command, one option per line with ``\\`` continuations."""
-        lines = [shlex.join(self.command)]
-        lines += [shlex.join(f.tokens) for f in self.flags]
-        return " \\\n  ".join(lines)
-
-    def commented_shell(self) -> str:
-        """The reasons as ``#`` comments above the command (comments cannot sit between
-        continued lines), then what is left to the engine."""
-        out = [f"# {' '.join(f.tokens)}: {f.reason}" for f in self.flags]
-        out += [f"# not set {x.flag}: {x.reason}" for x in self.left_to_engine]
-        if not self.runnable:
-            out += [f"# BLOCKED by {b}" for b in self.blocked_by]
-        out += [f"# note: {n}" for n in self.notes]
-        return "\n".join(out) + "\n" + self.shell()
-
-    def docker(self) -> str:
-        if self.gpu.vendor == "amd":
-            devices = ["--device", "/dev/kfd", "--device", "/dev/dri", "--group-add", "video"]
-        else:
-            devices = ["--gpus", "all"]
-        head = ["docker", "run", *devices, "--ipc=host", "-p", f"{self.port}:{self.port}"]
-        # Written unquoted so the shell expands $HOME; shlex.join would quote it.
-        cache = '-v "$HOME/.cache/huggingface:/root/.cache/huggingface"'
-        return f"{shlex.join(head)} {cache} {shlex.quote(self.image)} \\\n  " + shlex.join(
-            self.container_args()
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        from engine.launch.k8s import kubernetes_yaml
-
-        return {
-            "engine": self.engine,
-            "engine_version": self.engine_version,
-            "model": self.model_id,
-            "gpu": self.gpu.key,
-            "gpus": self.gpus,
-            "layout": {
-                "tp": self.layout.tp,
-                "dp": self.layout.dp,
-                "attn_dp": self.layout.attn_dp,
-                "expert_parallel": self.layout.ep,
-                "reason": self.layout.reason,
-            },
-            "argv": self.argv,
-            "shell": self.shell(),
-            "docker": self.docker(),
-            "flags": [f.to_json() for f in self.flags],
-            "left_to_engine": [x.to_json() for x in self.left_to_engine],
-            "runnable": self.runnable,
-            "blocked_by": list(self.blocked_by),
-            "notes": list(self.notes),
-            "kubernetes_yaml": kubernetes_yaml(self, _k8s_name(self.model_id)),
-        }
-
-
-def _k8s_name(model_id: str) -> str:
-    base = model_id.rsplit("/", 1)[-1].lower()
-    name = "".join(c if c.isalnum() else "-" for c in base).strip("-")
-    return (name or "model")[:50].rstrip("-")
+        return self.engine == serves.engine and self.gpu_vendor == serves.vendor
 
 
 # --- flag checking --------------------------------------------------------------------------
@@ -311,170 +292,190 @@ def checked(engine: Engine, flag: str, value: str | None, reason: str) -> PlanFl
     return PlanFlag(flag, value, reason)
 
 
+def as_spelled(engine: Engine, flag: str, value: str | None, reason: str) -> PlanFlag:
+    """A flag as an official recipe spells it (``--config.key`` forms included), after checking
+    the pinned table knows it and does not mark it deprecated."""
+    info = lookup_flag(engine, flag)
+    if info is None or info.deprecated:
+        raise PlanError(f"{engine} {engine_version(engine)} has no current option {flag}")
+    return PlanFlag(flag, value, reason)
+
+
+# Flags whose values the Study decides (sizing, layout, context): a recipe's value for one of
+# them becomes a note rather than a second, conflicting setting.
+STUDY_DECIDED = frozenset(
+    {
+        "--kv-cache-dtype",
+        "--gpu-memory-utilization",
+        "--mem-fraction-static",
+        "--max-num-batched-tokens",
+        "--chunked-prefill-size",
+        "--block-size",
+        "--max-model-len",
+        "--context-length",
+        "--tensor-parallel-size",
+        "--tp-size",
+        "--data-parallel-size",
+        "--dp-size",
+        "--enable-expert-parallel",
+        "--ep-size",
+    }
+)
+
+
 def _split_token(token: str) -> tuple[str, str | None]:
     flag, sep, value = token.partition("=")
     return flag, (value if sep else None)
 
 
-# --- rules ----------------------------------------------------------------------------------
+# --- decisions the Study makes before the search ---------------------------------------------
 
 
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+def chunk_tokens(priority: str, images: bool) -> int:
+    """Prefill chunk for the latency priority (images make prefill dominate)."""
+    sizes = launch_facts().prefill_chunk
+    chunk = sizes.for_priority(priority)
+    return max(chunk, sizes.images) if images else chunk
 
 
-def _choose_layout(
-    d: Diagnosis,
-    cfg: ModelConfig,
-    engine: Engine,
-    gpus: int,
-    users: int,
-    priority: str,
-    min_gpus: int | None,
-) -> Layout:
-    fam = d.family
-    heads = cfg.num_attention_heads
-    tps = [t for t in _divisors(gpus) if heads % t == 0]
-    compressed = fam.attention_family in ("MLA", "DSA")
-    dp_attention = (
-        gpus > 1
-        and compressed
-        and priority != "latency"
-        and (fam.attention_family == "DSA" or users > DP_ATTENTION_MIN_CONCURRENCY)
-    )
-    ep = fam.moe and gpus > 1
-    if dp_attention:
-        why = (
-            f"{fam.attention_family}: the compressed latent KV is replicated on every TP rank, so "
-            f"each of the {gpus} GPUs runs its own attention group (DP-attention) and holds its "
-            "own requests' KV once"
-        )
-        if fam.attention_family == "DSA":
-            why += (
-                "; DSA kernels are tuned for it (vLLM recipe DeepSeek-V3.2: TP 8 leaves 16 heads "
-                "per rank padded to 64, prefer TP 1-2 + DP/EP; SGLang docs: 'customized for "
-                "dp_size=8')"
-            )
-        else:
-            why += (
-                f" — worth it above {DP_ATTENTION_MIN_CONCURRENCY} concurrent requests "
-                f"({users} asked)"
-            )
-        if engine == "vllm":
-            return Layout(1, gpus, gpus, ep, why)
-        return Layout(gpus, 1, gpus, ep, why)
-    if priority == "throughput" and min_gpus is not None and min_gpus < gpus:
-        fitting = [t for t in tps if t >= min_gpus]
-        if fitting:
-            tp = fitting[0]
-            why = (
-                f"throughput priority: {gpus // tp} replicas of TP {tp} (the smallest TP that "
-                f"fits is {min_gpus}); {PLAYBOOK} measured TP2×4 at +34 % throughput and "
-                "+42 % inter-token latency vs TP8×1"
-            )
-            return Layout(tp, gpus // tp, 1, ep, why)
-    tp = tps[-1]
-    if tp == gpus:
-        why = f"one instance over {gpus} GPU(s): TP {tp} splits each request ({heads} heads / {tp})"
-    else:
-        why = (
-            f"TP {tp} is the largest GPU split that divides the {heads} attention heads; "
-            f"{gpus // tp} data-parallel replicas use the remaining GPUs"
-        )
-    return Layout(tp, gpus // tp, 1, ep, why)
+def model_id_for(model: LoadedModel) -> str:
+    """What an engine's command line loads: the hub or catalog id; a placeholder path for a
+    config the user uploaded or pasted (its checkpoint lives wherever they keep it)."""
+    return model.name if model.source in ("catalog", "hub") else PLACEHOLDER_MODEL
 
 
-def _parallel_flags(engine: Engine, lay: Layout, d: Diagnosis, gpus: int) -> list[PlanFlag]:
-    fam = d.family
+def smaller_checkpoints(model_id: str) -> list[str]:
+    """Official quantized siblings of ``model_id`` (data/recipes.yaml), as suggestions."""
+    from engine.launch.recipes import checkpoints_of
+
+    return [
+        f"the official {kind.upper()} checkpoint {repo} ({source})"
+        for kind, repo, source in checkpoints_of(model_id)
+    ]
+
+
+# --- rules -----------------------------------------------------------------------------------
+
+
+def _copies_per_node(lay: Layout, per_node: int) -> int:
+    return max(1, per_node // lay.split.gpus) if lay.split.gpus <= per_node else 1
+
+
+def _merges_copies(engine: Engine, moe: bool) -> bool:
+    """Can one server hold several full copies on a node? vLLM's --data-parallel-size does for
+    a dense model (its DP ranks are independent replicas); for a MoE model vLLM spreads the
+    experts over the DP ranks, a different layout, so copies stay separate servers. SGLang's
+    --dp-size is "data-parallel replicas of the model" for both."""
+    return engine == "sglang" or not moe
+
+
+def _parallel_flags(
+    engine: Engine, lay: Layout, fit: Candidate, moe: bool, experts: str, per_node: int
+) -> list[PlanFlag]:
+    s = lay.split
     out: list[PlanFlag] = []
+    merged = _copies_per_node(lay, per_node) if _merges_copies(engine, moe) else 1
+    why_tp = (
+        f"{lay.describe()}: chosen by the layout search "
+        f"({fit.users:,} users fit at {fit.context:,} tokens, "
+        f"{fit.weights_per_gpu / 2**30:,.1f} GiB weights per GPU)"
+    )
     if engine == "vllm":
-        tp_flag, dp_flag = "--tensor-parallel-size", "--data-parallel-size"
-    else:
-        tp_flag, dp_flag = "--tp-size", "--dp-size"
-    out.append(checked(engine, tp_flag, str(lay.tp), lay.reason))
-    if engine == "vllm" and lay.dp > 1:
-        what = "attention ranks (DP-attention)" if lay.attn_dp > 1 else "replicas"
-        out.append(checked(engine, dp_flag, str(lay.dp), f"{lay.dp} data-parallel {what}"))
-    if engine == "sglang" and lay.attn_dp > 1:
-        out.append(
-            checked(
-                engine,
-                "--attn-dp-size",
-                str(lay.attn_dp),
-                f"{lay.attn_dp} attention data-parallel groups inside the TP {lay.tp} group, the "
-                "FFN/experts stay split; SGLang 0.5.23 marks the older --enable-dp-attention "
-                "--dp-size spelling deprecated",
+        out.append(checked(engine, "--tensor-parallel-size", str(s.tp), why_tp))
+        dp = s.dp * merged
+        if dp > 1:
+            what = (
+                f"{s.dp} attention data-parallel ranks (DP-attention): each keeps its own "
+                "requests' KV; the MoE layers span all of them"
+                if s.dp > 1
+                else f"{merged} independent replicas of the model in one server"
             )
-        )
-    elif engine == "sglang" and lay.dp > 1:
-        out.append(checked(engine, dp_flag, str(lay.dp), f"{lay.dp} data-parallel replicas"))
-    if lay.ep:
-        experts = f"{fam.num_experts} experts, {fam.experts_per_token} active per token"
-        if engine == "vllm":
+            out.append(checked(engine, "--data-parallel-size", str(dp), what))
+        if s.pp > 1:
+            out.append(
+                checked(
+                    engine,
+                    "--pipeline-parallel-size",
+                    str(s.pp),
+                    f"{s.pp} pipeline stages, one per node: layers split across nodes, TP inside",
+                )
+            )
+        if s.ep:
             out.append(
                 checked(
                     engine,
                     "--enable-expert-parallel",
                     None,
-                    f"MoE ({experts}): experts are sharded over TP × DP = {lay.tp * lay.dp} GPUs "
-                    "instead of every GPU holding a slice of every expert; without it expert "
-                    "weights crowd out KV space",
+                    f"MoE ({experts}): experts placed whole over TP × DP = {s.moe_group} GPUs "
+                    "instead of every GPU holding a slice of every expert",
                 )
             )
-        else:
-            out.append(
-                checked(
-                    engine,
-                    "--ep-size",
-                    str(lay.tp),
-                    f"MoE ({experts}): expert parallel over the {lay.tp} GPUs of the TP group "
-                    "(0.5.23's spelling; the playbook's --enable-moe-ep is not in its table)",
-                )
+        return out
+    full_tp = s.tp * s.dp
+    out.append(checked(engine, "--tp-size", str(full_tp), why_tp))
+    if s.dp > 1:
+        out.append(
+            checked(
+                engine,
+                "--attn-dp-size",
+                str(s.dp),
+                f"{s.dp} attention data-parallel groups of TP {s.tp} inside the TP {full_tp} "
+                "group: each keeps its own requests' KV (SGLang 0.5.23's spelling; the older "
+                "--enable-dp-attention --dp-size is deprecated)",
             )
+        )
+    if s.ep:
+        out.append(
+            checked(
+                engine,
+                "--ep-size",
+                str(full_tp),
+                f"MoE ({experts}): experts placed whole over the {full_tp} GPUs of the TP group",
+            )
+        )
+    if s.pp > 1:
+        out.append(checked(engine, "--pp-size", str(s.pp), f"{s.pp} pipeline stages, one per node"))
+    if merged > 1:
+        out.append(
+            checked(
+                engine,
+                "--dp-size",
+                str(merged),
+                f"{merged} data-parallel replicas of the model in one server",
+            )
+        )
     return out
 
 
 def _parser_flags(
-    engine: Engine, sw: SoftwareReport
+    engine: Engine, sw: SoftwareReport, base: bool
 ) -> tuple[list[PlanFlag], list[LeftOut], list[str]]:
     flags: list[PlanFlag] = []
     left: list[LeftOut] = []
     notes: list[str] = []
     family = sw.family or sw.architecture
     kinds = (
-        (
-            "--tool-call-parser",
-            sw.tool_call_parser,
-            tool_call_parsers(engine),
-            "tool calls come back as plain text",
-        ),
-        (
-            "--reasoning-parser",
-            sw.reasoning_parser,
-            reasoning_parsers(engine),
-            "thinking tokens are mixed into the answer",
-        ),
-    )
+        ("--tool-call-parser", sw.tool_call_parser, tool_call_parsers(engine),
+         "tool calls come back as plain text"),
+        ("--reasoning-parser", sw.reasoning_parser, reasoning_parsers(engine),
+         "thinking tokens are mixed into the answer"),
+    )  # fmt: skip
     for flag, name, registry, what in kinds:
-        info = lookup_flag(engine, flag)
-        has_auto = info is not None and info.choices is not None and "auto" in info.choices
-        if name is not None and name in registry:
-            why = (
-                f"{family}: without it {what} (software report: {name!r}, in the {engine} registry)"
-            )
-            if has_auto:
-                why += (
-                    "; SGLang 0.5.23 also accepts 'auto', but the explicit name is pinned: "
-                    "'auto' guesses from the model and a wrong guess fails silently"
+        if flag == "--tool-call-parser" and base and name is not None:
+            left.append(
+                LeftOut(
+                    flag,
+                    "a base (pre-trained) checkpoint has no chat template or tool-call format to "
+                    "parse; serve the instruct / chat checkpoint for tool calling",
                 )
-            flags.append(checked(engine, flag, name, why))
+            )
+            continue
+        if name is not None and name in registry:
+            flags.append(checked(engine, flag, name, f"{family}: without it {what} ({name!r})"))
         elif name is not None:
             notes.append(f"{flag} {name} is not in {engine}'s registry; not set")
         else:
-            why = f"no parser family for {family} names a {flag[2:]}"
-            if has_auto:
-                why += "; SGLang 0.5.23's 'auto' could try to detect one: set it only if needed"
-            left.append(LeftOut(flag, why))
+            left.append(LeftOut(flag, f"no {flag[2:]} is recorded for {family}"))
     return flags, left, notes
 
 
@@ -485,42 +486,42 @@ def _sglang_spelling(stored: str) -> str:
     return min(names, key=len, default=stored)
 
 
-def _kv_left_outs(engine: Engine, d: Diagnosis, gpu: Gpu) -> list[LeftOut]:
-    fam = d.family.attention_family
+def _kv_flags(
+    engine: Engine, core: _Core, s: Scenario, kv: KvSizing
+) -> tuple[list[PlanFlag], list[LeftOut]]:
+    fam = core.family.attention_family
+    gpu = core.gpu
+    if s.kv_dtype != "auto":
+        value = s.kv_dtype if engine == "vllm" else _sglang_spelling(kv.kv_dtype.stored)
+        if engine == "vllm" and value not in kv_cache_dtypes("vllm"):
+            value = kv.kv_dtype.stored
+        why = f"the KV dtype chosen for this scenario (stored as {kv.kv_dtype.stored})"
+        if fam == "DSA":
+            why += "; DSA engines pick the KV dtype per layer themselves, this overrides them"
+        return [checked(engine, "--kv-cache-dtype", value, why)], []
     if fam == "DSA":
         if engine == "sglang":
-            # SGLang's DSA auto dtype per generation (data/engine_rules.yaml). Not read from
-            # d.sglang: sglang_kv._blackwell takes sm_90 for Blackwell.
             blackwell = gpu.generation.startswith("blackwell")
             auto = engine_rules().sglang.dsa_auto_dtype["blackwell" if blackwell else "hopper"]
             picked = _sglang_spelling(auto)
-            if gpu.vendor == "amd":
-                backend = "triton prefill + triton decode"
-            elif blackwell:
-                backend = "trtllm prefill + trtllm decode"
-            else:
-                backend = "flashmla_sparse prefill + fa3 decode"
         else:
-            picked = (
-                "the per-layer DSA layout (latent cache + indexer keys, fp8_ds_mla where it pays)"
-            )
-            backend = "FLASHMLA_SPARSE (or the ROCm sparse MLA backend) chosen per GPU"
-        return [
+            picked = kv.kv_dtype.stored
+        return [], [
             LeftOut(
                 "--kv-cache-dtype",
                 f"DSA: the engine picks the KV dtype per layer (here {picked}); forcing fp8 "
-                "overrides that choice without an error (playbook: left out on purpose)",
+                "overrides that choice without an error",
             ),
             LeftOut(
                 "--attention-backend",
-                "DSA: prefill and decode use different sparse kernels, picked per phase "
-                f"({backend}); a manual backend pushes it off the optimal path",
+                "DSA: prefill and decode use different sparse kernels, picked per phase on "
+                f"{gpu.arch}; a manual backend pushes it off the optimal path",
             ),
         ]
-    return [
+    return [], [
         LeftOut(
             "--kv-cache-dtype",
-            f"'auto' stores KV in the model dtype ({d.kv.kv_dtype.stored} here); set fp8 only "
+            f"'auto' stores KV in the model dtype ({kv.kv_dtype.stored} here); set fp8 only "
             "when capacity, not speed, is the limit",
         ),
         LeftOut(
@@ -530,50 +531,43 @@ def _kv_left_outs(engine: Engine, d: Diagnosis, gpu: Gpu) -> list[LeftOut]:
     ]
 
 
-def _memory_flag(engine: Engine, d: Diagnosis, mtp: bool, dp_attention: bool) -> PlanFlag:
-    if engine == "vllm":
-        sizing = d.options.memory_fraction
-        return checked(
-            engine,
-            "--gpu-memory-utilization",
-            f"{sizing:g}",
-            f"{sizing * 100:g} % of each GPU for weights + KV cache (the sizing step's "
-            "fraction); the rest is activations, CUDA graphs and NCCL buffers",
+def _memory_flag(
+    engine: Engine, s: Scenario, fit: Candidate
+) -> tuple[list[PlanFlag], list[LeftOut]]:
+    flag = "--gpu-memory-utilization" if engine == "vllm" else "--mem-fraction-static"
+    if s.memory_fraction is not None:
+        what = (
+            "weights, activations and KV cache"
+            if engine == "vllm"
+            else "the static pool (weights + KV)"
         )
-    mem = launch_facts().memory
-    tight = mtp or dp_attention
-    frac = (
-        mem.sglang_mem_fraction_static_mtp_or_dp_attention
-        if tight
-        else mem.sglang_mem_fraction_static
+        return [
+            checked(
+                engine,
+                flag,
+                f"{s.memory_fraction:g}",
+                f"{s.memory_fraction:g} of each GPU for {what}, as chosen for this scenario",
+            )
+        ], []
+    default = (
+        f"the pinned table's default {fit.fraction:g}"
+        if engine == "vllm"
+        else f"SGLang's own choice for this GPU and layout (≈ {fit.fraction:g})"
     )
-    extra = (
-        f" ({frac}: the MTP draft / DP-attention buffers need more headroom, as in the "
-        "playbook's GLM-5.2 command)"
-        if tight
-        else ""
-    )
-    return checked(
-        engine,
-        "--mem-fraction-static",
-        frac,
-        f"static pool (weights + KV) at {frac} of GPU memory, leaving room for activations and "
-        f"CUDA graphs{extra}",
-    )
+    return [], [LeftOut(flag, f"{default}; the sizing on every page used the same value")]
 
 
 def _chunk_flags(
-    engine: Engine, d: Diagnosis, priority: str, images: bool
+    engine: Engine, kv: KvSizing, chunk: int, priority: str, images: bool, hybrid_fam: bool
 ) -> tuple[list[PlanFlag], list[LeftOut], list[str]]:
-    sizes = launch_facts().prefill_chunk
-    chunk = sizes.for_priority(priority)
-    why = f"{priority} priority: {chunk:,}-token prefill chunks"
-    if images and chunk < sizes.images:
-        chunk = sizes.images
-        why = f"images make prefill dominate: {chunk:,}-token prefill chunks"
+    why = (
+        f"images make prefill dominate: {chunk:,}-token prefill chunks"
+        if images
+        else f"{priority} priority: {chunk:,}-token prefill chunks"
+    )
     left: list[LeftOut] = []
     notes: list[str] = []
-    hybrid = d.kv.hybrid
+    hybrid = kv.hybrid
     if engine == "vllm":
         if hybrid is not None:
             n = hybrid.block_size
@@ -599,47 +593,54 @@ def _chunk_flags(
                 + ("" if fits else f" ({lmcache_chunk} is not one)")
             )
         return [checked(engine, "--max-num-batched-tokens", str(chunk), why)], left, notes
-    if d.family.attention_family == "HYBRID":
+    if hybrid_fam:
         left.append(
             LeftOut(
                 "--page-size",
                 "hybrid: SGLang keeps linear-attention state per request and picks the page "
-                "size with the attention backend (1 for triton, 64 for trtllm_mha on SM100)",
+                "size with the attention backend",
             )
         )
     return [checked(engine, "--chunked-prefill-size", str(chunk), why)], left, notes
 
 
-def _mtp_flags(engine: Engine, cfg: ModelConfig, d: Diagnosis, users: int) -> list[PlanFlag]:
-    layers = d.family.mtp_layers
-    mtp = launch_facts().mtp
+def _mtp_flags(engine: Engine, core: _Core, users: int) -> list[PlanFlag]:
+    from engine.launch.recipes import speculative_for
+
+    layers = core.family.mtp_layers
+    limit = launch_facts().mtp.max_users
     why = (
         f"the checkpoint has {layers} MTP layer(s) that serve as the draft model; with {users} "
-        f"concurrent user(s) (≤ {mtp.max_users}) the GPU has idle compute to verify drafts, "
-        "at high concurrency it does not pay"
+        f"concurrent user(s) (≤ {limit}) the GPU has idle compute to verify drafts"
     )
+    spec = speculative_for(core.cfg, engine)
     if engine == "vllm":
-        tokens = mtp.vllm_num_speculative_tokens
-        spec = json.dumps(
-            {"method": "mtp", "num_speculative_tokens": tokens}, separators=(",", ":")
+        value = json.dumps(
+            {"method": spec.method, "num_speculative_tokens": spec.num_speculative_tokens},
+            separators=(",", ":"),
         )
-        return [checked(engine, "--speculative-config", spec, why + f"; {tokens} draft token(s)")]
-    algo = "NEXTN" if cfg.model_type.startswith("qwen3") else "EAGLE"
-    steps, topk, drafts = mtp.sglang_num_steps, mtp.sglang_eagle_topk, mtp.sglang_num_draft_tokens
+        return [
+            checked(
+                engine,
+                "--speculative-config",
+                value,
+                why + f"; {spec.num_speculative_tokens} draft token(s) ({spec.source})",
+            )
+        ]
     return [
-        checked(engine, "--speculative-algorithm", algo, why + f" ({algo} runs the MTP head)"),
         checked(
             engine,
-            "--speculative-num-steps",
-            str(steps),
-            f"{steps} draft step(s) (SGLang's minimum 1/1/2)",
+            "--speculative-algorithm",
+            spec.algorithm,
+            why + f" ({spec.algorithm} runs the MTP head; {spec.source})",
         ),
-        checked(engine, "--speculative-eagle-topk", str(topk), f"{topk} candidate(s) per step"),
+        checked(engine, "--speculative-num-steps", str(spec.num_steps), "draft steps per round"),
+        checked(engine, "--speculative-eagle-topk", str(spec.eagle_topk), "candidates per step"),
         checked(
             engine,
             "--speculative-num-draft-tokens",
-            str(drafts),
-            "steps × topk + 1 verified tokens",
+            str(spec.num_draft_tokens),
+            "tokens verified per round",
         ),
     ]
 
@@ -679,114 +680,164 @@ def _mm_flags(engine: Engine, lay: Layout) -> list[PlanFlag]:
     return []
 
 
-def _gate_blocks(gates: GateReport) -> list[str]:
-    return [
-        f"{g.name}: {g.reason}" + (f" (fix: {g.fix})" if g.fix else "")
-        for g in gates.gates
-        if g.status == "fail"
+def _context_flag(engine: Engine, core: _Core, fit: Candidate) -> PlanFlag:
+    flag = "--max-model-len" if engine == "vllm" else "--context-length"
+    asked = core.context_asked
+    if fit.context_fits:
+        why = (
+            f"the workload's context ({asked:,} tokens), within the model's limit "
+            f"({core.limit.tokens:,}: {core.limit.formula}); never left to a default that may "
+            "not fit"
+        )
+    else:
+        why = (
+            f"the longest context one request fits at this layout ({fit.context:,} of the "
+            f"{asked:,} asked): without it the engine takes the model's {core.limit.tokens:,} "
+            "and stops at start-up"
+        )
+    return checked(engine, flag, str(fit.context), why)
+
+
+def _multi_node_args(engine: Engine, lay: Layout, per_node: int, rank: int) -> list[str]:
+    """The extra tokens of node ``rank`` of a copy that spans nodes."""
+    mn = launch_facts().multi_node
+    nodes = lay.split.gpus // per_node
+    if engine == "sglang":
+        return [
+            "--nnodes",
+            str(nodes),
+            "--node-rank",
+            str(rank),
+            "--dist-init-addr",
+            f"{LEADER}:{mn.sglang_dist_init_port}",
+        ]
+    if lay.dp > 1:
+        local = lay.dp // nodes
+        out = [
+            "--data-parallel-size-local",
+            str(local),
+            "--data-parallel-address",
+            LEADER,
+            "--data-parallel-rpc-port",
+            str(mn.vllm_dp_rpc_port),
+        ]
+        if rank:
+            out += ["--data-parallel-start-rank", str(rank * local), "--headless"]
+        return out
+    out = [
+        "--nnodes",
+        str(nodes),
+        "--node-rank",
+        str(rank),
+        "--master-addr",
+        LEADER,
+        "--master-port",
+        str(mn.vllm_master_port),
     ]
+    return out + (["--headless"] if rank else [])
+
+
+def _commands(
+    engine: Engine,
+    program: list[str],
+    flags: list[PlanFlag],
+    lay: Layout,
+    s: Scenario,
+    moe: bool,
+) -> tuple[NodeCommand, ...]:
+    per_node = s.gpus_per_node
+    port = launch_facts().port
+    base = list(program)
+    for f in flags:
+        base += f.tokens
+    for token in _multi_node_args(engine, lay, per_node, 0) if lay.split.gpus > per_node else []:
+        _check_token(engine, token)
+    out: list[NodeCommand] = []
+    if lay.split.gpus > per_node:
+        nodes_per_copy = lay.split.gpus // per_node
+        for node in range(s.nodes):
+            rank = node % nodes_per_copy
+            argv = base + _multi_node_args(engine, lay, per_node, rank)
+            role: Role = "leader" if rank == 0 else "worker"
+            out.append(
+                NodeCommand(node, role, rank, tuple(argv), None, port if rank == 0 else None)
+            )
+        return tuple(out)
+    copies = _copies_per_node(lay, per_node)
+    if copies == 1 or _merges_copies(engine, moe):
+        return tuple(NodeCommand(n, "server", 0, tuple(base), None, port) for n in range(s.nodes))
+    size = lay.split.gpus
+    for node in range(s.nodes):
+        for i in range(copies):
+            argv = _with_port(base, port + i)
+            devices = tuple(range(i * size, (i + 1) * size))
+            out.append(NodeCommand(node, "server", 0, tuple(argv), devices, port + i))
+    return tuple(out)
+
+
+def _check_token(engine: Engine, token: str) -> None:
+    if token.startswith("--") and lookup_flag(engine, token) is None:
+        raise PlanError(f"{engine} {engine_version(engine)} has no option {token}")
+
+
+def _with_port(argv: list[str], port: int) -> list[str]:
+    out = list(argv)
+    i = out.index("--port")
+    out[i + 1] = str(port)
+    return out
 
 
 # --- entry point ----------------------------------------------------------------------------
 
 
-def plan(
-    cfg: ModelConfig,
-    engine: str,
-    gpu: Gpu,
-    gpus: int,
-    context: int | None = None,
-    users: int = 1,
-    prefix_overlap: float = 0.0,
-    model_id: str | None = None,
-    serve_images: bool = False,
-    latency_priority: str = "balanced",
+def build_plan(
+    core: _Core,
+    s: Scenario,
+    engine: Engine,
+    fit: Candidate,
+    kv: KvSizing,
+    sw: SoftwareReport,
+    runnable: bool,
 ) -> LaunchPlan:
-    """The launch command for ``cfg`` on ``gpus`` × ``gpu`` with ``engine``."""
-    if engine not in ENGINES:
-        raise InputError("engine", f"one of {', '.join(ENGINES)}, got {engine!r}")
-    eng: Engine = "vllm" if engine == "vllm" else "sglang"
-    if isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= 4096:
-        raise InputError("gpus", f"a whole number from 1 to 4096, got {gpus!r}")
-    if isinstance(users, bool) or not isinstance(users, int) or users < 1:
-        raise InputError("users", f"a positive whole number, got {users!r}")
-    if context is not None and (not isinstance(context, int) or not 1 <= context <= 1 << 26):
-        raise InputError("context", f"a token count from 1 to {1 << 26:,}, got {context!r}")
-    if not isinstance(prefix_overlap, (int, float)) or not 0.0 <= prefix_overlap <= 1.0:
-        raise InputError("prefix_overlap", f"a fraction from 0 to 1, got {prefix_overlap!r}")
-    if latency_priority not in LATENCY_PRIORITIES:
-        raise InputError(
-            "latency_priority", f"one of {', '.join(LATENCY_PRIORITIES)}, got {latency_priority!r}"
-        )
-    if not cfg.architectures:
-        raise InputError("architectures", "a non-empty list of model class names")
+    """The launch plan of ``engine`` for the Study's layout ``fit``."""
+    from engine.launch.recipes import base_flags_for, env_for, is_base_checkpoint
 
-    probe = diagnose(cfg, Options(context=context, gpu_arch=gpu.arch))
-    fam = probe.family
-    if serve_images and not fam.multimodal:
-        raise InputError(
-            "images", f"a multimodal model; {cfg.architectures[0]} has no vision encoder"
-        )
-    text_only = fam.multimodal and not serve_images
-    name = model_id or str(cfg.raw.get("_name_or_path") or "") or "MODEL"
-    sw = software_report(cfg.raw, eng, name if model_id else None, text_only=text_only)
-    fewest = min_gpus_for(cfg, gpu, "auto", gate_context(cfg, context))
-    lay = _choose_layout(probe, cfg, eng, gpus, users, latency_priority, fewest)
-    gates = evaluate_gates(cfg, gpu, gpus, "auto", context, tp=lay.tp, min_gpus=fewest)
-    d = diagnose(
-        cfg,
-        Options.on_gpu(
-            gpu,
-            tp=lay.tp,
-            dp=lay.dp,
-            expert_parallel=lay.ep,
-            context=context,
-            users=users,
-            gpus=gpus,
-        ),
-    )
-
+    fam = core.family
+    lay = fit.layout
+    cfg = core.cfg
+    model_id = model_id_for(core.model)
+    facts = launch_facts()
     flags: list[PlanFlag] = []
     left: list[LeftOut] = []
     notes: list[str] = []
-    if eng == "sglang":
-        flags.append(checked(eng, "--model-path", name, "the checkpoint to serve"))
+    if engine == "sglang":
+        flags.append(checked(engine, "--model-path", model_id, "the checkpoint to serve"))
     flags.append(
-        checked(eng, "--host", "0.0.0.0", "listen on every interface (inside a container)")
+        checked(engine, "--host", "0.0.0.0", "listen on every interface (inside a container)")
     )
-    flags.append(
-        checked(
-            eng,
-            "--port",
-            str(PORT),
-            "one port for docker and Kubernetes"
-            + (" (SGLang's default is 30000)" if eng == "sglang" else ""),
-        )
-    )
-    flags += _parallel_flags(eng, lay, d, gpus)
-    if gpus == 1 and fam.moe:
-        left.append(LeftOut("expert parallel", "one GPU holds every expert: nothing to split"))
-
-    # Software report: quantization, parsers, and special flags (tokenizer mode, trust code, ...).
-    if sw.quantization is not None:
-        flags.append(
-            checked(
-                eng,
-                "--quantization",
-                sw.quantization,
-                f"{sw.checkpoint_format} checkpoint: {eng} does not pick this method from "
-                "config.json by itself",
-            )
-        )
-    else:
+    flags.append(checked(engine, "--port", str(facts.port), "one port for docker and Kubernetes"))
+    experts = f"{fam.num_experts} experts, {fam.experts_per_token} active per token"
+    flags += _parallel_flags(engine, lay, fit, fam.moe, experts, s.gpus_per_node)
+    if fam.moe and not lay.ep and lay.split.moe_group > 1:
         left.append(
             LeftOut(
-                "--quantization",
-                f"{sw.checkpoint_format} checkpoint: {eng} reads quant_method from config.json "
-                "itself; forcing a method can select a slower kernel",
+                "--enable-expert-parallel" if engine == "vllm" else "--ep-size",
+                f"experts are sliced over {lay.split.moe_group} GPUs (both engines' default); "
+                "expert parallelism would place them whole",
             )
         )
-    pf, pl, pn = _parser_flags(eng, sw)
+    elif fam.moe and lay.split.moe_group == 1:
+        left.append(LeftOut("expert parallel", "one GPU holds every expert: nothing to split"))
+
+    left.append(
+        LeftOut(
+            "--quantization",
+            f"{sw.checkpoint_format} checkpoint: {engine} reads the quantization from the "
+            "checkpoint itself; forcing a method can select a slower kernel",
+        )
+    )
+    base = core.model.source != "file" and is_base_checkpoint(core.model.name, sw)
+    pf, pl, pn = _parser_flags(engine, sw, base)
     flags += pf
     left += pl
     notes += pn
@@ -798,12 +849,24 @@ def plan(
         if flag == "--enable-auto-tool-choice" and "--tool-call-parser" not in have:
             continue
         reason = sw.flag_reasons.get(token) or sw.flag_reasons.get(flag) or "software report"
-        flags.append(checked(eng, flag, value, reason))
+        flags.append(checked(engine, flag, value, reason))
         have.add(flag)
-    if text_only and "--language-model-only" not in have:
+    for rf in base_flags_for(cfg, engine, core.gpu, sw):
+        info = lookup_flag(engine, rf.flag)
+        canonical = info.flag if info is not None else rf.flag
+        if canonical in STUDY_DECIDED:
+            shown = rf.flag + (f" {rf.value}" if rf.value is not None else "")
+            notes.append(f"The official recipe also sets {shown}: {rf.reason}")
+            continue
+        if rf.flag in have or canonical in have:
+            continue
+        flags.append(as_spelled(engine, rf.flag, rf.value, rf.reason))
+        have.update({rf.flag, canonical})
+        left = [x for x in left if x.flag != canonical]
+    if core.text_only and "--language-model-only" not in have:
         flags.append(
             checked(
-                eng,
+                engine,
                 "--language-model-only",
                 None,
                 f"text-only use of a multimodal ({fam.fusion} fusion) checkpoint: the vision "
@@ -811,134 +874,93 @@ def plan(
             )
         )
         have.add("--language-model-only")
-    if serve_images:
-        flags += _mm_flags(eng, lay)
-
-    # Workload-derived values.
-    if context is not None:
-        ctx_flag = "--max-model-len" if eng == "vllm" else "--context-length"
-        flags.append(
-            checked(
-                eng,
-                ctx_flag,
-                str(context),
-                f"the workload's context ({context:,} tokens); a shorter limit than the model's "
-                f"{cfg.max_position_embeddings or 'default':,} frees KV for more concurrent users"
-                if cfg.max_position_embeddings
-                else f"the workload's context ({context:,} tokens)",
-            )
-        )
-        if cfg.max_position_embeddings and context > cfg.max_position_embeddings:
-            notes.append(
-                f"context {context:,} exceeds max_position_embeddings "
-                f"{cfg.max_position_embeddings:,}: the engine refuses it without rope scaling"
-            )
-    else:
-        left.append(
-            LeftOut(
-                "--max-model-len" if eng == "vllm" else "--context-length",
-                "no workload context given: the engine uses the model's max_position_embeddings "
-                f"({cfg.max_position_embeddings or 'from config'})",
-            )
-        )
-    mtp_max_users = launch_facts().mtp.max_users
-    mtp = fam.mtp_layers > 0 and users <= mtp_max_users
-    flags.append(_memory_flag(eng, d, mtp, lay.attn_dp > 1))
-    cf, cl, cn = _chunk_flags(eng, d, latency_priority, serve_images)
+    if s.images:
+        flags += _mm_flags(engine, lay)
+    flags.append(_context_flag(engine, core, fit))
+    mf, ml = _memory_flag(engine, s, fit)
+    flags += mf
+    left += ml
+    kf, kl = _kv_flags(engine, core, s, kv)
+    flags += kf
+    left += kl
+    cf, cl, cn = _chunk_flags(
+        engine,
+        kv,
+        chunk_tokens(s.latency, s.images),
+        s.latency,
+        s.images,
+        fam.attention_family == "HYBRID",
+    )
     flags += cf
     left += cl
     notes += cn
-    if mtp:
-        flags += _mtp_flags(eng, cfg, d, users)
+    if core.mtp:
+        flags += _mtp_flags(engine, core, s.users)
     elif fam.mtp_layers > 0:
         left.append(
             LeftOut(
-                "--speculative-config" if eng == "vllm" else "--speculative-algorithm",
-                f"MTP layers exist, but {users} concurrent users (> {mtp_max_users}) leave no "
-                "idle compute for drafts: speculative decoding would cost throughput",
+                "--speculative-config" if engine == "vllm" else "--speculative-algorithm",
+                f"MTP layers exist, but {s.users} concurrent users (> {facts.mtp.max_users}) "
+                "leave no idle compute for drafts: speculative decoding would cost throughput",
             )
         )
-    left += _kv_left_outs(eng, d, gpu)
-    cache = "prefix caching" if eng == "vllm" else "radix cache"
+    cache_name = "prefix caching" if engine == "vllm" else "radix cache"
     left.append(
         LeftOut(
-            "--enable-prefix-caching" if eng == "vllm" else "--disable-radix-cache",
-            f"{cache} is on by default; prefix overlap {prefix_overlap:.0%} "
-            + (
-                "benefits from it"
-                if prefix_overlap > 0
-                else "gives it little to reuse, but it costs little"
-            ),
+            "--enable-prefix-caching" if engine == "vllm" else "--disable-radix-cache",
+            f"{cache_name} is on by default; prefix overlap {s.prefix_overlap} % "
+            + ("benefits from it" if s.prefix_overlap > 0 else "gives it little to reuse"),
         )
     )
-
-    blocked = _gate_blocks(gates)
-    if (
-        d.fit is not None
-        and d.fit.users_per_instance < 1
-        and not any(b.startswith("fits in memory") for b in blocked)
-    ):
-        blocked.append(f"fits in memory (plan layout): {d.fit.formula()}")
+    env = list(env_for(cfg, engine, core.gpu, sw))
+    have = {f.flag for f in flags}
+    left = [x for x in left if x.flag not in have]
+    if "--trust-remote-code" in have:
+        notes.append(
+            "--trust-remote-code runs Python code from the model repository on every node: read "
+            "the repository's modeling files before you launch"
+        )
+    blocked = [
+        f"{g.name}: {g.reason}" + (f" (fix: {g.fix})" if g.fix else "")
+        for g in core.gates.gates
+        if g.status == "fail"
+    ]
+    if not fit.weights_fit and not any(b.startswith("fits in memory") for b in blocked):
+        blocked.append(f"fits in memory: {fit.memory_formula()}")
+    if not fit.context_fits and fit.weights_fit:
+        notes.append(
+            f"context shortened to {fit.context:,} tokens: one request of {core.context_asked:,} "
+            "does not fit at this layout"
+        )
     if sw.min_version is not None:
-        notes.append(f"{eng} >= {sw.min_version} for {sw.architecture}")
+        notes.append(f"{engine} >= {sw.min_version} for {sw.architecture}")
     notes.extend(sw.notes)
+    program = (
+        ["vllm", "serve", model_id]
+        if engine == "vllm"
+        else ["python3", "-m", "sglang.launch_server"]
+    )
+    commands = _commands(engine, program, flags, lay, s, fam.moe)
     return LaunchPlan(
-        engine=eng,
-        engine_version=engine_version(eng),
-        model_id=name,
-        gpu=gpu,
-        gpus=gpus,
+        engine=engine,
+        engine_version=engine_version(engine),
+        model_id=model_id,
+        model_name=core.model.name,
+        gpu_key=core.gpu.key,
+        gpu_vendor="amd" if core.gpu.vendor == "amd" else "nvidia",
+        gpus_per_node=s.gpus_per_node,
+        nodes=s.nodes,
         layout=lay,
+        fit=fit,
+        context=fit.context,
         flags=tuple(flags),
         left_to_engine=tuple(left),
-        runnable=not blocked,
+        env=tuple(env),
+        commands=commands,
+        runnable=runnable and not blocked,
         blocked_by=tuple(blocked),
-        notes=tuple(notes),
-        users=users,
-        prefix_overlap=float(prefix_overlap),
+        notes=tuple(dict.fromkeys(n for n in notes if n)),
+        users=s.users,
+        prefix_overlap=s.prefix_overlap / 100,
+        port=facts.port,
     )
-
-
-# --- CLI ------------------------------------------------------------------------------------
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # argparse's own exit is replaced by InputError
-        raise InputError("plan", message)
-
-
-def cli_main(argv: list[str]) -> int:
-    """``plan SOURCE --engine E --gpu NAME --gpus N [--context T] [--users U]
-    [--prefix-overlap P] [--images] [--latency-priority P] [--json]``."""
-    from engine.model.loader import load_model
-
-    p = _Parser(prog="plan", add_help=False)
-    p.add_argument("source")
-    p.add_argument("--engine", required=True)
-    p.add_argument("--gpu", required=True)
-    p.add_argument("--gpus", type=int, required=True)
-    p.add_argument("--context", type=int)
-    p.add_argument("--users", type=int, default=1)
-    p.add_argument("--prefix-overlap", type=float, default=0.0)
-    p.add_argument("--images", action="store_true")
-    p.add_argument("--latency-priority", default="balanced")
-    p.add_argument("--json", action="store_true")
-    args = p.parse_args(argv)
-    loaded = load_model(args.source)
-    result = plan(
-        loaded.config,
-        args.engine,
-        lookup_gpu(args.gpu),
-        args.gpus,
-        context=args.context,
-        users=args.users,
-        prefix_overlap=args.prefix_overlap,
-        model_id=loaded.name,
-        serve_images=args.images,
-        latency_priority=args.latency_priority,
-    )
-    if args.json:
-        print(json.dumps(result.to_json(), indent=2))
-    else:
-        print(result.commented_shell())
-    return 0

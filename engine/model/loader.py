@@ -147,6 +147,13 @@ def load_hub(repo_id: str, revision: str | None = None) -> LoadedModel:
     return LoadedModel(normalize(parse_json_bytes(data, "config.json")), "hub", repo_id)
 
 
+def load_pasted(text: str, name: str = "pasted config.json") -> LoadedModel:
+    """Pasted text is JSON and nothing else: never a path, a catalog name or a hub id."""
+    if not isinstance(text, str) or not text.strip().startswith("{"):
+        raise InputError("config.json", "JSON text starting with '{'")
+    return LoadedModel(normalize(parse_json_text(text)), "json", name)
+
+
 def load_model(source: str | bytes | Mapping[str, Any], name: str | None = None) -> LoadedModel:
     """Any source -> LoadedModel. Strings are tried as JSON text, a file path, a bundled
     catalog name, then a Hugging Face id."""

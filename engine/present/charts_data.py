@@ -1,26 +1,33 @@
 """What the app's pages show, computed: each number with its unit and the formula that
 produced it (config values plugged in), and the series behind every chart.
 
-Pure functions of a ``Diagnosis`` (or of a config and ``Options``); the pages only lay the
-results out. Units: GiB = 2^30 bytes, GB = 10^9 bytes, and every label says which.
+Pure functions of a ``Study``; the pages only lay the results out. Units: GiB = 2^30 bytes,
+GB = 10^9 bytes, and every label says which.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
-from engine.diagnose import Diagnosis, Fit, Options, compute_fit, diagnose
 from engine.errors import InputError
 from engine.kv.dtype import ALIASES, resolve_kv_dtype
-from engine.kv.sizing import KvSizing, LayerGroup
+from engine.kv.sizing import KvSizing, LayerGroup, size_kv
+from engine.launch.context import context_limit
+from engine.launch.layout import stage_share, users_at
 from engine.measure.backcalc import BackcalcResult, EngineReading, backcalculate
-from engine.model.architecture import LINEAR_KINDS, Architecture
+from engine.model.architecture import LINEAR_KINDS, Architecture, build_architecture
 from engine.model.config import ModelConfig
+from engine.model.family import classify
 from engine.model.loader import catalog_names, load_catalog
+from engine.model.weights import weight_report
+
+if TYPE_CHECKING:
+    from engine.scenario import Engine
+    from engine.study import Study
 
 GIB = 1 << 30
 GB = 1_000_000_000
@@ -152,9 +159,11 @@ def _per_gpu_note(kv: KvSizing) -> str:
     return f"one GPU at TP {kv.tp}" if kv.tp > 1 else "one GPU"
 
 
-def kv_headline(d: Diagnosis) -> list[Shown]:
-    """Bytes per token, per request and the constant state, as vLLM sizes them."""
-    kv = d.kv
+def kv_headline(st: Study) -> list[Shown]:
+    """Bytes per token, per request and the constant state, as the chosen engine sizes them
+    at the chosen layout's attention TP."""
+    kv = st.kv
+    context = max(st.context, 1)
     terms = " + ".join(
         f"{lab}: {g.formula()}"
         for lab, g in zip(_group_labels(kv), kv.groups, strict=True)
@@ -182,24 +191,24 @@ def kv_headline(d: Diagnosis) -> list[Shown]:
                 "replicated on every rank.",
             )
         )
-    per_req = kv.bytes_per_request(d.context)
+    per_req = kv.bytes_per_request(context)
     parts = []
     for lab, g in zip(_group_labels(kv), kv.groups, strict=True):
         if g.kind == "mamba":
             parts.append(f"{lab}: {g.state_bytes_per_request:,} B (constant)")
         else:
-            kept = g.spec.tokens_kept(d.context)
+            kept = g.spec.tokens_kept(context)
             parts.append(
                 f"{lab}: {g.bytes_per_token:,.0f} B × {kept:,.0f} tokens kept = "
-                f"{g.bytes_at(d.context):,.0f} B"
+                f"{g.bytes_at(context):,.0f} B"
             )
     out.append(
         Shown(
-            f"KV per request at {tokens(d.context)} tokens ({_per_gpu_note(kv)})",
+            f"KV per request at {tokens(context)} tokens ({_per_gpu_note(kv)})",
             gib(per_req),
             per_req,
-            " + ".join(parts) + f" = {per_req:,} B = {gib(per_req)} = {gb(per_req)}",
-            other_unit(per_req),
+            " + ".join(parts) + f" = {per_req:,} B = {gib(per_req)}",
+            f"{per_req:,} B",
         )
     )
     if kv.state_bytes_per_request:
@@ -215,18 +224,20 @@ def kv_headline(d: Diagnosis) -> list[Shown]:
         out.append(
             Shown(
                 "Constant state per request",
-                gib(padded) if padded >= GIB else f"{padded / (1 << 20):,.1f} MiB",
+                gib(padded),
                 padded,
-                formula + ". MiB = 2^20 B.",
+                formula,
+                f"{padded:,} B",
             )
         )
     return out
 
 
-def weights_shown(d: Diagnosis) -> list[Shown]:
-    w = d.weights
+def weights_shown(st: Study) -> list[Shown]:
+    w = st.weights
+    fit = st.fit
     blocks = " + ".join(f"{b.name} {b.count:,}" for b in w.blocks)
-    out = [
+    return [
         Shown(
             "Parameters (total / active)",
             f"{w.params_total / 1e9:,.1f} bn / {w.params_active / 1e9:,.1f} bn",
@@ -238,58 +249,54 @@ def weights_shown(d: Diagnosis) -> list[Shown]:
             f"Checkpoint weights ({w.format})",
             gib(w.weight_bytes),
             w.weight_bytes,
-            f"{w.bits_note}: {w.weight_bytes:,} B = {gib(w.weight_bytes)} = {gb(w.weight_bytes)} "
+            f"{w.bits_note}: {w.weight_bytes:,} B = {gib(w.weight_bytes)} "
             f"(routed experts {w.expert_bytes:,} B, the rest {w.non_expert_bytes:,} B)",
-            other_unit(w.weight_bytes),
+            f"{w.weight_bytes:,} B",
+        ),
+        Shown(
+            "Weights per GPU",
+            gib(fit.weights_per_gpu),
+            fit.weights_per_gpu,
+            f"at {fit.layout.describe()}: "
+            + "; ".join(share.formula() for share in fit.weight_shares)
+            + f" = {fit.weights_per_gpu:,} B on the busiest GPU",
+            f"{fit.weights_per_gpu:,} B",
         ),
     ]
-    if d.fit is not None:
-        o = d.options
-        div = o.tp * o.dp if o.expert_parallel else o.tp
-        out.append(
-            Shown(
-                "Weights per GPU",
-                gib(d.fit.weights_per_gpu),
-                d.fit.weights_per_gpu,
-                f"{w.non_expert_bytes:,} B non-expert ÷ TP {o.tp} + {w.expert_bytes:,} B experts ÷ "
-                f"{div} ({'TP × DP with expert parallelism' if o.expert_parallel else 'TP'}) = "
-                f"{d.fit.weights_per_gpu:,} B",
-                other_unit(d.fit.weights_per_gpu),
-            )
-        )
-    return out
 
 
-def fit_shown(d: Diagnosis) -> list[Shown]:
-    f = d.fit
-    if f is None:
-        return []
-    need = per_instance(d.options.users, f.instances)
+def fit_shown(st: Study) -> list[Shown]:
+    fit = st.fit
+    reserve = (
+        f"; the engine's reserve inside the fraction: {fit.reserve.formula()}"
+        if fit.reserve is not None
+        else ""
+    )
     return [
         Shown(
-            f"Users that fit at {tokens(d.context)} tokens",
-            f"{f.max_concurrency:,}",
-            f.max_concurrency,
-            f.formula()
-            + f" (GB = 10^9 B, GiB = 2^30 B; per request {f.bytes_per_request_per_gpu:,} B incl. "
-            "padded state)",
+            f"Users that fit at {tokens(fit.context)} tokens",
+            f"{fit.users:,}",
+            fit.users,
+            fit.users_formula(),
         ),
         Shown(
             "KV space per GPU",
-            gib(f.kv_space_per_gpu),
-            f.kv_space_per_gpu,
-            f"{f.memory_per_gpu:,} B × fraction {d.options.memory_fraction:g} = "
-            f"{f.usable_per_gpu:,} B; "
-            f"− {f.weights_per_gpu:,} B weights − {d.options.reserve_bytes:,} B reserve = "
-            f"{f.kv_space_per_gpu:,} B",
-            other_unit(f.kv_space_per_gpu),
+            gib(fit.kv_space_per_gpu),
+            fit.kv_space_per_gpu,
+            fit.memory_formula() + f" (fraction: {fit.fraction_why}){reserve}",
+            f"{fit.kv_space_per_gpu:,} B",
         ),
         Shown(
-            f"Longest context for {d.options.users:,} users",
-            f"{f.max_context_for_users:,} tokens",
-            f.max_context_for_users,
-            f"largest context C with {need:,} requests per instance × bytes_per_request(C) ≤ "
-            f"{f.kv_space_per_gpu:,} B (binary search on the same per-request formula)",
+            "Context the launch sets",
+            f"{fit.context:,} tokens",
+            fit.context,
+            f"the workload asks {st.context_asked:,} tokens; the model's limit is "
+            f"{st.limit.tokens:,} ({st.limit.formula}); "
+            + (
+                "one request of that length fits"
+                if fit.context_fits
+                else "the longest one request fits at this layout"
+            ),
         ),
     ]
 
@@ -331,9 +338,10 @@ class CompareRow:
     differs: bool
 
 
-def engine_comparison(d: Diagnosis) -> list[CompareRow]:
+def engine_comparison(st: Study) -> list[CompareRow]:
     """vLLM 0.33.0 and SGLang 0.5.23 accounting for the same model and choices."""
-    v, s = d.kv, d.sglang
+    v, s = st.engines["vllm"].kv, st.engines["sglang"].kv
+    context = max(st.context, 1)
 
     def row(metric: str, a: str, b: str) -> CompareRow:
         return CompareRow(metric, a, b, a != b)
@@ -347,12 +355,21 @@ def engine_comparison(d: Diagnosis) -> list[CompareRow]:
             f"{s.state_bytes_per_request:,} B",
         ),
         row(
-            f"Per request at {tokens(d.context)}",
-            gib(v.bytes_per_request(d.context)),
-            gib(s.bytes_per_request(d.context)),
+            f"Per request at {tokens(context)}",
+            gib(v.bytes_per_request(context)),
+            gib(s.bytes_per_request(context)),
         ),
         row("Page size (tokens)", str(v.block_size), str(s.block_size)),
     ]
+
+
+def sglang_differs(st: Study) -> bool:
+    """The engines store different bytes (per token or per request), not just other names."""
+    v, s = st.engines["vllm"].kv, st.engines["sglang"].kv
+    return (
+        v.kv_bytes_per_token != s.kv_bytes_per_token
+        or v.state_bytes_per_request != s.state_bytes_per_request
+    )
 
 
 @dataclass(frozen=True)
@@ -362,8 +379,8 @@ class EvidenceRow:
     rule: str
 
 
-def evidence_rows(d: Diagnosis) -> list[EvidenceRow]:
-    return [EvidenceRow(e.field, e.value, e.rule) for e in d.family.evidence]
+def evidence_rows(st: Study) -> list[EvidenceRow]:
+    return [EvidenceRow(e.field, e.value, e.rule) for e in st.family.evidence]
 
 
 # --- the layer strip ---------------------------------------------------------------------
@@ -475,13 +492,13 @@ def kv_vs_context(kv: KvSizing, contexts: Sequence[int]) -> list[Series]:
     ]
 
 
-def chart_limit(d: Diagnosis) -> int:
-    return max(d.config.max_position_embeddings or d.context, d.context)
+def chart_limit(st: Study) -> int:
+    return max(st.limit.tokens, st.context_asked)
 
 
-def instances(d: Diagnosis) -> int:
-    """Engine instances (TP groups) the GPUs make, as the fit counts them."""
-    return d.fit.instances if d.fit is not None else 1
+def instances(st: Study) -> int:
+    """Independent copies of the model the layout runs (each with its own prefix cache)."""
+    return st.fit.layout.replicas
 
 
 def kv_dtype_options(cfg: ModelConfig, gpu_arch: str | None) -> tuple[str, ...]:
@@ -496,31 +513,27 @@ def kv_dtype_options(cfg: ModelConfig, gpu_arch: str | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def users_vs_context(
-    cfg: ModelConfig, opts: Options, dtypes: Sequence[str], contexts: Sequence[int]
-) -> list[Series]:
-    """Users that fit (all instances) against context, one line per KV element size: the
-    dtypes that store the same bytes (``auto``/``bf16``/``fp16``, the ``fp8`` spellings)
-    share a line and its label."""
-    if opts.gpu_memory_bytes is None:
-        return []
+def users_vs_context(st: Study, dtypes: Sequence[str], contexts: Sequence[int]) -> list[Series]:
+    """Users that fit over all copies against context at the chosen layout, one line per KV
+    element size: dtypes that store the same bytes (``auto``/``bf16``, the ``fp8`` spellings)
+    share a line and its label. The space per GPU is the Study's; only the KV bytes change."""
+    fit = st.fit
+    split = fit.layout.split
+    stage = stage_share(st.config, split.pp)
+    engine = st.scenario.engine
     lines: dict[tuple[int, int | None], tuple[list[str], list[float]]] = {}
     for name in dtypes:
         try:
-            d = diagnose(cfg, dataclasses.replace(opts, kv_dtype=name))
+            kv = st.sizing(engine, split.tp, name)
         except InputError:
             continue
-        k = d.kv.kv_dtype
+        k = kv.kv_dtype
         key = (k.bytes, k.mla_packed_bytes)
         if key in lines:
             lines[key][0].append(name)
             continue
         ys = [
-            float(
-                compute_fit(
-                    d.kv, d.weights, dataclasses.replace(opts, context=c), c, c
-                ).max_concurrency
-            )
+            float(users_at(kv, fit.kv_space_per_gpu, c, split, fit.layout.replicas, stage)[1])
             for c in contexts
         ]
         lines[key] = ([name], ys)
@@ -547,49 +560,46 @@ class MemoryBreakdown:
     users_served_per_instance: int
 
 
-def memory_breakdown(fit: Fit, opts: Options) -> MemoryBreakdown:
-    """One GPU's memory: weights, the KV the requested users take, KV space left, and what
-    lies outside the memory fraction (activations, CUDA graphs, NCCL buffers)."""
-    need = per_instance(opts.users, fit.instances)
-    served = min(need, fit.users_per_instance)
+def memory_breakdown(st: Study) -> MemoryBreakdown:
+    """The busiest GPU's memory: weights, the engine's reserve, the KV the requested users take,
+    KV space left, and what lies outside the engine's fraction."""
+    fit = st.fit
+    copies = fit.layout.replicas * fit.layout.dp
+    need = per_instance(st.scenario.users, copies)
+    per_rank = fit.users // copies if copies else 0
+    served = min(need, per_rank)
     kv_used = served * fit.bytes_per_request_per_gpu
     outside = fit.memory_per_gpu - fit.usable_per_gpu
-    fits = fit.weights_per_gpu + opts.reserve_bytes <= fit.usable_per_gpu
-    weights = min(fit.weights_per_gpu, fit.usable_per_gpu)
+    reserve = fit.reserve.total if fit.reserve else 0
+    fits = fit.weights_fit
     segs = [
         Segment(
             "weights",
-            weights,
+            min(fit.weights_per_gpu, fit.usable_per_gpu),
             f"{fit.weights_per_gpu:,} B per GPU"
             + ("" if fits else f" — more than the {fit.usable_per_gpu:,} B usable: does not fit"),
         ),
+    ]
+    if fit.reserve is not None:
+        segs.append(Segment("engine reserve", reserve, fit.reserve.formula()))
+    segs += [
         Segment(
             f"KV for {served:,} users",
             kv_used,
             f"{served:,} requests × {fit.bytes_per_request_per_gpu:,} B = {kv_used:,} B"
-            + (
-                f" (asked for {need:,} per instance; only {fit.users_per_instance:,} fit)"
-                if need > served
-                else ""
-            ),
+            + (f" (asked {need:,} per attention rank; {per_rank:,} fit)" if need > served else ""),
         ),
         Segment(
             "KV space free",
-            fit.kv_space_per_gpu - kv_used,
-            f"{fit.kv_space_per_gpu:,} B KV space − {kv_used:,} B used = "
-            f"{fit.kv_space_per_gpu - kv_used:,} B",
+            max(fit.kv_space_per_gpu - kv_used, 0),
+            f"{fit.kv_space_per_gpu:,} B KV space − {kv_used:,} B used",
+        ),
+        Segment(
+            "outside the engine's fraction",
+            outside,
+            f"{fit.memory_per_gpu:,} B × (1 − {fit.fraction:g}) = {outside:,} B",
         ),
     ]
-    if opts.reserve_bytes:
-        segs.append(Segment("reserve", opts.reserve_bytes, f"{opts.reserve_bytes:,} B set aside"))
-    segs.append(
-        Segment(
-            "outside memory fraction",
-            outside,
-            f"{fit.memory_per_gpu:,} B × (1 − {opts.memory_fraction:g}) = {outside:,} B "
-            "(activations, CUDA graphs, NCCL buffers)",
-        )
-    )
     return MemoryBreakdown(tuple(segs), fit.memory_per_gpu, fits, need, served)
 
 
@@ -604,27 +614,21 @@ class Measured:
     result: BackcalcResult
 
 
-def measured_vs_predicted(
-    cfg: ModelConfig,
-    reading: EngineReading,
-    kv_dtype: str,
-    tp: int,
-    gpu_arch: str | None,
-    memory_fraction: float,
-) -> Measured:
-    """Step 6: the engine's reported KV pool against step 2's bytes per token, sized by the
-    engine that wrote the log (vLLM and SGLang may store different bytes)."""
-    tp = reading.tp_size or tp
-    pred = diagnose(cfg, Options(kv_dtype=kv_dtype, tp=tp, gpu_arch=gpu_arch))
-    kv = pred.kv if reading.engine == "vllm" else pred.sglang
+def measured_vs_predicted(st: Study, reading: EngineReading) -> Measured:
+    """Step 6: the engine's reported KV pool against the Study's bytes per token, sized by the
+    engine that wrote the log (vLLM and SGLang may store different bytes) at the log's TP."""
+    tp = reading.tp_size or st.fit.layout.tp
+    engine: Engine = "vllm" if reading.engine == "vllm" else "sglang"
+    kv = st.sizing(engine, tp, st.scenario.kv_dtype)
+    planned = st.engines[engine].fit
     result = backcalculate(
         reading,
         float(kv.kv_bytes_per_token),
         tp,
-        pred.family.attention_family,
+        st.family.attention_family,
         [g.formula() for g in kv.groups],
         state_bytes_per_sequence=kv.state_bytes_per_request_padded or None,
-        planned_memory_fraction=memory_fraction,
+        planned_memory_fraction=planned.fraction if planned is not None else None,
     )
     return Measured(tp, result)
 
@@ -639,7 +643,7 @@ class CatalogRow:
     layers: int
     params_b: float
     active_b: float
-    weights_gb: float
+    weights_gib: float
     kv_bytes_per_token: int
     kv_gib_at_32k: float
     max_context: int
@@ -648,26 +652,30 @@ class CatalogRow:
 
 @cache
 def catalog_rows() -> tuple[CatalogRow, ...]:
-    """Every bundled model at TP 1 with the model's own KV dtype (auto)."""
+    """Every bundled model at TP 1 with the model's own KV dtype (auto), one layer spec each."""
     rows = []
     for name in catalog_names():
         try:
             cfg = load_catalog(name).config
-            d = diagnose(cfg, Options(context=32_768))
+            arch = build_architecture(cfg)
+            fam = classify(cfg, arch)
+            w = weight_report(cfg, arch)
+            kv = size_kv(arch, cfg, resolve_kv_dtype("auto", cfg), 1)
+            limit = context_limit(cfg).tokens
         except InputError as err:
             rows.append(CatalogRow(name, "—", 0, 0.0, 0.0, 0.0, 0, 0.0, 0, str(err)))
             continue
         rows.append(
             CatalogRow(
                 name,
-                d.family.summary(),
+                fam.summary(),
                 cfg.num_hidden_layers,
-                round(d.weights.params_total / 1e9, 1),
-                round(d.weights.params_active / 1e9, 1),
-                round(d.weights.weight_bytes / GB, 1),
-                d.kv.kv_bytes_per_token,
-                round(d.kv.bytes_per_request(32_768) / GIB, 2),
-                cfg.max_position_embeddings or 0,
+                round(w.params_total / 1e9, 1),
+                round(w.params_active / 1e9, 1),
+                round(w.weight_bytes / GIB, 1),
+                kv.kv_bytes_per_token,
+                round(kv.bytes_per_request(32_768) / GIB, 2),
+                limit,
                 "",
             )
         )

@@ -88,6 +88,9 @@ class _Match(_Strict):
     fields: dict[str, FieldValue] | None = None
     present: list[str] | None = None
     at_least: dict[str, float] | None = None
+    # Repository-name tokens that tell apart checkpoints whose config.json files are identical
+    # (DeepSeek-R1 and -V3): the row applies only to a model id carrying one of them.
+    model_id_tokens: list[str] | None = None
 
 
 class _EngineParsers(_Strict):
@@ -264,8 +267,22 @@ def _model_types(view: _ConfigView) -> set[str]:
     return types
 
 
-def _matches(m: _Match, arch: str, view: _ConfigView, config: Mapping[str, Any]) -> bool:
+def _id_tokens(model_id: str | None) -> set[str]:
+    if not model_id:
+        return set()
+    return set(re.split(r"[-_.]+", model_id.rsplit("/", 1)[-1].lower()))
+
+
+def _matches(
+    m: _Match,
+    arch: str,
+    view: _ConfigView,
+    config: Mapping[str, Any],
+    model_id: str | None = None,
+) -> bool:
     if arch not in m.architectures:
+        return False
+    if m.model_id_tokens is not None and not _id_tokens(model_id) & set(m.model_id_tokens):
         return False
     if m.model_types is not None and not _model_types(view) & set(m.model_types):
         return False
@@ -602,7 +619,7 @@ def software_report(
 
     # Parser family.
     family = next(
-        (f for f in data.parser_families if _matches(f.match, arch, view, raw)),
+        (f for f in data.parser_families if _matches(f.match, arch, view, raw, model_id)),
         None,
     )
     tool: str | None = None

@@ -1,0 +1,297 @@
+"""The command line: one argparse tree, ``python -m engine <subcommand> ...``.
+
+``study`` prints the whole Study of a scenario; ``diagnose``, ``gates``, ``software`` and
+``plan`` print their slices of the same object; ``lint`` reads an inherited command into a
+scenario; ``backcalc`` and ``kernels`` measure. Every subcommand takes ``-h``. Bad input is one
+line on stderr (``error: <field>: <what was expected>``) and exit code 2; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from engine.errors import InputError
+from engine.scenario import ENGINES, LATENCY_PRIORITIES, Scenario, make_scenario
+
+MAX_ARG_CHARS = 65_536  # an argument longer than this is not a name, a number or a command
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that raises ``InputError`` naming the argument instead of printing usage."""
+
+    def error(self, message: str) -> NoReturn:
+        name = "arguments"
+        if message.startswith("argument "):
+            head, _, rest = message.partition(": ")
+            name = head.removeprefix("argument ").split("/")[0].strip()
+            message = rest
+        raise InputError(name, message)
+
+
+# --- the scenario flags every study-based subcommand shares -----------------------------------
+
+
+def add_scenario_args(p: argparse.ArgumentParser, *, source: bool = True) -> None:
+    if source:
+        p.add_argument(
+            "source",
+            help="a bundled catalog name, a Hugging Face id, a config.json path or JSON text",
+        )
+    g = p.add_argument_group("hardware")
+    g.add_argument("--gpu", default=None, help="GPU name from the catalog (default H200)")
+    g.add_argument("--gpus", type=int, default=None, help="GPUs per node (default 8)")
+    g.add_argument("--nodes", type=int, default=None, help="nodes (default 1)")
+    g.add_argument("--engine", choices=ENGINES, default=None, help="serving engine (default vllm)")
+    w = p.add_argument_group("workload")
+    w.add_argument("--context", type=int, default=None, help="tokens per request")
+    w.add_argument("--users", type=int, default=None, help="concurrent users (default 16)")
+    w.add_argument("--prefix-overlap", type=int, default=None, help="percent of each prompt reused")
+    w.add_argument("--latency-priority", choices=LATENCY_PRIORITIES, default=None)
+    w.add_argument("--images", action="store_true", help="serve images (multimodal models)")
+    k = p.add_argument_group("memory")
+    k.add_argument("--kv-dtype", default=None, help="auto, bf16, fp16, fp8, fp8_e4m3, ...")
+    k.add_argument("--memory-fraction", type=float, default=None, help="engine memory fraction")
+    lay = p.add_argument_group("layout (pin; default: the layout search chooses)")
+    lay.add_argument("--tp", type=int, default=None, help="attention tensor-parallel size")
+    lay.add_argument("--dp", type=int, default=None, help="attention data-parallel ranks (MoE)")
+    lay.add_argument("--pp", type=int, default=None, help="pipeline stages (across nodes)")
+    lay.add_argument("--ep", action=argparse.BooleanOptionalAction, default=None)
+    lay.add_argument("--replicas", type=int, default=None, help="independent copies")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def scenario_from_args(args: argparse.Namespace) -> Scenario:
+    """The Scenario the flags describe (the model source resolved and registered)."""
+    fields: dict[str, Any] = {}
+    if getattr(args, "source", None) is not None:
+        fields.update(source_fields(args.source))
+    names = {
+        "gpu": "gpu",
+        "gpus": "gpus_per_node",
+        "nodes": "nodes",
+        "engine": "engine",
+        "context": "context",
+        "users": "users",
+        "prefix_overlap": "prefix_overlap",
+        "latency_priority": "latency",
+        "kv_dtype": "kv_dtype",
+        "memory_fraction": "memory_fraction",
+        "tp": "tp",
+        "dp": "dp",
+        "pp": "pp",
+        "ep": "ep",
+        "replicas": "replicas",
+    }
+    for arg, field in names.items():
+        value = getattr(args, arg, None)
+        if value is not None:
+            fields[field] = value
+    if getattr(args, "images", False):
+        fields["images"] = True
+    return make_scenario(**fields)
+
+
+def source_fields(source: str) -> dict[str, Any]:
+    """Scenario fields for a SOURCE: catalog and hub ids by name, anything else (a path, JSON
+    text) loaded here and held by digest."""
+    from engine.model import store
+    from engine.model.loader import HF_ID, catalog_path, load_model
+
+    text = source.strip()
+    if catalog_path(text) is not None:
+        return {"source": "catalog", "model": text}
+    loaded = load_model(source)
+    if loaded.source == "catalog":
+        return {"source": "catalog", "model": loaded.name}
+    if loaded.source == "hub" and HF_ID.match(loaded.name):
+        return {"source": "hub", "model": loaded.name}
+    return {"source": "file", "model": loaded.name[:200], "digest": store.put(loaded)}
+
+
+# --- subcommands ----------------------------------------------------------------------------
+
+
+def _print(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def cmd_study(args: argparse.Namespace) -> int:
+    from engine.present.report import study_json
+    from engine.study import study
+
+    st = study(scenario_from_args(args))
+    if args.json:
+        _print(study_json(st))
+        return 0
+    from engine.present.text import study_text
+
+    print(study_text(st))
+    return 0
+
+
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    from engine.present.report import diagnose_json
+    from engine.present.text import diagnose_text
+    from engine.study import study
+
+    st = study(scenario_from_args(args))
+    out = diagnose_json(st)
+    if args.json:
+        _print(out)
+    else:
+        print(diagnose_text(out))
+    return 0
+
+
+def cmd_gates(args: argparse.Namespace) -> int:
+    from engine.present.report import gates_json
+    from engine.study import study
+
+    st = study(scenario_from_args(args))
+    out = gates_json(st)
+    if args.json:
+        _print(out)
+        return 0
+    print(f"{st.model.name} on {st.scenario.total_gpus} × {st.gpu.key}, {st.layout.describe()}")
+    for g in st.gates.gates:
+        print(f"  [{g.status:4}] {g.name}: {g.reason}" + (f"  -> {g.fix}" if g.fix else ""))
+    print(f"fits: {st.gates.fits}; minimum GPUs: {st.min_gpus}")
+    return 0
+
+
+def cmd_software(args: argparse.Namespace) -> int:
+    from engine.present.report import software_json
+    from engine.study import study
+
+    st = study(scenario_from_args(args))
+    out = software_json(st, st.scenario.engine)
+    if args.json:
+        _print(out)
+        return 0
+    for k, v in out.items():
+        print(f"{k}: {v}")
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from engine.launch.render import plan_json, script
+    from engine.study import study
+
+    st = study(scenario_from_args(args))
+    plan = st.plan
+    if plan is None:
+        raise InputError("engine", f"an engine that can run {st.layout.describe()}")
+    if args.json:
+        _print(plan_json(plan))
+    else:
+        print(script(plan), end="")
+    return 0
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    from engine.facts import facts_for_source
+    from engine.lint import cli_main
+
+    argv = [args.command]
+    for flag in ("model", "gpu", "gpus"):
+        value = getattr(args, flag)
+        if value is not None:
+            argv += [f"--{flag}", str(value)]
+    if args.json:
+        argv.append("--json")
+    return cli_main(argv, facts_for_source)
+
+
+def cmd_backcalc(args: argparse.Namespace) -> int:
+    from engine.facts import predict_for_source
+    from engine.measure.backcalc import cli_main
+
+    argv = [args.source, "--log", args.log]
+    if args.metrics:
+        argv += ["--metrics", args.metrics]
+    argv += ["--tp", str(args.tp)]
+    if args.json:
+        argv.append("--json")
+    return cli_main(argv, predict_for_source)
+
+
+def cmd_kernels(args: argparse.Namespace) -> int:
+    from engine.measure.kernels.__main__ import main as kernels_main
+
+    return kernels_main(list(args.kernel_args))
+
+
+def build_parser() -> Parser:
+    ap = Parser(
+        prog="python -m engine",
+        description="Serving Playbook: the six-step serving diagnosis on the command line.",
+    )
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=Parser, metavar="COMMAND")
+    commands: list[tuple[str, str, Callable[[argparse.Namespace], int]]] = [
+        ("study", "the whole Study of a scenario (every slice below)", cmd_study),
+        ("diagnose", "family, KV cache, weights and users that fit", cmd_diagnose),
+        ("gates", "hardware gates: pass / warn / fail with reasons", cmd_gates),
+        ("software", "engine versions, parsers, checkpoint format", cmd_software),
+        ("plan", "the launch plan: commands, script, docker and Kubernetes", cmd_plan),
+    ]
+    for name, help_text, func in commands:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        add_scenario_args(p)
+        p.set_defaults(func=func)
+    lint = sub.add_parser("lint", help="lint an inherited vLLM / SGLang launch command")
+    lint.add_argument("command", help="the command (or a pod manifest's command/args) as text")
+    lint.add_argument("--model", help="the model SOURCE, when the command's model differs")
+    lint.add_argument("--gpu", help="GPU name from the catalog")
+    lint.add_argument("--gpus", type=int, help="GPUs in all")
+    lint.add_argument("--json", action="store_true", help="print JSON")
+    lint.set_defaults(func=cmd_lint)
+    bc = sub.add_parser("backcalc", help="read a running engine's log or /metrics back")
+    bc.add_argument("source", help="the model SOURCE")
+    bc.add_argument("--log", required=True, help="engine start-up log file")
+    bc.add_argument("--metrics", help="saved output of curl -s localhost:PORT/metrics")
+    bc.add_argument("--tp", type=int, default=1, help="tensor-parallel size of the server")
+    bc.add_argument("--json", action="store_true", help="print JSON")
+    bc.set_defaults(func=cmd_backcalc)
+    kn = sub.add_parser(
+        "kernels",
+        help="torch micro-kernels that check the model on CPU or GPU",
+        add_help=False,
+    )
+    kn.add_argument("kernel_args", nargs=argparse.REMAINDER, help="see kernels --help")
+    kn.set_defaults(func=cmd_kernels)
+    return ap
+
+
+def fail(message: str) -> int:
+    print(message.replace("\n", " ").replace("\r", " "), file=sys.stderr)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if any(len(a) > MAX_ARG_CHARS for a in args_in):
+        return fail(f"error: arguments: each at most {MAX_ARG_CHARS:,} characters")
+    try:
+        try:
+            args = build_parser().parse_args(args_in)
+        except SystemExit as done:  # --help printed its text
+            return done.code if isinstance(done.code, int) else 0
+        result: int = args.func(args)
+        return result
+    except InputError as err:
+        return fail(f"error: {err}")
+    except (RecursionError, MemoryError, OverflowError, ValueError) as err:
+        return fail(f"error: input: {type(err).__name__} while reading the input ({err})"[:500])
+    except Exception as err:  # the guard: one line, the traceback only when asked for
+        if os.environ.get("SERVING_PLAYBOOK_DEBUG"):
+            traceback.print_exc()
+        return fail(
+            f"error: internal: {type(err).__name__}: {err} (a bug; set SERVING_PLAYBOOK_DEBUG=1 "
+            "for the traceback)"[:500]
+        )

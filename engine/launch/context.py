@@ -1,0 +1,98 @@
+"""The model's own maximum context, read the way vLLM reads it from config.json.
+
+vLLM takes the smallest of the length fields the config states (``max_position_embeddings``,
+``n_positions``, ``seq_length`` ...), multiplies it by the RoPE scaling factor for scaling types
+that extend the window (YaRN from ``original_max_position_embeddings``), and assumes 2,048 when
+the config states no length at all. The key list, the scaling rules and the fallback are data
+(``data/memory.yaml`` ``context_limit``) with their source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.model.config import ModelConfig
+from engine.rules import DATA_DIR
+
+
+class _Rope(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    no_scaling_types: list[str]
+    skip_model_types_containing: list[str]
+    source: str = Field(min_length=1)
+
+
+class ContextRules(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    keys: list[str] = Field(min_length=1)
+    rope_scaling: _Rope
+    source: str = Field(min_length=1)
+
+
+DEFAULT_WHEN_MISSING = 2048  # vLLM: "Assuming the model's maximum length is 2048"
+
+
+@cache
+def context_rules() -> ContextRules:
+    raw = yaml.safe_load((DATA_DIR / "memory.yaml").read_text(encoding="utf-8"))
+    return ContextRules.model_validate(raw["context_limit"]["vllm"])
+
+
+@dataclass(frozen=True)
+class ContextLimit:
+    tokens: int
+    field: str  # the field (or rule) the limit comes from
+    formula: str
+
+
+def _rope(cfg: ModelConfig) -> Mapping[str, Any] | None:
+    for name in ("rope_scaling", "rope_parameters"):
+        value = cfg.field(name)
+        if isinstance(value, Mapping):
+            return value
+    return None
+
+
+def context_limit(cfg: ModelConfig) -> ContextLimit:
+    """The longest context the engines accept for this model without an override."""
+    rules = context_rules()
+    found: list[tuple[int, str]] = []
+    for key in rules.keys:
+        value = cfg.field(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            found.append((value, key))
+    if not found:
+        n = DEFAULT_WHEN_MISSING
+        return ContextLimit(
+            n, "none", f"config.json states no length ({', '.join(rules.keys)}): vLLM assumes {n:,}"
+        )
+    tokens, key = min(found)
+    formula = f"{key} = {tokens:,}"
+    rope = _rope(cfg)
+    types = f"{cfg.model_type} {cfg.wrapper_model_type}"
+    skipped = any(t in types for t in rules.rope_scaling.skip_model_types_containing)
+    if rope is not None and not skipped:
+        kind = str(rope.get("rope_type") or rope.get("type") or "")
+        factor = rope.get("factor")
+        if (
+            isinstance(factor, int | float)
+            and not isinstance(factor, bool)
+            and 1 < factor < 1e6
+            and kind not in rules.rope_scaling.no_scaling_types
+        ):
+            base = tokens
+            original = rope.get("original_max_position_embeddings")
+            if kind == "yarn" and isinstance(original, int) and 0 < original < 1 << 34:
+                base = original
+                formula = f"original_max_position_embeddings {original:,}"
+            tokens = int(base * factor)
+            formula += f" × {kind} factor {factor:g} = {tokens:,}"
+    return ContextLimit(tokens, key, formula)

@@ -1,0 +1,275 @@
+"""What the official vLLM recipes and SGLang docs set for a model, read from ``data/recipes.yaml``:
+speculative-decoding settings, environment variables per GPU generation, flags the recipes always
+pass, and the official quantized sibling checkpoints. Rows match on config.json fields (the same
+``match`` shape as ``data/software.yaml``), never on a model's name; only ``checkpoints`` is keyed
+by repository id, because it records which repositories exist."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.hardware.gpus import Gpu
+from engine.model.config import ModelConfig
+from engine.model.family import FamilyVerdict
+from engine.rules import DATA_DIR
+from engine.scenario import Engine
+from engine.software.report import SoftwareReport
+
+RECIPES_YAML = DATA_DIR / "recipes.yaml"
+
+
+class _Loose(BaseModel):
+    """A row as the research file writes it: the fields the rules read; notes kept aside."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class Match(_Loose):
+    architectures: list[str] = Field(min_length=1)
+    model_types: list[str] | None = None
+    fields: dict[str, str | int | float | bool] | None = None
+    present: list[str] | None = None
+    at_least: dict[str, float] | None = None
+
+    def matches(self, cfg: ModelConfig) -> bool:
+        if cfg.architecture not in self.architectures:
+            return False
+        types = {cfg.model_type, cfg.wrapper_model_type} - {""}
+        if self.model_types is not None and not types & set(self.model_types):
+            return False
+        for key, want in (self.fields or {}).items():
+            if _field(cfg, key) != want:
+                return False
+        for key in self.present or []:
+            if _field(cfg, key) is None:
+                return False
+        for key, floor in (self.at_least or {}).items():
+            got = _field(cfg, key)
+            if isinstance(got, bool) or not isinstance(got, int | float) or got < floor:
+                return False
+        return True
+
+
+def _field(cfg: ModelConfig, path: str) -> Any:
+    node: Any = cfg.raw
+    for part in path.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
+
+
+class _VllmSpec(_Loose):
+    method: str
+    num_speculative_tokens: int = Field(ge=1)
+    draft_model: str | None = None
+    source: str = Field(min_length=1)
+
+
+class _SglangSpec(_Loose):
+    algorithm: str
+    num_steps: int = Field(ge=1)
+    eagle_topk: int = Field(ge=1)
+    num_draft_tokens: int = Field(ge=2)
+    source: str = Field(min_length=1)
+
+
+class _Speculative(_Loose):
+    name: str
+    match: Match
+    vllm: _VllmSpec | None = None
+    sglang: _SglangSpec | None = None
+
+
+class _SpecDefaults(_Loose):
+    vllm: _VllmSpec
+    sglang: _SglangSpec
+
+
+class _Var(_Loose):
+    name: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*$")
+    value: str
+    reason: str = Field(min_length=1)
+
+
+class _Env(_Loose):
+    name: str
+    engine: Engine
+    match: Match
+    generations: list[str] | None = None
+    weight_dtype: str | None = None
+    optional: bool = False
+    vars: list[_Var] = Field(min_length=1)
+    source: str = Field(min_length=1)
+
+
+class _Flag(_Loose):
+    flag: str = Field(pattern=r"^-{1,2}[A-Za-z0-9][\w.-]*$")
+    value: str | None = None
+    reason: str = Field(min_length=1)
+
+
+class _BaseFlags(_Loose):
+    name: str
+    engine: Engine
+    match: Match
+    generations: list[str] | None = None
+    weight_dtype: str | None = None
+    flags: list[_Flag] = Field(min_length=1)
+    source: str = Field(min_length=1)
+
+
+class RecipesFile(_Loose):
+    speculative_defaults: _SpecDefaults
+    speculative: list[_Speculative]
+    env: list[_Env]
+    base_flags: list[_BaseFlags]
+    checkpoints: list[dict[str, Any]]
+
+
+@cache
+def recipes() -> RecipesFile:
+    raw = yaml.safe_load(RECIPES_YAML.read_text(encoding="utf-8"))
+    return RecipesFile.model_validate(raw)
+
+
+def _applies(
+    generations: list[str] | None, weight_dtype: str | None, gpu: Gpu, sw: SoftwareReport
+) -> bool:
+    if generations is not None and gpu.generation not in generations:
+        return False
+    return weight_dtype is None or sw.checkpoint.weight_dtype == weight_dtype
+
+
+@dataclass(frozen=True)
+class Speculative:
+    method: str
+    num_speculative_tokens: int
+    algorithm: str
+    num_steps: int
+    eagle_topk: int
+    num_draft_tokens: int
+    source: str
+
+
+def has_draft_layers(cfg: ModelConfig, family: FamilyVerdict) -> bool:
+    """The checkpoint carries MTP layers: the config counts them, or a recipe row for this
+    architecture runs MTP (Qwen3-Next ships the layers without counting them in config.json)."""
+    return family.mtp_layers > 0 or any(
+        _mtp_row(r) and r.match.matches(cfg) for r in recipes().speculative
+    )
+
+
+def _mtp_row(row: _Speculative) -> bool:
+    """A row that drafts with the checkpoint's own layers (not a separate draft model)."""
+    return row.vllm is None or row.vllm.draft_model is None
+
+
+def speculative_for(cfg: ModelConfig, engine: Engine) -> Speculative:
+    """MTP draft settings: the first row whose match fits and names this engine, else the
+    engines' documented defaults."""
+    data = recipes()
+    row = next(
+        (
+            r
+            for r in data.speculative
+            if _mtp_row(r) and getattr(r, engine) is not None and r.match.matches(cfg)
+        ),
+        None,
+    )
+    v = row.vllm if row is not None and row.vllm is not None else data.speculative_defaults.vllm
+    s = (
+        row.sglang
+        if row is not None and row.sglang is not None
+        else data.speculative_defaults.sglang
+    )
+    return Speculative(
+        v.method,
+        v.num_speculative_tokens,
+        s.algorithm,
+        s.num_steps,
+        s.eagle_topk,
+        s.num_draft_tokens,
+        v.source if engine == "vllm" else s.source,
+    )
+
+
+def env_for(cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport) -> list[Any]:
+    """Environment variables the recipes set for this model, engine, GPU generation and
+    checkpoint format (rows marked optional are left for the user)."""
+    from engine.launch.plan import EnvVar
+
+    out: list[EnvVar] = []
+    seen: set[str] = set()
+    for row in recipes().env:
+        if row.engine != engine or row.optional or not row.match.matches(cfg):
+            continue
+        if not _applies(row.generations, row.weight_dtype, gpu, sw):
+            continue
+        for var in row.vars:
+            if var.name not in seen:
+                seen.add(var.name)
+                out.append(EnvVar(var.name, var.value, f"{var.reason} ({row.source})"))
+    return out
+
+
+@dataclass(frozen=True)
+class RecipeFlag:
+    flag: str
+    value: str | None
+    reason: str
+
+
+def base_flags_for(
+    cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport
+) -> list[RecipeFlag]:
+    return [
+        RecipeFlag(f.flag, f.value, f"{f.reason} ({row.source})")
+        for row in recipes().base_flags
+        if row.engine == engine
+        and row.match.matches(cfg)
+        and _applies(row.generations, row.weight_dtype, gpu, sw)
+        for f in row.flags
+    ]
+
+
+_KINDS = ("fp8", "nvfp4", "mxfp4")
+
+
+def checkpoints_of(model_id: str) -> list[tuple[str, str, str]]:
+    """(kind, repo, source) of the official FP8 / NVFP4 / MXFP4 siblings of ``model_id``."""
+    out: list[tuple[str, str, str]] = []
+    for row in recipes().checkpoints:
+        names = {str(row.get("of", "")).lower(), str(row.get("bundled_model") or "").lower()}
+        if model_id.lower() not in names:
+            continue
+        for kind in _KINDS:
+            entry = row.get(kind)
+            repo = entry.get("repo") if isinstance(entry, dict) else None
+            if isinstance(repo, str) and repo.lower() != model_id.lower():
+                out.append((kind, repo, str(row.get("source", ""))))
+        break
+    return out
+
+
+_TOKENS = re.compile(r"[-_.]+")
+
+
+def is_base_checkpoint(model_id: str, sw: SoftwareReport) -> bool:
+    """A pre-trained checkpoint by its repository name (data/launch.yaml base_checkpoints)."""
+    from engine.launch.plan import launch_facts
+
+    rules = launch_facts().base_checkpoints
+    tokens = set(_TOKENS.split(model_id.rsplit("/", 1)[-1].lower()))
+    if tokens & set(rules.marker_tokens):
+        return True
+    named = rules.instruct_named
+    if sw.architecture in named.get("architectures", []):
+        return not tokens & set(named.get("tokens", []))
+    return False

@@ -1,0 +1,223 @@
+"""A launch plan as text people paste: the command, a bash script, docker run, and its JSON.
+
+Every string that came from a user or a config is data here, never code: shell words go through
+``shlex.quote``; a comment line carries text only after ``one_line`` has folded every line
+break, carriage return and Unicode separator into a space, so nothing a config says can end a
+comment and start a command. The only unquoted words are the ones this module writes itself
+(``${LEADER_ADDR}`` for the first node's address).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from engine.launch.plan import LEADER, LaunchPlan, NodeCommand
+
+# Every character that ends a line for a shell, a YAML parser or a Markdown renderer, plus the
+# other C0/C1 controls.
+_LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u0085\ufeff]+")
+_VAR = re.compile(r"^\$\{LEADER_ADDR\}(:\d{1,5})?$")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every line break and control character folded into one space."""
+    return _LINE_BREAKS.sub(" ", text).strip()
+
+
+def comment(text: str) -> str:
+    """A bash comment line that cannot end early: ``# `` + the text on one line."""
+    return "# " + one_line(text)
+
+
+def word(token: str) -> str:
+    """One shell word: the leader-address placeholder stays expandable (double quotes), every
+    other token is single-quoted by shlex when it needs to be."""
+    if _VAR.match(token):
+        return f'"{token}"'
+    return shlex.quote(token)
+
+
+def join(argv: tuple[str, ...] | list[str]) -> str:
+    return " ".join(word(t) for t in argv)
+
+
+def shell(plan: LaunchPlan, command: NodeCommand | None = None) -> str:
+    """One node's command, an option per line with ``\\`` continuations."""
+    argv = list((command or plan.commands[0]).argv)
+    head = len(plan.program)
+    lines = [join(argv[:head])]
+    i = head
+    while i < len(argv):
+        group = [argv[i]]
+        if i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+            group.append(argv[i + 1])
+            i += 1
+        lines.append(join(group))
+        i += 1
+    return " \\\n  ".join(lines)
+
+
+def _prefix(command: NodeCommand) -> str:
+    if command.devices is None:
+        return ""
+    return "CUDA_VISIBLE_DEVICES=" + ",".join(str(d) for d in command.devices) + " "
+
+
+def script(plan: LaunchPlan) -> str:
+    """A bash script for the whole launch: ``set -euo pipefail``, the environment, the reasons as
+    comments, and one command per node (or per server) with the node it belongs on."""
+    out = [
+        "#!/usr/bin/env bash",
+        comment(
+            f"{plan.engine} {plan.engine_version}: {plan.model_name} on {plan.nodes} node(s) × "
+            f"{plan.gpus_per_node} {plan.gpu_key}, layout {plan.layout.describe()}"
+        ),
+        comment(f"context {plan.context:,} tokens; users that fit: {plan.fit.users:,}"),
+        "set -euo pipefail",
+        "",
+    ]
+    if not plan.runnable:
+        out += [comment(f"BLOCKED: {b}") for b in plan.blocked_by] + [""]
+    for e in plan.env:
+        out.append(comment(f"{e.name}: {e.reason}"))
+        out.append(f"export {e.name}={shlex.quote(e.value)}")
+    if plan.env:
+        out.append("")
+    for f in plan.flags:
+        out.append(comment(f"{' '.join(f.tokens)}: {f.reason}"))
+    for x in plan.left_to_engine:
+        out.append(comment(f"not set {x.flag}: {x.reason}"))
+    for n in plan.notes:
+        out.append(comment(f"note: {n}"))
+    multi = any(c.role != "server" for c in plan.commands)
+    if multi:
+        out += [
+            "",
+            comment(
+                "Set LEADER_ADDR to the first node's address on every node, then run its line."
+            ),
+            ': "${LEADER_ADDR:?set LEADER_ADDR to the address of node 0}"',
+        ]
+    if len(plan.commands) == 1:
+        out += ["", shell(plan)]
+        return "\n".join(out) + "\n"
+    out += [
+        "",
+        comment("Run the command for this machine: pass its node number as the first argument."),
+        'NODE="${1:?pass the node number (0 for the first node)}"',
+        'case "$NODE" in',
+    ]
+    by_node: dict[int, list[NodeCommand]] = {}
+    for c in plan.commands:
+        by_node.setdefault(c.node, []).append(c)
+    for node, commands in by_node.items():
+        out.append(f"  {node})")
+        background = len(commands) > 1
+        for c in commands:
+            line = _prefix(c) + shell(plan, c).replace("\n", "\n    ")
+            out.append("    " + line + (" &" if background else ""))
+        if background:
+            out.append("    wait")
+        out.append("    ;;")
+    out += ['  *) echo "unknown node: $NODE" >&2; exit 2 ;;', "esac"]
+    return "\n".join(out) + "\n"
+
+
+def container_args(plan: LaunchPlan, command: NodeCommand | None = None) -> list[str]:
+    """What follows the image name in ``docker run``."""
+    argv = list((command or plan.commands[0]).argv)
+    return argv[2:] if plan.image_has_entrypoint else argv
+
+
+def docker(plan: LaunchPlan, command: NodeCommand | None = None) -> str:
+    c = command or plan.commands[0]
+    if plan.gpu_vendor == "amd":
+        devices = ["--device", "/dev/kfd", "--device", "/dev/dri", "--group-add", "video"]
+    elif c.devices is not None:
+        # docker's documented form for several devices: --gpus '"device=0,1"'
+        devices = ["--gpus", '"device=' + ",".join(str(d) for d in c.devices) + '"']
+    else:
+        devices = ["--gpus", "all"]
+    net = ["--network", "host"] if c.role != "server" else ["-p", f"{c.port}:{c.port}"]
+    head = ["docker", "run", *devices, "--ipc=host", *net]
+    for e in plan.env:
+        head += ["-e", f"{e.name}={e.value}"]
+    if c.role != "server":
+        head += ["-e", "LEADER_ADDR"]
+    text = join(head)
+    # Written unquoted so the shell expands $HOME; every other word is quoted.
+    cache = '-v "$HOME/.cache/huggingface:/root/.cache/huggingface"'
+    return f"{text} {cache} {shlex.quote(plan.image)} \\\n  " + join(container_args(plan, c))
+
+
+def plan_json(plan: LaunchPlan) -> dict[str, Any]:
+    """The plan's JSON (the ``plan --json`` contract plus the per-node commands)."""
+    from engine.launch.k8s import kubernetes_yaml, manifest_name
+
+    s = plan.layout.split
+    return {
+        "engine": plan.engine,
+        "engine_version": plan.engine_version,
+        "model": plan.model_id,
+        "gpu": plan.gpu_key,
+        "gpus": plan.gpus,
+        "nodes": plan.nodes,
+        "gpus_per_node": plan.gpus_per_node,
+        "layout": {
+            "replicas": plan.layout.replicas,
+            "tp": s.tp,
+            "dp": s.dp,
+            "attn_dp": s.dp,
+            "pp": s.pp,
+            "expert_parallel": s.ep,
+            "description": plan.layout.describe(),
+            "reason": "; ".join(_layout_reasons(plan)),
+        },
+        "context": plan.context,
+        "users": plan.fit.users,
+        "weights_per_gpu": plan.fit.weights_per_gpu,
+        "kv_space_per_gpu": plan.fit.kv_space_per_gpu,
+        "memory_fraction": plan.fit.fraction,
+        "argv": plan.argv,
+        "shell": shell(plan),
+        "script": script(plan),
+        "docker": docker(plan),
+        "commands": [
+            {
+                "node": c.node,
+                "role": c.role,
+                "rank": c.rank,
+                "argv": list(c.argv),
+                "devices": list(c.devices) if c.devices is not None else None,
+                "port": c.port,
+            }
+            for c in plan.commands
+        ],
+        "env": [e.to_json() for e in plan.env],
+        "flags": [f.to_json() for f in plan.flags],
+        "left_to_engine": [x.to_json() for x in plan.left_to_engine],
+        "runnable": plan.runnable,
+        "blocked_by": list(plan.blocked_by),
+        "notes": list(plan.notes),
+        "kubernetes_yaml": kubernetes_yaml(plan, manifest_name(plan.model_name)),
+    }
+
+
+def _layout_reasons(plan: LaunchPlan) -> list[str]:
+    flag = "--tensor-parallel-size" if plan.engine == "vllm" else "--tp-size"
+    return [f.reason for f in plan.flags if f.flag == flag]
+
+
+__all__ = [
+    "LEADER",
+    "comment",
+    "docker",
+    "join",
+    "one_line",
+    "plan_json",
+    "script",
+    "shell",
+    "word",
+]

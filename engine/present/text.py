@@ -1,0 +1,68 @@
+"""The Study as plain text for a terminal (the CLI's output without ``--json``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.study import Study
+
+GIB = 1 << 30
+
+
+def diagnose_text(out: dict[str, Any]) -> str:
+    lines = [
+        f"{out['model']}  ({out['architecture']})",
+        f"family: {out['attention_family']}"
+        + (" + sliding window" if out["sliding_window"] else "")
+        + (f" + MoE {out['experts_per_token']}/{out['num_experts']}" if out["moe"] else "")
+        + (f" + MTP ×{out['mtp_layers']}" if out["mtp_layers"] else "")
+        + (f" + multimodal ({out['fusion']} fusion)" if out["multimodal"] else ""),
+        f"KV dtype: {out['kv_dtype']} -> stored as {out['kv_dtype_stored']}  (TP {out['tp']})",
+    ]
+    for g in out["layer_groups"]:
+        lines.append(f"  {g['kind']:<10} {g['formula']}")
+    lines.append(f"KV bytes/token per rank: {out['kv_bytes_per_token']:,}")
+    if out["state_bytes_per_request"]:
+        lines.append(f"state bytes/request per rank: {out['state_bytes_per_request']:,}")
+    lines.append(
+        f"per request at {out['context']:,} tokens: {out['kv_bytes_per_request']:,} B "
+        f"({out['kv_bytes_per_request'] / GIB:.2f} GiB)"
+    )
+    sg = out["sglang"]
+    if sg["differs"]:
+        lines.append(
+            f"SGLang: {sg['kv_bytes_per_token']:,} B/token ({sg['kv_dtype_stored']}), "
+            f"state {sg['state_bytes_per_request']:,} B/request"
+        )
+    lines.append(
+        f"params: {out['params_total'] / 1e9:.1f} B total, "
+        f"{out['params_active'] / 1e9:.1f} B active; "
+        f"weights {out['weight_bytes'] / GIB:.1f} GiB ({out['checkpoint_format']})"
+    )
+    lines.append(
+        f"on {out['gpus']}× {out['gpu']}: {out['max_concurrency']:,} concurrent users "
+        f"({out['instances']} instance(s), {out['weights_per_gpu'] / GIB:.1f} GiB weights per GPU)"
+    )
+    return "\n".join(lines)
+
+
+def study_text(st: Study) -> str:
+    s = st.scenario
+    fit = st.fit
+    lines = [
+        f"{st.model.name} on {s.nodes} node(s) × {s.gpus_per_node} {st.gpu.key}, {s.engine}",
+        f"verdict: {st.verdict.status} — {st.verdict.reason}",
+        *[f"  try: {tip}" for tip in st.verdict.suggestions],
+        f"layout: {st.layout.describe()}",
+        *[f"  because {r}" for r in st.search.reasons],
+        f"context: {st.context:,} tokens (asked {st.context_asked:,}; model limit "
+        f"{st.limit.tokens:,})",
+        f"per GPU: {fit.weights_per_gpu / GIB:,.1f} GiB weights, "
+        f"{fit.kv_space_per_gpu / GIB:,.1f} GiB for KV; users that fit: {fit.users:,}",
+    ]
+    if st.plan is not None:
+        from engine.launch.render import shell
+
+        lines += ["", shell(st.plan)]
+    return "\n".join(lines)

@@ -1,0 +1,389 @@
+"""``study(scenario) -> Study``: the one computed decision every reader shares.
+
+The Study holds everything downstream of the user's choices — the config and its layers, the
+family with its evidence, the KV accounting of vLLM and SGLang, the weights, the layout search
+(the pick and the candidates it beat), memory per GPU at that layout, the context that fits and
+the users it serves, the hardware gates at that layout, the software facts, the launch plans of
+both engines and the verdict. Pages, CLI subcommands, the linter, the troubleshooter, the
+Kubernetes writer and the measure step read it; none of them re-derives a number.
+
+``study`` is cached per scenario (an in-process LRU shared by every session of the app), so a
+page re-render or a second CLI slice costs a dictionary lookup.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from engine.diagnose import Diagnosis, Options
+from engine.errors import InputError
+from engine.hardware.gates import GateReport, gate_report
+from engine.hardware.gpus import Gpu, lookup_gpu
+from engine.kv.dtype import KvDtype, resolve_kv_dtype
+from engine.kv.sglang import sglang_kv_dtype
+from engine.kv.sizing import KvSizing, size_kv
+from engine.launch.context import ContextLimit, context_limit
+from engine.launch.layout import (
+    Candidate,
+    Layout,
+    LayoutSearch,
+    SearchInputs,
+    evaluate,
+    search,
+    split_problem,
+)
+from engine.launch.plan import LaunchPlan, build_plan, chunk_tokens, launch_facts, model_id_for
+from engine.launch.recipes import has_draft_layers
+from engine.model import store
+from engine.model.architecture import Architecture, build_architecture
+from engine.model.config import ModelConfig
+from engine.model.family import FamilyVerdict, classify
+from engine.model.loader import LoadedModel, load_catalog, load_hub
+from engine.model.weights import WeightReport, weight_report
+from engine.scenario import ENGINES, Engine, Scenario
+from engine.software.report import SoftwareReport, software_report
+
+VerdictStatus = Literal["runs", "fewer_users", "shorter_context", "does_not_fit", "blocked"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answer first: does it run on these GPUs, and the one reason."""
+
+    status: VerdictStatus
+    reason: str
+    suggestions: tuple[str, ...] = ()
+
+    @property
+    def runs(self) -> bool:
+        return self.status in ("runs", "fewer_users", "shorter_context")
+
+
+@dataclass(frozen=True)
+class EngineView:
+    """One engine's side of the study at the chosen layout."""
+
+    engine: Engine
+    kv_dtype: KvDtype
+    kv: KvSizing  # at the layout's attention TP
+    fit: Candidate | None  # None when this engine cannot run the chosen layout
+    software: SoftwareReport
+    plan: LaunchPlan | None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class Study:
+    scenario: Scenario
+    model: LoadedModel
+    gpu: Gpu
+    architecture: Architecture
+    family: FamilyVerdict
+    weights: WeightReport
+    limit: ContextLimit
+    context_asked: int
+    search: LayoutSearch
+    gates: GateReport
+    engines: dict[Engine, EngineView]
+    verdict: Verdict
+    mtp: bool
+    text_only: bool
+    min_gpus: int | None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    _sizings: dict[tuple[str, int, str], KvSizing] = field(default_factory=dict, repr=False)
+
+    @property
+    def config(self) -> ModelConfig:
+        return self.model.config
+
+    @property
+    def fit(self) -> Candidate:
+        """The chosen layout's memory and users, for the scenario's engine."""
+        return self.search.pick
+
+    @property
+    def layout(self) -> Layout:
+        return self.search.pick.layout
+
+    @property
+    def context(self) -> int:
+        """The context the launch sets: the workload's, or the largest that fits."""
+        return self.search.pick.context
+
+    @property
+    def primary(self) -> EngineView:
+        return self.engines[self.scenario.engine]
+
+    @property
+    def kv(self) -> KvSizing:
+        return self.primary.kv
+
+    @property
+    def plan(self) -> LaunchPlan | None:
+        return self.primary.plan
+
+    def sizing(self, engine: Engine, tp: int, kv_dtype: str | None = None) -> KvSizing:
+        """The KV sizing of ``engine`` at attention TP ``tp`` (another KV dtype for a sweep)."""
+        dtype = kv_dtype or self.scenario.kv_dtype
+        key = (engine, tp, dtype)
+        if key not in self._sizings:
+            kvd = _kv_dtype(engine, dtype, self.config, self.gpu)
+            self._sizings[key] = size_kv(self.architecture, self.config, kvd, tp, engine)
+        return self._sizings[key]
+
+    @property
+    def diagnosis(self) -> Diagnosis:
+        """Family, KV sizing of both engines at the chosen TP, and weights (step 1-2 slice)."""
+        return Diagnosis(
+            self.config,
+            self.architecture,
+            self.family,
+            self.engines["vllm"].kv,
+            self.engines["sglang"].kv,
+            self.weights,
+            Options(self.scenario.kv_dtype, self.layout.tp, self.context or 1, self.gpu.arch),
+            max(self.context, 1),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        from engine.present.report import study_json
+
+        return study_json(self)
+
+
+# --- the model a scenario names ------------------------------------------------------------------
+
+
+def resolve_model(s: Scenario) -> LoadedModel:
+    if s.source == "catalog":
+        return load_catalog(s.model)
+    if s.source == "hub":
+        return load_hub(s.model)
+    assert s.digest is not None
+    return store.get(s.digest)
+
+
+# --- computing it ---------------------------------------------------------------------------------
+
+
+def _kv_dtype(engine: Engine, requested: str, cfg: ModelConfig, gpu: Gpu) -> KvDtype:
+    if engine == "vllm":
+        return resolve_kv_dtype(requested, cfg, gpu.arch)
+    return sglang_kv_dtype(requested, cfg, gpu.arch)
+
+
+def _compute(s: Scenario) -> Study:
+    model = resolve_model(s)
+    cfg = model.config
+    gpu = lookup_gpu(s.gpu)
+    arch = build_architecture(cfg)
+    fam = classify(cfg, arch)
+    weights = weight_report(cfg, arch)
+    limit = context_limit(cfg)
+    notes: list[str] = []
+    if s.images and not fam.multimodal:
+        raise InputError("images", f"a multimodal model; {cfg.architecture} has no vision encoder")
+    asked = s.context or limit.tokens
+    if asked > limit.tokens:
+        notes.append(
+            f"The workload's {asked:,} tokens exceed the model's own limit ({limit.formula}); "
+            f"planning for {limit.tokens:,}."
+        )
+        asked = limit.tokens
+    text_only = fam.multimodal and not s.images
+    mtp = has_draft_layers(cfg, fam) and s.users <= launch_facts().mtp.max_users
+    model_id = model_id_for(model)
+    software = {
+        e: software_report(
+            cfg.raw, e, model_id if model.source != "file" else None, text_only=text_only
+        )
+        for e in ENGINES
+    }
+    kv_dtypes = {e: _kv_dtype(e, s.kv_dtype, cfg, gpu) for e in ENGINES}
+    sizing_cache: dict[tuple[Engine, int], KvSizing] = {}
+
+    def kv_at(engine: Engine) -> Callable[[int], KvSizing]:
+        def at(tp: int) -> KvSizing:
+            key = (engine, tp)
+            if key not in sizing_cache:
+                sizing_cache[key] = size_kv(arch, cfg, kv_dtypes[engine], tp, engine)
+            return sizing_cache[key]
+
+        return at
+
+    def inputs(engine: Engine) -> SearchInputs:
+        return SearchInputs(
+            cfg=cfg,
+            arch=arch,
+            family=fam,
+            weights=weights,
+            gpu=gpu,
+            engine=engine,
+            kv_at=kv_at(engine),
+            context=asked,
+            limit=limit.tokens,
+            mtp=mtp,
+            vision=fam.multimodal and not text_only,
+            chunk_tokens=chunk_tokens(s.latency, s.images),
+        )
+
+    found = search(inputs(s.engine), s)
+    pick = found.pick
+    views: dict[Engine, EngineView] = {}
+    for e in ENGINES:
+        if e == s.engine:
+            fit: Candidate | None = pick
+            problem = None
+        else:
+            problem = split_problem(cfg, arch, fam, pick.layout.split)
+            try:
+                fit = (
+                    None
+                    if problem
+                    else evaluate(inputs(e), s, pick.layout.replicas, pick.layout.split)
+                )
+            except InputError as err:
+                fit, problem = None, err.expected
+        kv = kv_at(e)(pick.layout.tp)
+        views[e] = EngineView(e, kv_dtypes[e], kv, fit, software[e], None, problem)
+    gates = gate_report(fam, weights, views[s.engine].kv_dtype, gpu, pick, cfg)
+    fewest = _fewest_gpus(inputs(s.engine), s) if not pick.context_fits else None
+    verdict = _verdict(s, fam, pick, gates, fewest, model, limit, asked)
+    core = _Core(model, cfg, gpu, arch, fam, weights, limit, asked, mtp, text_only, gates)
+    for e, v in views.items():
+        if v.fit is None:
+            continue
+        plan = build_plan(core, s, e, v.fit, v.kv, v.software, verdict.runs)
+        views[e] = EngineView(e, v.kv_dtype, v.kv, v.fit, v.software, plan, v.problem)
+    return Study(
+        scenario=s,
+        model=model,
+        gpu=gpu,
+        architecture=arch,
+        family=fam,
+        weights=weights,
+        limit=limit,
+        context_asked=asked,
+        search=found,
+        gates=gates,
+        engines=views,
+        verdict=verdict,
+        mtp=mtp,
+        text_only=text_only,
+        min_gpus=fewest,
+        notes=tuple(notes),
+    )
+
+
+@dataclass(frozen=True)
+class _Core:
+    """The model-side facts a plan reads (a slice of the Study, before the plans exist)."""
+
+    model: LoadedModel
+    cfg: ModelConfig
+    gpu: Gpu
+    arch: Architecture
+    family: FamilyVerdict
+    weights: WeightReport
+    limit: ContextLimit
+    context_asked: int
+    mtp: bool
+    text_only: bool
+    gates: GateReport
+
+
+def _fewest_gpus(inp: SearchInputs, s: Scenario) -> int | None:
+    """The fewest GPUs of this kind that hold the weights and one request at the context."""
+    n = 1
+    while n <= 1024:
+        per_node = min(n, s.gpus_per_node)
+        nodes = -(-n // per_node)
+        if per_node * nodes == n and nodes <= 128:
+            trial = s.model_copy(
+                update={
+                    "gpus_per_node": per_node,
+                    "nodes": nodes,
+                    "tp": None,
+                    "dp": None,
+                    "pp": None,
+                    "ep": None,
+                    "replicas": None,
+                    "users": 1,
+                }
+            )
+            try:
+                if search(inp, trial).pick.context_fits:
+                    return n
+            except InputError:
+                pass
+        n *= 2
+    return None
+
+
+def _verdict(
+    s: Scenario,
+    fam: FamilyVerdict,
+    pick: Candidate,
+    gates: GateReport,
+    fewest: int | None,
+    model: LoadedModel,
+    limit: ContextLimit,
+    asked: int,
+) -> Verdict:
+    failed = [g for g in gates.gates if g.status == "fail" and g.name != "fits in memory"]
+    if failed:
+        g = failed[0]
+        return Verdict("blocked", f"{g.name}: {g.reason}", (g.fix,) if g.fix else ())
+    lay = pick.layout.describe()
+    if not pick.weights_fit or (not pick.context_fits and pick.users == 0):
+        tips: list[str] = []
+        if fewest is not None:
+            tips.append(f"{fewest} × {s.gpu} hold the weights and one {asked:,}-token request")
+        from engine.launch.plan import smaller_checkpoints
+
+        tips += smaller_checkpoints(model.name)
+        return Verdict(
+            "does_not_fit",
+            f"the weights ({pick.weights_per_gpu / 2**30:,.1f} GiB per GPU at {lay}) leave no "
+            f"room for KV in {pick.usable_per_gpu / 2**30:,.1f} GiB usable per GPU",
+            tuple(tips),
+        )
+    if not pick.context_fits:
+        return Verdict(
+            "shorter_context",
+            f"one request fits {pick.context:,} tokens, not the {asked:,} asked, at {lay}",
+            (f"{fewest} × {s.gpu} fit the full context",) if fewest else (),
+        )
+    if not pick.users_fit:
+        return Verdict(
+            "fewer_users",
+            f"{pick.users:,} of {s.users:,} users fit at {pick.context:,} tokens ({lay}); the "
+            "rest wait in the queue",
+        )
+    return Verdict("runs", f"{lay}: {pick.users:,} users fit at {pick.context:,} tokens")
+
+
+# --- the cache ------------------------------------------------------------------------------------
+
+MAX_CACHED = 512
+_lock = threading.Lock()
+_cache: OrderedDict[Scenario, Study] = OrderedDict()
+
+
+def study(s: Scenario) -> Study:
+    """The Study of ``s``, computed once per distinct scenario (LRU of the last 512)."""
+    with _lock:
+        hit = _cache.get(s)
+        if hit is not None:
+            _cache.move_to_end(s)
+            return hit
+    result = _compute(s)
+    with _lock:
+        _cache[s] = result
+        while len(_cache) > MAX_CACHED:
+            _cache.popitem(last=False)
+    return result

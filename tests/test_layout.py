@@ -1,0 +1,108 @@
+"""The layout search: the playbook's parallelism calls, derived from the config and the workload
+(seed 004: GQA replicates, TP size from latency, MLA/DSA DP-attention at high concurrency)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.errors import InputError
+from engine.launch.layout import Split, split_problem
+from engine.model.architecture import build_architecture
+from engine.model.family import classify
+from engine.model.loader import load_model
+from tests.study_util import run
+
+
+def test_a_dense_gqa_model_replicates_at_the_smallest_tp_that_serves_the_workload() -> None:
+    st = run("Qwen/Qwen3-32B", gpus_per_node=8, users=32)
+    assert st.layout.dp == 1 and not st.layout.ep
+    assert st.layout.tp == 1 and st.layout.replicas == 8
+
+
+def test_latency_first_gives_a_dense_model_the_largest_tp_in_a_node() -> None:
+    st = run("Qwen/Qwen3-32B", gpus_per_node=8, users=32, latency="latency")
+    assert st.layout.tp == 8 and st.layout.replicas == 1
+
+
+def test_throughput_first_takes_the_smallest_tp_that_holds_the_weights() -> None:
+    # 141 GB of bf16 weights: half of them fits an H200 with room for KV, a quarter an H100
+    h200 = run("meta-llama/Llama-3.1-70B-Instruct", gpu="H200", gpus_per_node=8, users=8)
+    assert h200.layout.tp == 2 and h200.layout.replicas == 4
+    h100 = run("meta-llama/Llama-3.1-70B-Instruct", gpu="H100", gpus_per_node=8, users=8)
+    assert h100.layout.tp == 4 and h100.layout.replicas == 2
+
+
+def test_every_tp_the_search_offers_divides_the_heads() -> None:
+    st = run("tiiuae/falcon-7b-instruct", gpu="L40S", gpus_per_node=8)
+    for c in st.search.candidates:
+        assert 71 % c.layout.tp == 0
+    assert any("71 attention heads" in why for _, why in st.search.rejected)
+
+
+def test_mla_moe_at_low_concurrency_is_tp_plus_ep() -> None:
+    st = run("deepseek-ai/DeepSeek-V3", gpus_per_node=8, users=16, context=8192)
+    assert (st.layout.tp, st.layout.dp, st.layout.ep) == (8, 1, True)
+    assert any("TP keeps every GPU on every request" in r for r in st.search.reasons)
+
+
+def test_mla_moe_whose_users_do_not_fit_at_tp_takes_dp_attention_for_the_memory() -> None:
+    # 64 users of 32K do not fit the replicated latent at TP 8; DP-attention holds more
+    st = run("deepseek-ai/DeepSeek-V3", gpus_per_node=8, users=64)
+    assert st.layout.dp == 8
+    tp8 = run("deepseek-ai/DeepSeek-V3", gpus_per_node=8, users=64, tp=8, dp=1)
+    assert tp8.fit.users < 64 <= st.fit.users or st.fit.users > tp8.fit.users
+
+
+def test_mla_moe_at_high_concurrency_uses_dp_attention_to_stop_latent_replication() -> None:
+    st = run("deepseek-ai/DeepSeek-V3", gpus_per_node=8, users=512)
+    assert (st.layout.tp, st.layout.dp, st.layout.ep) == (1, 8, True)
+    # the latent is stored once per request, not on every rank: more users fit than at TP 8
+    tp8 = run("deepseek-ai/DeepSeek-V3", gpus_per_node=8, users=512, tp=8, dp=1)
+    assert st.fit.users > tp8.fit.users
+
+
+def test_latency_priority_keeps_dsa_tensor_parallel_while_the_users_fit() -> None:
+    st = run(
+        "deepseek-ai/DeepSeek-V3.2", gpus_per_node=8, users=32, latency="latency", context=8192
+    )
+    assert st.layout.dp == 1 and st.layout.tp == 8
+    balanced = run("deepseek-ai/DeepSeek-V3.2", gpus_per_node=8, users=32, context=8192)
+    assert balanced.layout.dp == 8
+
+
+def test_a_copy_stays_inside_one_node_unless_it_cannot_fit_there() -> None:
+    fits = run("Qwen/Qwen3-235B-A22B", gpus_per_node=8, nodes=2)
+    assert fits.layout.split.gpus <= 8 and fits.layout.replicas >= 2
+    spans = run("deepseek-ai/DeepSeek-V3", gpu="H100", gpus_per_node=8, nodes=2)
+    assert spans.layout.split.gpus == 16 and spans.layout.pp == 2
+
+
+def test_dp_attention_is_refused_for_a_dense_model() -> None:
+    cfg = load_model("Qwen/Qwen3-32B").config
+    arch = build_architecture(cfg)
+    problem = split_problem(cfg, arch, classify(cfg, arch), Split(tp=1, dp=8))
+    assert problem is not None and "dense" in problem
+
+
+def test_fp8_block_quantization_limits_the_tp_that_slices_experts() -> None:
+    cfg = load_model("deepseek-ai/DeepSeek-V3").config  # FP8 blocks of 128, moe_intermediate 2048
+    arch = build_architecture(cfg)
+    fam = classify(cfg, arch)
+    # 2048 / 32 ranks = 64 columns per rank, half a block; expert parallelism keeps experts whole
+    assert split_problem(cfg, arch, fam, Split(tp=16, dp=2)) is not None
+    assert split_problem(cfg, arch, fam, Split(tp=16, dp=2, ep=True)) is None
+
+
+def test_a_pinned_layout_that_cannot_run_names_the_field() -> None:
+    with pytest.raises(InputError, match=r"^tp: "):
+        run("Qwen/Qwen3-32B", gpus_per_node=8, tp=3)
+    with pytest.raises(InputError, match=r"^tp: "):
+        run("Qwen/Qwen3-32B", gpus_per_node=8, tp=8, dp=2)
+
+
+def test_the_candidates_are_ranked_with_the_pick_first_and_reasons_for_the_rest() -> None:
+    st = run("deepseek-ai/DeepSeek-V3", gpus_per_node=8, users=256)
+    assert st.search.candidates[0] is st.fit
+    keys = [c.rank_key for c in st.search.candidates]
+    assert keys == sorted(keys)
+    assert all(c.why for c in st.search.candidates if not c.users_fit)
