@@ -65,7 +65,7 @@ def test_every_cause_has_mechanism_check_fix_source_and_is_ranked(
     assert len(causes) >= 3
     assert [c.score for c in causes] == sorted((c.score for c in causes), reverse=True)
     for c in causes:
-        assert c.why and c.check and c.fixes and c.fit and c.source
+        assert c.why and c.check and c.fixes and c.score_reasons and c.source
         assert 0 <= c.score <= 1
 
 
