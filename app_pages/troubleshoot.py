@@ -1,25 +1,45 @@
-"""Troubleshoot: pick a symptom, get the likely causes for this model and GPU, best fit first."""
+"""Troubleshoot: pick a symptom, get the likely causes for this model and GPU, best fit first,
+each with the facts that ranked it there."""
 
 import streamlit as st
 
 from engine.facts import model_facts
-from engine.troubleshoot import SYMPTOMS, troubleshoot
+from engine.i18n import DEFAULT_LANG, t
+from engine.troubleshoot import symptoms, troubleshoot
 from ui import show
 from ui import state as S
 
+lang = DEFAULT_LANG  # the app has no language choice yet
 d = S.study_or_stop()
-st.title("Troubleshoot")
-st.caption(f"Causes are ranked for {d.model.name} on {d.gpu.key}.")
-labels = {sym.id: sym.label for sym in SYMPTOMS}
+st.title(t("troubleshoot.page.title", lang))
+st.caption(t("troubleshoot.page.caption", lang, model=d.model.name, gpu=d.gpu.key))
+labels = {sym.id: sym.label for sym in symptoms(lang)}
 symptom = st.radio(
-    "What do you see?", list(labels), format_func=labels.__getitem__, key="trouble.symptom"
+    t("troubleshoot.page.question", lang),
+    list(labels),
+    format_func=labels.__getitem__,
+    key="trouble.symptom",
 )
-causes = show.or_error(troubleshoot, symptom, model_facts(d.model), d.gpu)
+causes = show.or_error(troubleshoot, symptom, model_facts(d.model), d.gpu, lang)
 if causes is None:
     st.stop()
+
+
+def bullets(head: str, items: list[str]) -> str:
+    return head + "\n" + "\n".join(f"- {item}" for item in items)
+
+
+def reason(text: str, amount: str) -> str:
+    return t("troubleshoot.page.reason", lang, text=text, amount=amount)
+
+
 for c in causes:
-    with st.expander(f"{c.score:.0%} · {c.title}", expanded=c is causes[0]):
-        st.markdown(f"**Why:** {c.why}")
-        st.markdown(f"**Check:** {c.check}")
-        st.markdown("**Fix:**\n" + "\n".join(f"- {f}" for f in c.fixes))
-        st.caption(f"Fit to this model: {c.fit} · Source: {c.source}")
+    label = t("troubleshoot.page.cause", lang, score=f"{c.score:.0%}", title=c.title)
+    (base_text, base), *moves = c.score_reasons
+    reasons = [reason(base_text, f"{base:.0%}")] + [reason(x, f"{m:+.0%}") for x, m in moves]
+    with st.expander(label, expanded=c is causes[0]):
+        st.markdown(t("troubleshoot.page.why", lang, text=c.why))
+        st.markdown(t("troubleshoot.page.check", lang, text=c.check))
+        st.markdown(bullets(t("troubleshoot.page.fix", lang), list(c.fixes)))
+        st.markdown(bullets(t("troubleshoot.page.ranked", lang), reasons))
+        st.caption(t("troubleshoot.page.source", lang, source=c.source))

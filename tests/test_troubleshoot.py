@@ -1,4 +1,5 @@
-"""Symptom → cause ranking depends on the model's family and the GPU."""
+"""Symptom → cause ranking depends on the model's family and the GPU; the table, its scores
+and its texts (English and Korean) hold together."""
 
 from __future__ import annotations
 
@@ -7,10 +8,15 @@ import re
 import pytest
 
 from engine.errors import InputError
-from engine.hardware.gpus import lookup_gpu
-from engine.lint import ModelFacts, ParserNames
-from engine.software.tables import flag_table
-from engine.troubleshoot import SYMPTOMS, troubleshoot
+from engine.hardware.gates import kernel_gates
+from engine.hardware.gpus import Gpu, all_gpus, lookup_gpu
+from engine.i18n import LANGS, Lang, catalog
+from engine.lint import ModelFacts, ParserNames, dsa_kernel_path
+from engine.software.report import known_architectures
+from engine.software.tables import flag_table, lookup_flag
+from engine.troubleshoot import SYMPTOMS, symptoms, troubleshoot
+from engine.troubleshoot.scoring import CONDITIONS, SCORERS, clamp, problems
+from engine.troubleshoot.table import troubleshoot_table
 
 GLM5 = ModelFacts(
     architecture="GlmMoeDsaForCausalLM",
@@ -65,7 +71,7 @@ def test_every_cause_has_mechanism_check_fix_source_and_is_ranked(
     assert len(causes) >= 3
     assert [c.score for c in causes] == sorted((c.score for c in causes), reverse=True)
     for c in causes:
-        assert c.why and c.check and c.fixes and c.fit and c.source
+        assert c.why and c.check and c.fixes and c.score_reasons and c.source
         assert 0 <= c.score <= 1
 
 
@@ -84,6 +90,14 @@ def test_symptom_by_label_and_unknown_symptom() -> None:
     with pytest.raises(InputError) as err:
         troubleshoot("gpu on fire", GLM5, None)
     assert err.value.field == "symptom"
+
+
+def test_symptom_by_its_korean_label_and_unknown_language() -> None:
+    korean = {s.id: s.label for s in symptoms("ko")}["no-tool-calls"]
+    assert troubleshoot(korean, GLM5, None, "ko")[0].id == "tool-parser-missing"
+    with pytest.raises(InputError) as err:
+        troubleshoot("no-tool-calls", GLM5, None, "fr")
+    assert err.value.field == "lang"
 
 
 # --- ranking depends on the model and the GPU -----------------------------------------------
@@ -165,3 +179,180 @@ def test_thinking_leaks_names_the_reasoning_parser() -> None:
     causes = troubleshoot("thinking-leaks", GLM5, None)
     assert causes[0].id == "reasoning-parser-missing"
     assert "--reasoning-parser glm45" in causes[0].fixes[0]
+
+
+# --- the table, its scores and its texts ----------------------------------------------------
+
+TABLE = troubleshoot_table()
+ALL_FACTS = (GLM5, QWEN3_32B, DSV3, QWEN3_NEXT, BASE_MODEL)
+SOME_GPUS: tuple[Gpu | None, ...] = (
+    None,
+    *(lookup_gpu(name) for name in ("H200", "B200", "RTX 4090", "RTX 5090", "A100 80GB", "MI300X")),
+)
+GLM5_WITHOUT_SGLANG_PARSER = ModelFacts(
+    "GlmMoeDsaForCausalLM", "DSA", True, 64, 64, 202752, num_experts=256,
+    has_tool_parser_need=True, tool_call_parser=ParserNames("glm47", None),
+)  # fmt: skip
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+PLACEHOLDER = re.compile(r"\{\w+\}")
+
+
+def fix_texts(lang: Lang) -> dict[tuple[str, str], list[str]]:
+    """(cause, fix) -> the catalog texts of that fix and of its variants, unfilled."""
+    texts = catalog(lang)
+    out: dict[tuple[str, str], list[str]] = {}
+    for cause in TABLE.causes:
+        for fix in cause.fixes:
+            keys = [fix.key, *cause.variants.get(fix.key, {}).values()]
+            out[cause.id, fix.key] = [texts[f"troubleshoot.cause.{cause.id}.{k}"] for k in keys]
+    return out
+
+
+def test_the_table_names_only_scoring_functions_facts_and_conditions_that_exist() -> None:
+    assert problems(TABLE) == []
+    for cause in TABLE.causes:
+        assert cause.rate in SCORERS, cause.id
+        assert set(cause.adjust) <= set(SCORERS[cause.rate].facts), cause.id
+        for alternatives in cause.variants.values():
+            assert set(alternatives) <= set(CONDITIONS), cause.id
+
+
+def test_every_cause_cites_a_readable_source() -> None:
+    for cause in TABLE.causes:
+        assert len(cause.source) > 10, cause.id
+        assert "../" not in cause.source and "/work/" not in cause.source, cause.id
+    for named in (*TABLE.generation_sets.values(), *TABLE.architecture_sets.values()):
+        assert "../" not in named.source and "/work/" not in named.source
+
+
+def test_every_text_of_every_cause_is_in_english_and_korean() -> None:
+    for lang in LANGS:
+        texts = catalog(lang)
+        for symptom in TABLE.symptoms:
+            assert f"troubleshoot.symptom.{symptom.id}" in texts, (lang, symptom.id)
+        for cause in TABLE.causes:
+            keys = [*cause.text_keys]
+            keys += [k for alternatives in cause.variants.values() for k in alternatives.values()]
+            for key in keys:
+                assert f"troubleshoot.cause.{cause.id}.{key}" in texts, (lang, cause.id, key)
+            for fact in cause.adjust:
+                assert f"troubleshoot.fact.{fact}" in texts, (lang, fact)
+
+
+def test_every_fix_flag_exists_in_its_engines_pinned_table() -> None:
+    for cause in TABLE.causes:
+        for fix in cause.fixes:
+            for engine, flags in fix.flags.items():
+                for flag in flags:
+                    assert lookup_flag(engine, flag) is not None, (cause.id, engine, flag)
+                    assert flag in flag_table(engine), (cause.id, engine, flag)  # no abbreviation
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_flags_a_fix_text_names_are_the_flags_the_table_declares(lang: Lang) -> None:
+    declared = {
+        (cause.id, fix.key): {flag for flags in fix.flags.values() for flag in flags}
+        for cause in TABLE.causes
+        for fix in cause.fixes
+    }
+    for where, texts in fix_texts(lang).items():
+        for text in texts:
+            named = {
+                flag
+                for span in re.findall(r"`([^`]*)`", text)
+                for flag in re.findall(r"(?<![\w-])--[a-z0-9][a-z0-9-]*", span)
+            }
+            assert named == declared[where], (lang, where)
+
+
+def test_named_sets_hold_generations_and_architectures_the_catalogs_know() -> None:
+    generations = {gpu.generation for gpu in all_gpus()}
+    for named in TABLE.generation_sets.values():
+        assert named.generations <= generations
+    for named in TABLE.architecture_sets.values():
+        assert named.architectures <= known_architectures()
+
+
+@pytest.mark.parametrize("symptom", [s.id for s in SYMPTOMS])
+def test_every_score_is_its_base_plus_the_facts_that_moved_it(symptom: str) -> None:
+    for facts in ALL_FACTS:
+        for gpu in SOME_GPUS:
+            for cause in troubleshoot(symptom, facts, gpu):
+                amounts = [amount for _, amount in cause.score_reasons]
+                assert cause.score == clamp(sum(amounts)), cause.id
+                assert 0 <= cause.score <= 1
+                assert len(cause.score_reasons) == len(cause.facts) + 1
+                assert all(amount != 0 for amount in amounts[1:])
+
+
+def test_why_ranked_here_names_the_missing_dsa_kernels_on_ada_and_not_on_hopper() -> None:
+    ada = {c.id: c for c in troubleshoot("no-valid-attention-backend", GLM5, lookup_gpu("4090"))}
+    hopper = {c.id: c for c in troubleshoot("no-valid-attention-backend", GLM5, lookup_gpu("H200"))}
+    assert ada["dsa-no-kernel"].facts == ("dsa", "dsa_kernels_missing")
+    assert hopper["dsa-no-kernel"].facts == ("dsa", "dsa_kernels_native")
+    assert ada["dsa-no-kernel"].score > hopper["dsa-no-kernel"].score
+    assert "RTX 4090" in ada["dsa-no-kernel"].score_reasons[2][0]
+
+
+def test_dsa_kernel_facts_follow_the_kernel_gates_for_every_gpu() -> None:
+    path_fact = {
+        "none": "dsa_kernels_missing",
+        "sm120": "dsa_kernels_sm120_only",
+        "native": "dsa_kernels_native",
+        "other-vendor": "dsa_kernels_other_vendor",
+    }
+    for gpu in all_gpus():
+        causes = {c.id: c for c in troubleshoot("no-valid-attention-backend", GLM5, gpu)}
+        assert causes["dsa-no-kernel"].facts == ("dsa", path_fact[dsa_kernel_path(gpu)]), gpu.key
+
+
+def test_mla_triton_only_follows_the_mla_kernel_gate_for_every_gpu() -> None:
+    for gpu in all_gpus():
+        causes = {c.id: c for c in troubleshoot("no-valid-attention-backend", DSV3, gpu)}
+        gate = kernel_gates().mla.archs.get(gpu.arch)
+        limited = gate is not None and gate.status != "pass"
+        assert ("mla_triton_only" in causes["mla-fp8-kv-on-triton"].facts) is limited, gpu.key
+
+
+def test_no_text_leaves_a_parameter_unfilled() -> None:
+    for lang in LANGS:
+        for s in SYMPTOMS:
+            for facts in (*ALL_FACTS, GLM5_WITHOUT_SGLANG_PARSER):
+                for gpu in SOME_GPUS:
+                    for c in troubleshoot(s.id, facts, gpu, lang):
+                        reasons = (reason for reason, _ in c.score_reasons)
+                        for text in (c.title, c.why, c.check, *c.fixes, *reasons):
+                            assert not PLACEHOLDER.search(text), (lang, c.id, text)
+
+
+def test_a_parser_name_the_facts_lack_is_left_for_the_user_to_fill() -> None:
+    fix = troubleshoot("no-tool-calls", GLM5_WITHOUT_SGLANG_PARSER, None)[0].fixes[0]
+    assert "--tool-call-parser glm47" in fix
+    assert "--tool-call-parser NAME" in fix
+
+
+def test_hybrid_block_size_unknown_names_the_usual_sizes() -> None:
+    facts = ModelFacts("Qwen3NextForCausalLM", "HYBRID", True, 16, 2, 262144, num_experts=512)
+    why = troubleshoot("hybrid-prefix-hits-zero", facts, None)[0].why
+    assert "544" in why and "528" in why
+
+
+def test_fp8_kv_fix_on_a_gpu_without_fp8_math_is_for_capacity_only() -> None:
+    with_fp8 = troubleshoot("memory-fills-fast", QWEN3_32B, lookup_gpu("H200"))[0].fixes[0]
+    without = troubleshoot("memory-fills-fast", QWEN3_32B, lookup_gpu("A100 80GB"))[0].fixes[0]
+    assert with_fp8 != without
+    assert "A100 80GB" in without
+
+
+def test_korean_answers_are_korean_and_ranked_like_english() -> None:
+    for s in SYMPTOMS:
+        english = troubleshoot(s.id, DSV3, lookup_gpu("H200"), "en")
+        korean = troubleshoot(s.id, DSV3, lookup_gpu("H200"), "ko")
+        assert [(c.id, c.score, c.facts) for c in korean] == [
+            (c.id, c.score, c.facts) for c in english
+        ]
+        for c in korean:
+            assert HANGUL.search(c.title) and HANGUL.search(c.why) and HANGUL.search(c.check)
+            assert all(HANGUL.search(reason) for reason, _ in c.score_reasons)
+        assert [c.source for c in korean] == [c.source for c in english]
+    assert all(HANGUL.search(s.label) for s in symptoms("ko"))
