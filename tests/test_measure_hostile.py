@@ -21,6 +21,7 @@ from engine.errors import InputError
 from engine.measure.backcalc import backcalculate, cli_main, parse_engine_text
 from engine.measure.data import measure_facts
 from engine.measure.kernels import __main__ as kernels_cli
+from engine.measure.logs import MAX_HITS, scan_log
 
 pytestmark = pytest.mark.timeout(20)  # a regression fails here instead of hanging the run
 
@@ -305,3 +306,12 @@ def test_kernels_model_dims_text_nested_or_a_device_is_one_line_exit_2(
     code, seconds = timed(lambda: kernels_cli.main(["--model-dims", text, "--only", "x"]))
     assert seconds < FAST
     one_line_exit_2(code, capsys, "model-dims")
+
+
+def test_a_log_of_repeated_pool_lines_keeps_a_bounded_number_of_matches() -> None:
+    repeated = "INFO GPU KV cache size: 1,000 tokens\n" * 20_000
+    scan, seconds = timed(lambda: scan_log(VLLM_LOG + repeated))
+    assert seconds < FAST
+    assert len(scan.hits["vllm_tokens"]) == MAX_HITS
+    assert scan.counts["vllm_tokens"] == 20_001
+    assert parse_engine_text(VLLM_LOG + repeated, None).tokens_capacity == 34_952  # the first

@@ -31,11 +31,18 @@ class Hit:
     groups: dict[str, str | None]
 
 
+# Matches kept per line kind: enough for every worker's line of a large deployment, while a
+# log of nothing but matching lines cannot grow memory past a bound.
+MAX_HITS = 1024
+
+
 @dataclass
 class LogScan:
-    """Every match of each log line, and the marker lines that did not match."""
+    """The first matches of each log line (up to MAX_HITS), how many there were, and the
+    marker lines that did not match."""
 
     hits: dict[str, list[Hit]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
     broken: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     def first(self, key: str) -> Hit | None:
@@ -61,11 +68,16 @@ def scan_log(text: str) -> LogScan:
             at = line.find(spec.marker)
             if at < 0:
                 continue
+            kept = scan.hits.get(spec.key, [])
+            if len(kept) >= MAX_HITS:  # counted, not read again
+                scan.counts[spec.key] += 1
+                continue
             match = spec.regex.match(line, at + len(spec.marker))
             if match is None:
                 scan.broken.setdefault(spec.key, (number, line))
             else:
-                scan.hits.setdefault(spec.key, []).append(Hit(number, match.groupdict()))
+                scan.counts[spec.key] = scan.counts.get(spec.key, 0) + 1
+                scan.hits.setdefault(spec.key, kept).append(Hit(number, match.groupdict()))
     for spec in specs:
         if spec.essential and spec.key in scan.broken and spec.key not in scan.hits:
             number, line = scan.broken[spec.key]
@@ -191,8 +203,9 @@ def _parse_vllm(scan: LogScan) -> Partial:
     if read:
         # Every worker logs its own; vLLM sizes all ranks' pools to the smallest.
         hit, nbytes = min(read, key=lambda pair: pair[1])
-        part.put("kv_bytes_available", nbytes, f"{where(available, hit)} (GiB rounded to 0.01)")
-        part.values["bytes_rounding"] = round(GIB * facts.agreement.printed_gib_step / 2)
+        step = facts.agreement.printed_gib_step
+        part.put("kv_bytes_available", nbytes, f"{where(available, hit)} (GiB rounded to {step:g})")
+        part.values["bytes_rounding"] = round(GIB * step / 2)
     _put_first(part, scan, "vllm_hybrid_block")
     _put_first(part, scan, "vllm_cp")
     _put_args(part, scan, "vllm_args", facts.launch_args.vllm)
@@ -215,7 +228,7 @@ def _parse_sglang(scan: LogScan) -> Partial:
         step = round(GIB * facts.agreement.printed_gib_step / 2)
         part.values["bytes_rounding"] = step * len(parts)
         part.put("cache_dtype", values.get("cache_dtype"), why)
-        if len(scan.all(kv_line.key)) > 1:
+        if scan.counts.get(kv_line.key, 0) > 1:
             part.evidence.append(
                 "later 'KV Cache is allocated' lines (other ranks, or a draft model's pool) "
                 "ignored; the first is the target model's pool"
