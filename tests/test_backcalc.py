@@ -26,11 +26,8 @@ from engine.measure.backcalc import (
     backcalculate,
     cli_main,
     family_kind,
-    metrics_commands,
-    minimal_launch,
     parse_engine_text,
 )
-from engine.software.tables import ENGINES, Engine, lookup_flag
 
 GIB = 1024**3
 
@@ -566,62 +563,6 @@ def test_bad_prediction_and_tp_are_refused() -> None:
     with pytest.raises(InputError, match="tp"):
         backcalculate(reading, 1.0, 0, "gqa")
     assert math.isclose(backcalculate(reading, 10**6, 1, "gqa").ratio, 1.0)
-
-
-# ---------------------------------------------------------------------------------------------
-# First launch and metrics commands: every flag exists in the pinned engine flag tables
-# ---------------------------------------------------------------------------------------------
-
-
-def _not_spelled_as_in_the_table(engine: Engine, flags: set[str]) -> set[str]:
-    """Flags the pinned table does not know by exactly this spelling (no SGLang prefixes)."""
-    return {f for f in flags if (info := lookup_flag(engine, f)) is None or f not in info.spellings}
-
-
-@pytest.mark.parametrize("engine", ENGINES)
-def test_minimal_launch_uses_only_real_flags(engine: Engine) -> None:
-    argv = minimal_launch(engine, "deepseek-ai/DeepSeek-V3", tp=8, max_model_len=8192)
-    flags = {a for a in argv if a.startswith("--")}
-    unknown = _not_spelled_as_in_the_table(engine, flags)
-    assert not unknown, unknown
-    assert "0.85" in argv and "8192" in argv and "8" in argv
-    assert "deepseek-ai/DeepSeek-V3" in argv
-
-
-def test_minimal_launch_vllm_is_a_plain_serve_command() -> None:
-    assert minimal_launch("vllm", "meta-llama/Llama-3.1-8B", 1, 8192) == [
-        "vllm",
-        "serve",
-        "meta-llama/Llama-3.1-8B",
-        "--tensor-parallel-size",
-        "1",
-        "--max-model-len",
-        "8192",
-        "--gpu-memory-utilization",
-        "0.85",
-    ]
-
-
-def test_minimal_launch_refuses_bad_input() -> None:
-    with pytest.raises(InputError, match="engine"):
-        minimal_launch("trtllm", "m", 1, 8192)
-    with pytest.raises(InputError, match="tp"):
-        minimal_launch("vllm", "m", 0, 8192)
-    with pytest.raises(InputError, match="max_model_len"):
-        minimal_launch("vllm", "m", 1, 0)
-    with pytest.raises(InputError, match="model_id"):
-        minimal_launch("vllm", "a b", 1, 8192)
-
-
-def test_metrics_commands_are_curl_grep_lines_on_the_port() -> None:
-    vllm = metrics_commands("vllm", 8000)
-    assert vllm[0] == "curl -s localhost:8000/metrics | grep -E '^vllm:cache_config_info'"
-    assert all(c.startswith("curl -s localhost:8000/metrics | grep ") for c in vllm)
-    sglang = metrics_commands("sglang", 30000)
-    assert any("token_usage" in c for c in sglang)
-    assert all(c.startswith("curl -s localhost:30000/metrics | grep ") for c in sglang)
-    with pytest.raises(InputError, match="port"):
-        metrics_commands("vllm", 0)
 
 
 # ---------------------------------------------------------------------------------------------

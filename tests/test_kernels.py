@@ -1,9 +1,10 @@
 """Step 6, Measure: the torch micro-kernels, on CPU, assert their numbers (never their timings).
 
-Expected values are the reference text's and vLLM's own (../shared/engine-gt/vllm-kv-notes.md):
-DeepSeek-V3.2 bf16 = 61 x (1,152 + 132) = 78,324 B/token; Qwen3-Next's GDN layer state is
-1,097,728 B and vLLM raises its attention block to 544 tokens; EPLB takes a ~7x hot expert to
-a balanced placement; IndexShare over 61 layers with a share of 4 calls the indexer 16 times.
+Dims come from bundled configs (presets are catalog models). Expected values are the reference
+text's and vLLM's own: DeepSeek-V3.2 bf16 = 61 x (1,152 + 132) = 78,324 B/token; Llama-3.1-8B
+= 131,072 B/token; Qwen3-Next's GDN layer state is 1,097,728 B and vLLM raises its attention
+block to 544 tokens; EPLB takes a ~7x hot expert to a balanced placement; IndexShare over 61
+layers with a share of 4 calls the indexer 16 times.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from engine.errors import InputError
 from engine.measure.kernels import (
     CHECK_NAMES,
     CheckResult,
-    KernelDims,
     dims_from_json,
+    preset_dims,
     run_all,
     runner,
 )
@@ -33,7 +34,7 @@ Rows = dict[str, CheckResult]
 def default_run() -> tuple[Rows, list[tuple[int, int, str]], float]:
     calls: list[tuple[int, int, str]] = []
     start = time.perf_counter()
-    rows = run_all("cpu", KernelDims(), lambda i, n, name: calls.append((i, n, name)))
+    rows = run_all("cpu", preset_dims(), lambda i, n, name: calls.append((i, n, name)))
     elapsed = time.perf_counter() - start
     return {r.name: r for r in rows}, calls, elapsed
 
@@ -41,6 +42,20 @@ def default_run() -> tuple[Rows, list[tuple[int, int, str]], float]:
 @pytest.fixture(scope="module")
 def rows(default_run: tuple[Rows, list[tuple[int, int, str]], float]) -> Rows:
     return default_run[0]
+
+
+@pytest.fixture(scope="module")
+def llama_rows() -> Rows:
+    """The GQA side: Llama-3.1-8B's 8 KV heads of 128 (an MLA model caches no per-head K/V)."""
+    checks = ["paged_kv_layout", "decode_bandwidth", "kv_cat_vs_prealloc"]
+    return {r.name: r for r in run_all("cpu", preset_dims("llama-3.1-8b"), only=checks)}
+
+
+@pytest.fixture(scope="module")
+def qwen_next_rows() -> Rows:
+    """The hybrid side: Qwen3-Next's 12 attention + 36 Gated DeltaNet layers."""
+    checks = ["paged_kv_layout", "prefix_caching"]
+    return {r.name: r for r in run_all("cpu", preset_dims("qwen3-next-80b"), only=checks)}
 
 
 def test_all_seven_checks_run_on_cpu_well_under_a_minute(
@@ -64,29 +79,33 @@ def test_rows_have_the_public_keys(rows: Rows) -> None:
 # 1. Paged KV layout ---------------------------------------------------------------------------
 
 
-def test_paged_pools_allocate_exactly_the_formula(rows: Rows) -> None:
+def test_paged_pools_allocate_exactly_the_engines_groups(rows: Rows) -> None:
     # 4,096 tokens = 64 blocks of 64; 61 layers x 64 x 64 x 1,152 B (latent 512 + 64, bf16).
-    mla = rows["paged_mla_latent_bytes"]
+    mla = rows["paged_mla_bytes"]
     assert mla.measured == mla.expected == 61 * 64 * 64 * 1152
-    idx = rows["paged_dsa_indexer_keys_bytes"]
-    assert idx.measured == 61 * 64 * 64 * 132  # fp8 key 128 + fp32 scale per 128
-    assert rows["paged_bytes_per_token"].measured == 78_324  # DeepSeek-V3.2 bf16
+    idx = rows["paged_indexer_bytes"]
+    assert idx.measured == idx.expected == 61 * 64 * 64 * 132  # fp8 key 128 + fp32 scale / 128
+    per_token = rows["paged_bytes_per_token"]
+    assert per_token.measured == per_token.expected == 78_324  # DeepSeek-V3.2 bf16
 
 
-def test_qwen3_next_hybrid_block_is_544_tokens() -> None:
-    rows = {
-        r.name: r for r in run_all("cpu", KernelDims.qwen3_next_80b(), only=["paged_kv_layout"])
-    }
-    assert rows["paged_full_attention_bytes"].note.startswith("12 layers")
-    assert rows["paged_bytes_per_token"].measured == 24_576
+def test_qwen3_next_hybrid_block_is_544_tokens(qwen_next_rows: Rows) -> None:
+    rows = qwen_next_rows
+    assert rows["paged_full_bytes"].note.startswith("12 layers")
+    # 24,576 B/token in 544-token blocks: 4,096 tokens take 8 blocks = 4,352 tokens of pages.
+    per_token = rows["paged_bytes_per_token"]
+    assert per_token.expected == 24_576 and per_token.passed
+    assert per_token.measured == 24_576 * 8 * 544 / 4096
     assert rows["gdn_state_bytes_per_layer"].measured == 1_097_728
+    assert rows["gdn_state_bytes_per_layer"].passed
+    assert rows["hybrid_block_matches_engine"].measured == 544
+    assert rows["hybrid_block_matches_engine"].passed
     assert rows["hybrid_attention_block_tokens"].measured == 544
     assert rows["hybrid_state_page_padding"].measured == pytest.approx(544 * 2048 / 1_097_728 - 1)
 
 
-def test_llama_gqa_pool_is_131072_bytes_per_token() -> None:
-    rows = {r.name: r for r in run_all("cpu", KernelDims.llama_3_1_8b(), only=["paged_kv_layout"])}
-    assert rows["paged_bytes_per_token"].measured == 131_072
+def test_llama_gqa_pool_is_131072_bytes_per_token(llama_rows: Rows) -> None:
+    assert llama_rows["paged_bytes_per_token"].measured == 131_072
 
 
 # 2. MLA ---------------------------------------------------------------------------------------
@@ -112,21 +131,24 @@ def test_mla_speedup_is_reported_with_its_gpu_target(rows: Rows) -> None:
 # 3. Decode bandwidth ---------------------------------------------------------------------------
 
 
-def test_decode_reads_exactly_the_kv_bytes(rows: Rows) -> None:
+def test_decode_reads_exactly_the_kv_bytes(rows: Rows, llama_rows: Rows) -> None:
     sizes = Sizes.cpu()
-    gqa = rows["gqa_decode_kv_bytes"]
+    gqa = llama_rows["gqa_decode_kv_bytes"]
     # CPU dims: 4 KV heads x 64, fp32: requests x tokens x (K+V) x heads x dim x 4 B.
     assert gqa.measured == sizes.concurrency * sizes.context * 2 * 4 * 64 * 4
     mla = rows["mla_decode_kv_bytes"]
     assert mla.measured == sizes.concurrency * sizes.context * (64 + 16) * 4
-    for name in ("copy_bandwidth_gbps", "gqa_decode_gbps", "mla_decode_gbps"):
+    assert "gqa_decode_kv_bytes" not in rows  # an MLA model caches no per-head K/V
+    for name in ("copy_bandwidth_gbps", "mla_decode_gbps"):
         assert rows[name].measured > 0
+    assert llama_rows["gqa_decode_gbps"].measured > 0
     step, roofline = rows["decode_step_ms_at_concurrency"], rows["decode_step_roofline_ms"]
     assert step.measured > 0 and roofline.measured > 0
 
 
 def test_catalog_bandwidth_is_reported_against_the_copy() -> None:
-    rows = run_all("cpu", KernelDims.llama_3_1_8b(), only=["decode_bandwidth"], catalog_gbps=4800)
+    dims = preset_dims("llama-3.1-8b")
+    rows = run_all("cpu", dims, only=["decode_bandwidth"], catalog_gbps=4800)
     copy = next(r for r in rows if r.name == "copy_bandwidth_gbps")
     assert copy.expected == 4800 and "of the catalog" in copy.note
 
@@ -166,9 +188,13 @@ def test_attention_prefix_kv_is_bit_identical(rows: Rows) -> None:
     assert rows["attention_prefix_kv_bit_identical"].measured == 1.0
 
 
-def test_gdn_chunked_state_is_close_but_not_bit_identical(rows: Rows) -> None:
-    assert rows["gdn_state_bit_identical"].measured == 0.0
-    assert 0 < rows["gdn_state_max_rel_diff"].measured <= 1e-4
+def test_gdn_chunked_state_is_close_but_not_bit_identical(qwen_next_rows: Rows) -> None:
+    assert qwen_next_rows["gdn_state_bit_identical"].measured == 0.0
+    assert 0 < qwen_next_rows["gdn_state_max_rel_diff"].measured <= 1e-4
+
+
+def test_a_model_without_gated_deltanet_skips_the_gdn_rows(rows: Rows) -> None:
+    assert rows["gdn_skipped"].passed and "gdn_state_bit_identical" not in rows
 
 
 # 6. MoE routing ----------------------------------------------------------------------------------
@@ -188,7 +214,8 @@ def test_eplb_reduces_the_gpu_imbalance(rows: Rows) -> None:
 # 7. torch.cat vs preallocated --------------------------------------------------------------------
 
 
-def test_cat_copies_quadratic_bytes_prealloc_linear(rows: Rows) -> None:
+def test_cat_copies_quadratic_bytes_prealloc_linear(llama_rows: Rows) -> None:
+    rows = llama_rows
     n, row = Sizes.cpu().cat_steps, 2 * 4 * 64 * 4  # CPU dims: K+V, 4 heads x 64, fp32
     assert rows["kvcat_naive_bytes_copied"].measured == row * n * (n + 1) // 2
     assert rows["kvcat_prealloc_bytes_copied"].measured == row * n
@@ -198,6 +225,11 @@ def test_cat_copies_quadratic_bytes_prealloc_linear(rows: Rows) -> None:
     assert rows["kvcat_contents_equal"].measured == 1.0
 
 
+def test_mla_cat_row_is_one_latent(rows: Rows) -> None:
+    n, row = Sizes.cpu().cat_steps, (64 + 16) * 4  # CPU dims: latent 64 + RoPE 16, fp32
+    assert rows["kvcat_prealloc_bytes_copied"].measured == row * n
+
+
 # Runner, dims and CLI ----------------------------------------------------------------------------
 
 
@@ -205,7 +237,9 @@ def test_dense_model_skips_mla_dsa_and_moe() -> None:
     names = {
         r.name
         for r in run_all(
-            "cpu", KernelDims.llama_70b(), only=["mla_absorption", "dsa_indexer", "moe_routing"]
+            "cpu",
+            preset_dims("llama-3.1-70b"),
+            only=["mla_absorption", "dsa_indexer", "moe_routing"],
         )
     }
     assert names == {"mla_skipped", "dsa_skipped", "moe_skipped"}
@@ -216,13 +250,14 @@ def test_a_check_that_raises_becomes_one_failed_row(monkeypatch: pytest.MonkeyPa
         raise RuntimeError("out of memory")
 
     monkeypatch.setattr(runner, "CHECKS", (("broken", broken),))
-    (row,) = run_all("cpu")
+    (row,) = run_all("cpu", preset_dims("llama-3.1-8b"))
     assert row.name == "broken_error" and not row.passed and "out of memory" in row.note
 
 
 def test_model_dims_json_overrides_a_preset() -> None:
     dims = dims_from_json('{"preset": "llama-3.1-70b", "num_layers": 40}')
     assert dims.num_layers == 40 and dims.num_heads == 64 and dims.kv_lora_rank == 0
+    assert dims.kv is None  # the engine's sizing describes the 80-layer config, not these dims
 
 
 @pytest.mark.parametrize(
@@ -232,6 +267,8 @@ def test_model_dims_json_overrides_a_preset() -> None:
         ('{"num_heads": 128, "num_kv_heads": 7}', "model-dims.num_kv_heads"),
         ('{"unknown_field": 1}', "model-dims.unknown_field"),
         ('{"preset": "gpt-9"}', "model-dims.preset"),
+        ('{"num_layers": "61"}', "model-dims.num_layers"),
+        ('{"num_layers": 10000000}', "model-dims.num_layers"),
         ("[1, 2]", "model-dims"),
         ("{not json", "model-dims"),
     ],

@@ -3,10 +3,12 @@
     python -m tools.gpu_check [--out FILE] [--catalog-gbps N] [--only CHECK ...]
 
 Runs every check of ``engine.measure.kernels`` on ``cuda`` at DeepSeek-V3.2 dims (MLA, DSA indexer,
-MoE; GQA at Llama-like 8 x 128) and the decode, paged and torch.cat checks again at
-Llama-3.1-70B dims, then prints {device, torch, cuda, catalog_gbps, runs: {preset: rows},
-summary}. The catalog bandwidth comes from data/gpus.yaml by the device name when the engine
-can resolve it. Exit 0 when every row passed, 1 otherwise, 2 without a GPU.
+MoE), the GQA-side checks (paged, decode, torch.cat) at Llama-3.1-70B dims and the hybrid ones
+(paged with the hybrid block, prefix caching) at Qwen3-Next dims, each preset built from its
+bundled config (data/measure.yaml kernel_presets), then prints {device, torch, cuda,
+catalog_gbps, runs: {preset: rows}, summary}. The catalog bandwidth comes from data/gpus.yaml
+by the device name when the engine can resolve it. Exit 0 when every row passed, 1 otherwise,
+2 without a GPU.
 """
 
 from __future__ import annotations
@@ -21,15 +23,13 @@ import torch
 
 from engine.errors import InputError
 from engine.hardware.gpus import lookup_gpu
-from engine.measure.kernels import CHECK_NAMES, KernelDims, run_all
+from engine.measure.kernels import CHECK_NAMES, preset_dims, run_all
 
-RUNS: tuple[tuple[str, KernelDims, tuple[str, ...] | None], ...] = (
-    ("deepseek-v3.2", KernelDims(), None),
-    (
-        "llama-3.1-70b",
-        KernelDims.llama_70b(),
-        ("paged_kv_layout", "decode_bandwidth", "kv_cat_vs_prealloc"),
-    ),
+# (preset, checks to run: None for all)
+RUNS: tuple[tuple[str, tuple[str, ...] | None], ...] = (
+    ("deepseek-v3.2", None),
+    ("llama-3.1-70b", ("paged_kv_layout", "decode_bandwidth", "kv_cat_vs_prealloc")),
+    ("qwen3-next-80b", ("paged_kv_layout", "prefix_caching")),
 )
 
 
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     catalog = args.catalog_gbps or catalog_bandwidth(name)
     runs: dict[str, list[dict[str, object]]] = {}
     timings: dict[str, float] = {}
-    for preset, dims, only in RUNS:
+    for preset, only in RUNS:
         selected = list(only) if only else list(CHECK_NAMES)
         if args.only:
             selected = [c for c in selected if c in args.only]
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{preset}] {i}/{total} {check}", file=sys.stderr, flush=True)
 
         start = time.perf_counter()
-        rows = run_all("cuda", dims, progress, catalog_gbps=catalog, only=selected)
+        rows = run_all("cuda", preset_dims(preset), progress, catalog_gbps=catalog, only=selected)
         timings[preset] = round(time.perf_counter() - start, 2)
         runs[preset] = [r.as_dict() for r in rows]
     failed = [f"{p}:{r['name']}" for p, rows in runs.items() for r in rows if not r["passed"]]

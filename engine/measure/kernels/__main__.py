@@ -1,7 +1,9 @@
-"""``python -m engine.measure.kernels [--device cpu|cuda] [--json] [--model-dims JSON]``
+"""``python -m engine.measure.kernels [--device cpu|cuda] [--json] [--model SOURCE | --preset NAME]
+[--model-dims JSON]``
 
 Prints the result rows (a JSON list with ``--json``). Exit 0 when every row passed, 1 when
-one failed, 2 on bad input (one line on stderr).
+one failed, 2 on bad input (one line on stderr). Argument parsing only: ``dims_for_args`` and
+``run_all`` do the work.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ import sys
 import time
 
 from engine.cli_util import InputErrorParser, run_cli
+from engine.errors import InputError
 from engine.measure.kernels.common import CheckResult
-from engine.measure.kernels.dims import PRESETS, LayerGroup, dims_from_spec, read_dims_spec
+from engine.measure.kernels.dims import KernelDims
+from engine.measure.kernels.from_model import PRESETS, kernel_dims
 from engine.measure.kernels.runner import CHECK_NAMES, run_all
+from engine.measure.kernels.spec import dims_from_spec, read_dims_spec
 
 
 def _table(rows: list[CheckResult]) -> str:
@@ -38,44 +43,55 @@ def _table(rows: list[CheckResult]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = InputErrorParser(prog="python -m engine.measure.kernels", description=__doc__)
+def add_kernel_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     parser.add_argument("--json", action="store_true", help="print a JSON list of result rows")
-    parser.add_argument("--model-dims", help="JSON object (or file) of KernelDims fields")
+    parser.add_argument(
+        "--model-dims", help="JSON object (or file) of KernelDims fields, optionally a preset"
+    )
     parser.add_argument("--model", help="a model SOURCE (catalog name, config.json, hub id)")
-    parser.add_argument("--preset", help=f"start from one of: {', '.join(PRESETS)}")
+    parser.add_argument(
+        "--preset", help=f"a bundled catalog model, or one of: {', '.join(PRESETS)}"
+    )
     parser.add_argument("--catalog-gbps", type=float, help="the GPU's catalog bandwidth, GB/s")
     parser.add_argument("--concurrency", type=int, help="requests decoded together")
     parser.add_argument("--context", type=int, help="cached tokens per request for decode")
     parser.add_argument("--only", action="append", help=f"run only: {', '.join(CHECK_NAMES)}")
+
+
+def dims_for_args(model: str | None, preset: str | None, model_dims: str | None) -> KernelDims:
+    """The dims a run uses: a model's config, or a preset (a catalog model), with the
+    ``--model-dims`` fields changed over it."""
+    spec = read_dims_spec(model_dims) if model_dims else {}
+    if model and preset:
+        raise InputError("preset", "either --model or --preset, not both")
+    if preset:
+        spec["preset"] = preset
+    if not model:
+        return dims_from_spec(spec)
+    from engine.model.loader import load_model
+
+    loaded = load_model(model)
+    return dims_from_spec(spec, kernel_dims(loaded.config, loaded.name))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = InputErrorParser(prog="python -m engine.measure.kernels", description=__doc__)
+    add_kernel_arguments(parser)
     return run_cli(parser, argv, _run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    spec = read_dims_spec(args.model_dims) if args.model_dims else {}
-    if args.preset:
-        spec["preset"] = args.preset
-    groups: list[LayerGroup] | None = None
-    hybrid_block = None
-    if args.model:
-        from engine.facts import kernel_dims, kernel_layer_groups
-        from engine.model.loader import load_model
-
-        cfg = load_model(args.model).config
-        spec = kernel_dims(cfg).to_dict() | spec
-        groups, hybrid_block = kernel_layer_groups(cfg)
+    dims = dims_for_args(args.model, args.preset, args.model_dims)
     start = time.perf_counter()
     rows = run_all(
         args.device,
-        dims_from_spec(spec),
+        dims,
         None,
         catalog_gbps=args.catalog_gbps,
         concurrency=args.concurrency,
         context=args.context,
         only=args.only,
-        layer_groups=groups,
-        hybrid_block=hybrid_block,
     )
     elapsed = time.perf_counter() - start
     if args.json:

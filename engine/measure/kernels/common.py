@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from engine.errors import InputError
-from engine.measure.kernels.dims import KernelDims, LayerGroup, Sizes
+from engine.measure.kernels.dims import EngineKv, KernelDims, Sizes
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,9 @@ class Ctx:
     sizes: Sizes
     catalog_gbps: float | None
     seed: int = 0
-    # The engine's own layer groups and hybrid block for the model (engine.facts), so the
-    # paged check compares real allocations with the engine's formula, not its own.
-    layer_groups: tuple[LayerGroup, ...] | None = None
-    hybrid_block: int | None = None
+    # The engine's own KV numbers for the model (engine.kv.sizing): the byte checks compare
+    # real allocations with these, never with a formula of their own.
+    kv: EngineKv | None = None
 
     @property
     def on_gpu(self) -> bool:

@@ -1,69 +1,104 @@
-"""Model dimensions the micro-kernels run at, as a plain frozen dataclass.
+"""Model dimensions the micro-kernels run at, and the engine's own KV numbers they check.
 
-The checks only need shapes, never weights. ``KernelDims()`` is DeepSeek-V3.2-like for the MLA,
-DSA-indexer and MoE fields (DeepSeek-V3 plus a 128-dim, 64-head indexer picking 2,048 tokens)
-and Llama-like for the GQA fields (8 KV heads of 128); the hybrid fields are Qwen3-Next's GDN
-layer. Presets give one model each. On CPU the heavy checks run at ``scaled_for_cpu()`` dims
-(heads and ranks capped) so that all seven finish in seconds; on CUDA they run at these dims.
+The checks only need shapes, never weights. ``KernelDims`` holds a model's shapes in
+config.json's own terms (zero where the model has no such part: no MLA fields on a GQA model)
+and ``EngineKv``, what the engine's sizing (``engine.kv.sizing``) says the same model's paged
+groups, hybrid block and recurrent state weigh. Both are built from a config by
+``engine.measure.kernels.from_model``; presets are bundled catalog configs. On CPU the heavy
+checks run at ``scaled_for_cpu()`` dims (heads and ranks capped) so that all seven finish in
+seconds; on CUDA they run at these dims.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, fields, replace
-from pathlib import Path
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from engine.errors import InputError
+from engine.measure.data import measure_facts
 
 # A paged layer group: (name, num_layers, bytes_per_token_per_layer, block_size)
 LayerGroup = tuple[str, int, int, int]
 
+# Fields that set what a run simulates (a deployment choice), not the model's shapes: changing
+# them leaves the engine's KV numbers for the model valid.
+RUN_SETTINGS = frozenset({"ep_size", "num_redundant_experts", "index_share"})
+
+
+@dataclass(frozen=True)
+class EngineKv:
+    """The engine's sizing of one model on one TP rank, in the kernels' KV dtype.
+
+    ``groups`` are its token-paged groups; ``hybrid_block`` / ``hybrid_align`` and
+    ``attention_bytes_per_token`` its hybrid page alignment (vLLM raises the attention block so
+    a page covers one layer's recurrent state); ``state_bytes`` that state per layer and
+    sequence, stored in ``state_dtype_bytes`` per state tensor (conv, SSM).
+    """
+
+    source: str
+    groups: tuple[LayerGroup, ...]
+    hybrid_block: int | None = None
+    hybrid_align: int | None = None
+    attention_bytes_per_token: int | None = None
+    state_bytes: int | None = None
+    state_dtype_bytes: tuple[int, ...] = ()
+
+    @property
+    def bytes_per_token(self) -> int:
+        """Sum over the paged groups of layers x bytes per token per layer."""
+        return sum(layers * per_layer for _, layers, per_layer, _ in self.groups)
+
 
 @dataclass(frozen=True)
 class KernelDims:
-    """Shapes of one model, in config.json's own terms where it has them."""
+    """Shapes of one model, in config.json's own terms where it has them (0: no such part)."""
 
-    name: str = "deepseek-v3.2-like + llama-gqa"
-    num_layers: int = 61
-    num_heads: int = 128  # query heads (num_attention_heads)
-    # GQA / standard attention
-    num_kv_heads: int = 8
-    head_dim: int = 128
+    name: str
+    num_layers: int
+    num_heads: int  # query heads (num_attention_heads)
+    # GQA / standard attention (0 on an MLA model: it caches one latent, no per-head K/V)
+    num_kv_heads: int
+    head_dim: int
     # MLA (DeepSeek-V2/V3): the cached latent is kv_lora_rank + qk_rope_head_dim per token
-    kv_lora_rank: int = 512
-    qk_rope_head_dim: int = 64
-    qk_nope_head_dim: int = 128
-    v_head_dim: int = 128
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+    qk_nope_head_dim: int
+    v_head_dim: int
     # DSA lightning indexer (DeepSeek-V3.2 / GLM-5): one fp8 key per cached token per layer
-    index_num_heads: int = 64
-    index_head_dim: int = 128
-    index_topk: int = 2048
-    index_share: int = 4  # IndexShare: layers sharing one indexer (1 = an indexer per layer)
+    index_num_heads: int
+    index_head_dim: int
+    index_topk: int
     # MoE
-    hidden_size: int = 7168
-    moe_intermediate_size: int = 2048
-    num_experts: int = 256
-    experts_per_token: int = 8
-    ep_size: int = 32  # GPUs the experts are spread over
-    num_redundant_experts: int = 32  # EPLB replicas
+    hidden_size: int
+    moe_intermediate_size: int
+    num_experts: int
+    experts_per_token: int
     # Hybrid linear attention (Gated DeltaNet, Qwen3-Next); num_linear_layers of num_layers
-    num_linear_layers: int = 0
-    linear_num_key_heads: int = 16
-    linear_num_value_heads: int = 32
-    linear_key_head_dim: int = 128
-    linear_value_head_dim: int = 128
-    linear_conv_kernel_dim: int = 4
+    num_linear_layers: int
+    linear_num_key_heads: int
+    linear_num_value_heads: int
+    linear_key_head_dim: int
+    linear_value_head_dim: int
+    linear_conv_kernel_dim: int
+    # Run settings (data/measure.yaml kernel_scenario): EP group, EPLB replicas, IndexShare
+    ep_size: int = 0  # GPUs the experts are spread over
+    num_redundant_experts: int = 0  # EPLB replicas
+    index_share: int = 1  # IndexShare: layers sharing one indexer (1 = an indexer per layer)
     # KV cache element size in bytes (2 = bf16, 1 = fp8)
     kv_dtype_bytes: int = 2
+    # The engine's KV numbers for these shapes (None once a shape is overridden by hand)
+    kv: EngineKv | None = None
 
     def __post_init__(self) -> None:
+        limit = measure_facts().limits.max_dim
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name == "name":
+            if f.name in ("name", "kv"):
                 continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise InputError(f"model-dims.{f.name}", f"a non-negative integer, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limit:
+                raise InputError(
+                    f"model-dims.{f.name}", f"an integer from 0 to {limit:,}, got {value!r}"
+                )
         for required in ("num_layers", "num_heads", "kv_dtype_bytes"):
             if getattr(self, required) == 0:
                 raise InputError(f"model-dims.{required}", "a positive integer")
@@ -74,6 +109,8 @@ class KernelDims:
             )
         if self.num_linear_layers >= self.num_layers:
             raise InputError("model-dims.num_linear_layers", "fewer than num_layers")
+        if self.num_linear_layers and self.linear_conv_kernel_dim < 1:
+            raise InputError("model-dims.linear_conv_kernel_dim", "a positive integer")
         if self.num_experts and self.experts_per_token > self.num_experts:
             raise InputError("model-dims.experts_per_token", "at most num_experts")
         if (
@@ -86,7 +123,7 @@ class KernelDims:
                 "a divisor of num_experts and of num_redundant_experts (equal slots per GPU)",
             )
 
-    # ---- derived sizes -------------------------------------------------------------------
+    # ---- derived shapes ------------------------------------------------------------------
     @property
     def has_mla(self) -> bool:
         return self.kv_lora_rank > 0
@@ -98,11 +135,6 @@ class KernelDims:
     @property
     def mla_latent_dim(self) -> int:
         return self.kv_lora_rank + self.qk_rope_head_dim
-
-    @property
-    def gqa_bytes_per_token_per_layer(self) -> int:
-        """K and V of every KV head: 2 x num_kv_heads x head_dim x dtype bytes."""
-        return 2 * self.num_kv_heads * self.head_dim * self.kv_dtype_bytes
 
     @property
     def num_attention_layers(self) -> int:
@@ -120,87 +152,17 @@ class KernelDims:
             (self.linear_num_value_heads, self.linear_value_head_dim, self.linear_key_head_dim),
         )
 
-    @property
-    def mla_bytes_per_token_per_layer(self) -> int:
-        """One latent vector (kv_lora_rank + rope) per token: MLA has no per-head K/V."""
-        return self.mla_latent_dim * self.kv_dtype_bytes
-
-    @property
-    def indexer_bytes_per_token_per_layer(self) -> int:
-        """fp8 index key plus one fp32 scale per 128 elements (vLLM DeepseekV32IndexerCache)."""
-        return self.index_head_dim + self.index_head_dim // 128 * 4
-
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The shape and run fields (what ``--model-dims`` may set), without the engine's KV."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "kv"}
 
-    # ---- presets ---------------------------------------------------------------------------
-    @classmethod
-    def deepseek_v3(cls) -> KernelDims:
-        """DeepSeek-V3/R1: 61 MLA layers (512 + 64), 256 experts top-8, no indexer."""
-        return cls(
-            name="deepseek-v3", index_head_dim=0, index_num_heads=0, index_topk=0, index_share=1
-        )
-
-    @classmethod
-    def deepseek_v32(cls) -> KernelDims:
-        """DeepSeek-V3.2: V3 plus the lightning indexer (64 heads x 128, top-2048)."""
-        return cls(name="deepseek-v3.2", index_share=1)
-
-    @classmethod
-    def llama_3_1_8b(cls) -> KernelDims:
-        return cls(
-            name="llama-3.1-8b",
-            num_layers=32,
-            num_heads=32,
-            num_kv_heads=8,
-            head_dim=128,
-            kv_lora_rank=0,
-            qk_rope_head_dim=0,
-            qk_nope_head_dim=0,
-            v_head_dim=0,
-            index_num_heads=0,
-            index_head_dim=0,
-            index_topk=0,
-            index_share=1,
-            hidden_size=4096,
-            moe_intermediate_size=0,
-            num_experts=0,
-            experts_per_token=0,
-            ep_size=0,
-            num_redundant_experts=0,
-        )
-
-    @classmethod
-    def llama_70b(cls) -> KernelDims:
-        return replace(
-            cls.llama_3_1_8b(), name="llama-3.1-70b", num_layers=80, num_heads=64, hidden_size=8192
-        )
-
-    @classmethod
-    def qwen3_next_80b(cls) -> KernelDims:
-        """Qwen3-Next-80B-A3B: 12 full-attention layers (2 KV heads x 256) + 36 GDN layers."""
-        return cls(
-            name="qwen3-next-80b-a3b",
-            num_layers=48,
-            num_heads=16,
-            num_kv_heads=2,
-            head_dim=256,
-            kv_lora_rank=0,
-            qk_rope_head_dim=0,
-            qk_nope_head_dim=0,
-            v_head_dim=0,
-            index_num_heads=0,
-            index_head_dim=0,
-            index_topk=0,
-            index_share=1,
-            hidden_size=2048,
-            moe_intermediate_size=512,
-            num_experts=512,
-            experts_per_token=10,
-            ep_size=32,
-            num_redundant_experts=32,
-            num_linear_layers=36,
-        )
+    def with_fields(self, **changes: Any) -> KernelDims:
+        """These dims with fields changed. Changing a shape drops ``kv``: the engine's numbers
+        describe the unchanged model (to check other shapes, give their config.json)."""
+        if "kv" in changes:
+            raise InputError("model-dims.kv", "a KernelDims field, not the engine's sizing")
+        keeps_kv = set(changes) <= RUN_SETTINGS | {"name"}
+        return replace(self, **changes, kv=self.kv if keeps_kv else None)
 
     def scaled_for_cpu(self) -> KernelDims:
         """Same structure, heads and ranks capped so that CPU checks take milliseconds."""
@@ -208,7 +170,7 @@ class KernelDims:
         if kv_heads:
             heads = kv_heads * min(self.num_heads // self.num_kv_heads, 4)
         else:
-            heads = min(self.num_heads, 8)
+            heads = min(self.num_heads, 16)  # the GQA cap too: 4 KV heads x 4
         return replace(
             self,
             name=f"{self.name} (scaled for CPU)",
@@ -227,51 +189,14 @@ class KernelDims:
         )
 
 
-PRESETS = {
-    "default": KernelDims,
-    "deepseek-v3": KernelDims.deepseek_v3,
-    "deepseek-v3.2": KernelDims.deepseek_v32,
-    "llama-3.1-8b": KernelDims.llama_3_1_8b,
-    "llama-3.1-70b": KernelDims.llama_70b,
-    "qwen3-next-80b": KernelDims.qwen3_next_80b,
-}
+def __getattr__(name: str) -> Any:
+    # app_pages/measure.py imports PRESETS from here; it lives in from_model now (catalog
+    # presets need the engine, which this module must not import eagerly).
+    if name == "PRESETS":
+        from engine.measure.kernels.from_model import PRESETS
 
-
-def read_dims_spec(text: str) -> dict[str, Any]:
-    """The JSON object behind ``--model-dims``: inline JSON, or a path to a JSON file."""
-    source = text.strip()
-    path = Path(source)
-    if source and not source.startswith("{") and path.is_file():
-        source = path.read_text(encoding="utf-8")
-    try:
-        data = json.loads(source)
-    except json.JSONDecodeError as err:
-        raise InputError("model-dims", f"a JSON object of KernelDims fields ({err.msg})") from None
-    if not isinstance(data, dict):
-        raise InputError("model-dims", "a JSON object of KernelDims fields")
-    return data
-
-
-def dims_from_spec(spec: dict[str, Any]) -> KernelDims:
-    """``{"preset": "llama-3.1-70b", "num_layers": 40}``: a preset (default ``KernelDims()``)
-    with fields overridden."""
-    data = dict(spec)
-    preset = data.pop("preset", "default")
-    if preset not in PRESETS:
-        raise InputError("model-dims.preset", f"one of {', '.join(PRESETS)}; got {preset!r}")
-    known = {f.name for f in fields(KernelDims)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise InputError(
-            f"model-dims.{unknown[0]}", f"a KernelDims field ({', '.join(sorted(known))})"
-        )
-    return replace(PRESETS[preset](), **data)
-
-
-def dims_from_json(text: str) -> KernelDims:
-    """``--model-dims``: a JSON object (or a path to one) of KernelDims fields, optionally with
-    ``"preset"``; without it the fields override ``KernelDims()``."""
-    return dims_from_spec(read_dims_spec(text))
+        return PRESETS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,14 @@
-"""Check 1, paged KV layout: allocate a block pool per layer group; bytes must equal the formula.
+"""Check 1, paged KV layout: allocate a block pool per layer group; bytes must equal the engine's.
 
 A paged engine does not allocate "bytes per token": it allocates, per layer, ``num_blocks``
 pages of ``block_size x bytes_per_token_per_layer`` (vLLM ``KVCacheTensor`` per layer,
 ``page_size_bytes = block_size x num_kv_heads x (K+V) x dtype``). Holding ``tokens`` needs
 ``cdiv(tokens, block_size)`` blocks per group. The check allocates exactly that with
-``torch.empty(uint8)`` and compares the allocated bytes with
-``num_layers x cdiv(tokens, block_size) x block_size x bytes_per_token_per_layer``.
+``torch.empty(uint8)`` for the groups, block size and bytes the engine's sizing gives
+(``EngineKv``), and compares the allocated bytes with
+``num_layers x cdiv(tokens, block_size) x block_size x bytes_per_token_per_layer``. For a hybrid
+model it also allocates one layer's recurrent state at the kernel's own shapes and checks it
+against the engine's state bytes and hybrid block.
 """
 
 from __future__ import annotations
@@ -16,71 +19,52 @@ import time
 import torch
 
 from engine.measure.kernels.common import CheckResult, Ctx, exact_row, info_row, sync, timing_row
-from engine.measure.kernels.dims import KernelDims, LayerGroup
+from engine.measure.kernels.dims import EngineKv, LayerGroup
 
 CHECK = "paged_kv_layout"
+_ELEMENT = {1: torch.uint8, 2: torch.bfloat16, 4: torch.float32}
 
 
-def default_groups(dims: KernelDims) -> list[LayerGroup]:
-    """The model's layer groups with the engines' usual block sizes.
-
-    MLA pages hold 64 tokens (FlashMLA's block); the DSA indexer keys share the MLA block
-    table; standard attention uses vLLM's default 16.
-    """
-    if dims.has_mla:
-        groups: list[LayerGroup] = [
-            ("mla_latent", dims.num_layers, dims.mla_bytes_per_token_per_layer, 64)
-        ]
-        if dims.has_indexer:
-            groups.append(
-                ("dsa_indexer_keys", dims.num_layers, dims.indexer_bytes_per_token_per_layer, 64)
-            )
-        return groups
-    return [("full_attention", dims.num_attention_layers, dims.gqa_bytes_per_token_per_layer, 16)]
-
-
-def hybrid_alignment(ctx: Ctx) -> list[CheckResult]:
+def hybrid_alignment(ctx: Ctx, kv: EngineKv) -> list[CheckResult]:
     """vLLM's hybrid page alignment (platforms/interface.py ``_align_hybrid_block_size``).
 
     The pool hands out equal pages, so a GDN layer's per-sequence state (one page) and an
     attention layer's block must be the same size: vLLM grows the attention block to
-    ``16 x cdiv(state, 16 x attention bytes per token)`` tokens and pads the state page up.
+    ``align x cdiv(state, align x attention bytes per token)`` tokens and pads the state page
+    up. The state is allocated at the kernel's shapes in the engine's state dtypes; the block
+    follows from the allocated bytes and is compared with the engine's.
     """
+    assert kv.state_bytes is not None and kv.hybrid_block is not None
+    assert kv.hybrid_align is not None and kv.attention_bytes_per_token is not None
     d = ctx.dims
-    elt = {1: torch.uint8, 2: torch.bfloat16, 4: torch.float32}[d.kv_dtype_bytes]
     conv_shape, ssm_shape = d.gdn_state_shapes
+    conv_bytes, ssm_bytes = kv.state_dtype_bytes or (d.kv_dtype_bytes, d.kv_dtype_bytes)
     state = [
-        torch.empty(conv_shape, dtype=elt, device=ctx.device),
-        torch.empty(ssm_shape, dtype=elt, device=ctx.device),
+        torch.empty(conv_shape, dtype=_ELEMENT[conv_bytes], device=ctx.device),
+        torch.empty(ssm_shape, dtype=_ELEMENT[ssm_bytes], device=ctx.device),
     ]
     state_bytes = sum(t.numel() * t.element_size() for t in state)
-    conv_dim, (nv, hv, hk) = conv_shape[1], ssm_shape
-    expected_state = (conv_shape[0] * conv_dim + nv * hv * hk) * d.kv_dtype_bytes
-    attn_1tok = d.gqa_bytes_per_token_per_layer
-    align = 16  # the attention backend's smallest kernel block (FLASH_ATTN: multiple of 16)
+    attn_1tok, align = kv.attention_bytes_per_token, kv.hybrid_align
     block = align * math.ceil(state_bytes / (align * attn_1tok))
     page = torch.empty((block, attn_1tok), dtype=torch.uint8, device=ctx.device)
     page_bytes = page.numel()
-    rows: list[CheckResult] = []
-    if ctx.hybrid_block is not None:
-        rows.append(
-            exact_row(
-                CHECK,
-                "hybrid_block_matches_engine",
-                block,
-                ctx.hybrid_block,
-                "tokens",
-                "block from the allocated state and attention pages vs the engine's alignment",
-            )
-        )
-    rows += [
+    return [
         exact_row(
             CHECK,
             "gdn_state_bytes_per_layer",
             state_bytes,
-            expected_state,
+            kv.state_bytes,
             "B",
-            f"conv {conv_shape} + SSM {ssm_shape} per sequence, {d.kv_dtype_bytes}-byte",
+            f"conv {conv_shape} x {conv_bytes} B + SSM {ssm_shape} x {ssm_bytes} B per sequence, "
+            "allocated at the kernel's shapes, vs the engine's state bytes",
+        ),
+        exact_row(
+            CHECK,
+            "hybrid_block_matches_engine",
+            block,
+            kv.hybrid_block,
+            "tokens",
+            "block from the allocated state and attention pages vs the engine's alignment",
         ),
         info_row(
             CHECK,
@@ -99,12 +83,25 @@ def hybrid_alignment(ctx: Ctx) -> list[CheckResult]:
             "get no prefix-cache hit",
         ),
     ]
-    return rows
 
 
 def run(ctx: Ctx, groups: list[LayerGroup] | None = None) -> list[CheckResult]:
+    kv = ctx.kv
     if groups is None:
-        groups = list(ctx.layer_groups) if ctx.layer_groups else default_groups(ctx.dims)
+        if kv is None:
+            return [
+                CheckResult(
+                    CHECK,
+                    "paged_skipped",
+                    True,
+                    0.0,
+                    None,
+                    "",
+                    "no engine sizing for these dims (a shape was changed by hand): give the "
+                    "model's config.json (--model) to check its layout",
+                )
+            ]
+        groups = list(kv.groups)
     tokens = ctx.sizes.paged_tokens
     rows: list[CheckResult] = []
     total_bytes = 0
@@ -145,12 +142,19 @@ def run(ctx: Ctx, groups: list[LayerGroup] | None = None) -> list[CheckResult]:
             total_bytes / tokens,
             float(per_token),
             "B/token",
-            "sum over groups of num_layers x bytes/token/layer; above it only by block rounding",
+            "the engine's bytes per token (sum over groups of layers x bytes/token/layer); "
+            "above it only by block rounding",
         )
     )
     rows.append(timing_row(ctx, CHECK, "paged_alloc_ms", elapsed, "torch.empty, untouched pages"))
-    if ctx.dims.num_linear_layers and ctx.dims.num_kv_heads:
-        rows.extend(hybrid_alignment(ctx))
+    if (
+        kv is not None
+        and ctx.dims.num_linear_layers
+        and kv.hybrid_block is not None
+        and kv.state_bytes is not None
+        and kv.attention_bytes_per_token is not None
+    ):
+        rows.extend(hybrid_alignment(ctx, kv))
     if ctx.on_gpu:
         torch.cuda.empty_cache()
     return rows

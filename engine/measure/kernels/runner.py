@@ -11,7 +11,8 @@ import torch
 from engine.errors import InputError
 from engine.measure.kernels import decode, dsa, kvcat, mla, moe, paged, prefix
 from engine.measure.kernels.common import CheckResult, Ctx, resolve_device
-from engine.measure.kernels.dims import KernelDims, LayerGroup, Sizes
+from engine.measure.kernels.dims import EngineKv, KernelDims, LayerGroup, Sizes
+from engine.measure.kernels.from_model import preset_dims
 
 Progress = Callable[[int, int, str], None]
 
@@ -50,8 +51,14 @@ def make_context(
         base, concurrency=concurrency or base.concurrency, context=context or base.context
     )
     work = dims if dev.type == "cuda" else dims.scaled_for_cpu()
-    groups = tuple(layer_groups) if layer_groups is not None else None
-    return Ctx(dev, dims, work, sizes, catalog_gbps, seed, groups, hybrid_block)
+    kv = dims.kv
+    if layer_groups is not None:  # the caller's engine groups (the app passes them)
+        kv = replace(
+            kv or EngineKv("layer_groups", ()),
+            groups=tuple(layer_groups),
+            hybrid_block=hybrid_block,
+        )
+    return Ctx(dev, dims, work, sizes, catalog_gbps, seed, kv)
 
 
 def run_all(
@@ -75,7 +82,7 @@ def run_all(
     """
     ctx = make_context(
         device,
-        dims or KernelDims(),
+        dims or preset_dims("default"),
         catalog_gbps=catalog_gbps,
         concurrency=concurrency,
         context=context,

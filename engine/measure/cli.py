@@ -1,0 +1,73 @@
+"""``backcalc SOURCE --log FILE [--metrics FILE] [--tp N] [--json]``: argument parsing and
+printing over the pure functions (bounded file reads, ``parse_engine_text``, ``backcalculate``).
+
+Kept thin so the one ``python -m engine`` argument tree can take ``add_backcalc_arguments`` and
+``run_backcalc`` as they are.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from engine.cli_util import InputErrorParser, run_cli
+from engine.measure.backcalc import BackcalcResult, Predict, backcalculate
+from engine.measure.inputs import read_text
+from engine.measure.parse import parse_engine_text
+
+
+def add_backcalc_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("source", help="model id or config.json path, as the engine CLI takes")
+    parser.add_argument("--log", required=True, help="engine startup log file (regular file)")
+    parser.add_argument("--metrics", help="saved output of curl -s localhost:PORT/metrics")
+    parser.add_argument("--tp", type=int, default=1, help="tensor-parallel size (default 1)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _bytes_text(value: float) -> str:
+    if value >= 1024**3:
+        return f"{value / 1024**3:,.2f} GiB"
+    return f"{value / 1024**2:,.1f} MiB" if value >= 1024**2 else f"{value:,.0f} B"
+
+
+def render_human(result: BackcalcResult) -> str:
+    rows = [
+        ("engine", result.engine),
+        ("tokens_capacity", f"{result.tokens_capacity:,}"),
+        (
+            "kv_bytes_available",
+            f"{result.kv_bytes_available:,} ({_bytes_text(result.kv_bytes_available)})",
+        ),
+        ("bytes/token measured", f"{result.bytes_per_token_measured:,.1f}"),
+        ("bytes/token predicted", f"{result.bytes_per_token_predicted:,.1f}"),
+        ("ratio", f"{result.ratio:.3f}"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    lines = [f"{name:<{width}}  {value}" for name, value in rows]
+    return "\n".join([*lines, "", result.explanation])
+
+
+def backcalc_files(
+    source: str, log: str, metrics: str | None, tp: int, predict: Predict
+) -> BackcalcResult:
+    """The back-calculation for a log file (and /metrics file): files read bounded, then the
+    prediction for ``source`` at ``tp``."""
+    log_text = read_text(log, "log")
+    metrics_text = read_text(metrics, "metrics") if metrics else None
+    reading = parse_engine_text(log_text, metrics_text)
+    predicted, family, notes = predict(source, tp)
+    return backcalculate(reading, predicted, tp, family, notes)
+
+
+def run_backcalc(args: argparse.Namespace, predict: Predict) -> int:
+    result = backcalc_files(args.source, args.log, args.metrics, args.tp, predict)
+    print(result.to_json() if args.json else render_human(result))
+    return 0
+
+
+def backcalc_main(argv: list[str], predict: Predict) -> int:
+    """``predict(source, tp)`` gives (predicted bytes/token per rank, attention family, notes).
+    A leading ``backcalc`` in ``argv`` is accepted. Bad input: one line on stderr, exit 2."""
+    args_in = argv[1:] if argv[:1] == ["backcalc"] else argv
+    parser = InputErrorParser(prog="backcalc", add_help=True)
+    add_backcalc_arguments(parser)
+    return run_cli(parser, args_in, lambda args: run_backcalc(args, predict))

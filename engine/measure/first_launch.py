@@ -1,0 +1,123 @@
+"""The minimal first launch (playbook: short context, conservative memory) for a layout, and
+the /metrics lines to read afterwards; flags and numbers from ``data/measure.yaml``."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Protocol
+
+from engine.errors import InputError
+from engine.measure.data import measure_facts
+from engine.software.tables import ENGINES, Engine, lookup_flag
+
+
+class ParallelLayout(Protocol):
+    """How the GPUs are split, as ``engine.launch.plan.Layout`` says it (read-only)."""
+
+    @property
+    def tp(self) -> int: ...
+
+    @property
+    def dp(self) -> int: ...
+
+    @property
+    def attn_dp(self) -> int: ...
+
+    @property
+    def ep(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class FirstLayout:
+    """A layout for the first launch: TP, data-parallel ranks, attention-DP, expert parallel."""
+
+    tp: int = 1
+    dp: int = 1
+    attn_dp: int = 1
+    ep: bool = False
+
+
+def check_engine(engine: str) -> Engine:
+    for known in ENGINES:
+        if engine == known:
+            return known
+    raise InputError("engine", f"one of {', '.join(ENGINES)}; got {engine!r}")
+
+
+def _check_layout(layout: ParallelLayout) -> None:
+    limit = measure_facts().limits.max_parallel
+    for name, value in (("tp", layout.tp), ("dp", layout.dp), ("attn_dp", layout.attn_dp)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
+            raise InputError(name, f"a parallel size from 1 to {limit:,}; got {value!r}")
+
+
+def first_launch(
+    engine: str, model_id: str, layout: ParallelLayout, max_model_len: int | None = None
+) -> list[str]:
+    """The argv of the playbook's first launch for ``layout``: its short context and memory
+    fraction, the layout's parallel flags, and nothing else.
+
+    The engine then picks KV dtype, attention backend and block size, and its startup log says
+    what it picked. The layout flags are spelled as ``engine.launch.plan`` spells them.
+    """
+    known = check_engine(engine)
+    if not model_id.strip() or any(c.isspace() for c in model_id):
+        raise InputError("model_id", "a Hugging Face id or local path without spaces")
+    _check_layout(layout)
+    facts = measure_facts().first_launch
+    length = facts.max_model_len if max_model_len is None else max_model_len
+    if isinstance(length, bool) or length < 1:
+        raise InputError("max_model_len", "a positive number of tokens, e.g. 8192")
+    flags = facts.flags[known]
+    argv = [*flags.command]
+    argv += [flags.model, model_id] if flags.model else [model_id]
+    argv += [flags.tp, str(layout.tp)]
+    if layout.attn_dp > 1 and flags.attn_dp:
+        argv += [flags.attn_dp, str(layout.attn_dp)]
+    elif layout.dp > 1:
+        argv += [flags.dp, str(layout.dp)]
+    if layout.ep:
+        argv += [flags.ep, str(layout.tp)] if flags.ep_takes_size else [flags.ep]
+    argv += [flags.max_model_len, str(length), flags.memory_fraction, f"{facts.memory_fraction:g}"]
+    return [*argv, *flags.metrics]
+
+
+def minimal_launch(
+    engine: str,
+    model_id: str,
+    tp: int = 1,
+    max_model_len: int | None = None,
+    *,
+    dp: int = 1,
+    attn_dp: int = 1,
+    expert_parallel: bool = False,
+) -> list[str]:
+    """``first_launch`` with the layout given as numbers (TP alone by default)."""
+    return first_launch(
+        engine, model_id, FirstLayout(tp, dp, attn_dp, expert_parallel), max_model_len
+    )
+
+
+def default_port(engine: Engine) -> int:
+    """The port the engine listens on when ``--port`` is not given, from its pinned flag table
+    (vLLM 8000, SGLang 30000)."""
+    info = lookup_flag(engine, "--port")
+    if info is None or not isinstance(info.default, int):  # pragma: no cover - data error
+        raise ValueError(f"{engine} flag table: --port without an integer default")
+    return info.default
+
+
+def metrics_commands(engine: str, port: int | None = None) -> list[str]:
+    """Shell lines that read the KV pool numbers from a running engine's /metrics."""
+    known = check_engine(engine)
+    if port is None:
+        port = default_port(known)
+    if isinstance(port, bool) or not 1 <= port <= 65535:
+        raise InputError("port", "a TCP port between 1 and 65535")
+    curl = f"curl -s localhost:{port}/metrics"
+    lines = []
+    for names in measure_facts().metrics.grep(known):
+        pattern = f"^{names[0]}" if len(names) == 1 else f"^({'|'.join(names)})"
+        lines.append(f"{curl} | grep -E {shlex.quote(pattern)}")
+    return lines
