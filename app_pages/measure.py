@@ -5,9 +5,11 @@ import streamlit as st
 
 from engine.errors import InputError
 from engine.facts import kernel_dims, kernel_layer_groups
-from engine.launch.plan import model_id_for
-from engine.measure.backcalc import metrics_commands, minimal_launch, parse_engine_text
-from engine.measure.kernels.dims import PRESETS, LayerGroup
+from engine.launch.render import join
+from engine.measure.backcalc import metrics_commands, parse_engine_text
+from engine.measure.first_launch import first_launch_for
+from engine.measure.kernels import PRESETS
+from engine.measure.kernels.dims import LayerGroup
 from engine.present import charts_data as C
 from engine.scenario import ENGINE_LABELS
 from ui import show
@@ -23,11 +25,8 @@ st.caption(
     "Nothing but TP, the context and a conservative memory fraction: the engine picks the rest "
     "and its log says what it picked."
 )
-launch = show.or_error(
-    minimal_launch, s.engine, model_id_for(d.model), d.layout.tp, min(d.context, 8192) or 8192
-)
-if launch is not None:
-    st.code(" ".join(launch), language="bash")
+if d.plan is not None:
+    st.code(join(first_launch_for(d.plan)), language="bash")
 st.subheader("2. Read the KV pool")
 st.code("\n".join(metrics_commands(s.engine)), language="bash")
 

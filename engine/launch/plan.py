@@ -369,6 +369,22 @@ def _merges_copies(engine: Engine, moe: bool) -> bool:
     return engine == "sglang" or not moe
 
 
+# The flags that carry the layout, in both engines' spellings (_parallel_flags sets them).
+PARALLEL_FLAGS = frozenset(
+    {
+        "--tensor-parallel-size",
+        "--data-parallel-size",
+        "--pipeline-parallel-size",
+        "--enable-expert-parallel",
+        "--tp-size",
+        "--attn-dp-size",
+        "--ep-size",
+        "--pp-size",
+        "--dp-size",
+    }
+)
+
+
 def _parallel_flags(
     engine: Engine, lay: Layout, fit: Candidate, moe: bool, experts: str, per_node: int
 ) -> list[PlanFlag]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from engine.errors import InputError
+from engine.launch.plan import PARALLEL_FLAGS, LaunchPlan
 from engine.measure.data import measure_facts
 from engine.software.tables import ENGINES, Engine, lookup_flag
 
@@ -79,6 +80,23 @@ def first_launch(
         argv += [flags.dp, str(layout.dp)]
     if layout.ep:
         argv += [flags.ep, str(layout.tp)] if flags.ep_takes_size else [flags.ep]
+    argv += [flags.max_model_len, str(length), flags.memory_fraction, f"{facts.memory_fraction:g}"]
+    return [*argv, *flags.metrics]
+
+
+def first_launch_for(plan: LaunchPlan) -> list[str]:
+    """The first launch of a planned layout: the plan's program and its parallel flags (the
+    Study's layout, spelled once in engine.launch.plan), then the playbook's short context and
+    conservative memory fraction, and the metrics switch the engine needs."""
+    facts = measure_facts().first_launch
+    flags = facts.flags[plan.engine]
+    argv = list(plan.program)
+    if plan.engine == "sglang":
+        argv += ["--model-path", plan.model_id]
+    for f in plan.flags:
+        if f.flag in PARALLEL_FLAGS:
+            argv += f.tokens
+    length = min(facts.max_model_len, plan.context) if plan.context else facts.max_model_len
     argv += [flags.max_model_len, str(length), flags.memory_fraction, f"{facts.memory_fraction:g}"]
     return [*argv, *flags.metrics]
 
