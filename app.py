@@ -6,7 +6,9 @@ the state in ``st.session_state``; the state is mirrored in the URL so a link re
 
 from __future__ import annotations
 
+import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
@@ -15,6 +17,7 @@ ROOT = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:  # AppTest and `streamlit run` from elsewhere
     sys.path.insert(0, str(ROOT))
 
+from engine.errors import InputError  # noqa: E402
 from ui import sidebar  # noqa: E402
 from ui import state as S  # noqa: E402
 
@@ -45,9 +48,28 @@ nav = st.navigation(
     }
 )
 
+log = logging.getLogger("serving_playbook")
+
+
+def guarded(step: Callable[[], object]) -> None:
+    """The last line of defence: an unexpected error is logged with its traceback on the
+    server and shown as one clear message, and the rest of the app keeps working. (st.stop and
+    st.rerun are BaseExceptions and pass through.)"""
+    try:
+        step()
+    except InputError as err:
+        st.error(str(err))
+    except Exception:
+        log.exception("page failed")
+        st.error(
+            "Something went wrong while drawing this part of the page; the error was logged. "
+            "Change a choice or pick another model to continue."
+        )
+
+
 S.init()
-sidebar.draw()
+guarded(sidebar.draw)
 S.sync_query_params()
 for warning in st.session_state.get(S.WARNINGS, []):
     st.warning(warning)
-nav.run()
+guarded(nav.run)
