@@ -33,7 +33,7 @@ def test_no_prefix_overlap_favours_vllm_60_0_vs_52_7() -> None:
     advice = engine_advice(0)
     assert advice.engine == "vllm"
     assert advice.figures[0].value == "vLLM 60.0 vs SGLang 52.7 tok/s"
-    assert "seeds/000" in advice.figures[0].source
+    assert "Serving playbook" in advice.figures[0].source
 
 
 def test_30_to_40_percent_overlap_is_even() -> None:
@@ -93,7 +93,7 @@ def test_every_all_to_all_value_is_a_choice_in_the_flag_tables() -> None:
         advice = moe_comm_advice(nodes, phase)
         assert_real_flags("vllm", advice.vllm_flags)
         assert_real_flags("sglang", advice.sglang_flags)
-        assert "seeds/004" in advice.source
+        assert "Serving playbook" in advice.source
 
 
 def test_moe_comm_bad_input_names_the_field() -> None:

@@ -10,21 +10,72 @@ never name a flag or a choice the pinned engine version does not have.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal, cast, get_args
 
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
 from engine.errors import InputError
+from engine.rules import DATA_DIR
 from engine.software.tables import Engine, flag_table
 
 Phase = Literal["prefill", "decode", "mixed"]
 
 PHASES: tuple[str, ...] = get_args(Phase)
 
-PLAYBOOK = "Playbook text (../shared/seeds/004)"
-ENGINE_BENCH = (
-    "Playbook background text (../shared/seeds/000, §3.1), independent benchmark on "
-    "DeepSeek-R1-Distill-Llama-70B and DeepSeek-V3 (ingu627.github.io, 2026)"
-)
-FACTS = "Fact base (../shared/reference/facts.md)"
+ADVISORS_YAML = DATA_DIR / "advisors.yaml"
+
+
+class _Loose(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _EngineRow(_Loose):
+    band: str
+    vllm: float = Field(gt=0)
+    sglang: float = Field(gt=0)
+    workload: str
+
+
+class _EngineChoice(_Loose):
+    rows: list[_EngineRow] = Field(min_length=4)
+    even_from_pct: float = Field(ge=0, le=100)
+    sglang_from_pct: float = Field(ge=0, le=100)
+    measured_even_to_pct: float = Field(ge=0, le=100)
+
+
+class _MultiNodeA2a(_Loose):
+    vllm: str
+    sglang_mode: str
+
+
+class _AllToAll(_Loose):
+    single_node: dict[str, str]
+    multi_node: dict[Phase, _MultiNodeA2a]
+
+
+class _FigureRow(_Loose):
+    value: str
+    meaning: str
+
+
+class _Eplb(_Loose):
+    figures: list[_FigureRow]
+
+
+class AdvisorFacts(_Loose):
+    sources: dict[str, str]
+    engine_choice: _EngineChoice
+    all_to_all: _AllToAll
+    eplb: _Eplb
+
+
+@cache
+def advisor_facts() -> AdvisorFacts:
+    """``data/advisors.yaml``, read and validated once."""
+    raw = yaml.safe_load(ADVISORS_YAML.read_text(encoding="utf-8"))
+    return AdvisorFacts.model_validate(raw)
 
 
 @dataclass(frozen=True)
@@ -77,34 +128,6 @@ class EplbAdvice:
     source: str
 
 
-# --- figures from the playbook, each with the sentence it was read from ---------------------
-
-ENGINE_ROWS: tuple[tuple[str, float, float, str], ...] = (
-    # (overlap band, vLLM tok/s, SGLang tok/s, workload)
-    ("0 %", 60.0, 52.7, "single-turn unique prompts"),
-    ("30–40 %", 45.2, 46.8, "ordinary chat"),
-    ("≥ 60 %", 22.4, 31.2, "agent loops / compound RAG"),
-    ("80 %", 16.0, 30.5, "large multi-turn agents, c=50"),
-)
-EPLB_FIGURES = (
-    Figure(
-        "7.2× → 1.9×",
-        "load of the hottest expert relative to the mean, before and after EPLB",
-        f"{PLAYBOOK}, '전문가 부하 편중': EPLB measurement",
-    ),
-    Figure(
-        "+18 %",
-        "throughput after EPLB with 32 redundant experts",
-        f"{PLAYBOOK}, '전문가 부하 편중': EPLB measurement",
-    ),
-    Figure(
-        "+12.5 %",
-        "expert weight memory for 32 redundant experts over 256 (32 / 256)",
-        f"{PLAYBOOK}, '전문가 부하 편중'",
-    ),
-)
-
-
 # --- flag spelling guard --------------------------------------------------------------------
 
 
@@ -152,38 +175,41 @@ def engine_advice(prefix_overlap_pct: float, replicas: int = 1) -> EngineAdvice:
         )
     pct = float(prefix_overlap_pct)
     reps = _int_in("replicas", replicas, 1, 100_000)
+    facts = advisor_facts()
+    choice = facts.engine_choice
+    rows = [(r.band, r.vllm, r.sglang, r.workload) for r in choice.rows]
+    bench = facts.sources["engine_bench"]
 
     def row_figure(i: int) -> Figure:
-        band, v, s, workload = ENGINE_ROWS[i]
-        return Figure(
-            f"vLLM {v} vs SGLang {s} tok/s",
-            f"{workload}, prefix overlap {band}",
-            ENGINE_BENCH,
-        )
+        band, v, s, workload = rows[i]
+        return Figure(f"vLLM {v} vs SGLang {s} tok/s", f"{workload}, prefix overlap {band}", bench)
 
     engine: Literal["vllm", "sglang", "either"]
     reasoning: list[str] = []
-    if pct < 30:
+    if pct < choice.even_from_pct:
         engine, i = "vllm", 0
-        _, v, s, _ = ENGINE_ROWS[0]
+        _, v, s, _ = rows[0]
         reasoning.append(
             "Little repeats: nothing for a prefix cache to reuse, and vLLM's lower per-step "
             f"overhead wins ({v} vs {s} tok/s, {(v / s - 1) * 100:+.0f} %)."
         )
         tradeoff = "If the workload drifts toward shared prompts (agents, RAG), re-measure."
-    elif pct < 60:
+    elif pct < choice.sglang_from_pct:
         engine, i = "either", 1
-        band, v, s, _ = ENGINE_ROWS[1]
+        band, v, s, _ = rows[1]
         reasoning.append(
             f"{band} overlap measured even ({v} vs {s} tok/s); choose by the rest of the "
             "stack (model support, parsers, operations)."
         )
-        if pct > 40:
-            reasoning.append("40–60 % lies between measured rows: treat it as even and measure.")
+        if pct > choice.measured_even_to_pct:
+            reasoning.append(
+                f"{choice.measured_even_to_pct:g}–{choice.sglang_from_pct:g} % lies between "
+                "measured rows: treat it as even and measure."
+            )
         tradeoff = "No throughput reason either way at this overlap."
     else:
         engine, i = "sglang", 2
-        (band, v, s, _), (band80, v80, s80, _) = ENGINE_ROWS[2], ENGINE_ROWS[3]
+        (band, v, s, _), (band80, v80, s80, _) = rows[2], rows[3]
         reasoning.append(
             "Most of each prompt repeats: SGLang's RadixAttention keeps prefixes in a radix tree "
             f"and schedules by longest prefix, so repeated parts skip prefill ({v} vs {s} tok/s "
@@ -195,7 +221,7 @@ def engine_advice(prefix_overlap_pct: float, replicas: int = 1) -> EngineAdvice:
         figures.append(row_figure(3))
 
     sglang_flags: list[str] = []
-    if pct >= 30:
+    if pct >= choice.even_from_pct:
         sglang_flags.append(checked_flag("sglang", "--schedule-policy", "lpm"))
     if reps > 1:
         routing = (
@@ -211,38 +237,32 @@ def engine_advice(prefix_overlap_pct: float, replicas: int = 1) -> EngineAdvice:
     return EngineAdvice(
         engine=engine,
         prefix_overlap_pct=pct,
-        measured_row=ENGINE_ROWS[i][0],
+        measured_row=rows[i][0],
         reasoning=tuple(reasoning),
         routing=routing,
         sglang_flags=tuple(sglang_flags),
         tradeoff=tradeoff,
         figures=tuple(figures),
-        source=ENGINE_BENCH + "; routing: ../shared/seeds/000 §4 (prefix-aware routing)",
+        source=f"{bench}; routing: {facts.sources['routing']}",
     )
 
 
 # --- MoE all-to-all -------------------------------------------------------------------------
 
 
-# Across nodes, per phase: vLLM --all2all-backend, SGLang --deepep-mode, why, trade-off.
-_MULTI_NODE_A2A: dict[Phase, tuple[str, str, str, str]] = {
+# Why each multi-node backend suits its phase, and what it costs.
+_PHASE_WHY: dict[Phase, tuple[str, str]] = {
     "prefill": (
-        "deepep_high_throughput",
-        "normal",
         "prefill: large token batches cross InfiniBand, where bandwidth matters more than "
         "per-message latency: DeepEP normal / high-throughput kernels.",
         "Best throughput for big batches; higher per-step latency, no CUDA graphs.",
     ),
     "decode": (
-        "deepep_low_latency",
-        "low_latency",
         "decode: a few tokens per step, so latency dominates: DeepEP low-latency kernels "
         "(CUDA-graph friendly).",
         "Lowest step latency; reserves fixed buffers and wins nothing on big prefills.",
     ),
     "mixed": (
-        "deepep_low_latency",
-        "auto",
         "prefill and decode in one server: SGLang's DeepEP 'auto' mode switches per batch; "
         "vLLM has one backend per server, so favour decode (low latency) and split prefill and "
         "decode (PD disaggregation) to give each phase its own backend.",
@@ -256,16 +276,12 @@ def moe_comm_advice(nodes: int, phase: str) -> CommAdvice:
     n = _int_in("nodes", nodes, 1, 4096)
     ph = cast(Phase, _choice("phase", phase, PHASES))
 
-    table = (
-        f"{PLAYBOOK}, 'all-to-all 백엔드': allgather_reducescatter general, naive basic, "
-        "deepep_high_throughput for prefill, deepep_low_latency for decode; "
-        f"{FACTS} §5 (vLLM docs: DeepEP high-throughput = multi-node prefill, low-latency = "
-        "multi-node decode; SGLang: DeepEP needs ep_size = tp_size)"
-    )
+    facts = advisor_facts()
+    a2a = facts.all_to_all
     reasoning: list[str] = []
     if n == 1:
-        vllm = [checked_flag("vllm", "--all2all-backend", "allgather_reducescatter")]
-        sglang = [checked_flag("sglang", "--moe-a2a-backend", "none")]
+        vllm = [checked_flag("vllm", "--all2all-backend", a2a.single_node["vllm"])]
+        sglang = [checked_flag("sglang", "--moe-a2a-backend", a2a.single_node["sglang"])]
         reasoning.append(
             "One node: NVLink carries the exchange; the general all-gather / reduce-scatter "
             "path (vLLM 0.33.0's default) and SGLang's default (no dedicated A2A backend) are "
@@ -273,7 +289,9 @@ def moe_comm_advice(nodes: int, phase: str) -> CommAdvice:
         )
         tradeoff = "Simplest and default; leaves DeepEP's overlap tricks unused."
     else:
-        backend, mode, why, tradeoff = _MULTI_NODE_A2A[ph]
+        row = a2a.multi_node[ph]
+        backend, mode = row.vllm, row.sglang_mode
+        why, tradeoff = _PHASE_WHY[ph]
         vllm = [checked_flag("vllm", "--all2all-backend", backend)]
         sglang = [
             checked_flag("sglang", "--moe-a2a-backend", "deepep"),
@@ -291,7 +309,7 @@ def moe_comm_advice(nodes: int, phase: str) -> CommAdvice:
         sglang_flags=tuple(sglang),
         reasoning=tuple(reasoning),
         tradeoff=tradeoff,
-        source=table,
+        source=facts.sources["a2a"],
     )
 
 
@@ -359,6 +377,9 @@ def eplb_advice(
             "playbook's run 32 of 256 took the hottest expert from 7.2× to 1.9× the mean and "
             "raised throughput 18 %."
         ),
-        figures=EPLB_FIGURES,
-        source=f"{PLAYBOOK}, '전문가 부하 편중' (EPLB)",
+        figures=tuple(
+            Figure(f.value, f.meaning, advisor_facts().sources["eplb"])
+            for f in advisor_facts().eplb.figures
+        ),
+        source=advisor_facts().sources["eplb"],
     )
