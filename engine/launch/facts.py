@@ -1,0 +1,110 @@
+"""``data/launch.yaml``, read and validated once: the facts a launch command and its deployment
+are built from (port, images, prefill chunks, MTP, LMCache, Kubernetes, routers, multi-node ports,
+base-checkpoint naming, the layout search's thresholds), each with its source."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.rules import DATA_DIR
+from engine.scenario import Engine
+
+LAUNCH_YAML = DATA_DIR / "launch.yaml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _EngineImages(_Strict):
+    vllm: str
+    sglang: str
+
+
+class _Entrypoint(_Strict):
+    vendor: Literal["nvidia", "amd"]
+    engine: Engine
+
+
+class _Images(_Strict):
+    nvidia: _EngineImages
+    amd: _EngineImages
+    entrypoint_serves: _Entrypoint
+    source: str = Field(min_length=1)
+
+
+class _PrefillChunk(_Strict):
+    latency: int = Field(gt=0)
+    balanced: int = Field(gt=0)
+    throughput: int = Field(gt=0)
+    images: int = Field(gt=0)
+    source: str = Field(min_length=1)
+
+    def for_priority(self, priority: str) -> int:
+        chunk: int = getattr(self, priority)
+        return chunk
+
+
+class _Mtp(_Strict):
+    max_users: int = Field(ge=1)
+    max_users_source: str = Field(min_length=1)
+    vllm_num_speculative_tokens: int = Field(ge=1)
+    sglang_num_steps: int = Field(ge=1)
+    sglang_eagle_topk: int = Field(ge=1)
+    sglang_num_draft_tokens: int = Field(ge=2)
+    source: str = Field(min_length=1)
+
+
+class _LmCache(_Strict):
+    chunk_size: int = Field(gt=0)
+    source: str = Field(min_length=1)
+
+
+class _Kubernetes(_Strict):
+    shm_size: str = Field(pattern=r"^\d+(Mi|Gi)$")
+    source: str = Field(min_length=1)
+
+
+class _Router(_Strict):
+    argv: list[str] = Field(min_length=1)
+    image: str | None = None
+    source: str = Field(min_length=1)
+
+
+class _MultiNode(_Strict):
+    vllm_dp_rpc_port: int = Field(ge=1, le=65535)
+    vllm_master_port: int = Field(ge=1, le=65535)
+    sglang_dist_init_port: int = Field(ge=1, le=65535)
+    source: str = Field(min_length=1)
+
+
+class _BaseCheckpoints(_Strict):
+    marker_tokens: list[str]
+    instruct_named: dict[str, list[str]]
+    source: str = Field(min_length=1)
+
+
+class LaunchFacts(_Strict):
+    """``data/launch.yaml``: the facts a launch command and its deployment are built from."""
+
+    port: int = Field(ge=1, le=65535)
+    base_checkpoints: _BaseCheckpoints
+    images: _Images
+    prefill_chunk: _PrefillChunk
+    mtp: _Mtp
+    lmcache: _LmCache
+    kubernetes: _Kubernetes
+    routers: dict[Engine, _Router]
+    multi_node: _MultiNode
+    layout: dict[str, Any]
+
+
+@cache
+def launch_facts() -> LaunchFacts:
+    """``data/launch.yaml``, read and validated once."""
+    raw = yaml.safe_load(LAUNCH_YAML.read_text(encoding="utf-8"))
+    return LaunchFacts.model_validate(raw)

@@ -1,0 +1,112 @@
+"""One command per node (or per server): several copies of a model on one node share a server
+or run side by side on their own GPUs; a copy that spans nodes runs a leader and workers with the
+multi-node flags of the engine's pinned table."""
+
+from __future__ import annotations
+
+from engine.launch.command import LEADER, NodeCommand, PlanError, PlanFlag, Role
+from engine.launch.facts import launch_facts
+from engine.launch.layout import Layout
+from engine.scenario import Engine, Scenario
+from engine.software.tables import engine_version, lookup_flag
+
+
+def copies_per_node(lay: Layout, per_node: int) -> int:
+    return max(1, per_node // lay.split.gpus) if lay.split.gpus <= per_node else 1
+
+
+def merges_copies(engine: Engine, moe: bool) -> bool:
+    """Can one server hold several full copies on a node? vLLM's --data-parallel-size does for
+    a dense model (its DP ranks are independent replicas); for a MoE model vLLM spreads the
+    experts over the DP ranks, a different layout, so copies stay separate servers. SGLang's
+    --dp-size is "data-parallel replicas of the model" for both."""
+    return engine == "sglang" or not moe
+
+
+def _multi_node_args(engine: Engine, lay: Layout, per_node: int, rank: int) -> list[str]:
+    """The extra tokens of node ``rank`` of a copy that spans nodes."""
+    mn = launch_facts().multi_node
+    nodes = lay.split.gpus // per_node
+    if engine == "sglang":
+        return [
+            "--nnodes",
+            str(nodes),
+            "--node-rank",
+            str(rank),
+            "--dist-init-addr",
+            f"{LEADER}:{mn.sglang_dist_init_port}",
+        ]
+    if lay.dp > 1:
+        local = lay.dp // nodes
+        out = [
+            "--data-parallel-size-local",
+            str(local),
+            "--data-parallel-address",
+            LEADER,
+            "--data-parallel-rpc-port",
+            str(mn.vllm_dp_rpc_port),
+        ]
+        if rank:
+            out += ["--data-parallel-start-rank", str(rank * local), "--headless"]
+        return out
+    out = [
+        "--nnodes",
+        str(nodes),
+        "--node-rank",
+        str(rank),
+        "--master-addr",
+        LEADER,
+        "--master-port",
+        str(mn.vllm_master_port),
+    ]
+    return out + (["--headless"] if rank else [])
+
+
+def node_commands(
+    engine: Engine,
+    program: list[str],
+    flags: list[PlanFlag],
+    lay: Layout,
+    s: Scenario,
+    moe: bool,
+) -> tuple[NodeCommand, ...]:
+    per_node = s.gpus_per_node
+    port = launch_facts().port
+    base = list(program)
+    for f in flags:
+        base += f.tokens
+    for token in _multi_node_args(engine, lay, per_node, 0) if lay.split.gpus > per_node else []:
+        _check_token(engine, token)
+    out: list[NodeCommand] = []
+    if lay.split.gpus > per_node:
+        nodes_per_copy = lay.split.gpus // per_node
+        for node in range(s.nodes):
+            rank = node % nodes_per_copy
+            argv = base + _multi_node_args(engine, lay, per_node, rank)
+            role: Role = "leader" if rank == 0 else "worker"
+            out.append(
+                NodeCommand(node, role, rank, tuple(argv), None, port if rank == 0 else None)
+            )
+        return tuple(out)
+    copies = copies_per_node(lay, per_node)
+    if copies == 1 or merges_copies(engine, moe):
+        return tuple(NodeCommand(n, "server", 0, tuple(base), None, port) for n in range(s.nodes))
+    size = lay.split.gpus
+    for node in range(s.nodes):
+        for i in range(copies):
+            argv = _with_port(base, port + i)
+            devices = tuple(range(i * size, (i + 1) * size))
+            out.append(NodeCommand(node, "server", 0, tuple(argv), devices, port + i))
+    return tuple(out)
+
+
+def _check_token(engine: Engine, token: str) -> None:
+    if token.startswith("--") and lookup_flag(engine, token) is None:
+        raise PlanError(f"{engine} {engine_version(engine)} has no option {token}")
+
+
+def _with_port(argv: list[str], port: int) -> list[str]:
+    out = list(argv)
+    i = out.index("--port")
+    out[i + 1] = str(port)
+    return out
