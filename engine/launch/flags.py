@@ -14,7 +14,6 @@ from engine.launch.command import LeftOut, PlanFlag, checked
 from engine.launch.facts import launch_facts
 from engine.launch.layout import Candidate, Layout
 from engine.launch.nodes import copies_per_node, merges_copies
-from engine.rules import engine_rules
 from engine.scenario import Engine, Scenario
 from engine.software.report import SoftwareReport
 from engine.software.tables import kv_cache_dtypes, reasoning_parsers, tool_call_parsers
@@ -170,12 +169,9 @@ def kv_flags(
             why += "; DSA engines pick the KV dtype per layer themselves, this overrides them"
         return [checked(engine, "--kv-cache-dtype", value, why)], []
     if fam == "DSA":
-        if engine == "sglang":
-            blackwell = gpu.generation.startswith("blackwell")
-            auto = engine_rules().sglang.dsa_auto_dtype["blackwell" if blackwell else "hopper"]
-            picked = _sglang_spelling(auto)
-        else:
-            picked = kv.kv_dtype.stored
+        # what the engine's own auto rule stores on this GPU (engine.kv: the Study's sizing)
+        stored = kv.kv_dtype.stored
+        picked = _sglang_spelling(stored) if engine == "sglang" else stored
         return [], [
             LeftOut(
                 "--kv-cache-dtype",
