@@ -1,0 +1,65 @@
+"""Memory per GPU as the engines count it, checked against real start-up logs recorded in
+data/memory.yaml (vLLM's available KV cache) and SGLang's own mem_fraction_static heuristic."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from engine.hardware.gpus import lookup_gpu
+from engine.launch.memory import Split, sglang_default_fraction, vllm_default_fraction
+from engine.rules import DATA_DIR
+from tests.study_util import run
+
+GIB = 1 << 30
+OBSERVED = yaml.safe_load((DATA_DIR / "memory.yaml").read_text())["vllm_kv_pool"]["observations"]
+
+
+@pytest.mark.parametrize(
+    ("model", "observed_model", "tp"),
+    [
+        ("meta-llama/Meta-Llama-3.1-8B", "meta-llama/Llama-3.1-8B-Instruct", 1),
+        ("Qwen/Qwen3-32B", "Qwen/Qwen3-32B", 1),
+    ],
+)
+def test_vllm_kv_pool_on_h100_is_within_a_gib_of_the_logged_start_up(
+    model: str, observed_model: str, tp: int
+) -> None:
+    row = next(o for o in OBSERVED if o["model"] == observed_model and o["tp"] == tp)
+    st = run(
+        model,
+        gpu="H100",
+        gpus_per_node=tp,
+        tp=tp,
+        memory_fraction=row["gpu_memory_utilization"],
+        context=2048,
+    )
+    predicted = st.fit.kv_space_per_gpu / GIB
+    # the log's weights are the same checkpoint's; the reserve formula is fitted on these logs
+    assert predicted == pytest.approx(row["available_kv_gib"], abs=1.0)
+
+
+def test_vllm_uses_the_pinned_tables_default_utilization() -> None:
+    assert vllm_default_fraction() == 0.92
+    assert run("meta-llama/Meta-Llama-3.1-8B").fit.fraction == 0.92
+
+
+def test_sglang_default_fraction_for_deepseek_v3_on_8_h100_is_its_heuristic() -> None:
+    # memory_hook.py: 512 + 1.5 × 8192 + 8/8 × 1024 + (2 × 512 + 1536 MLA) MB on 81,559 MiB
+    frac, formula = sglang_default_fraction(
+        lookup_gpu("H100"), Split(tp=8), chunk_tokens=8192, mla=True
+    )
+    assert frac == round((81_559 - 16_384) / 81_559, 3) == 0.799
+    assert "16,384 MiB" in formula
+
+
+def test_sglang_dp_attention_reserves_more_for_its_graphs() -> None:
+    gpu = lookup_gpu("H200")
+    plain, _ = sglang_default_fraction(gpu, Split(tp=8), chunk_tokens=8192, mla=True)
+    dp, _ = sglang_default_fraction(gpu, Split(tp=1, dp=8), chunk_tokens=8192, mla=True)
+    assert dp < plain
+
+
+def test_h100_memory_is_what_the_device_reports() -> None:
+    assert lookup_gpu("H100").device_memory_bytes == 81_559 * 2**20
+    assert run("meta-llama/Meta-Llama-3.1-8B", gpu="H100").fit.memory_per_gpu == 81_559 * 2**20
