@@ -212,15 +212,16 @@ def _raw_layer_types(cfg: ModelConfig, ev: list[Evidence]) -> list[str]:
     return ["full_attention"] * n
 
 
-def _moe_layer(cfg: ModelConfig, i: int, kind: str) -> str:
-    """FFN of layer i. Nemotron-H blocks carry either a mixer or an FFN ('-' MLP,
-    'E' MoE); elsewhere every layer has an FFN, MoE where the config's schedule says."""
+def _moe_layer(cfg: ModelConfig, i: int, kind: str, blocks: bool = False) -> str:
+    """FFN of layer i. In a block list (Nemotron-H's pattern or layers_block_type, where
+    'mlp' / 'moe' are blocks of their own) a block carries either a mixer or an FFN;
+    elsewhere every layer has an FFN, MoE where the config's schedule says."""
     raw = cfg.raw
     if kind == "mlp":
         return "dense"
     if kind == "moe":
         return "moe"
-    if raw.get("hybrid_override_pattern"):
+    if blocks:
         return "none"
     if cfg.num_experts <= 1:
         return "dense"
@@ -335,6 +336,8 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
     if cfg.block_configs is not None:
         return _block_configs(cfg, ev, hs)
     kinds = _raw_layer_types(cfg, ev)
+    # FFNs are layers of their own (Nemotron-H's pattern, layers_block_type with mlp / moe)
+    blocks = bool(cfg.field("hybrid_override_pattern")) or any(k in NO_MIXER for k in kinds)
     global_hd = cfg.field("global_head_dim")
     k_eq_v = cfg.field("attention_k_eq_v") is True
     global_kv = cfg.field("num_global_key_value_heads")
@@ -342,7 +345,7 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
     hdv_full = cfg.v_head_dim if cfg.kv_lora_rank is None and cfg.v_head_dim else None
     for i in range(n):
         k = kinds[i]
-        ffn = _moe_layer(cfg, i, k)
+        ffn = _moe_layer(cfg, i, k, blocks)
         if k in LINEAR or k == "mamba":
             if lk is None:
                 raise InputError(

@@ -11,6 +11,7 @@ from typing import Any, Literal, get_args
 
 from engine.model.architecture import Architecture, LayerPlan
 from engine.model.config import ModelConfig, model_defaults
+from engine.model.loader import CheckpointIndex
 from engine.rules import engine_rules
 
 GATED_ACTS = ("silu", "swiglu", "gelu_pytorch_tanh", "gelu_tanh", "geglu", "swish")
@@ -433,14 +434,24 @@ def param_blocks(cfg: ModelConfig, arch: Architecture) -> list[ParamBlock]:
     else:
         dense_inter_mlp = dense_inter
     inter = (moe_inter, dense_inter, dense_inter_mlp)
-    layer_blocks: list[ParamBlock] = []
+    # layers alike but for their index have the same blocks: build each kind once
+    kinds: dict[tuple[object, ...], tuple[LayerPlan, int]] = {}
     for layer in arch.layers:
-        layer_blocks += _layer_blocks(cfg, layer, gated, inter, False)
-    layer_blocks.append(ParamBlock("norms", h, False, "norm"))
-    layer_blocks += _mtp_blocks(cfg, arch, gated, inter)
+        sig = (
+            layer.mixer, layer.num_kv_heads, layer.head_dim, layer.head_dim_v, layer.window,
+            layer.indexer, layer.compress_ratio, layer.ffn, layer.num_heads,
+            layer.ffn_intermediate,
+        )  # fmt: skip
+        first, n = kinds.get(sig, (layer, 0))
+        kinds[sig] = (first, n + 1)
+    layer_blocks: list[tuple[ParamBlock, int]] = []
+    for first, n in kinds.values():
+        layer_blocks += [(b, n) for b in _layer_blocks(cfg, first, gated, inter, False)]
+    layer_blocks.append((ParamBlock("norms", h, False, "norm"), 1))
+    layer_blocks += [(b, 1) for b in _mtp_blocks(cfg, arch, gated, inter)]
     # one block per (name, role, mtp, quantizable, loaded): the sums over layers
     merged: dict[tuple[str, Role, bool, bool, bool], int] = {}
-    for b in layer_blocks:
+    for b, n in layer_blocks:
         key = (
             b.name if not b.mtp else "MTP layers: " + b.name.removeprefix("MTP "),
             b.role,
@@ -448,7 +459,7 @@ def param_blocks(cfg: ModelConfig, arch: Architecture) -> list[ParamBlock]:
             b.quantizable,
             b.loaded,
         )
-        merged[key] = merged.get(key, 0) + b.count
+        merged[key] = merged.get(key, 0) + b.count * n
     blocks += [ParamBlock(n, c, q, r, m, ld) for (n, r, m, q, ld), c in merged.items()]
     if cfg.vision_config:
         blocks.append(
@@ -457,43 +468,117 @@ def param_blocks(cfg: ModelConfig, arch: Architecture) -> list[ParamBlock]:
     return [b for b in blocks if b.count]
 
 
-def _format(cfg: ModelConfig) -> tuple[str, str, float, float, str]:
-    """(format name, weight dtype, bits per quantized weight, bits per routed-expert weight,
-    note). The format is the one engine.software.report detects; the storage bits per format
-    (scales and zero points included) come from data/engine_rules.yaml."""
-    from engine.software.report import detect_checkpoint_format
-
-    fmt = detect_checkpoint_format(cfg.raw)
+def _dtype_bits(dtype: str, cfg: ModelConfig, group_size: int | None, zero_bits: int) -> float:
+    """Stored bits per weight of ``dtype``, scales and zero points included (data/
+    engine_rules.yaml weight_storage)."""
     rules = engine_rules().weight_storage
-    q = cfg.quantization_config or {}
-    dtype = fmt.weight_dtype
-    if dtype in ("unknown", "mixed") and fmt.bits:
-        dtype = f"int{fmt.bits}"
     bits = float(rules.bits.get(dtype, rules.bits["bf16"]))
-    note = fmt.detail
     if dtype in rules.group_scale:
         scale_bits, group = rules.group_scale[dtype]
         bits += scale_bits / group
     elif dtype == "fp8":
-        block = q.get("weight_block_size")
-        if isinstance(block, list) and len(block) == 2:
+        block = (cfg.quantization_config or {}).get("weight_block_size")
+        if (
+            isinstance(block, list)
+            and len(block) == 2
+            and all(isinstance(b, int) and b > 0 for b in block)
+        ):
             bits += rules.fp8_block_scale_bits / (block[0] * block[1])
-    elif dtype.startswith("int") and fmt.group_size:
-        zero = (fmt.bits or 0) if fmt.quant_method in rules.zero_point_methods else 0
-        bits += (rules.int_group_scale_bits + zero) / fmt.group_size
-    expert_bits = bits
+    elif dtype.startswith("int") and group_size:
+        bits += (rules.int_group_scale_bits + zero_bits) / group_size
+    return bits
+
+
+# module kind (data/model_defaults.yaml module_kinds) -> the weight roles it stores
+_KIND_ROLES: dict[str, tuple[Role, ...]] = {
+    "experts": ("routed_experts",),
+    "shared_experts": ("shared_experts",),
+    "attention": ("attention", "replicated"),
+    "linear_mixer": ("linear_mixer",),
+    "dense_ffn": ("dense_ffn",),
+    "lm_head": ("lm_head",),
+}
+
+
+def _modelopt_roles(cfg: ModelConfig, bits: float) -> tuple[dict[Role, float], str | None, str]:
+    """Per-role bits of a ModelOpt checkpoint: a MIXED_PRECISION one stores each kind of
+    module in the algorithm its ``quantized_layers`` list gives (unlisted kinds unquantized);
+    any other keeps the kinds its ``exclude_modules`` name for every layer in BF16.
+    Returns (role bits, the lowest-precision weight dtype present, note)."""
+    from engine.model.config import _module_kind
+
+    qc = cfg.quantization_config or {}
+    inner = qc.get("quantization")
+    inner = inner if isinstance(inner, dict) else qc
+    algo_dtypes = model_defaults()["modelopt_algo_dtypes"]
+    bf16 = float(engine_rules().weight_storage.bits["bf16"])
+    roles: dict[Role, float] = {}
+    summary = inner.get("quantized_layers_summary") or qc.get("quantized_layers_summary")
+    if isinstance(summary, dict) and isinstance(summary.get("by_kind"), dict):
+        best: dict[str, tuple[int, str]] = {}
+        for algo, kinds in summary["by_kind"].items():
+            for kind, count in (kinds or {}).items():
+                if count > best.get(kind, (0, ""))[0]:
+                    best[kind] = (count, str(algo))
+        present: list[str] = []
+        for kind, role_list in _KIND_ROLES.items():
+            algo = best.get(kind, (0, ""))[1]
+            dtype = algo_dtypes.get(algo)
+            for role in role_list:
+                roles[role] = _dtype_bits(dtype, cfg, 16, 0) if dtype else bf16
+            if dtype:
+                present.append(dtype)
+        order = ("nvfp4", "mxfp4", "int4", "fp8", "int8")
+        low = next((d for d in order if d in present), None)
+        used = ", ".join(f"{k}: {v[1]}" for k, v in sorted(best.items()))
+        return roles, low, f"per-module precision ({used}; unlisted modules BF16)"
+    excluded: list[str] = []
+    for pattern in inner.get("exclude_modules") or qc.get("exclude_modules") or []:
+        parts = [p.strip("*") for p in str(pattern).split(".")]
+        if any(p.isdigit() for p in parts):
+            continue  # one layer's module: too few weights to move the total
+        kind = _module_kind(".".join(parts))
+        for role in _KIND_ROLES.get(kind, ()):
+            if role not in roles:
+                roles[role] = bf16
+                excluded.append(role)
+    note = f"; {', '.join(excluded)} kept in BF16 (exclude_modules)" if excluded else ""
+    return roles, None, note
+
+
+def _format(cfg: ModelConfig) -> tuple[str, str, float, dict[Role, float], str]:
+    """(format name, weight dtype, bits per quantized weight, bits per role where a role
+    differs, note). The format is the one engine.software.report detects; the storage bits
+    per format (scales and zero points included) come from data/engine_rules.yaml."""
+    from engine.software.report import detect_checkpoint_format
+
+    fmt = detect_checkpoint_format(cfg.raw)
+    rules = engine_rules().weight_storage
+    dtype = fmt.weight_dtype
+    if dtype in ("unknown", "mixed") and fmt.bits:
+        dtype = f"int{fmt.bits}"
+    zero = (fmt.bits or 0) if fmt.quant_method in rules.zero_point_methods else 0
+    bits = _dtype_bits(dtype, cfg, fmt.group_size, zero)
+    note = fmt.detail
+    weight_dtype = fmt.weight_dtype
+    roles: dict[Role, float] = {}
+    if fmt.quant_method == "modelopt":
+        roles, low, extra = _modelopt_roles(cfg, bits)
+        note += extra if extra.startswith(";") else f"; {extra}"
+        if low is not None:
+            weight_dtype = low
     if str(cfg.field("expert_dtype") or "").lower() == "fp4":  # DeepSeek-V4: FP4 experts
         scale_bits, group = rules.group_scale["mxfp4"]
-        expert_bits = rules.bits["mxfp4"] + scale_bits / group
+        roles["routed_experts"] = rules.bits["mxfp4"] + scale_bits / group
         note += "; routed experts in FP4"
     if fmt.weight_dtype in rules.experts_only:  # e.g. gpt-oss: attention etc. stay bf16
-        expert_bits, bits = bits, float(rules.bits["bf16"])
-    return fmt.name, fmt.weight_dtype, bits, expert_bits, note
+        roles["routed_experts"], bits = bits, float(rules.bits["bf16"])
+    return fmt.name, weight_dtype, bits, roles, note
 
 
 def weight_report(cfg: ModelConfig, arch: Architecture) -> WeightReport:
     blocks = tuple(param_blocks(cfg, arch))
-    fmt, wdtype, qbits, ebits, note = _format(cfg)
+    fmt, wdtype, qbits, role_bits, note = _format(cfg)
     total = sum(b.count for b in blocks)
     inactive = 0
     if cfg.num_experts > 1 and cfg.experts_per_token:
@@ -509,7 +594,7 @@ def weight_report(cfg: ModelConfig, arch: Architecture) -> WeightReport:
         for b in blocks:
             if b.expert and b.mtp:  # MTP experts were counted in inactive; keep them out once
                 active += b.count * (cfg.num_experts - cfg.experts_per_token) // cfg.num_experts
-    bits = [b.count * (ebits if b.expert else qbits if b.quantizable else 16) for b in blocks]
+    bits = [b.count * (role_bits.get(b.role, qbits) if b.quantizable else 16) for b in blocks]
     block_bytes = tuple(int(x / 8) for x in bits)
     weight_bytes = int(sum(x for b, x in zip(blocks, bits, strict=True) if b.loaded) / 8)
     expert_bytes = int(
@@ -527,4 +612,48 @@ def weight_report(cfg: ModelConfig, arch: Architecture) -> WeightReport:
         wdtype,
         note,
         checkpoint_bytes,
+    )
+
+
+@dataclass(frozen=True)
+class CheckpointComparison:
+    """The computed checkpoint beside the measured one (its safetensors index): bytes and,
+    when the index states them, parameters; ``difference`` is computed minus measured."""
+
+    measured_bytes: int
+    computed_bytes: int
+    measured_parameters: int | None
+    computed_parameters: int
+    source: str
+
+    @property
+    def difference_bytes(self) -> int:
+        return self.computed_bytes - self.measured_bytes
+
+    @property
+    def relative_difference(self) -> float:
+        return self.difference_bytes / self.measured_bytes
+
+    def formula(self) -> str:
+        params = (
+            f"; parameters {self.computed_parameters:,} computed vs "
+            f"{self.measured_parameters:,} in the index"
+            if self.measured_parameters
+            else ""
+        )
+        return (
+            f"computed {self.computed_bytes:,} B vs measured {self.measured_bytes:,} B "
+            f"({self.source}): {self.difference_bytes:+,} B ({self.relative_difference:+.2%})"
+            + params
+        )
+
+
+def compare_checkpoint(report: WeightReport, index: CheckpointIndex) -> CheckpointComparison:
+    """Every stored block (shared copies included) against the index's total_size."""
+    return CheckpointComparison(
+        index.total_size,
+        report.checkpoint_bytes,
+        index.total_parameters,
+        report.params_total,
+        index.source,
     )
