@@ -136,7 +136,7 @@ class ModelConfig(BaseModel):
     decoder_sparse_step: PosInt = 1
     mlp_only_layers: list[NonNegInt] = Field(default_factory=list)
     # MTP
-    mtp_layers: NonNegInt = 0
+    mtp_layers: Annotated[int, Field(strict=True, ge=0, le=64)] = 0
     mtp_kind: str = (
         ""  # which field gave the count: mtp_num_hidden_layers / num_nextn_predict_layers
     )
@@ -242,7 +242,7 @@ def _summarise_modules(qc: dict[str, Any]) -> dict[str, Any]:
             algo = spec.get("quant_algo") if isinstance(spec, dict) else spec
             algo_s = str(algo).upper() if algo is not None else "NONE"
             algos[algo_s] = algos.get(algo_s, 0) + 1
-            kind = _module_kind(str(name))
+            kind = module_kind(str(name))
             per = kinds.setdefault(algo_s, {})
             per[kind] = per.get(kind, 0) + 1
         del out[key]
@@ -255,7 +255,7 @@ def _summarise_modules(qc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _module_kind(name: str) -> str:
+def module_kind(name: str) -> str:
     """Which kind of block a checkpoint module name belongs to (data/engine_rules.yaml
     module_kinds: first pattern found in the dotted name wins)."""
     parts = name.split(".")

@@ -248,9 +248,16 @@ def load_files(files: Mapping[str, bytes], name: str | None = None) -> LoadedMod
     return LoadedModel(cfg, "upload", label, ckpt, files=read)
 
 
-def load_pasted(text: str, name: str = "pasted config.json") -> LoadedModel:
+def load_pasted(
+    text: str,
+    name: str = "pasted config.json",
+    *,
+    quant_config: str | None = None,
+    index: str | None = None,
+) -> LoadedModel:
     """Pasted text is parsed as JSON and nothing else: never a path, a catalog name or a hub
-    id, so a paste box cannot make the server read its own files."""
+    id, so a paste box cannot make the server read its own files. The texts of
+    hf_quant_config.json and model.safetensors.index.json may be pasted beside it."""
     if not isinstance(text, str):
         raise InputError(CONFIG, "pasted JSON text")
     stripped = text.strip()
@@ -259,7 +266,18 @@ def load_pasted(text: str, name: str = "pasted config.json") -> LoadedModel:
     if not stripped.startswith("{"):
         raise InputError(CONFIG, "the JSON text of a config.json (an object starting with '{')")
     raw = _object(parse_json_text(stripped), CONFIG)
-    return LoadedModel(normalize(raw), "json", name)
+    extra = {QUANT_CONFIG: quant_config, INDEX: index}
+    blobs: dict[str, bytes] = {}
+    for fname, body in extra.items():
+        if body is not None and body.strip():
+            try:
+                blobs[fname] = body.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InputError(fname, "UTF-8 text") from None
+    cfg, ckpt, read = _with_companions(
+        raw, blobs.get(QUANT_CONFIG), blobs.get(INDEX), f"pasted {name}"
+    )
+    return LoadedModel(cfg, "json", name, ckpt, files=read)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from engine.model.architecture import Architecture, LayerPlan
-from engine.model.config import ModelConfig, model_defaults
+from engine.model.config import ModelConfig, model_defaults, module_kind
 from engine.model.loader import CheckpointIndex
 from engine.rules import engine_rules
 
@@ -500,13 +500,11 @@ _KIND_ROLES: dict[str, tuple[Role, ...]] = {
 }
 
 
-def _modelopt_roles(cfg: ModelConfig, bits: float) -> tuple[dict[Role, float], str | None, str]:
+def _modelopt_roles(cfg: ModelConfig) -> tuple[dict[Role, float], str | None, str]:
     """Per-role bits of a ModelOpt checkpoint: a MIXED_PRECISION one stores each kind of
     module in the algorithm its ``quantized_layers`` list gives (unlisted kinds unquantized);
     any other keeps the kinds its ``exclude_modules`` name for every layer in BF16.
     Returns (role bits, the lowest-precision weight dtype present, note)."""
-    from engine.model.config import _module_kind
-
     qc = cfg.quantization_config or {}
     inner = qc.get("quantization")
     inner = inner if isinstance(inner, dict) else qc
@@ -537,7 +535,7 @@ def _modelopt_roles(cfg: ModelConfig, bits: float) -> tuple[dict[Role, float], s
         parts = [p.strip("*") for p in str(pattern).split(".")]
         if any(p.isdigit() for p in parts):
             continue  # one layer's module: too few weights to move the total
-        kind = _module_kind(".".join(parts))
+        kind = module_kind(".".join(parts))
         for role in _KIND_ROLES.get(kind, ()):
             if role not in roles:
                 roles[role] = bf16
@@ -563,7 +561,7 @@ def _format(cfg: ModelConfig) -> tuple[str, str, float, dict[Role, float], str]:
     weight_dtype = fmt.weight_dtype
     roles: dict[Role, float] = {}
     if fmt.quant_method == "modelopt":
-        roles, low, extra = _modelopt_roles(cfg, bits)
+        roles, low, extra = _modelopt_roles(cfg)
         note += extra if extra.startswith(";") else f"; {extra}"
         if low is not None:
             weight_dtype = low
