@@ -265,6 +265,11 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
     ev: list[Evidence] = [Evidence("architectures", cfg.architecture, "model class")]
     if cfg.model_type:
         ev.append(Evidence("model_type", cfg.model_type, "engine rules are keyed by it"))
+    for name, why in cfg.defaults_applied.items():
+        value = getattr(cfg, name, None)
+        if name == "mtp_num_hidden_layers":
+            value = cfg.mtp_layers
+        ev.append(Evidence(name, _short(value), f"absent from config.json: {why}"))
     n = cfg.num_hidden_layers
     hs = head_size(cfg)
     lk = linear_kind(cfg)

@@ -446,12 +446,14 @@ def model_defaults() -> dict[str, Any]:
     transformers' per-model config defaults for fields config.json leaves out) and the
     config-reading rules (``layer_count_lists``, ``layer_pattern_lists``, ``module_kinds``)."""
     raw = yaml.safe_load((DATA_DIR / "model_defaults.yaml").read_text(encoding="utf-8"))
-    table: dict[str, dict[str, Any]] = {}
+    table: dict[str, dict[str, tuple[Any, str]]] = {}
     for entry in raw["defaults"]:
         if not entry.get("source"):
             raise ValueError("data/model_defaults.yaml: every defaults entry needs a source")
+        by = entry.get("by", "transformers default")
         for mt in entry["model_types"]:
-            table.setdefault(mt, {}).update(entry["fields"])
+            for k, v in entry["fields"].items():
+                table.setdefault(mt, {})[k] = (v, f"{by} for {mt}")
     rules = raw["rules"]
     for key, rule in rules.items():
         if not isinstance(rule, dict) or not rule.get("source"):
@@ -470,12 +472,12 @@ def _with_defaults(
     for mt in (flat.get("model_type"), wrapper_type):
         if not isinstance(mt, str) or mt not in table:
             continue
-        for k, v in table[mt].items():
+        for k, (v, why) in table[mt].items():
             if merged.get(k) is None and k not in applied:
                 if merged is flat:
                     merged = dict(flat)
                 merged[k] = v
-                applied[k] = f"transformers default for {mt}"
+                applied[k] = why
     return merged, applied
 
 

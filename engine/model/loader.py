@@ -145,6 +145,11 @@ def merge_quant_config(
     if quant is None or config.get("quantization_config") is not None:
         return config
     qc = dict(quant)
+    inner = qc.get("quantization")
+    if isinstance(inner, Mapping):
+        # SGLang's ModelConfig._parse_modelopt_quant_config reads these keys at the top;
+        # vLLM reads them nested or at the top: both see the same document
+        qc = {**{k: v for k, v in inner.items() if k not in qc}, **qc}
     producer = qc.get("producer")
     modelopt = isinstance(producer, Mapping) and str(producer.get("name", "")).lower() == "modelopt"
     if qc.get("quant_method") is None and modelopt:
@@ -367,7 +372,7 @@ def load_hub(repo_id: str, revision: str | None = None) -> LoadedModel:
         if path is None:
             return _catalog_fallback(repo_id, reason)
     else:
-        online = not _offline()
+        online = not _offline() and _hub_reachable()
     raw = _object(parse_json_bytes(_read_small(path, CONFIG), CONFIG), CONFIG)
     quant_path = _hub_file(repo_id, QUANT_CONFIG, revision, online)
     index_path = _hub_file(repo_id, INDEX, revision, online)
