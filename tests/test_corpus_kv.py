@@ -281,3 +281,23 @@ def test_sglang_keeps_dsa_in_bf16_on_hopper_and_packs_fp8_as_656() -> None:
     assert auto.sglang.kv_bytes_per_token == 61 * (1152 + 132)
     fp8 = diagnose(cfg, Options(kv_dtype="fp8", gpu_arch="sm_90"))
     assert fp8.sglang.kv_bytes_per_token == 61 * (656 + 132)
+
+
+WILD = sorted((FIXTURES / "configs_wild").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", WILD, ids=_stem)
+@pytest.mark.parametrize(("kv_dtype", "nbytes"), [("bf16", 2), ("fp8", 1)])
+def test_wild_configs_sum_vllm_page_formula_layer_by_layer(
+    path: Path, kv_dtype: str, nbytes: int
+) -> None:
+    """Per-layer shapes (block configs, swa_* fields, block lists): every attention layer
+    adds num_kv_heads x (head_size + head_size_v) x dtype bytes (vLLM AttentionSpec)."""
+    d = diagnose(load_model(str(path)).config, Options(kv_dtype=kv_dtype))
+    want = sum(
+        lay.num_kv_heads * (lay.head_dim + lay.head_dim_v) * nbytes
+        for lay in d.architecture.layers
+        if lay.mixer in ("full", "sliding", "chunked")
+    )
+    assert d.kv.kv_bytes_per_token == want
+    assert all(lay.num_kv_heads == 0 for lay in d.architecture.layers if lay.mixer == "none")

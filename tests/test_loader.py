@@ -148,3 +148,74 @@ def test_unreachable_hub_fails_fast_with_offline_message(tmp_path: Path) -> None
     res = _run_cli(["diagnose", "acme/not-cached"], env)
     assert res.returncode == 2
     assert "cannot be reached" in res.stderr and "upload" in res.stderr
+
+
+def test_load_files_takes_a_single_config_of_any_name() -> None:
+    from engine.model.loader import load_files
+
+    loaded = load_files({"my-model.json": json.dumps(LLAMA).encode()}, name="my-model.json")
+    assert loaded.source == "upload" and loaded.config.hidden_size == 4096
+    assert loaded.checkpoint is None and loaded.files == ("config.json",)
+
+
+@pytest.mark.parametrize(
+    ("files", "field"),
+    [
+        ({"config.json": b"{}", "weights.bin": b"x"}, "weights.bin"),
+        ({"a.json": b"{}", "b.json": b"{}"}, "config.json"),
+        (
+            {"config.json": json.dumps(LLAMA).encode(), "hf_quant_config.json": b"[1]"},
+            "hf_quant_config.json",
+        ),
+        (
+            {
+                "config.json": json.dumps(LLAMA).encode(),
+                "model.safetensors.index.json": b'{"weight_map": {}}',
+            },
+            "model.safetensors.index.json.metadata",
+        ),
+        (
+            {
+                "config.json": json.dumps(LLAMA).encode(),
+                "model.safetensors.index.json": b'{"metadata": {"total_size": -5}}',
+            },
+            "model.safetensors.index.json.metadata.total_size",
+        ),
+        ({"config.json": b"\xff\xfe\xfd"}, "config.json"),
+    ],
+)
+def test_load_files_errors_name_the_file(files: dict[str, bytes], field: str) -> None:
+    from engine.model.loader import load_files
+
+    with pytest.raises(InputError) as err:
+        load_files(files)
+    assert err.value.field == field
+
+
+def test_index_metadata_is_read_without_the_weight_map_when_it_comes_first() -> None:
+    from engine.model.loader import parse_index
+
+    data = json.dumps(
+        {
+            "metadata": {"total_size": 16060522496, "total_parameters": 8030261248},
+            "weight_map": {f"t{i}": "a.safetensors" for i in range(10)},
+        }
+    ).encode()
+    idx = parse_index(data, "upload")
+    assert (idx.total_size, idx.total_parameters, idx.tensors) == (16060522496, 8030261248, None)
+    late = json.dumps({"weight_map": {"t": "a"}, "metadata": {"total_size": "42"}}).encode()
+    assert parse_index(late, "upload").tensors == 1
+
+
+def test_hub_id_with_companions_loads_from_the_cli(tmp_path: Path) -> None:
+    cache = _hub_cache(tmp_path, "acme/fp4-llama", LLAMA)
+    snap = next((cache / "models--acme--fp4-llama" / "snapshots").iterdir())
+    (snap / "hf_quant_config.json").write_text(
+        json.dumps({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4"}})
+    )
+    res = _run_cli(
+        ["diagnose", "acme/fp4-llama", "--json"],
+        {"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"},
+    )
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["checkpoint_format"] == "nvfp4"

@@ -75,3 +75,95 @@ def test_awq_group_scales_are_counted() -> None:
     linear = sum(b.count for b in r.blocks if b.quantizable)
     other = r.params_total - linear
     assert r.weight_bytes == int((linear * (4 + 20 / 128) + other * 16) / 8)
+
+
+# Published totals: the parameter count of each checkpoint's safetensors as the Hugging Face
+# model page states it (exact where the page gives every digit, else the rounded total).
+PUBLISHED_TOTALS = [
+    ("meta-llama/Meta-Llama-3.1-8B", 8_030_261_248),
+    ("meta-llama/Meta-Llama-3.1-70B", 70_553_706_496),
+    ("meta-llama/Llama-3.3-70B-Instruct", 70_553_706_496),
+    ("meta-llama/Llama-2-7b-hf", 6_738_415_616),
+    ("meta-llama/Llama-2-70b-hf", 68_976_648_192),
+    ("meta-llama/Llama-4-Scout-17B-16E-Instruct", 109_000_000_000),
+    ("mistralai/Mistral-7B-v0.1", 7_241_732_096),
+    ("mistralai/Mixtral-8x7B-v0.1", 46_702_792_704),
+    ("Qwen/Qwen3-8B", 8_190_735_360),
+    ("Qwen/Qwen3-32B", 32_762_123_264),
+    ("Qwen/Qwen3-30B-A3B", 30_532_122_624),
+    ("Qwen/Qwen3-235B-A22B", 235_093_634_560),
+    ("Qwen/Qwen2.5-72B", 72_706_203_648),
+    ("Qwen/Qwen2.5-VL-7B-Instruct", 8_292_166_656),
+    ("Qwen/Qwen3-VL-32B-Instruct", 33_400_000_000),
+    ("Qwen/Qwen3-Next-80B-A3B-Thinking", 81_300_000_000),
+    ("google/gemma-3-27b-it", 27_432_406_640),
+    ("openai/gpt-oss-120b", 116_829_156_672),
+    ("openai/gpt-oss-20b", 20_914_757_184),
+    ("deepseek-ai/DeepSeek-V3", 685_000_000_000),
+    ("deepseek-ai/DeepSeek-V2-Lite", 15_706_484_224),
+    ("moonshotai/Kimi-K2-Instruct", 1_026_408_232_448),
+    ("models123/Jamba-v0.1", 51_570_323_456),
+    ("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", 31_600_000_000),
+    ("zai-org/GLM-4.7", 358_000_000_000),
+]
+
+
+@pytest.mark.parametrize(("name", "published"), PUBLISHED_TOTALS)
+def test_total_parameters_within_half_a_percent_of_the_published_total(
+    name: str, published: int
+) -> None:
+    assert report(name).params_total / published == pytest.approx(1, abs=0.005)
+
+
+# model.safetensors.index.json metadata.total_size as published with the checkpoint
+INDEX_SIZES = [
+    ("meta-llama/Meta-Llama-3.1-8B", 16_060_522_496, 0.0),  # BF16: 2 bytes per parameter
+    ("deepseek-ai/DeepSeek-V3", 688_586_727_753, 0.0005),  # FP8 128x128 blocks + MTP module
+]
+
+
+@pytest.mark.parametrize(("name", "total_size", "tolerance"), INDEX_SIZES)
+def test_checkpoint_bytes_match_the_recorded_index_size(
+    name: str, total_size: int, tolerance: float
+) -> None:
+    assert report(name).checkpoint_bytes / total_size == pytest.approx(1, abs=tolerance)
+
+
+def test_nvfp4_modelopt_weights_are_4_5_bits_with_excluded_modules_in_bf16() -> None:
+    raw = json.loads((MODELS_DIR / "meta-llama__Meta-Llama-3.1-8B.json").read_text())
+    raw["quantization_config"] = {
+        "quant_method": "modelopt",
+        "producer": {"name": "modelopt"},
+        "quantization": {
+            "quant_algo": "NVFP4",
+            "group_size": 16,
+            "exclude_modules": ["lm_head", "model.layers.*.self_attn*"],
+        },
+    }
+    cfg = normalize(raw)
+    r = weight_report(cfg, build_architecture(cfg))
+    assert r.weight_dtype == "nvfp4"
+    attn = sum(b.count for b in r.blocks if b.role == "attention")
+    mlp = sum(b.count for b in r.blocks if b.role == "dense_ffn")
+    other = r.params_total - attn - mlp
+    assert r.weight_bytes == int((mlp * 4.5 + (attn + other) * 16) / 8)
+
+
+def test_mixed_precision_per_module_algorithms_give_per_role_bits() -> None:
+    raw = json.loads((MODELS_DIR / "Qwen__Qwen3-30B-A3B.json").read_text())
+    layers = {}
+    for i in range(48):
+        layers[f"model.layers.{i}.mlp.experts.0.down_proj"] = {"quant_algo": "NVFP4"}
+        layers[f"model.layers.{i}.self_attn.q_proj"] = {"quant_algo": "FP8"}
+    raw["quantization_config"] = {
+        "quant_method": "modelopt",
+        "quant_algo": "MIXED_PRECISION",
+        "quantized_layers": layers,
+    }
+    cfg = normalize(raw)
+    r = weight_report(cfg, build_architecture(cfg))
+    assert r.weight_dtype == "nvfp4"
+    experts = sum(b.count for b in r.blocks if b.expert)
+    attn = sum(b.count for b in r.blocks if b.role == "attention")
+    assert r.expert_bytes == int(experts * 4.5 / 8)
+    assert r.bytes_of(["attention"]) == int(attn * 8 / 8)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.errors import InputError
-from engine.model.config import ModelConfig
+from engine.model.config import ModelConfig, model_defaults
 from engine.rules import engine_rules
 
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
@@ -53,6 +53,29 @@ def model_dtype(cfg: ModelConfig) -> str:
     return "bfloat16"
 
 
+def modelopt_kv_dtype(cfg: ModelConfig) -> str | None:
+    """The KV dtype a ModelOpt checkpoint declares (kv_cache_quant_algo / kv_cache_scheme),
+    as vLLM resolves ``--kv-cache-dtype auto`` for it; None when it declares none."""
+    qc = cfg.quantization_config or {}
+    if not str(qc.get("quant_method") or "").startswith("modelopt"):
+        return None
+    inner = qc.get("quantization")
+    inner = inner if isinstance(inner, dict) else qc
+    algo = (
+        inner.get("kv_cache_scheme")
+        or qc.get("kv_cache_scheme")
+        or inner.get("kv_cache_quant_algo")
+        or qc.get("kv_cache_quant_algo")
+    )
+    if isinstance(algo, dict):
+        fp8 = algo.get("dynamic") is False and algo.get("num_bits") == 8
+        algo = "fp8" if fp8 and algo.get("type") == "float" else None
+    if not isinstance(algo, str):
+        return None
+    mapped = model_defaults()["modelopt_kv_cache_dtypes"].get(algo.lower())
+    return str(mapped) if mapped else None
+
+
 def is_dsa(cfg: ModelConfig) -> bool:
     return cfg.index_topk is not None and cfg.kv_lora_rank is not None
 
@@ -69,7 +92,11 @@ def resolve_kv_dtype(requested: str, cfg: ModelConfig, gpu_arch: str | None = No
     packed_bytes = engine_rules().ds_mla_packed_bytes.values
     arch = gpu_arch or "sm_90"
     note = ""
-    if name == "auto":
+    declared = modelopt_kv_dtype(cfg) if name == "auto" else None
+    if declared is not None:
+        name = declared
+        note = f"auto -> {name}: the checkpoint's ModelOpt kv_cache_quant_algo"
+    elif name == "auto":
         name = model_dtype(cfg)
         note = f"auto -> model dtype {name}"
         auto_fp8 = sparse.auto_fp8_model_types

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.errors import InputError
-from engine.model.config import ModelConfig
+from engine.model.config import ModelConfig, model_defaults
 from engine.rules import engine_rules
 
 ATTN_FULL = ("full_attention", "attention", "global_attention", "hybrid", "global")
@@ -39,6 +39,8 @@ class LayerPlan:
     indexer: bool = False
     compress_ratio: int = 0
     ffn: str = "dense"  # dense | moe | moe+dense | none
+    num_heads: int = 0  # query heads of this layer (0: num_attention_heads)
+    ffn_intermediate: int = 0  # this layer's dense FFN width (0: intermediate_size)
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,19 @@ def _raw_layer_types(cfg: ModelConfig, ev: list[Evidence]) -> list[str]:
         return [
             "full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(n)
         ]
+    for key, mapping in model_defaults()["layer_pattern_lists"].items():
+        pat_list = raw.get(key)
+        if isinstance(pat_list, list) and pat_list:
+            if len(pat_list) < n:
+                raise InputError(key, f"one entry per layer ({n}), got {len(pat_list)}")
+            kinds = []
+            for i, v in enumerate(pat_list[:n]):
+                if isinstance(v, bool) or v not in mapping:
+                    raise InputError(f"{key}[{i}]", f"one of {sorted(mapping)}, got {v!r}")
+                kinds.append(mapping[v])
+            rule = ", ".join(f"{k} = {v}" for k, v in mapping.items())
+            ev.append(Evidence(key, _short(pat_list), f"per-layer pattern: {rule}"))
+            return kinds
     atl = raw.get("attn_type_list")
     if isinstance(atl, list) and atl:
         ev.append(Evidence("attn_type_list", _short(atl), "1 = softmax attention, 0 = lightning"))
@@ -147,6 +162,15 @@ def _raw_layer_types(cfg: ModelConfig, ev: list[Evidence]) -> list[str]:
             rule = f"transformers default: every {step}th layer global (NoPE), the rest chunked"
         ev.append(Evidence("attention_chunk_size", str(cfg.attention_chunk_size), rule))
         return ["chunked_attention" if f else "full_attention" for f in flags]
+    if cfg.layer_windows is not None:
+        ev.append(
+            Evidence(
+                "sliding_window",
+                _short(cfg.field("sliding_window")),
+                "one window per layer: a window slides, null / 0 is full attention",
+            )
+        )
+        return ["sliding_attention" if w else "full_attention" for w in cfg.layer_windows[:n]]
     if cfg.sliding_window:
         pat = raw.get("sliding_window_pattern") or raw.get("_sliding_window_pattern")
         defaults = engine_rules().default_sliding_patterns.values
@@ -188,15 +212,16 @@ def _raw_layer_types(cfg: ModelConfig, ev: list[Evidence]) -> list[str]:
     return ["full_attention"] * n
 
 
-def _moe_layer(cfg: ModelConfig, i: int, kind: str) -> str:
-    """FFN of layer i. Nemotron-H blocks carry either a mixer or an FFN ('-' MLP,
-    'E' MoE); elsewhere every layer has an FFN, MoE where the config's schedule says."""
+def _moe_layer(cfg: ModelConfig, i: int, kind: str, blocks: bool = False) -> str:
+    """FFN of layer i. In a block list (Nemotron-H's pattern or layers_block_type, where
+    'mlp' / 'moe' are blocks of their own) a block carries either a mixer or an FFN;
+    elsewhere every layer has an FFN, MoE where the config's schedule says."""
     raw = cfg.raw
     if kind == "mlp":
         return "dense"
     if kind == "moe":
         return "moe"
-    if raw.get("hybrid_override_pattern"):
+    if blocks:
         return "none"
     if cfg.num_experts <= 1:
         return "dense"
@@ -208,6 +233,8 @@ def _moe_layer(cfg: ModelConfig, i: int, kind: str) -> str:
     step = raw.get("interleave_moe_layer_step")
     if isinstance(step, int) and step > 0:
         return "moe" if (i + 1) % step == 0 else "dense"
+    if cfg.moe_layers is not None:
+        return "moe" if cfg.moe_layers[i] else "dense"
     if i < cfg.first_k_dense_replace or i in cfg.mlp_only_layers:
         return "dense"
     if i % cfg.moe_layer_freq != 0 or (i + 1) % cfg.decoder_sparse_step != 0:
@@ -238,6 +265,11 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
     ev: list[Evidence] = [Evidence("architectures", cfg.architecture, "model class")]
     if cfg.model_type:
         ev.append(Evidence("model_type", cfg.model_type, "engine rules are keyed by it"))
+    for name, why in cfg.defaults_applied.items():
+        value = getattr(cfg, name, None)
+        if name == "mtp_num_hidden_layers":
+            value = cfg.mtp_layers
+        ev.append(Evidence(name, _short(value), f"absent from config.json: {why}"))
     n = cfg.num_hidden_layers
     hs = head_size(cfg)
     lk = linear_kind(cfg)
@@ -306,13 +338,19 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
                 "treated as standard attention",
             )
         )
+    if cfg.block_configs is not None:
+        return _block_configs(cfg, ev, hs)
     kinds = _raw_layer_types(cfg, ev)
+    # FFNs are layers of their own (Nemotron-H's pattern, layers_block_type with mlp / moe)
+    blocks = bool(cfg.field("hybrid_override_pattern")) or any(k in NO_MIXER for k in kinds)
     global_hd = cfg.field("global_head_dim")
     k_eq_v = cfg.field("attention_k_eq_v") is True
     global_kv = cfg.field("num_global_key_value_heads")
+    # value head size of standard attention (vLLM head_size_v; MiMo-V2-Flash's diff-KV layers)
+    hdv_full = cfg.v_head_dim if cfg.kv_lora_rank is None and cfg.v_head_dim else None
     for i in range(n):
         k = kinds[i]
-        ffn = _moe_layer(cfg, i, k)
+        ffn = _moe_layer(cfg, i, k, blocks)
         if k in LINEAR or k == "mamba":
             if lk is None:
                 raise InputError(
@@ -321,28 +359,40 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
                     "(linear_* or mamba/ssm fields), which are missing",
                 )
             layers.append(LayerPlan(i, lk, ffn=ffn))
-        elif k in NO_MIXER:
+        elif k in NO_MIXER or (cfg.layer_kv_heads is not None and cfg.layer_kv_heads[i] == 0):
             layers.append(LayerPlan(i, "none", ffn=ffn))
         elif k in ATTN_SLIDING or k in ATTN_FULL or k in ATTN_CHUNKED:
-            kv = cfg.num_key_value_heads
+            kv = cfg.layer_kv_heads[i] if cfg.layer_kv_heads else cfg.num_key_value_heads
+            q = cfg.layer_q_heads[i] if cfg.layer_q_heads else 0
             hd = hs
+            hdv = hdv_full or hd
             if k in ATTN_FULL and isinstance(global_hd, int) and global_hd > 0:
-                hd = global_hd  # Gemma 4: global layers use global_head_dim
+                hd = hdv = global_hd  # Gemma 4: global layers use global_head_dim
                 if k_eq_v and isinstance(global_kv, int) and global_kv > 0:
                     kv = global_kv
             if k in ATTN_SLIDING:
-                if not cfg.sliding_window:
+                window = cfg.layer_windows[i] if cfg.layer_windows else cfg.sliding_window
+                if not window:
                     raise InputError("sliding_window", f"a window size for sliding layer {i}")
-                layers.append(LayerPlan(i, "sliding", kv, hd, hd, cfg.sliding_window, ffn=ffn))
+                # swa_* fields give sliding layers their own shapes (vLLM mimo_v2_flash.py)
+                kv = cfg.swa_num_key_value_heads or kv
+                q = cfg.swa_num_attention_heads or q
+                if cfg.swa_head_dim:
+                    hd = cfg.swa_head_dim
+                    hdv = cfg.swa_v_head_dim or hd
+                layers.append(LayerPlan(i, "sliding", kv, hd, hdv, window, ffn=ffn, num_heads=q))
             elif k in ATTN_CHUNKED:
                 assert cfg.attention_chunk_size is not None
                 layers.append(
-                    LayerPlan(i, "chunked", kv, hd, hd, cfg.attention_chunk_size, ffn=ffn)
+                    LayerPlan(
+                        i, "chunked", kv, hd, hdv, cfg.attention_chunk_size, ffn=ffn, num_heads=q
+                    )
                 )
             else:
-                layers.append(LayerPlan(i, "full", kv, hd, hd, ffn=ffn))
+                layers.append(LayerPlan(i, "full", kv, hd, hdv, ffn=ffn, num_heads=q))
         else:
             raise InputError("layer_types", f"known layer kinds; layer {i} is {k!r}")
+    _per_layer_evidence(cfg, ev, layers)
     if isinstance(global_hd, int) and global_hd > 0 and global_hd != hs:
         ev.append(
             Evidence(
@@ -363,6 +413,82 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
         ev.append(Evidence("linear mixer", lk, _LINEAR_RULES[lk]))
     _moe_evidence(cfg, ev)
     return Architecture(tuple(layers), lk, tuple(ev))
+
+
+def _block_configs(cfg: ModelConfig, ev: list[Evidence], hs: int) -> Architecture:
+    """vLLM nemotron_nas.py DeciLMDecoderLayer: per layer, a no-op attention has no weights
+    and no cache, any other has num_attention_heads // n_heads_in_group KV heads; a no-op
+    FFN is skipped, any other is a dense MLP of its own width (ffn_mult)."""
+    assert cfg.block_configs is not None
+    blocks = cfg.block_configs[: cfg.num_hidden_layers]
+    layers = []
+    for i, b in enumerate(blocks):
+        ffn = "dense" if b.ffn_intermediate else "none"
+        if b.kv_heads:
+            layers.append(
+                LayerPlan(
+                    i, "full", b.kv_heads, hs, hs, ffn=ffn, ffn_intermediate=b.ffn_intermediate
+                )
+            )
+        else:
+            layers.append(LayerPlan(i, "none", ffn=ffn, ffn_intermediate=b.ffn_intermediate))
+    n_attn = sum(1 for b in blocks if b.kv_heads)
+    heads = sorted({b.kv_heads for b in blocks if b.kv_heads})
+    ev.append(
+        Evidence(
+            "block_configs",
+            f"{n_attn} attention + {len(blocks) - n_attn} no-op attention layers",
+            "per-layer blocks: a no-op attention holds no cache; KV heads per attention layer "
+            f"= num_attention_heads // n_heads_in_group ({', '.join(map(str, heads))})",
+        )
+    )
+    widths = sorted({b.ffn_intermediate for b in blocks if b.ffn_intermediate})
+    ev.append(
+        Evidence(
+            "block_configs[].ffn.ffn_mult",
+            ", ".join(map(str, widths)),
+            "dense FFN width per layer = multiple of 256 above 2 × ffn_mult × hidden_size / 3",
+        )
+    )
+    return Architecture(tuple(layers), None, tuple(ev))
+
+
+def _per_layer_evidence(cfg: ModelConfig, ev: list[Evidence], layers: list[LayerPlan]) -> None:
+    if cfg.layer_kv_heads is not None:
+        ev.append(
+            Evidence(
+                "num_key_value_heads",
+                _short(cfg.layer_kv_heads),
+                "one KV-head count per layer (0: the layer has no attention)",
+            )
+        )
+    if cfg.swa_num_key_value_heads or cfg.swa_head_dim:
+        sw = next((lay for lay in layers if lay.mixer == "sliding"), None)
+        if sw is not None:
+            ev.append(
+                Evidence(
+                    "swa_num_key_value_heads / swa_head_dim / swa_v_head_dim",
+                    f"{sw.num_kv_heads} / {sw.head_dim} / {sw.head_dim_v}",
+                    "sliding-window layers have their own KV heads and head sizes",
+                )
+            )
+    full = next((lay for lay in layers if lay.mixer == "full"), None)
+    if full is not None and full.head_dim_v != full.head_dim:
+        ev.append(
+            Evidence(
+                "v_head_dim",
+                str(full.head_dim_v),
+                f"K and V differ in size: {full.head_dim} + {full.head_dim_v} per KV head",
+            )
+        )
+    if cfg.moe_layers is not None:
+        ev.append(
+            Evidence(
+                "moe_layer_freq",
+                _short([int(x) for x in cfg.moe_layers]),
+                "one entry per layer: 1 = MoE FFN, 0 = dense FFN",
+            )
+        )
 
 
 _LINEAR_RULES = {

@@ -8,13 +8,15 @@ once, at the boundary; the rules downstream read plain typed fields.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
+from functools import cache
 from typing import Annotated, Any
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.errors import InputError
+from engine.rules import DATA_DIR
 
 TEXT_CONFIG_KEYS = ("text_config", "language_config", "llm_config", "thinker_config")
 VISION_CONFIG_KEYS = ("vision_config", "visual", "vision_tower_config", "mm_vision_tower")
@@ -50,7 +52,29 @@ HeadInt = Annotated[int, Field(strict=True, ge=1, le=65_536)]
 DimInt = Annotated[int, Field(strict=True, ge=1, le=65_536)]
 ContextInt = Annotated[int, Field(strict=True, ge=1, le=1 << 34)]
 
-MAX_CONFIG_BYTES = 2_000_000
+# Quantized checkpoints list every quantized module in config.json (an NVFP4 one with
+# 22,422 layers is 3 MB); tens of MB still parse in well under a second.
+MAX_CONFIG_BYTES = 64_000_000
+MAX_DEPTH = 64  # deeper nesting is hostile input, not a config
+MAX_LAYERS = 4096
+# Subtrees of quantization_config that list modules one by one: summarised at the boundary
+# (counts per algorithm) so the rules and every later copy never walk 20,000 entries.
+PER_MODULE_KEYS = ("quantized_layers",)
+PER_MODULE_LIST_KEYS = ("exclude_modules", "ignore", "ignored_layers", "modules_to_not_convert")
+LONG_LIST = 4096  # a module list longer than this keeps its first KEEP_LIST_ENTRIES
+KEEP_LIST_ENTRIES = 64
+
+
+class BlockConfig(BaseModel):
+    """One layer of a per-layer block config (DeciLM / ``nemotron-nas``), as vLLM's
+    ``nemotron_nas.py`` builds it: an attention that is a no-op (no weights, no cache) or
+    has ``num_attention_heads // n_heads_in_group`` KV heads, and an FFN that is a no-op
+    or ``_ffn_mult_to_intermediate_size(ffn_mult)`` wide."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kv_heads: Annotated[int, Field(strict=True, ge=0, le=65_536)]  # 0: attention is a no-op
+    ffn_intermediate: Annotated[int, Field(strict=True, ge=0, le=4_194_304)]  # 0: FFN no-op
 
 
 class ModelConfig(BaseModel):
@@ -77,6 +101,17 @@ class ModelConfig(BaseModel):
     sliding_window: ContextInt | None = None
     layer_types: list[str] | None = None
     attention_chunk_size: ContextInt | None = None
+    # per-layer values given as lists (one entry per layer); 0 = no attention / no window
+    layer_kv_heads: list[Annotated[int, Field(strict=True, ge=0, le=65_536)]] | None = None
+    layer_q_heads: list[Annotated[int, Field(strict=True, ge=0, le=65_536)]] | None = None
+    layer_windows: list[Annotated[int, Field(strict=True, ge=0, le=1 << 34)]] | None = None
+    block_configs: list[BlockConfig] | None = None
+    # sliding-window layers with their own shapes (swa_* fields, vLLM mimo_v2_flash.py)
+    swa_num_attention_heads: HeadInt | None = None
+    swa_num_key_value_heads: HeadInt | None = None
+    swa_head_dim: DimInt | None = None
+    swa_v_head_dim: DimInt | None = None
+    attn_output_gate: bool = False
     # MLA / DSA / DeepSeek-V4
     kv_lora_rank: DimInt | None = None
     q_lora_rank: DimInt | None = None
@@ -97,10 +132,15 @@ class ModelConfig(BaseModel):
     shared_expert_intermediate_size: Annotated[int, Field(strict=True, ge=0)] | None = None
     first_k_dense_replace: NonNegInt = 0
     moe_layer_freq: PosInt = 1
+    moe_layers: list[bool] | None = None  # moe_layer_freq given per layer (1 = MoE)
     decoder_sparse_step: PosInt = 1
     mlp_only_layers: list[NonNegInt] = Field(default_factory=list)
     # MTP
-    mtp_layers: NonNegInt = 0
+    mtp_layers: Annotated[int, Field(strict=True, ge=0, le=64)] = 0
+    mtp_kind: str = (
+        ""  # which field gave the count: mtp_num_hidden_layers / num_nextn_predict_layers
+    )
+    mtp_block_types: list[str] | None = None  # mtp_layers_block_type (Nemotron-H)
     # linear attention / Mamba
     linear_num_key_heads: HeadInt | None = None
     linear_num_value_heads: HeadInt | None = None
@@ -124,6 +164,8 @@ class ModelConfig(BaseModel):
     quantization_config: dict[str, Any] | None = None
     vision_config: dict[str, Any] | None = None
     audio_config: dict[str, Any] | None = None
+    # fields absent from config.json and taken from data/model_defaults.yaml
+    defaults_applied: dict[str, str] = Field(default_factory=dict)
     raw: dict[str, Any] = Field(default_factory=dict)
 
     @property
@@ -160,16 +202,80 @@ def flatten(raw: Mapping[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def _check_finite(obj: Any, path: str) -> None:
-    """Reject NaN anywhere; +-Infinity is allowed (configs publish it: time_step_limit)."""
-    if isinstance(obj, float) and math.isnan(obj):
-        raise InputError(path, "a number, not NaN")
-    if isinstance(obj, Mapping):
-        for k, v in obj.items():
-            _check_finite(v, f"{path}.{k}" if path else str(k))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            _check_finite(v, f"{path}[{i}]")
+def check_tree(obj: Any) -> None:
+    """One iterative walk over the parsed JSON: no NaN anywhere (+-Infinity is allowed,
+    configs publish it: time_step_limit) and at most MAX_DEPTH levels of nesting."""
+    stack: list[tuple[Any, str, int]] = [(obj, "", 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, path, depth = pop()
+        if isinstance(node, dict):
+            if depth >= MAX_DEPTH:
+                raise InputError(path or "config.json", f"at most {MAX_DEPTH} levels of nesting")
+            for k, v in node.items():
+                if isinstance(v, (dict, list)):
+                    push((v, f"{path}.{k}" if path else str(k), depth + 1))
+                elif isinstance(v, float) and v != v:
+                    raise InputError(f"{path}.{k}" if path else str(k), "a number, not NaN")
+        elif isinstance(node, list):
+            if depth >= MAX_DEPTH:
+                raise InputError(path or "config.json", f"at most {MAX_DEPTH} levels of nesting")
+            for i, v in enumerate(node):
+                if isinstance(v, (dict, list)):
+                    push((v, f"{path}[{i}]", depth + 1))
+                elif isinstance(v, float) and v != v:
+                    raise InputError(f"{path}[{i}]", "a number, not NaN")
+
+
+def _summarise_modules(qc: dict[str, Any]) -> dict[str, Any]:
+    """quantization_config with its per-module listings reduced: ``quantized_layers``
+    becomes ``quantized_layers_summary`` (modules per quant_algo, and per algo the module
+    kinds, e.g. ``experts``); very long module lists keep their head and a count."""
+    out = dict(qc)
+    for key in PER_MODULE_KEYS:
+        layers = out.get(key)
+        if not isinstance(layers, dict):
+            continue
+        algos: dict[str, int] = {}
+        kinds: dict[str, dict[str, int]] = {}
+        for name, spec in layers.items():
+            algo = spec.get("quant_algo") if isinstance(spec, dict) else spec
+            algo_s = str(algo).upper() if algo is not None else "NONE"
+            algos[algo_s] = algos.get(algo_s, 0) + 1
+            kind = module_kind(str(name))
+            per = kinds.setdefault(algo_s, {})
+            per[kind] = per.get(kind, 0) + 1
+        del out[key]
+        out[f"{key}_summary"] = {"modules": len(layers), "by_algo": algos, "by_kind": kinds}
+    for key in PER_MODULE_LIST_KEYS:
+        names = out.get(key)
+        if isinstance(names, list) and len(names) > LONG_LIST:
+            out[key] = names[:KEEP_LIST_ENTRIES]
+            out[f"{key}_count"] = len(names)
+    return out
+
+
+def module_kind(name: str) -> str:
+    """Which kind of block a checkpoint module name belongs to (data/engine_rules.yaml
+    module_kinds: first pattern found in the dotted name wins)."""
+    parts = name.split(".")
+    for kind, patterns in model_defaults()["module_kinds"].items():
+        if any(p in parts for p in patterns):
+            return str(kind)
+    return "other"
+
+
+def prune(raw: dict[str, Any]) -> dict[str, Any]:
+    """Drop what the rules never read from huge configs (per-module quantization listings),
+    at the top level and in a nested language-model config."""
+    qc = raw.get("quantization_config")
+    if isinstance(qc, dict) and any(k in qc for k in (*PER_MODULE_KEYS, *PER_MODULE_LIST_KEYS)):
+        raw = {**raw, "quantization_config": _summarise_modules(qc)}
+    for key in TEXT_CONFIG_KEYS:
+        sub = raw.get(key)
+        if isinstance(sub, dict) and isinstance(sub.get("quantization_config"), dict):
+            raw = {**raw, key: prune(sub)}
+    return raw
 
 
 def _pick(flat: Mapping[str, Any], name: str) -> Any:
@@ -203,51 +309,213 @@ def _kv_heads(flat: Mapping[str, Any], num_heads: Any) -> Any:
     return num_heads
 
 
-def _layer_types(flat: Mapping[str, Any]) -> list[str] | None:
-    v = flat.get("layer_types")
-    if v is None:
-        v = flat.get("layers_block_type")
+def _str_list(v: Any, name: str, expected: str) -> list[str] | None:
     if v is None:
         return None
     if not isinstance(v, list) or not all(isinstance(t, str) for t in v):
-        raise InputError("layer_types", "a list of strings such as 'full_attention'")
+        raise InputError(name, expected)
+    if len(v) > MAX_LAYERS:
+        raise InputError(name, f"at most {MAX_LAYERS} entries, got {len(v)}")
     return list(v)
 
 
-def _sliding_window(flat: Mapping[str, Any]) -> Any:
-    """``use_sliding_window: false`` (Qwen2/Qwen3) switches the published window off."""
-    sw = flat.get("sliding_window")
+def _layer_types(flat: Mapping[str, Any]) -> list[str] | None:
+    name = "layer_types" if flat.get("layer_types") is not None else "layers_block_type"
+    return _str_list(
+        flat.get(name), name, "a list of strings such as 'full_attention', one per layer"
+    )
+
+
+def _int_list(v: list[Any], name: str, *, allow_null: bool = False) -> list[int]:
+    """A per-layer list of non-negative integers (booleans as 0/1; null as 0 if allowed)."""
+    if len(v) > MAX_LAYERS:
+        raise InputError(name, f"at most {MAX_LAYERS} entries, got {len(v)}")
+    out: list[int] = []
+    for i, x in enumerate(v):
+        if x is None and allow_null:
+            out.append(0)
+        elif isinstance(x, bool):
+            out.append(int(x))
+        elif isinstance(x, int) and 0 <= x <= 1 << 34:
+            out.append(x)
+        else:
+            raise InputError(f"{name}[{i}]", f"a non-negative integer per layer, got {x!r}")
+    return out
+
+
+def _per_layer(v: Any, name: str) -> tuple[Any, list[int] | None]:
+    """A head count given once or per layer: (scalar for the model-wide field, list)."""
+    if not isinstance(v, list):
+        return v, None
+    counts = _int_list(v, name)
+    if not counts or not any(counts):
+        raise InputError(name, "a positive integer, or one per layer")
+    return max(counts), counts
+
+
+def _sliding_window(flat: Mapping[str, Any]) -> tuple[Any, list[int] | None]:
+    """(model-wide window, per-layer windows). ``use_sliding_window: false`` (Qwen2/Qwen3)
+    switches the published window off; ``sliding_window_size`` is the spelling vLLM's
+    mimo_v2_flash.py reads; a list gives each layer its window (null/0: full attention)."""
+    sw = flat.get("sliding_window_size")
+    if sw is None:
+        sw = flat.get("sliding_window")
     if sw is None or flat.get("use_sliding_window", True) is False:
+        return None, None
+    if isinstance(sw, list):
+        windows = _int_list(sw, "sliding_window", allow_null=True)
+        nonzero = [w for w in windows if w]
+        return (max(nonzero) if nonzero else None), (windows if nonzero else None)
+    return sw, None
+
+
+def _moe_layers(flat: Mapping[str, Any]) -> tuple[Any, list[bool] | None]:
+    """``moe_layer_freq``: an integer (DeepSeek: MoE where layer % freq == 0) or one entry
+    per layer (MiMo-V2-Flash, MiniMax-M3: 1 = MoE, vLLM mimo_v2_flash.py is_moe_layer)."""
+    v = flat.get("moe_layer_freq")
+    if isinstance(v, list):
+        return 1, [bool(x) for x in _int_list(v, "moe_layer_freq")]
+    return v or 1, None
+
+
+def _ffn_mult_to_intermediate_size(ffn_mult: float, hidden: int) -> int:
+    """vLLM nemotron_nas.py: int(2 * ffn_mult * hidden / 3) rounded up to a multiple of 256."""
+    size = int(2 * ffn_mult * hidden / 3)
+    return size if size % 256 == 0 else size + 256 - size % 256
+
+
+def _block_configs(v: Any, heads: Any, hidden: Any) -> list[dict[str, int]] | None:
+    if v is None:
         return None
-    if isinstance(sw, list):  # some configs give one window per layer; take the distinct one
-        vals = [x for x in sw if x]
-        return vals[0] if vals else None
-    return sw
+    if not isinstance(v, list) or not v:
+        raise InputError("block_configs", "a list with one {attention, ffn} object per layer")
+    if len(v) > MAX_LAYERS:
+        raise InputError("block_configs", f"at most {MAX_LAYERS} entries, got {len(v)}")
+    if not isinstance(heads, int) or isinstance(heads, bool) or heads < 1:
+        raise InputError("num_attention_heads", "a positive integer (block_configs divide it)")
+    if not isinstance(hidden, int) or isinstance(hidden, bool) or hidden < 1:
+        raise InputError("hidden_size", "a positive integer (block_configs scale it)")
+    out = []
+    for i, block in enumerate(v):
+        attn = block.get("attention") if isinstance(block, dict) else None
+        ffn = block.get("ffn") if isinstance(block, dict) else None
+        if not isinstance(attn, dict) or not isinstance(ffn, dict):
+            raise InputError(f"block_configs[{i}]", "an object with 'attention' and 'ffn' objects")
+        kv = 0
+        if attn.get("no_op") is not True:
+            group = attn.get("n_heads_in_group")
+            if not isinstance(group, int) or isinstance(group, bool) or group < 1 or heads % group:
+                raise InputError(
+                    f"block_configs[{i}].attention.n_heads_in_group",
+                    f"a positive divisor of num_attention_heads ({heads}), got {group!r}",
+                )
+            kv = heads // group
+        inter = 0
+        if ffn.get("no_op") is not True:
+            mult = ffn.get("ffn_mult")
+            size = ffn.get("intermediate_size")
+            if isinstance(mult, (int, float)) and not isinstance(mult, bool) and 0 < mult < 1e3:
+                inter = _ffn_mult_to_intermediate_size(float(mult), hidden)
+            elif isinstance(size, int) and not isinstance(size, bool) and size > 0:
+                inter = size
+            else:
+                raise InputError(
+                    f"block_configs[{i}].ffn.ffn_mult",
+                    f"a positive number (or ffn.intermediate_size), got {mult!r}",
+                )
+        out.append({"kv_heads": kv, "ffn_intermediate": inter})
+    return out
+
+
+def _layer_count(flat: Mapping[str, Any]) -> tuple[Any, str | None]:
+    """``num_hidden_layers`` (or an alias); else the length of a per-layer list, as
+    transformers' NemotronHConfig derives it from ``layers_block_type``."""
+    n = _pick(flat, "num_hidden_layers")
+    if n is not None:
+        return n, None
+    for key in model_defaults()["layer_count_lists"]:
+        v = flat.get(key)
+        if isinstance(v, (list, str)) and v:
+            return len(v), key
+    return None, None
+
+
+@cache
+def model_defaults() -> dict[str, Any]:
+    """data/model_defaults.yaml, validated once: ``defaults`` (model_type -> {field: value},
+    transformers' per-model config defaults for fields config.json leaves out) and the
+    config-reading rules (``layer_count_lists``, ``layer_pattern_lists``, ``module_kinds``)."""
+    raw = yaml.safe_load((DATA_DIR / "model_defaults.yaml").read_text(encoding="utf-8"))
+    table: dict[str, dict[str, tuple[Any, str]]] = {}
+    for entry in raw["defaults"]:
+        if not entry.get("source"):
+            raise ValueError("data/model_defaults.yaml: every defaults entry needs a source")
+        by = entry.get("by", "transformers default")
+        for mt in entry["model_types"]:
+            for k, v in entry["fields"].items():
+                table.setdefault(mt, {})[k] = (v, f"{by} for {mt}")
+    rules = raw["rules"]
+    for key, rule in rules.items():
+        if not isinstance(rule, dict) or not rule.get("source"):
+            raise ValueError(f"data/model_defaults.yaml: rule {key} needs a source")
+    return {"defaults": table, **{k: v["values"] for k, v in rules.items()}}
+
+
+def _with_defaults(
+    flat: dict[str, Any], wrapper_type: Any
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The flattened config with absent fields filled from the text model's transformers
+    defaults (then the wrapper's), and which fields were filled from which model_type."""
+    table = model_defaults()["defaults"]
+    applied: dict[str, str] = {}
+    merged = flat
+    for mt in (flat.get("model_type"), wrapper_type):
+        if not isinstance(mt, str) or mt not in table:
+            continue
+        for k, (v, why) in table[mt].items():
+            if merged.get(k) is None and k not in applied:
+                if merged is flat:
+                    merged = dict(flat)
+                merged[k] = v
+                applied[k] = why
+    return merged, applied
 
 
 def normalize(raw: Mapping[str, Any]) -> ModelConfig:
     """Validate and normalise a parsed config.json. Raises InputError naming the field."""
     if not isinstance(raw, Mapping):
         raise InputError("config.json", "a JSON object at the top level")
-    _check_finite(raw, "")
-    flat = flatten(raw)
+    check_tree(raw)
+    raw = prune(dict(raw))
+    original = flatten(raw)
+    flat, applied = _with_defaults(original, raw.get("model_type"))
 
     hidden = _pick(flat, "hidden_size")
     if hidden is None:
         raise InputError("hidden_size", "a positive integer (the model width); it is missing")
-    heads = _pick(flat, "num_attention_heads")
+    heads, q_list = _per_layer(_pick(flat, "num_attention_heads"), "num_attention_heads")
     if heads is None:
         raise InputError("num_attention_heads", "a positive integer; it is missing")
-    layers = _pick(flat, "num_hidden_layers")
+    layers, counted_from = _layer_count(flat)
     if layers is None:
-        raise InputError("num_hidden_layers", "a positive integer; it is missing")
+        raise InputError(
+            "num_hidden_layers",
+            "a positive integer (or a per-layer list such as layers_block_type); it is missing",
+        )
+    if counted_from is not None:
+        applied["num_hidden_layers"] = f"len({counted_from})"
+    kv, kv_list = _per_layer(_kv_heads(flat, heads), "num_key_value_heads")
+    blocks = _block_configs(flat.get("block_configs"), heads, hidden)
 
     archs = flat.get("architectures") or raw.get("architectures") or []
     if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
         raise InputError("architectures", 'a list of model class names, e.g. ["LlamaForCausalLM"]')
 
     n_groups = flat.get("mamba_n_groups", flat.get("n_groups"))
-    mtp = flat.get("num_nextn_predict_layers") or flat.get("mtp_num_hidden_layers") or 0
+    mtp_kind = next(
+        (k for k in ("num_nextn_predict_layers", "mtp_num_hidden_layers") if flat.get(k)), ""
+    )
+    mtp = flat.get(mtp_kind) if mtp_kind else 0
     dtype = _pick(flat, "dtype") or raw.get("torch_dtype") or raw.get("dtype") or "bfloat16"
     vision = _first(raw, VISION_CONFIG_KEYS)
     audio = _first(raw, AUDIO_CONFIG_KEYS)
@@ -255,6 +523,8 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
     shared_inter = flat.get("shared_expert_intermediate_size")
     if shared_inter is None:
         shared_inter = flat.get("moe_shared_expert_intermediate_size")
+    window, window_list = _sliding_window(flat)
+    moe_freq, moe_list = _moe_layers(flat)
 
     values: dict[str, Any] = {
         "architectures": archs,
@@ -264,7 +534,7 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         "hidden_size": hidden,
         "num_hidden_layers": layers,
         "num_attention_heads": heads,
-        "num_key_value_heads": _kv_heads(flat, heads),
+        "num_key_value_heads": kv,
         "head_dim": _pick(flat, "head_dim") or None,
         "intermediate_size": _pick(flat, "intermediate_size"),
         "vocab_size": _pick(flat, "vocab_size") or 32_000,
@@ -277,9 +547,18 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
             or flat.get("activation_function")
             or ""
         ),
-        "sliding_window": _sliding_window(flat),
+        "sliding_window": window,
         "layer_types": _layer_types(flat),
         "attention_chunk_size": flat.get("attention_chunk_size"),
+        "layer_kv_heads": kv_list,
+        "layer_q_heads": q_list,
+        "layer_windows": window_list,
+        "block_configs": blocks,
+        "swa_num_attention_heads": flat.get("swa_num_attention_heads"),
+        "swa_num_key_value_heads": flat.get("swa_num_key_value_heads"),
+        "swa_head_dim": flat.get("swa_head_dim"),
+        "swa_v_head_dim": flat.get("swa_v_head_dim"),
+        "attn_output_gate": _bool(flat, "attn_output_gate", False),
         "kv_lora_rank": flat.get("kv_lora_rank"),
         "q_lora_rank": flat.get("q_lora_rank"),
         "qk_rope_head_dim": flat.get("qk_rope_head_dim"),
@@ -298,10 +577,17 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         "n_shared_experts": flat.get("n_shared_experts") or flat.get("num_shared_experts") or 0,
         "shared_expert_intermediate_size": shared_inter,
         "first_k_dense_replace": flat.get("first_k_dense_replace") or 0,
-        "moe_layer_freq": flat.get("moe_layer_freq") or 1,
+        "moe_layer_freq": moe_freq,
+        "moe_layers": moe_list,
         "decoder_sparse_step": flat.get("decoder_sparse_step") or 1,
         "mlp_only_layers": flat.get("mlp_only_layers") or [],
         "mtp_layers": mtp,
+        "mtp_kind": mtp_kind,
+        "mtp_block_types": _str_list(
+            flat.get("mtp_layers_block_type"),
+            "mtp_layers_block_type",
+            "a list of block kinds such as 'attention', 'moe'",
+        ),
         "linear_num_key_heads": flat.get("linear_num_key_heads"),
         "linear_num_value_heads": flat.get("linear_num_value_heads"),
         "linear_key_head_dim": flat.get("linear_key_head_dim"),
@@ -318,7 +604,8 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         "quantization_config": qcfg if isinstance(qcfg, dict) else None,
         "vision_config": vision[1] if vision and isinstance(vision[1], dict) else None,
         "audio_config": audio[1] if audio and isinstance(audio[1], dict) else None,
-        "raw": dict(flat),
+        "defaults_applied": applied,
+        "raw": original,
     }
     lac = flat.get("linear_attn_config")
     if isinstance(lac, Mapping) and lac.get("kda_layers") is not None:
@@ -335,10 +622,15 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         loc = ".".join(str(p) for p in first["loc"]) or "config.json"
         got = first.get("input")
         raise InputError(
-            loc, f"{_expected(first['type'], first.get('ctx'))}, got {got!r}"
+            loc, f"{_expected(first['type'], first.get('ctx'))}, got {_short_repr(got)}"
         ) from None
     _cross_checks(cfg)
     return cfg
+
+
+def _short_repr(v: Any, limit: int = 80) -> str:
+    s = repr(v)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 def _expected(kind: str, ctx: Mapping[str, Any] | None) -> str:
@@ -360,8 +652,28 @@ def _expected(kind: str, ctx: Mapping[str, Any] | None) -> str:
     return kind.replace("_", " ")
 
 
+def _per_layer_lengths(cfg: ModelConfig) -> None:
+    n = cfg.num_hidden_layers
+    lists: dict[str, list[Any] | None] = {
+        "layer_types": cfg.layer_types,
+        "num_key_value_heads": cfg.layer_kv_heads,
+        "num_attention_heads": cfg.layer_q_heads,
+        "sliding_window": cfg.layer_windows,
+        "block_configs": cfg.block_configs,
+        "moe_layer_freq": cfg.moe_layers,
+    }
+    for name, v in lists.items():
+        if v is not None and len(v) < n:
+            raise InputError(name, f"one entry per layer ({n}), got {len(v)}")
+
+
 def _cross_checks(cfg: ModelConfig) -> None:
-    if cfg.num_attention_heads % cfg.num_key_value_heads and cfg.kv_lora_rank is None:
+    per_layer = cfg.layer_kv_heads is not None or cfg.layer_q_heads is not None
+    if (
+        cfg.num_attention_heads % cfg.num_key_value_heads
+        and cfg.kv_lora_rank is None
+        and not per_layer
+    ):
         raise InputError(
             "num_key_value_heads",
             f"a divisor of num_attention_heads ({cfg.num_attention_heads}), "
@@ -372,11 +684,7 @@ def _cross_checks(cfg: ModelConfig) -> None:
             "num_experts_per_tok",
             f"at most num_experts ({cfg.num_experts}), got {cfg.experts_per_token}",
         )
-    if cfg.layer_types is not None and len(cfg.layer_types) < cfg.num_hidden_layers:
-        raise InputError(
-            "layer_types",
-            f"one entry per layer ({cfg.num_hidden_layers}), got {len(cfg.layer_types)}",
-        )
+    _per_layer_lengths(cfg)
     if cfg.kv_lora_rank is not None and cfg.qk_rope_head_dim is None:
         raise InputError("qk_rope_head_dim", "a positive integer when kv_lora_rank (MLA) is set")
     if cfg.index_topk is not None and cfg.kv_lora_rank is not None and cfg.index_head_dim is None:

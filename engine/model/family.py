@@ -64,8 +64,11 @@ def classify(cfg: ModelConfig, arch: Architecture) -> FamilyVerdict:
         fam = "MLA"
         ev.append(Evidence("kv_lora_rank", str(cfg.kv_lora_rank), "compressed latent KV -> MLA"))
     else:
-        kv = cfg.num_key_value_heads
-        h = cfg.num_attention_heads
+        # per-layer KV heads (block configs, per-layer lists): the attention layers' own
+        attn = [lay for lay in arch.layers if lay.num_kv_heads and lay.mixer != "none"]
+        kv = max((lay.num_kv_heads for lay in attn), default=cfg.num_key_value_heads)
+        h = max((lay.num_heads or cfg.num_attention_heads for lay in attn), default=0)
+        h = h or cfg.num_attention_heads
         if kv == h:
             fam = "MHA"
             rule = "KV heads == query heads -> MHA"
@@ -98,11 +101,9 @@ def classify(cfg: ModelConfig, arch: Architecture) -> FamilyVerdict:
     moe = cfg.num_experts > 1
     shared = cfg.n_shared_experts or (1 if cfg.shared_expert_intermediate_size else 0)
     if cfg.mtp_layers:
-        key = (
-            "num_nextn_predict_layers"
-            if cfg.field("num_nextn_predict_layers")
-            else "mtp_num_hidden_layers"
-        )
+        key = cfg.mtp_kind
+        if key in cfg.defaults_applied:
+            key += f" ({cfg.defaults_applied[key]})"
         ev.append(
             Evidence(
                 key, str(cfg.mtp_layers), "multi-token-prediction heads (speculative decoding)"

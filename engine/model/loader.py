@@ -1,9 +1,11 @@
-"""Where a config.json comes from: a file, JSON text, a dict, an upload, the bundled
-catalog, or the Hugging Face hub (config.json only: never weights, never remote code)."""
+"""Where a config.json comes from: a file, pasted JSON text, a dict, an upload (with its
+hf_quant_config.json and safetensors index), the bundled catalog, or the Hugging Face hub
+(small JSON files only: never weights, never remote code)."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,6 +19,25 @@ from engine.rules import DATA_DIR
 
 MODELS_DIR = DATA_DIR / "models"
 HF_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+CONFIG = "config.json"
+QUANT_CONFIG = "hf_quant_config.json"
+INDEX = "model.safetensors.index.json"
+COMPANIONS = (QUANT_CONFIG, INDEX)
+MAX_SOURCE_CHARS = 4096  # longer than any path or id; only JSON text may be longer
+_METADATA_FIRST = re.compile(rb'\s*\{\s*"metadata"\s*:\s*')
+
+
+@dataclass(frozen=True)
+class CheckpointIndex:
+    """The checkpoint as measured by its ``model.safetensors.index.json``: ``total_size``
+    bytes of tensor data, the parameter count when the index metadata states it, parameters
+    per stored dtype when it lists them, and the tensor count of its weight map."""
+
+    total_size: int
+    total_parameters: int | None
+    parameters_by_dtype: tuple[tuple[str, int], ...]
+    tensors: int | None
+    source: str  # "hub", "upload" or "file", with the repo id or file name
 
 
 @dataclass(frozen=True)
@@ -26,28 +47,27 @@ class LoadedModel:
     config: ModelConfig
     source: str  # "catalog", "file", "json", "upload", "hub"
     name: str  # catalog name, file name or hub id
+    checkpoint: CheckpointIndex | None = None
+    note: str = ""  # e.g. why a hub id was answered from the bundled catalog
+    files: tuple[str, ...] = (CONFIG,)  # the files read (config.json and companions)
 
 
-def parse_json_bytes(data: bytes, what: str = "config.json") -> Any:
+def _size_error(what: str, size: int) -> InputError:
+    return InputError(
+        what, f"a file of at most {MAX_CONFIG_BYTES // 1_000_000} MB, got {size:,} bytes"
+    )
+
+
+def parse_json_bytes(data: bytes, what: str = CONFIG) -> Any:
+    """Parse JSON straight from bytes (no decoded copy kept, no second walk here)."""
     if len(data) > MAX_CONFIG_BYTES:
-        raise InputError(
-            what,
-            f"a config.json of at most {MAX_CONFIG_BYTES // 1_000_000} MB, got {len(data):,} bytes",
-        )
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise InputError(what, f"UTF-8 text (byte {err.start} is not valid UTF-8)") from None
-    return parse_json_text(text, what)
-
-
-def parse_json_text(text: str, what: str = "config.json") -> Any:
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_CONFIG_BYTES:
-        raise InputError(what, f"a config.json of at most {MAX_CONFIG_BYTES // 1_000_000} MB")
-    if not text.strip():
+        raise _size_error(what, len(data))
+    if not data.strip():
         raise InputError(what, "a JSON object; the input is empty")
     try:
-        return json.loads(text)
+        return json.loads(data)
+    except UnicodeDecodeError as err:
+        raise InputError(what, f"UTF-8 text (byte {err.start} is not valid UTF-8)") from None
     except json.JSONDecodeError as err:
         raise InputError(
             what, f"valid JSON ({err.msg} at line {err.lineno}, column {err.colno})"
@@ -56,17 +76,37 @@ def parse_json_text(text: str, what: str = "config.json") -> Any:
         raise InputError(what, "valid JSON of reasonable nesting depth") from None
 
 
+def parse_json_text(text: str, what: str = CONFIG) -> Any:
+    if len(text) > MAX_CONFIG_BYTES:  # characters >= bytes / 4: cheap bound before encoding
+        raise _size_error(what, len(text))
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise InputError(what, f"UTF-8 text (character {err.start} is not encodable)") from None
+    return parse_json_bytes(data, what)
+
+
+def _object(parsed: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(parsed, Mapping):
+        raise InputError(what, "a JSON object at the top level")
+    return parsed
+
+
 def catalog_names() -> list[str]:
     """Bundled configs, named ``org/model`` (file ``org__model.json``)."""
     return sorted(p.stem.replace("__", "/", 1) for p in MODELS_DIR.glob("*.json"))
 
 
 def catalog_path(name: str) -> Path | None:
-    stem = name.strip().replace("/", "__", 1)
-    p = MODELS_DIR / f"{stem}.json"
-    if p.is_file():
-        return p
-    low = name.strip().lower()
+    name = name.strip()
+    if not name or len(name) > 200 or "\x00" in name:
+        return None
+    stem = name.replace("/", "__", 1)
+    if "/" not in stem and "\\" not in stem and not stem.startswith("."):
+        p = MODELS_DIR / f"{stem}.json"
+        if p.is_file():
+            return p
+    low = name.lower()
     for cand in catalog_names():
         if cand.lower() == low or cand.split("/", 1)[-1].lower() == low:
             return MODELS_DIR / f"{cand.replace('/', '__', 1)}.json"
@@ -77,23 +117,182 @@ def catalog_path(name: str) -> Path | None:
 def _catalog_config(name: str) -> ModelConfig:
     path = catalog_path(name)
     assert path is not None
-    return normalize(parse_json_bytes(path.read_bytes(), name))
+    return normalize(_object(parse_json_bytes(path.read_bytes(), name), name))
 
 
 def load_catalog(name: str) -> LoadedModel:
     path = catalog_path(name)
     if path is None:
         raise InputError(
-            "model", f"a bundled catalog name (e.g. {catalog_names()[0]}), got {name!r}"
+            "model", f"a bundled catalog name (e.g. {catalog_names()[0]}), got {name[:100]!r}"
         )
     canonical = path.stem.replace("__", "/", 1)
     return LoadedModel(_catalog_config(canonical), "catalog", canonical)
 
 
+# ---------------------------------------------------------------------------------------------
+# Companion files: hf_quant_config.json and model.safetensors.index.json
+# ---------------------------------------------------------------------------------------------
+
+
+def merge_quant_config(
+    config: Mapping[str, Any], quant: Mapping[str, Any] | None
+) -> Mapping[str, Any]:
+    """vLLM transformers_utils/config.py get_config: config.json's own quantization_config
+    wins (ModelOpt 0.31 and later write it there); else hf_quant_config.json is the
+    quantization_config (ModelOpt 0.29 and before). vLLM's ModelConfig then names the method
+    of a ``producer.name == "modelopt"`` document ``modelopt``."""
+    if quant is None or config.get("quantization_config") is not None:
+        return config
+    qc = dict(quant)
+    inner = qc.get("quantization")
+    if isinstance(inner, Mapping):
+        # SGLang's ModelConfig._parse_modelopt_quant_config reads these keys at the top;
+        # vLLM reads them nested or at the top: both see the same document
+        qc = {**{k: v for k, v in inner.items() if k not in qc}, **qc}
+    producer = qc.get("producer")
+    modelopt = isinstance(producer, Mapping) and str(producer.get("name", "")).lower() == "modelopt"
+    if qc.get("quant_method") is None and modelopt:
+        qc["quant_method"] = "modelopt"
+    return {**config, "quantization_config": qc}
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int) and v >= 0:
+        return v
+    if isinstance(v, str) and v.isdigit() and len(v) < 20:
+        return int(v)
+    return None
+
+
+def parse_index(data: bytes, source: str) -> CheckpointIndex:
+    """``model.safetensors.index.json`` -> its metadata. Only the ``metadata`` object is
+    decoded when it comes first (the weight map can be megabytes); otherwise the whole file."""
+    if len(data) > MAX_CONFIG_BYTES:
+        raise _size_error(INDEX, len(data))
+    meta: Any = None
+    tensors: int | None = None
+    head = _METADATA_FIRST.match(data[:256])
+    if head is not None:
+        try:
+            meta, _ = json.JSONDecoder().raw_decode(data.decode("utf-8"), head.end())
+        except (ValueError, UnicodeDecodeError):
+            meta = None
+    if not isinstance(meta, Mapping):
+        parsed = _object(parse_json_bytes(data, INDEX), INDEX)
+        meta = parsed.get("metadata")
+        wm = parsed.get("weight_map")
+        tensors = len(wm) if isinstance(wm, Mapping) else None
+    if not isinstance(meta, Mapping):
+        raise InputError(f"{INDEX}.metadata", "an object with total_size (bytes)")
+    total = _int(meta.get("total_size"))
+    if total is None or total == 0:
+        raise InputError(f"{INDEX}.metadata.total_size", "a positive number of bytes")
+    by_dtype: list[tuple[str, int]] = []
+    per = meta.get("parameters") or meta.get("parameters_by_dtype")
+    if isinstance(per, Mapping):
+        for k, v in per.items():
+            n = _int(v)
+            if n is not None:
+                by_dtype.append((str(k)[:32], n))
+    total_params = _int(meta.get("total_parameters"))
+    if total_params is None and by_dtype:
+        total_params = sum(n for _, n in by_dtype)
+    return CheckpointIndex(total, total_params, tuple(by_dtype), tensors, source)
+
+
+def _with_companions(
+    config: Mapping[str, Any],
+    quant: bytes | None,
+    index: bytes | None,
+    source: str,
+) -> tuple[ModelConfig, CheckpointIndex | None, tuple[str, ...]]:
+    files = [CONFIG]
+    quant_doc = None
+    if quant is not None:
+        quant_doc = _object(parse_json_bytes(quant, QUANT_CONFIG), QUANT_CONFIG)
+        files.append(QUANT_CONFIG)
+    cfg = normalize(merge_quant_config(config, quant_doc))
+    ckpt = None
+    if index is not None:
+        ckpt = parse_index(index, source)
+        files.append(INDEX)
+    return cfg, ckpt, tuple(files)
+
+
+def load_files(files: Mapping[str, bytes], name: str | None = None) -> LoadedModel:
+    """An upload of config.json with, optionally, hf_quant_config.json and
+    model.safetensors.index.json beside it (matched by file name; a single file of any
+    name is the config)."""
+    by_name: dict[str, bytes] = {}
+    for fname, data in files.items():
+        base = Path(str(fname)).name.lower()
+        if not isinstance(data, bytes):
+            raise InputError(str(fname)[:100], "the uploaded file's bytes")
+        by_name[base] = data
+    config = by_name.pop(CONFIG, None)
+    if config is None:
+        others = [n for n in by_name if n not in COMPANIONS]
+        if len(others) != 1:
+            raise InputError(
+                CONFIG,
+                f"one config.json (optionally with {QUANT_CONFIG} and {INDEX}); "
+                f"got {sorted(files)[:5]}",
+            )
+        config = by_name.pop(others[0])
+    unknown = [n for n in by_name if n not in COMPANIONS]
+    if unknown:
+        raise InputError(unknown[0][:100], f"one of {CONFIG}, {QUANT_CONFIG}, {INDEX}")
+    label = name or "uploaded config.json"
+    raw = _object(parse_json_bytes(config, CONFIG), CONFIG)
+    cfg, ckpt, read = _with_companions(
+        raw, by_name.get(QUANT_CONFIG), by_name.get(INDEX), f"upload {label}"
+    )
+    return LoadedModel(cfg, "upload", label, ckpt, files=read)
+
+
+def load_pasted(
+    text: str,
+    name: str = "pasted config.json",
+    *,
+    quant_config: str | None = None,
+    index: str | None = None,
+) -> LoadedModel:
+    """Pasted text is parsed as JSON and nothing else: never a path, a catalog name or a hub
+    id, so a paste box cannot make the server read its own files. The texts of
+    hf_quant_config.json and model.safetensors.index.json may be pasted beside it."""
+    if not isinstance(text, str):
+        raise InputError(CONFIG, "pasted JSON text")
+    stripped = text.strip()
+    if not stripped:
+        raise InputError(CONFIG, "a JSON object; the input is empty")
+    if not stripped.startswith("{"):
+        raise InputError(CONFIG, "the JSON text of a config.json (an object starting with '{')")
+    raw = _object(parse_json_text(stripped), CONFIG)
+    extra = {QUANT_CONFIG: quant_config, INDEX: index}
+    blobs: dict[str, bytes] = {}
+    for fname, body in extra.items():
+        if body is not None and body.strip():
+            try:
+                blobs[fname] = body.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InputError(fname, "UTF-8 text") from None
+    cfg, ckpt, read = _with_companions(
+        raw, blobs.get(QUANT_CONFIG), blobs.get(INDEX), f"pasted {name}"
+    )
+    return LoadedModel(cfg, "json", name, ckpt, files=read)
+
+
+# ---------------------------------------------------------------------------------------------
+# The hub
+# ---------------------------------------------------------------------------------------------
+
+
 def _hub_reachable(timeout: float = 3.0) -> bool:
     """A quick TCP probe of the hub endpoint, so an offline machine fails in seconds
     instead of waiting out huggingface_hub's retries."""
-    import os
     import socket
     from urllib.parse import urlparse
 
@@ -107,6 +306,10 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
         return False
 
 
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+
+
 def _hub_error(repo_id: str, reason: str) -> InputError:
     return InputError(
         "model",
@@ -115,36 +318,118 @@ def _hub_error(repo_id: str, reason: str) -> InputError:
     )
 
 
-def load_hub(repo_id: str, revision: str | None = None) -> LoadedModel:
-    """Fetch only ``config.json`` with ``hf_hub_download`` (honours HF_HUB_CACHE and
-    HF_HUB_OFFLINE): the local cache first, then the hub. No weights, no remote code."""
-    import os
+def _read_small(path: str, what: str) -> bytes:
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise _size_error(what, size)
+        return p.read_bytes()
+    except OSError as err:
+        raise InputError(what, f"a readable file ({err.strerror})") from None
 
-    if not HF_ID.match(repo_id):
-        raise InputError("model", f"a Hugging Face id like 'org/name', got {repo_id!r}")
+
+def _hub_file(repo_id: str, filename: str, revision: str | None, online: bool) -> str | None:
+    """The cached path of one small file of the repo: the local cache first, then (when
+    ``online``) the hub. None when the repo has no such file or it cannot be had."""
     from huggingface_hub import hf_hub_download
 
     try:
-        path = hf_hub_download(
-            repo_id=repo_id, filename="config.json", revision=revision, local_files_only=True
-        )
-    except Exception:  # not in the local cache: go online below
-        offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
-        if offline:
-            raise _hub_error(
-                repo_id,
-                "offline or not found: HF_HUB_OFFLINE is set and it is not in the local cache",
-            ) from None
-        if not _hub_reachable():
-            raise _hub_error(repo_id, "offline or not found: the hub cannot be reached") from None
-        try:
-            path = hf_hub_download(
-                repo_id=repo_id, filename="config.json", revision=revision, etag_timeout=5
+        return str(
+            hf_hub_download(
+                repo_id=repo_id, filename=filename, revision=revision, local_files_only=True
             )
-        except Exception as err:  # the hub raises many types; all mean "not available here"
-            raise _hub_error(repo_id, f"{type(err).__name__}: offline or not found") from None
-    data = Path(path).read_bytes()
-    return LoadedModel(normalize(parse_json_bytes(data, "config.json")), "hub", repo_id)
+        )
+    except Exception:  # not cached (or cached as missing)
+        if not online:
+            return None
+    try:
+        return str(
+            hf_hub_download(repo_id=repo_id, filename=filename, revision=revision, etag_timeout=5)
+        )
+    except Exception:  # absent from the repo, or the hub went away: the file is optional
+        return None
+
+
+def load_hub(repo_id: str, revision: str | None = None) -> LoadedModel:
+    """``config.json`` and, when the repo has them, ``hf_quant_config.json`` and
+    ``model.safetensors.index.json``, through ``hf_hub_download`` (honours HF_HUB_CACHE and
+    HF_HUB_OFFLINE; the local cache first). No weights, no remote code. When the hub cannot
+    be read and the id is a bundled catalog model, the bundled config answers, with a note."""
+    if not isinstance(repo_id, str) or not HF_ID.match(repo_id):
+        raise InputError("model", f"a Hugging Face id like 'org/name', got {str(repo_id)[:100]!r}")
+    path = _hub_file(repo_id, CONFIG, revision, online=False)
+    online = False
+    if path is None:
+        if _offline():
+            reason = "offline or not found: HF_HUB_OFFLINE is set and it is not in the local cache"
+        elif not _hub_reachable():
+            reason = "offline or not found: the hub cannot be reached"
+        else:
+            online = True
+            path = _hub_file(repo_id, CONFIG, revision, online=True)
+            reason = "offline or not found"
+        if path is None:
+            return _catalog_fallback(repo_id, reason)
+    else:
+        online = not _offline() and _hub_reachable()
+    raw = _object(parse_json_bytes(_read_small(path, CONFIG), CONFIG), CONFIG)
+    quant_path = _hub_file(repo_id, QUANT_CONFIG, revision, online)
+    index_path = _hub_file(repo_id, INDEX, revision, online)
+    quant = _read_small(quant_path, QUANT_CONFIG) if quant_path else None
+    index = _read_small(index_path, INDEX) if index_path else None
+    cfg, ckpt, read = _with_companions(raw, quant, index, f"hub {repo_id}")
+    return LoadedModel(cfg, "hub", repo_id, ckpt, files=read)
+
+
+def _catalog_fallback(repo_id: str, reason: str) -> LoadedModel:
+    if catalog_path(repo_id) is None:
+        raise _hub_error(repo_id, reason)
+    bundled = load_catalog(repo_id)
+    note = (
+        f"The hub could not be read ({reason}); {repo_id} is answered from the bundled "
+        "copy of its config.json (no hf_quant_config.json or safetensors index)."
+    )
+    return LoadedModel(bundled.config, "catalog", bundled.name, note=note)
+
+
+# ---------------------------------------------------------------------------------------------
+# Any source
+# ---------------------------------------------------------------------------------------------
+
+
+def _read_path(path: Path) -> LoadedModel:
+    """A config.json on this machine (the CLI), with its companions from the same folder."""
+    data = _read_small(str(path), CONFIG)
+    raw = _object(parse_json_bytes(data), CONFIG)
+    quant = index = None
+    if path.name == CONFIG:
+        folder = path.parent
+        try:
+            if (folder / QUANT_CONFIG).is_file():
+                quant = _read_small(str(folder / QUANT_CONFIG), QUANT_CONFIG)
+            if (folder / INDEX).is_file():
+                index = _read_small(str(folder / INDEX), INDEX)
+        except OSError:
+            quant = index = None
+    cfg, ckpt, read = _with_companions(raw, quant, index, f"file {path.name}")
+    return LoadedModel(cfg, "file", path.name, ckpt, files=read)
+
+
+def _as_path(text: str) -> Path | None:
+    """``text`` as an existing file or folder with a config.json, or None. Bounded and
+    OSError-safe: a 300-character string is not an error, just not a path."""
+    if len(text) > MAX_SOURCE_CHARS or "\x00" in text:
+        return None
+    try:
+        path = Path(text).expanduser()
+        if path.is_file():
+            return path
+        if path.is_dir() and (path / CONFIG).is_file():
+            return path / CONFIG
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return None
 
 
 def load_pasted(text: str, name: str = "pasted config.json") -> LoadedModel:
@@ -155,39 +440,29 @@ def load_pasted(text: str, name: str = "pasted config.json") -> LoadedModel:
 
 
 def load_model(source: str | bytes | Mapping[str, Any], name: str | None = None) -> LoadedModel:
-    """Any source -> LoadedModel. Strings are tried as JSON text, a file path, a bundled
-    catalog name, then a Hugging Face id."""
+    """Any source -> LoadedModel (the CLI's entry point). Strings are tried as JSON text, a
+    bundled catalog name, a file path (with hf_quant_config.json and the safetensors index
+    beside it), then a Hugging Face id. The app's paste box calls ``load_pasted`` instead."""
     if isinstance(source, Mapping):
         return LoadedModel(normalize(source), "json", name or "pasted config")
     if isinstance(source, bytes):
-        return LoadedModel(
-            normalize(parse_json_bytes(source)), "upload", name or "uploaded config.json"
-        )
+        raw = _object(parse_json_bytes(source), CONFIG)
+        return LoadedModel(normalize(raw), "upload", name or "uploaded config.json")
     if not isinstance(source, str) or not source.strip():
         raise InputError("model", "a config.json path, JSON text, catalog name or hub id")
     text = source.strip()
     if text.startswith("{"):
-        return LoadedModel(normalize(parse_json_text(text)), "json", name or "pasted config")
+        return load_pasted(text, name or "pasted config")
     if catalog_path(text) is not None:
         return load_catalog(text)
-    path = Path(text).expanduser()
-    if path.is_file():
-        try:
-            size = path.stat().st_size
-            if size > MAX_CONFIG_BYTES:
-                raise InputError(
-                    "config.json",
-                    f"a file of at most {MAX_CONFIG_BYTES // 1_000_000} MB, got {size:,} bytes",
-                )
-            data = path.read_bytes()
-        except OSError as err:
-            raise InputError("config.json", f"a readable file ({err.strerror})") from None
-        return LoadedModel(normalize(parse_json_bytes(data)), "file", path.name)
-    if path.is_dir() and (path / "config.json").is_file():
-        return load_model(str(path / "config.json"), name)
+    path = _as_path(text)
+    if path is not None:
+        return _read_path(path)
     if HF_ID.match(text):
         return load_hub(text)
+    shown = text if len(text) <= 100 else text[:99] + "…"
     raise InputError(
         "model",
-        f"an existing config.json path, JSON text, catalog name or 'org/name' hub id; got {text!r}",
+        "an existing config.json path, JSON text, catalog name or 'org/name' hub id; "
+        f"got {shown!r}",
     )

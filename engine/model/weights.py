@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from engine.model.architecture import Architecture, LayerPlan
-from engine.model.config import ModelConfig
+from engine.model.config import ModelConfig, model_defaults, module_kind
+from engine.model.loader import CheckpointIndex
 from engine.rules import engine_rules
 
 GATED_ACTS = ("silu", "swiglu", "gelu_pytorch_tanh", "gelu_tanh", "geglu", "swish")
@@ -40,13 +41,16 @@ ROLES: tuple[Role, ...] = get_args(Role)
 @dataclass(frozen=True)
 class ParamBlock:
     """``count`` parameters of one ``role``. ``quantizable``: a linear weight the checkpoint's
-    quantization applies to. ``mtp``: part of the multi-token-prediction layers."""
+    quantization applies to. ``mtp``: part of the multi-token-prediction layers. ``loaded``:
+    False for checkpoint copies the engine does not hold twice (DeepSeek's MTP module stores
+    its own embedding and output head; vLLM's proposer shares the target model's)."""
 
     name: str
     count: int
     quantizable: bool
     role: Role
     mtp: bool = False
+    loaded: bool = True  # False: stored in the checkpoint, but the engine reuses another copy
 
     @property
     def expert(self) -> bool:
@@ -69,19 +73,20 @@ class WeightReport:
     format: str
     weight_dtype: str  # bf16, fp16, fp8, nvfp4, mxfp4, int4 ... (what hardware gates read)
     bits_note: str
+    checkpoint_bytes: int = 0  # every stored block, copies the engine shares included
 
     @property
     def non_expert_bytes(self) -> int:
         return self.weight_bytes - self.expert_bytes
 
     def bytes_of(self, roles: Iterable[Role], mtp: bool | None = None) -> int:
-        """Stored bytes of the blocks with one of ``roles`` (only MTP blocks, only main-model
-        blocks, or both when ``mtp`` is None)."""
+        """Bytes the engine holds for the blocks with one of ``roles`` (only MTP blocks, only
+        main-model blocks, or both when ``mtp`` is None); shared checkpoint copies excluded."""
         wanted = set(roles)
         return sum(
             n
             for b, n in zip(self.blocks, self.block_bytes, strict=True)
-            if b.role in wanted and (mtp is None or b.mtp == mtp)
+            if b.loaded and b.role in wanted and (mtp is None or b.mtp == mtp)
         )
 
 
@@ -142,17 +147,20 @@ def _attention_params(cfg: ModelConfig, layer: LayerPlan) -> tuple[int, int]:
         comp = 2 * h * hd if layer.compress_ratio else 0
         return q_tp + o, q_rep + kv + idx + comp
     hd = layer.head_dim
+    hdv = layer.head_dim_v or hd
+    heads = layer.num_heads or heads
     kv_heads = layer.num_kv_heads
     bias = bool(cfg.field("attention_bias") or cfg.field("bias"))
-    q = h * heads * hd
+    # attn_output_gate: the query projection also emits one gate per head (vLLM qwen3_next.py)
+    q = h * heads * hd * (2 if cfg.attn_output_gate else 1)
     k = h * kv_heads * hd
     v = (
         0
         if (cfg.field("attention_k_eq_v") is True and layer.mixer == "full")
-        else h * kv_heads * hd
+        else h * kv_heads * hdv
     )
-    o = heads * hd * h
-    b = (heads * hd + 2 * kv_heads * hd) if bias else 0
+    o = heads * hdv * h
+    b = (heads * hd + kv_heads * (hd + hdv)) if bias else 0
     return q + k + v + o + b, 0
 
 
@@ -208,19 +216,41 @@ def _linear_params(cfg: ModelConfig, kind: str) -> int:
     return 5 * h * h
 
 
+def _dim(vc: Mapping[str, Any], *names: str) -> int | None:
+    """The first of ``names`` that is a sane positive integer (vision configs of the wrong
+    type or absurd size count as absent rather than crash)."""
+    for n in names:
+        v = vc.get(n)
+        if isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 1_048_576:
+            return v
+    return None
+
+
 def _vision_params(vc: Mapping[str, Any]) -> int:
-    h = vc.get("hidden_size") or vc.get("embed_dim") or vc.get("width")
-    depth = vc.get("num_hidden_layers") or vc.get("depth") or vc.get("layers")
-    if not isinstance(h, int) or not isinstance(depth, int):
+    """The vision tower: ViT blocks (qkv + out projections with biases, a plain or gated MLP,
+    two norms), the patch embedding, position embeddings, and the patch merger(s) that project
+    into the language model (Qwen2.5/3-VL; Qwen3-VL adds one per deepstack layer)."""
+    h = _dim(vc, "hidden_size", "embed_dim", "width")
+    depth = _dim(vc, "num_hidden_layers", "depth", "layers")
+    if h is None or depth is None:
         return 0
-    inter = vc.get("intermediate_size") or vc.get("mlp_dim") or 4 * h
-    patch = vc.get("patch_size") or 14
-    chans = vc.get("in_channels") or vc.get("num_channels") or 3
-    tps = vc.get("temporal_patch_size") or 1
-    out = vc.get("out_hidden_size") or 0
-    per_layer = 4 * h * h + 2 * h * inter + 4 * h
-    proj = h * 4 * h * 2 if out else 0
-    return int(depth * per_layer + patch * patch * chans * tps * h + proj)
+    inter = _dim(vc, "intermediate_size", "mlp_dim") or 4 * h
+    patch = _dim(vc, "patch_size") or 14
+    chans = _dim(vc, "in_channels", "num_channels") or 3
+    tps = _dim(vc, "temporal_patch_size") or 1
+    out = _dim(vc, "out_hidden_size")
+    act = str(vc.get("hidden_act") or vc.get("hidden_activation") or "").lower()
+    gated = act in model_defaults()["gated_vision_acts"]
+    per_layer = 4 * h * h + 4 * h + (3 if gated else 2) * h * inter + 4 * h
+    total = depth * per_layer + patch * patch * chans * tps * h
+    total += (_dim(vc, "num_position_embeddings") or 0) * h
+    if out:
+        merge = _dim(vc, "spatial_merge_size") or 2
+        m = merge * merge * h
+        deepstack = vc.get("deepstack_visual_indexes")
+        n_mergers = 1 + (len(deepstack) if isinstance(deepstack, list) else 0)
+        total += n_mergers * (m * m + m + m * out + out + 2 * m)
+    return total
 
 
 def _moe_layer_blocks(
@@ -253,6 +283,144 @@ def _moe_layer_blocks(
     return out
 
 
+def _norms(h: int, layer: LayerPlan) -> int:
+    """One RMSNorm before the mixer and one before the FFN, for the parts a layer has
+    (a Nemotron-H block or a DeciLM no-op layer has one)."""
+    return h * ((layer.mixer != "none") + (layer.ffn != "none"))
+
+
+def _layer_blocks(
+    cfg: ModelConfig, layer: LayerPlan, gated: bool, inter: tuple[int, int, int], mtp: bool
+) -> list[ParamBlock]:
+    """Mixer and FFN of one decoder layer; ``inter`` = (moe, dense, Llama-4 dense) widths."""
+    h = cfg.hidden_size
+    moe_inter, dense_inter, dense_inter_mlp = inter
+    prefix = "MTP " if mtp else ""
+    out = [ParamBlock(f"{prefix}norms", _norms(h, layer), False, "norm", mtp)]
+    if layer.mixer in ("full", "sliding", "chunked", "mla", "compressed"):
+        tp_part, rep_part = _attention_params(cfg, layer)
+        out.append(ParamBlock(f"{prefix}attention", tp_part, True, "attention", mtp))
+        out.append(
+            ParamBlock(
+                f"{prefix}attention (replicated projections)", rep_part, True, "replicated", mtp
+            )
+        )
+    elif layer.mixer in ("gdn", "kda", "mamba2", "mamba1", "lightning"):
+        out.append(
+            ParamBlock(
+                f"{prefix}linear mixers",
+                _linear_params(cfg, layer.mixer),
+                True,
+                "linear_mixer",
+                mtp,
+            )
+        )
+    if layer.ffn in ("moe", "moe+dense"):
+        out += _moe_layer_blocks(cfg, layer.ffn, gated, moe_inter, dense_inter, mtp)
+    elif layer.ffn == "dense":
+        width = layer.ffn_intermediate or (
+            dense_inter_mlp if cfg.field("interleave_moe_layer_step") else dense_inter
+        )
+        out.append(ParamBlock(f"{prefix}dense FFN", _ffn(h, width, gated), True, "dense_ffn", mtp))
+    return out
+
+
+def _mtp_blocks(
+    cfg: ModelConfig, arch: Architecture, gated: bool, inter: tuple[int, int, int]
+) -> list[ParamBlock]:
+    """The multi-token-prediction layers as the engines' model code builds them.
+
+    * ``mtp_num_hidden_layers`` (Qwen3-Next / Qwen3.5, vLLM qwen3_next_mtp.py): ``fc`` (2h -> h)
+      and three norms once, then full-attention decoder layers with the model's FFN; the
+      embedding and head are the target's (a dedicated embedding only with
+      ``mtp_use_dedicated_embeddings``).
+    * ``mtp_layers_block_type`` (Nemotron-H, vLLM nemotron_h_mtp.py): per MTP layer eh_proj
+      (2h -> h), enorm, hnorm, final norm and one block of each listed kind.
+    * ``num_nextn_predict_layers`` otherwise (DeepSeek-V3 / GLM, vLLM deepseek_mtp.py): per MTP
+      layer enorm, hnorm, eh_proj (2h -> h), a decoder layer like the model's last one (MoE
+      routed experts stay routed experts), shared_head.norm, and the embedding and output head
+      the checkpoint stores again (vLLM's proposer shares the target's: not loaded twice)."""
+    h = cfg.hidden_size
+    n = cfg.mtp_layers
+    if not n or not arch.layers:
+        return []
+    moe = cfg.num_experts > 1
+    out: list[ParamBlock] = []
+    if cfg.mtp_kind == "mtp_num_hidden_layers":
+        template = next(
+            (lay for lay in arch.layers if lay.mixer in ("full", "mla")), arch.layers[-1]
+        )
+        layer = LayerPlan(
+            template.index,
+            template.mixer,
+            template.num_kv_heads,
+            template.head_dim,
+            template.head_dim_v,
+            None,
+            template.indexer,
+            0,
+            "moe" if moe else "dense",
+            template.num_heads,
+        )
+        out.append(ParamBlock("MTP replicated projections", 2 * h * h, True, "replicated", True))
+        out.append(ParamBlock("MTP norms", 3 * h, False, "norm", True))
+        if cfg.field("mtp_use_dedicated_embeddings") is True:
+            out.append(ParamBlock("MTP embeddings", cfg.vocab_size * h, False, "embedding", True))
+        for _ in range(n):
+            out += _layer_blocks(cfg, layer, gated, inter, True)
+        return out
+    if cfg.mtp_block_types:
+        attn = next((lay for lay in arch.layers if lay.mixer == "full"), None)
+        for _ in range(n):
+            out.append(
+                ParamBlock("MTP replicated projections", 2 * h * h, True, "replicated", True)
+            )
+            out.append(ParamBlock("MTP norms", 3 * h, False, "norm", True))
+            for kind in cfg.mtp_block_types:
+                k = kind.lower()
+                if k in ("attention", "full_attention") and attn is not None:
+                    block = LayerPlan(
+                        attn.index,
+                        "full",
+                        attn.num_kv_heads,
+                        attn.head_dim,
+                        attn.head_dim_v,
+                        ffn="none",
+                    )
+                elif k == "moe":
+                    block = LayerPlan(0, "none", ffn="moe")
+                elif k in ("mlp", "dense"):
+                    block = LayerPlan(0, "none", ffn="dense")
+                else:
+                    continue
+                out += _layer_blocks(cfg, block, gated, inter, True)
+        return out
+    last = arch.layers[-1]
+    layer = LayerPlan(
+        last.index,
+        last.mixer,
+        last.num_kv_heads,
+        last.head_dim,
+        last.head_dim_v,
+        last.window,
+        last.indexer,
+        last.compress_ratio,
+        "moe" if moe else "dense",
+        last.num_heads,
+    )
+    for _ in range(n):
+        out.append(ParamBlock("MTP replicated projections", 2 * h * h, True, "replicated", True))
+        out.append(ParamBlock("MTP norms", 3 * h, False, "norm", True))
+        out += _layer_blocks(cfg, layer, gated, inter, True)
+        out.append(
+            ParamBlock("MTP embedding copy", cfg.vocab_size * h, False, "embedding", True, False)
+        )
+        out.append(
+            ParamBlock("MTP output head copy", cfg.vocab_size * h, False, "lm_head", True, False)
+        )
+    return out
+
+
 def param_blocks(cfg: ModelConfig, arch: Architecture) -> list[ParamBlock]:
     h = cfg.hidden_size
     gated = is_gated(cfg)
@@ -265,62 +433,34 @@ def param_blocks(cfg: ModelConfig, arch: Architecture) -> list[ParamBlock]:
         dense_inter_mlp = int(cfg.field("intermediate_size_mlp"))
     else:
         dense_inter_mlp = dense_inter
-    layer_blocks: list[ParamBlock] = []
+    inter = (moe_inter, dense_inter, dense_inter_mlp)
+    # layers alike but for their index have the same blocks: build each kind once
+    kinds: dict[tuple[object, ...], tuple[LayerPlan, int]] = {}
     for layer in arch.layers:
-        layer_blocks.append(ParamBlock("norms", 2 * h, False, "norm"))
-        if layer.mixer in ("full", "sliding", "chunked", "mla", "compressed"):
-            tp_part, rep_part = _attention_params(cfg, layer)
-            layer_blocks.append(ParamBlock("attention", tp_part, True, "attention"))
-            layer_blocks.append(
-                ParamBlock("attention (replicated projections)", rep_part, True, "replicated")
-            )
-        elif layer.mixer in ("gdn", "kda", "mamba2", "mamba1", "lightning"):
-            layer_blocks.append(
-                ParamBlock("linear mixers", _linear_params(cfg, layer.mixer), True, "linear_mixer")
-            )
-        if layer.ffn in ("moe", "moe+dense"):
-            layer_blocks += _moe_layer_blocks(cfg, layer.ffn, gated, moe_inter, dense_inter, False)
-        elif layer.ffn == "dense":
-            inter = dense_inter_mlp if cfg.field("interleave_moe_layer_step") else dense_inter
-            layer_blocks.append(ParamBlock("dense FFN", _ffn(h, inter, gated), True, "dense_ffn"))
-    layer_blocks.append(ParamBlock("norms", h, False, "norm"))
-    if cfg.mtp_layers and arch.layers:
-        # each MTP layer is one more decoder layer like the last one (attention + MoE or dense
-        # FFN) plus eh_proj (2h -> h, a plain replicated linear) and its norms
-        last = arch.layers[-1]
-        for _ in range(cfg.mtp_layers):
-            if last.mixer != "none":
-                tp_part, rep_part = _attention_params(cfg, last)
-                layer_blocks.append(ParamBlock("MTP attention", tp_part, True, "attention", True))
-                layer_blocks.append(
-                    ParamBlock(
-                        "MTP replicated projections", rep_part + 2 * h * h, True, "replicated", True
-                    )
-                )
-            else:
-                layer_blocks.append(
-                    ParamBlock("MTP replicated projections", 2 * h * h, True, "replicated", True)
-                )
-            if cfg.num_experts > 1:
-                layer_blocks += _moe_layer_blocks(cfg, "moe", gated, moe_inter, dense_inter, True)
-            else:
-                layer_blocks.append(
-                    ParamBlock(
-                        "MTP dense FFN", _ffn(h, dense_inter, gated), True, "dense_ffn", True
-                    )
-                )
-            layer_blocks.append(ParamBlock("MTP norms", 4 * h, False, "norm", True))
-    # one block per (name, role, mtp, quantizable): the sums over layers
-    merged: dict[tuple[str, Role, bool, bool], int] = {}
-    for b in layer_blocks:
+        sig = (
+            layer.mixer, layer.num_kv_heads, layer.head_dim, layer.head_dim_v, layer.window,
+            layer.indexer, layer.compress_ratio, layer.ffn, layer.num_heads,
+            layer.ffn_intermediate,
+        )  # fmt: skip
+        first, n = kinds.get(sig, (layer, 0))
+        kinds[sig] = (first, n + 1)
+    layer_blocks: list[tuple[ParamBlock, int]] = []
+    for first, n in kinds.values():
+        layer_blocks += [(b, n) for b in _layer_blocks(cfg, first, gated, inter, False)]
+    layer_blocks.append((ParamBlock("norms", h, False, "norm"), 1))
+    layer_blocks += [(b, 1) for b in _mtp_blocks(cfg, arch, gated, inter)]
+    # one block per (name, role, mtp, quantizable, loaded): the sums over layers
+    merged: dict[tuple[str, Role, bool, bool, bool], int] = {}
+    for b, n in layer_blocks:
         key = (
             b.name if not b.mtp else "MTP layers: " + b.name.removeprefix("MTP "),
             b.role,
             b.mtp,
             b.quantizable,
+            b.loaded,
         )
-        merged[key] = merged.get(key, 0) + b.count
-    blocks += [ParamBlock(n, c, q, r, m) for (n, r, m, q), c in merged.items()]
+        merged[key] = merged.get(key, 0) + b.count * n
+    blocks += [ParamBlock(n, c, q, r, m, ld) for (n, r, m, q, ld), c in merged.items()]
     if cfg.vision_config:
         blocks.append(
             ParamBlock("vision tower", _vision_params(cfg.vision_config), False, "vision")
@@ -328,43 +468,115 @@ def param_blocks(cfg: ModelConfig, arch: Architecture) -> list[ParamBlock]:
     return [b for b in blocks if b.count]
 
 
-def _format(cfg: ModelConfig) -> tuple[str, str, float, float, str]:
-    """(format name, weight dtype, bits per quantized weight, bits per routed-expert weight,
-    note). The format is the one engine.software.report detects; the storage bits per format
-    (scales and zero points included) come from data/engine_rules.yaml."""
-    from engine.software.report import detect_checkpoint_format
-
-    fmt = detect_checkpoint_format(cfg.raw)
+def _dtype_bits(dtype: str, cfg: ModelConfig, group_size: int | None, zero_bits: int) -> float:
+    """Stored bits per weight of ``dtype``, scales and zero points included (data/
+    engine_rules.yaml weight_storage)."""
     rules = engine_rules().weight_storage
-    q = cfg.quantization_config or {}
-    dtype = fmt.weight_dtype
-    if dtype in ("unknown", "mixed") and fmt.bits:
-        dtype = f"int{fmt.bits}"
     bits = float(rules.bits.get(dtype, rules.bits["bf16"]))
-    note = fmt.detail
     if dtype in rules.group_scale:
         scale_bits, group = rules.group_scale[dtype]
         bits += scale_bits / group
     elif dtype == "fp8":
-        block = q.get("weight_block_size")
-        if isinstance(block, list) and len(block) == 2:
+        block = (cfg.quantization_config or {}).get("weight_block_size")
+        if (
+            isinstance(block, list)
+            and len(block) == 2
+            and all(isinstance(b, int) and b > 0 for b in block)
+        ):
             bits += rules.fp8_block_scale_bits / (block[0] * block[1])
-    elif dtype.startswith("int") and fmt.group_size:
-        zero = (fmt.bits or 0) if fmt.quant_method in rules.zero_point_methods else 0
-        bits += (rules.int_group_scale_bits + zero) / fmt.group_size
-    expert_bits = bits
+    elif dtype.startswith("int") and group_size:
+        bits += (rules.int_group_scale_bits + zero_bits) / group_size
+    return bits
+
+
+# module kind (data/model_defaults.yaml module_kinds) -> the weight roles it stores
+_KIND_ROLES: dict[str, tuple[Role, ...]] = {
+    "experts": ("routed_experts",),
+    "shared_experts": ("shared_experts",),
+    "attention": ("attention", "replicated"),
+    "linear_mixer": ("linear_mixer",),
+    "dense_ffn": ("dense_ffn",),
+    "lm_head": ("lm_head",),
+}
+
+
+def _modelopt_roles(cfg: ModelConfig) -> tuple[dict[Role, float], str | None, str]:
+    """Per-role bits of a ModelOpt checkpoint: a MIXED_PRECISION one stores each kind of
+    module in the algorithm its ``quantized_layers`` list gives (unlisted kinds unquantized);
+    any other keeps the kinds its ``exclude_modules`` name for every layer in BF16.
+    Returns (role bits, the lowest-precision weight dtype present, note)."""
+    qc = cfg.quantization_config or {}
+    inner = qc.get("quantization")
+    inner = inner if isinstance(inner, dict) else qc
+    algo_dtypes = model_defaults()["modelopt_algo_dtypes"]
+    bf16 = float(engine_rules().weight_storage.bits["bf16"])
+    roles: dict[Role, float] = {}
+    summary = inner.get("quantized_layers_summary") or qc.get("quantized_layers_summary")
+    if isinstance(summary, dict) and isinstance(summary.get("by_kind"), dict):
+        best: dict[str, tuple[int, str]] = {}
+        for algo, kinds in summary["by_kind"].items():
+            for kind, count in (kinds or {}).items():
+                if count > best.get(kind, (0, ""))[0]:
+                    best[kind] = (count, str(algo))
+        present: list[str] = []
+        for kind, role_list in _KIND_ROLES.items():
+            algo = best.get(kind, (0, ""))[1]
+            dtype = algo_dtypes.get(algo)
+            for role in role_list:
+                roles[role] = _dtype_bits(dtype, cfg, 16, 0) if dtype else bf16
+            if dtype:
+                present.append(dtype)
+        order = ("nvfp4", "mxfp4", "int4", "fp8", "int8")
+        low = next((d for d in order if d in present), None)
+        used = ", ".join(f"{k}: {v[1]}" for k, v in sorted(best.items()))
+        return roles, low, f"per-module precision ({used}; unlisted modules BF16)"
+    excluded: list[str] = []
+    for pattern in inner.get("exclude_modules") or qc.get("exclude_modules") or []:
+        parts = [p.strip("*") for p in str(pattern).split(".")]
+        if any(p.isdigit() for p in parts):
+            continue  # one layer's module: too few weights to move the total
+        kind = module_kind(".".join(parts))
+        for role in _KIND_ROLES.get(kind, ()):
+            if role not in roles:
+                roles[role] = bf16
+                excluded.append(role)
+    note = f"; {', '.join(excluded)} kept in BF16 (exclude_modules)" if excluded else ""
+    return roles, None, note
+
+
+def _format(cfg: ModelConfig) -> tuple[str, str, float, dict[Role, float], str]:
+    """(format name, weight dtype, bits per quantized weight, bits per role where a role
+    differs, note). The format is the one engine.software.report detects; the storage bits
+    per format (scales and zero points included) come from data/engine_rules.yaml."""
+    from engine.software.report import detect_checkpoint_format
+
+    fmt = detect_checkpoint_format(cfg.raw)
+    rules = engine_rules().weight_storage
+    dtype = fmt.weight_dtype
+    if dtype in ("unknown", "mixed") and fmt.bits:
+        dtype = f"int{fmt.bits}"
+    zero = (fmt.bits or 0) if fmt.quant_method in rules.zero_point_methods else 0
+    bits = _dtype_bits(dtype, cfg, fmt.group_size, zero)
+    note = fmt.detail
+    weight_dtype = fmt.weight_dtype
+    roles: dict[Role, float] = {}
+    if fmt.quant_method == "modelopt":
+        roles, low, extra = _modelopt_roles(cfg)
+        note += extra if extra.startswith(";") else f"; {extra}"
+        if low is not None:
+            weight_dtype = low
     if str(cfg.field("expert_dtype") or "").lower() == "fp4":  # DeepSeek-V4: FP4 experts
         scale_bits, group = rules.group_scale["mxfp4"]
-        expert_bits = rules.bits["mxfp4"] + scale_bits / group
+        roles["routed_experts"] = rules.bits["mxfp4"] + scale_bits / group
         note += "; routed experts in FP4"
     if fmt.weight_dtype in rules.experts_only:  # e.g. gpt-oss: attention etc. stay bf16
-        expert_bits, bits = bits, float(rules.bits["bf16"])
-    return fmt.name, fmt.weight_dtype, bits, expert_bits, note
+        roles["routed_experts"], bits = bits, float(rules.bits["bf16"])
+    return fmt.name, weight_dtype, bits, roles, note
 
 
 def weight_report(cfg: ModelConfig, arch: Architecture) -> WeightReport:
     blocks = tuple(param_blocks(cfg, arch))
-    fmt, wdtype, qbits, ebits, note = _format(cfg)
+    fmt, wdtype, qbits, role_bits, note = _format(cfg)
     total = sum(b.count for b in blocks)
     inactive = 0
     if cfg.num_experts > 1 and cfg.experts_per_token:
@@ -380,10 +592,66 @@ def weight_report(cfg: ModelConfig, arch: Architecture) -> WeightReport:
         for b in blocks:
             if b.expert and b.mtp:  # MTP experts were counted in inactive; keep them out once
                 active += b.count * (cfg.num_experts - cfg.experts_per_token) // cfg.num_experts
-    bits = [b.count * (ebits if b.expert else qbits if b.quantizable else 16) for b in blocks]
+    bits = [b.count * (role_bits.get(b.role, qbits) if b.quantizable else 16) for b in blocks]
     block_bytes = tuple(int(x / 8) for x in bits)
-    weight_bytes = int(sum(bits) / 8)
-    expert_bytes = int(sum(x for b, x in zip(blocks, bits, strict=True) if b.expert) / 8)
+    weight_bytes = int(sum(x for b, x in zip(blocks, bits, strict=True) if b.loaded) / 8)
+    expert_bytes = int(
+        sum(x for b, x in zip(blocks, bits, strict=True) if b.expert and b.loaded) / 8
+    )
+    checkpoint_bytes = int(sum(bits) / 8)
     return WeightReport(
-        blocks, block_bytes, total, active, weight_bytes, expert_bytes, fmt, wdtype, note
+        blocks,
+        block_bytes,
+        total,
+        active,
+        weight_bytes,
+        expert_bytes,
+        fmt,
+        wdtype,
+        note,
+        checkpoint_bytes,
+    )
+
+
+@dataclass(frozen=True)
+class CheckpointComparison:
+    """The computed checkpoint beside the measured one (its safetensors index): bytes and,
+    when the index states them, parameters; ``difference`` is computed minus measured."""
+
+    measured_bytes: int
+    computed_bytes: int
+    measured_parameters: int | None
+    computed_parameters: int
+    source: str
+
+    @property
+    def difference_bytes(self) -> int:
+        return self.computed_bytes - self.measured_bytes
+
+    @property
+    def relative_difference(self) -> float:
+        return self.difference_bytes / self.measured_bytes
+
+    def formula(self) -> str:
+        params = (
+            f"; parameters {self.computed_parameters:,} computed vs "
+            f"{self.measured_parameters:,} in the index"
+            if self.measured_parameters
+            else ""
+        )
+        return (
+            f"computed {self.computed_bytes:,} B vs measured {self.measured_bytes:,} B "
+            f"({self.source}): {self.difference_bytes:+,} B ({self.relative_difference:+.2%})"
+            + params
+        )
+
+
+def compare_checkpoint(report: WeightReport, index: CheckpointIndex) -> CheckpointComparison:
+    """Every stored block (shared copies included) against the index's total_size."""
+    return CheckpointComparison(
+        index.total_size,
+        report.checkpoint_bytes,
+        index.total_parameters,
+        report.params_total,
+        index.source,
     )
