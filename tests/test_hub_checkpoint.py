@@ -12,10 +12,10 @@ import huggingface_hub.constants as hf_constants
 import pytest
 
 from engine.diagnose import Options, diagnose
-from engine.hardware.gates import evaluate_gates
-from engine.hardware.gpus import lookup_gpu
 from engine.model.loader import MODELS_DIR, load_files, load_hub, load_model
 from engine.model.weights import compare_checkpoint
+from engine.scenario import make_scenario
+from engine.study import study
 
 REPO = "nvidia/Llama-3.3-70B-Instruct-FP4"
 CONFIG = json.loads((MODELS_DIR / "meta-llama__Llama-3.3-70B-Instruct.json").read_text())
@@ -138,10 +138,11 @@ def test_nvfp4_gate_reads_the_hf_quant_config(offline_hub: Path, gpu: str, statu
             "model.safetensors.index.json": index,
         },
     )
-    cfg = load_hub(REPO).config
-    report = evaluate_gates(cfg, lookup_gpu(gpu), gpus=4)
-    gate = next(g for g in report.gates if g.name == "NVFP4 weights")
+    st = study(make_scenario(source="hub", model=REPO, gpu=gpu, gpus_per_node=4))
+    gate = next(g for g in st.gates.gates if g.name == "NVFP4 weights")
     assert gate.status == status
+    assert st.weights.weight_dtype == "nvfp4"
+    assert (st.verdict.status == "blocked") == (status == "fail")
 
 
 def test_config_json_quantization_config_wins_over_hf_quant_config(offline_hub: Path) -> None:

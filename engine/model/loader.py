@@ -432,13 +432,6 @@ def _as_path(text: str) -> Path | None:
     return None
 
 
-def load_pasted(text: str, name: str = "pasted config.json") -> LoadedModel:
-    """Pasted text is JSON and nothing else: never a path, a catalog name or a hub id."""
-    if not isinstance(text, str) or not text.strip().startswith("{"):
-        raise InputError("config.json", "JSON text starting with '{'")
-    return LoadedModel(normalize(parse_json_text(text)), "json", name)
-
-
 def load_model(source: str | bytes | Mapping[str, Any], name: str | None = None) -> LoadedModel:
     """Any source -> LoadedModel (the CLI's entry point). Strings are tried as JSON text, a
     bundled catalog name, a file path (with hf_quant_config.json and the safetensors index
