@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from engine.hardware.gpus import Gpu
 from engine.kv.dtype import KvDtype
 from engine.model.config import ModelConfig
-from engine.model.family import FamilyVerdict
+from engine.model.family import AttentionFamily, FamilyVerdict
 from engine.model.weights import WeightReport
 from engine.rules import DATA_DIR
 
@@ -98,15 +98,15 @@ def family_gate(fam: FamilyVerdict, gpu: Gpu) -> Gate:
     """Do the attention kernels of this family exist on ``gpu``'s generation."""
     family = fam.attention_family
     kg = kernel_gates()
-    if family == "DSA":
+    if family == AttentionFamily.DSA:
         r = _arch_rule(kg.dsa, gpu.arch)
         return Gate(
             "DSA sparse-attention kernels", r.status, f"{gpu.key} ({gpu.arch}): {r.reason}", r.fix
         )
-    if family == "MLA":
+    if family == AttentionFamily.MLA:
         r = _arch_rule(kg.mla, gpu.arch)
         return Gate("MLA attention backend", r.status, f"{gpu.key} ({gpu.arch}): {r.reason}", r.fix)
-    if family == "HYBRID":
+    if family == AttentionFamily.HYBRID:
         return Gate(
             "linear-attention kernels",
             "pass",

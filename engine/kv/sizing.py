@@ -22,8 +22,6 @@ from engine.model.architecture import LINEAR_KINDS, Architecture, LayerPlan
 from engine.model.config import ModelConfig
 from engine.rules import engine_rules
 
-GROUP_ORDER = ("full", "sliding", "chunked", "mla", "indexer", "compressed", "mamba")
-
 
 @dataclass(frozen=True)
 class LayerGroup:
@@ -81,17 +79,13 @@ class KvSizing:
 
     @property
     def kv_bytes_per_token(self) -> int:
-        return _int(sum(g.bytes_per_token for g in self.groups if g.kind != "mamba"))
+        return _int(sum(g.bytes_per_token for g in self.groups if g.spec.paged))
 
     @property
     def growing_bytes_per_token(self) -> int:
         """Bytes added per token once sliding / chunked layers are full."""
         return _int(
-            sum(
-                g.bytes_per_token
-                for g in self.groups
-                if g.kind not in ("mamba",) and g.spec.window is None
-            )
+            sum(g.bytes_per_token for g in self.groups if g.spec.paged and g.spec.window is None)
         )
 
     @property
@@ -102,12 +96,12 @@ class KvSizing:
     def state_bytes_per_request_padded(self) -> int:
         if self.hybrid is None:
             return self.state_bytes_per_request
-        n = sum(g.num_layers for g in self.groups if g.kind == "mamba")
+        n = sum(g.num_layers for g in self.groups if not g.spec.paged)
         return n * self.hybrid.padded_page
 
     def kv_bytes_at(self, context: int) -> int:
         """Attention bytes of one request at ``context`` tokens (windows capped), no state."""
-        return _int(sum(g.bytes_at(context) for g in self.groups if g.kind != "mamba"))
+        return _int(sum(g.bytes_at(context) for g in self.groups if g.spec.paged))
 
     def bytes_per_request(self, context: int, padded: bool = False) -> int:
         state = self.state_bytes_per_request_padded if padded else self.state_bytes_per_request
@@ -281,13 +275,13 @@ def group_layers(per_layer: list[tuple[LayerPlan, list[CacheSpec]]]) -> tuple[La
         for spec in specs:
             buckets.setdefault((spec.kind, spec), []).append(layer.index)
     groups = [LayerGroup(kind, tuple(idx), spec) for (kind, spec), idx in buckets.items()]
-    groups.sort(key=lambda g: (GROUP_ORDER.index(g.kind), g.layers[0]))
+    groups.sort(key=lambda g: (g.spec.order, g.layers[0]))
     return tuple(groups)
 
 
 def hybrid_alignment(groups: tuple[LayerGroup, ...], is_mla: bool) -> HybridAlignment | None:
-    mamba = [g for g in groups if g.kind == "mamba"]
-    attn = [g for g in groups if g.kind in ("full", "sliding", "chunked", "mla")]
+    mamba = [g for g in groups if not g.spec.paged]
+    attn = [g for g in groups if g.spec.aligns_state]
     if not mamba or not attn:
         return None
     rules = engine_rules()
@@ -305,7 +299,7 @@ def size_kv(
     arch: Architecture, cfg: ModelConfig, kv: KvDtype, tp: int, engine: str = "vllm"
 ) -> KvSizing:
     groups = group_layers(layer_specs(arch, cfg, kv, tp, engine))
-    is_mla = any(g.kind == "mla" for g in groups)
+    is_mla = any(g.spec.latent for g in groups)
     hybrid = hybrid_alignment(groups, is_mla) if engine == "vllm" else None
     rules = engine_rules()
     if hybrid is not None:

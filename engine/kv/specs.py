@@ -9,17 +9,41 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 
 @dataclass(frozen=True)
 class CacheSpec:
-    """Base: a cache that grows by ``bytes_per_token`` for every token it keeps."""
+    """Base: a cache that grows by ``bytes_per_token`` for every token it keeps.
+
+    Each family says, as class attributes, what the sizing needs to know about it instead of
+    being compared by name: ``order`` (its place among the layer groups), ``paged`` (it grows
+    with the tokens, in pages; False for a constant per-request state), ``row_per_token`` (one
+    stored row per token, as a paged-KV kernel allocates it), ``aligns_state`` (its page is the
+    one vLLM pads a linear-attention state to) and ``latent`` (MLA's block-size rule)."""
 
     dtype: str
+
+    order: ClassVar[int] = 0
+    paged: ClassVar[bool] = True
+    row_per_token: ClassVar[bool] = True
+    aligns_state: ClassVar[bool] = False
+    latent: ClassVar[bool] = False
 
     @property
     def kind(self) -> str:
         raise NotImplementedError
+
+    def label(self) -> str:
+        """A short name for tables and charts."""
+        raise NotImplementedError
+
+    def page_size_bytes(self, block_size: int) -> int:
+        """Bytes of one page of ``block_size`` tokens (vLLM: ``page_size_bytes``); a constant
+        state takes one page whatever the block."""
+        if not self.paged:
+            return self.state_bytes
+        return math.ceil(self.bytes_per_token * block_size)
 
     @property
     def bytes_per_token(self) -> float:
@@ -49,6 +73,12 @@ class FullAttentionSpec(CacheSpec):
     """Standard MHA / GQA / MQA: K and V of every KV head on this rank, for every token
     (vLLM: ``num_kv_heads * (head_size + head_size_v) * dtype``)."""
 
+    order: ClassVar[int] = 0
+    aligns_state: ClassVar[bool] = True
+
+    def label(self) -> str:
+        return "full attention"
+
     num_kv_heads: int
     head_size: int
     head_size_v: int
@@ -74,6 +104,11 @@ class SlidingWindowSpec(FullAttentionSpec):
     """Same bytes per token as full attention, but only the last ``sliding_window`` tokens
     are kept: the layer stops growing once the context passes the window."""
 
+    order: ClassVar[int] = 1
+
+    def label(self) -> str:
+        return f"sliding window ({self.sliding_window:,} tokens)"
+
     sliding_window: int
 
     @property
@@ -92,6 +127,11 @@ class SlidingWindowSpec(FullAttentionSpec):
 class ChunkedLocalSpec(FullAttentionSpec):
     """Chunked local attention (Llama 4): attends within its chunk, so at most
     ``attention_chunk_size`` tokens are kept."""
+
+    order: ClassVar[int] = 2
+
+    def label(self) -> str:
+        return f"chunked local ({self.chunk_size:,} tokens)"
 
     chunk_size: int
 
@@ -113,6 +153,13 @@ class MLAAttentionSpec(CacheSpec):
     token: a single copy, no per-head K/V. The latent is replicated on every TP rank
     (it cannot be split by heads); only DP-attention divides the requests. Packed
     layouts (``fp8_ds_mla``) store a fixed-size row instead."""
+
+    order: ClassVar[int] = 3
+    aligns_state: ClassVar[bool] = True
+    latent: ClassVar[bool] = True
+
+    def label(self) -> str:
+        return "MLA latent"
 
     kv_lora_rank: int
     qk_rope_head_dim: int
@@ -151,6 +198,11 @@ class IndexerSpec(CacheSpec):
     """DSA lightning-indexer keys: fp8 keys plus one fp32 scale per 128 values, whatever
     the attention KV dtype is."""
 
+    order: ClassVar[int] = 4
+
+    def label(self) -> str:
+        return "DSA indexer keys"
+
     index_head_dim: int
     quant_block: int = 128
     scale_bytes: int = 4
@@ -176,6 +228,12 @@ class IndexerSpec(CacheSpec):
 class CompressedSpec(CacheSpec):
     """DeepSeek-V4 compressed attention: one shared K=V entry of ``entry_dim`` values
     per ``ratio`` tokens (plus, on indexed layers, an indexer key per compressed entry)."""
+
+    order: ClassVar[int] = 5
+    row_per_token: ClassVar[bool] = False
+
+    def label(self) -> str:
+        return f"compressed 1/{self.ratio}"
 
     entry_dim: int
     ratio: int
@@ -209,6 +267,13 @@ class CompressedSpec(CacheSpec):
 class MambaSpec(CacheSpec):
     """Linear-attention / SSM state: constant per request, whatever the context
     (vLLM ``MambaSpec``: sum of prod(shape) × dtype over the conv and temporal states)."""
+
+    order: ClassVar[int] = 6
+    paged: ClassVar[bool] = False
+    row_per_token: ClassVar[bool] = False
+
+    def label(self) -> str:
+        return f"{self.variant} state"
 
     variant: str
     shapes: tuple[tuple[int, ...], ...]

@@ -14,6 +14,7 @@ from engine.launch.command import LeftOut, PlanFlag, checked
 from engine.launch.facts import launch_facts
 from engine.launch.layout import Candidate, Layout
 from engine.launch.nodes import copies_per_node, merges_copies
+from engine.model.family import AttentionFamily
 from engine.scenario import Engine, Scenario
 from engine.software.report import SoftwareReport
 from engine.software.tables import kv_cache_dtypes, reasoning_parsers, tool_call_parsers
@@ -165,10 +166,10 @@ def kv_flags(
         if engine == "vllm" and value not in kv_cache_dtypes("vllm"):
             value = kv.kv_dtype.stored
         why = f"the KV dtype chosen for this scenario (stored as {kv.kv_dtype.stored})"
-        if fam == "DSA":
+        if fam == AttentionFamily.DSA:
             why += "; DSA engines pick the KV dtype per layer themselves, this overrides them"
         return [checked(engine, "--kv-cache-dtype", value, why)], []
-    if fam == "DSA":
+    if fam == AttentionFamily.DSA:
         # what the engine's own auto rule stores on this GPU (engine.kv: the Study's sizing)
         stored = kv.kv_dtype.stored
         picked = _sglang_spelling(stored) if engine == "sglang" else stored

@@ -36,7 +36,7 @@ from engine.launch.memory import (
 )
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
-from engine.model.family import FamilyVerdict
+from engine.model.family import AttentionFamily, FamilyVerdict
 from engine.model.weights import WeightReport
 from engine.rules import DATA_DIR
 from engine.scenario import Scenario
@@ -171,7 +171,7 @@ def split_problem(cfg: ModelConfig, arch: Architecture, fam: FamilyVerdict, s: S
     heads = cfg.num_attention_heads
     if heads % s.tp:
         return f"TP {s.tp} does not divide the {heads} attention heads"
-    if arch.attention_layers and fam.attention_family not in ("MLA", "DSA"):
+    if arch.attention_layers and not fam.attention_family.latent:
         kv = cfg.num_key_value_heads
         if (kv >= s.tp and kv % s.tp) or (kv < s.tp and s.tp % kv):
             return f"TP {s.tp} cannot split or replicate the {kv} KV heads evenly"
@@ -330,7 +330,7 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
             inp.gpu,
             s,
             chunk_tokens=inp.chunk_tokens,
-            mla=inp.family.attention_family in ("MLA", "DSA"),
+            mla=inp.family.attention_family.latent,
             vision=_vision_dims(cfg) if inp.vision else None,
         )
         fraction_why = "SGLang's own --mem-fraction-static: " + fraction_why
@@ -414,9 +414,9 @@ def _vision_dims(cfg: ModelConfig) -> tuple[int, int] | None:
 def _prefers_dp_attention(inp: SearchInputs, scenario: Scenario) -> bool:
     rules = layout_rules()
     fam = inp.family.attention_family
-    if not inp.family.moe or fam not in ("MLA", "DSA") or scenario.latency == "latency":
+    if not inp.family.moe or not fam.latent or scenario.latency == "latency":
         return False
-    return (fam == "DSA" and rules.dsa_prefers_dp_attention) or (
+    return (fam == AttentionFamily.DSA and rules.dsa_prefers_dp_attention) or (
         scenario.users > rules.dp_attention_min_users
     )
 
@@ -512,14 +512,14 @@ def _reasons(inp: SearchInputs, scenario: Scenario, c: Candidate) -> tuple[str, 
             f"one copy needs {lay.split.gpus} GPUs: the weights do not fit in one node's "
             f"{scenario.gpus_per_node} GPUs with room for the workload"
         )
-    if fam.moe and fam.attention_family in ("MLA", "DSA"):
+    if fam.moe and fam.attention_family.latent:
         if lay.dp > 1:
             out.append(
                 f"{fam.attention_family}: the compressed latent KV would be copied on every TP "
                 f"rank; DP-attention {lay.dp} keeps each request's KV on one rank "
                 + (
                     f"({rules.dsa_source})"
-                    if fam.attention_family == "DSA"
+                    if fam.attention_family == AttentionFamily.DSA
                     else f"(above {rules.dp_attention_min_users} concurrent users: "
                     f"{rules.dp_attention_min_users_source})"
                 )

@@ -47,6 +47,7 @@ from engine.launch.flags import (
 )
 from engine.launch.layout import Candidate, Layout
 from engine.launch.nodes import node_commands
+from engine.model.family import AttentionFamily
 from engine.model.loader import LoadedModel
 from engine.scenario import Engine, Scenario
 from engine.software.report import SoftwareReport
@@ -269,7 +270,7 @@ def build_plan(
         chunk_tokens(s.latency, s.images),
         s.latency,
         s.images,
-        fam.attention_family == "HYBRID",
+        fam.attention_family == AttentionFamily.HYBRID,
     )
     flags += cf
     left += cl

@@ -4,15 +4,33 @@ config field, its value and the rule that produced it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from engine.model.architecture import LINEAR_KINDS, Architecture, Evidence
 from engine.model.config import ModelConfig
 from engine.rules import engine_rules
 
 
+class AttentionFamily(StrEnum):
+    """The attention families of the diagnosis. A ``StrEnum``: it prints, compares and
+    serialises as its name ("MLA"), so JSON and older readers see plain strings."""
+
+    MHA = "MHA"
+    MQA = "MQA"
+    GQA = "GQA"
+    MLA = "MLA"
+    DSA = "DSA"
+    HYBRID = "HYBRID"
+
+    @property
+    def latent(self) -> bool:
+        """MLA's compressed latent KV (plain MLA and DSA): one copy per TP rank, not split."""
+        return self in (AttentionFamily.MLA, AttentionFamily.DSA)
+
+
 @dataclass(frozen=True)
 class FamilyVerdict:
-    attention_family: str
+    attention_family: AttentionFamily
     sliding_window: bool
     chunked_local: bool
     moe: bool
@@ -26,7 +44,7 @@ class FamilyVerdict:
     evidence: tuple[Evidence, ...]
 
     def summary(self) -> str:
-        parts = [self.attention_family]
+        parts: list[str] = [self.attention_family.value]
         if self.sliding_window:
             parts.append("sliding window")
         if self.chunked_local:
@@ -44,7 +62,7 @@ def classify(cfg: ModelConfig, arch: Architecture) -> FamilyVerdict:
     ev = list(arch.evidence)
     mixers = {layer.mixer for layer in arch.layers}
     if mixers & set(LINEAR_KINDS):
-        fam = "HYBRID"
+        fam = AttentionFamily.HYBRID
         n_lin = sum(1 for layer in arch.layers if layer.mixer in LINEAR_KINDS)
         ev.append(
             Evidence(
@@ -56,12 +74,12 @@ def classify(cfg: ModelConfig, arch: Architecture) -> FamilyVerdict:
     elif "compressed" in mixers or (
         "mla" in mixers and any(layer.indexer for layer in arch.layers)
     ):
-        fam = "DSA"
+        fam = AttentionFamily.DSA
         ev.append(
             Evidence("index_topk", str(cfg.index_topk), "sparse attention with an indexer -> DSA")
         )
     elif "mla" in mixers:
-        fam = "MLA"
+        fam = AttentionFamily.MLA
         ev.append(Evidence("kv_lora_rank", str(cfg.kv_lora_rank), "compressed latent KV -> MLA"))
     else:
         # per-layer KV heads (block configs, per-layer lists): the attention layers' own
@@ -70,13 +88,13 @@ def classify(cfg: ModelConfig, arch: Architecture) -> FamilyVerdict:
         h = max((lay.num_heads or cfg.num_attention_heads for lay in attn), default=0)
         h = h or cfg.num_attention_heads
         if kv == h:
-            fam = "MHA"
+            fam = AttentionFamily.MHA
             rule = "KV heads == query heads -> MHA"
         elif kv == 1:
-            fam = "MQA"
+            fam = AttentionFamily.MQA
             rule = "one KV head shared by all query heads -> MQA"
         else:
-            fam = "GQA"
+            fam = AttentionFamily.GQA
             rule = f"{h // kv} query heads share each KV head -> GQA"
         ev.append(Evidence("num_attention_heads / num_key_value_heads", f"{h} / {kv}", rule))
     sliding = "sliding" in mixers
@@ -135,6 +153,6 @@ def classify(cfg: ModelConfig, arch: Architecture) -> FamilyVerdict:
         cfg.mtp_layers,
         multimodal,
         fusion,
-        arch.linear_kind if fam == "HYBRID" else None,
+        arch.linear_kind if fam == AttentionFamily.HYBRID else None,
         tuple(ev),
     )

@@ -124,23 +124,7 @@ class Shown:
 
 
 def group_label(g: LayerGroup) -> str:
-    spec = g.spec
-    if g.kind == "full":
-        return "full attention"
-    if g.kind == "sliding":
-        return f"sliding window ({tokens(spec.window or 0)})"
-    if g.kind == "chunked":
-        return f"chunked local ({tokens(spec.window or 0)})"
-    if g.kind == "mla":
-        return "MLA latent"
-    if g.kind == "indexer":
-        return "DSA indexer keys"
-    if g.kind == "compressed":
-        ratio = getattr(spec, "ratio", 0)
-        return f"compressed 1/{ratio}"
-    if g.kind == "mamba":
-        return f"{getattr(spec, 'variant', 'linear')} state"
-    return g.kind
+    return g.spec.label()
 
 
 def _group_labels(kv: KvSizing) -> list[str]:
@@ -167,7 +151,7 @@ def kv_headline(st: Study) -> list[Shown]:
     terms = " + ".join(
         f"{lab}: {g.formula()}"
         for lab, g in zip(_group_labels(kv), kv.groups, strict=True)
-        if g.kind != "mamba"
+        if g.spec.paged
     )
     per_token = kv.kv_bytes_per_token
     out = [
@@ -194,7 +178,7 @@ def kv_headline(st: Study) -> list[Shown]:
     per_req = kv.bytes_per_request(context)
     parts = []
     for lab, g in zip(_group_labels(kv), kv.groups, strict=True):
-        if g.kind == "mamba":
+        if not g.spec.paged:
             parts.append(f"{lab}: {g.state_bytes_per_request:,} B (constant)")
         else:
             kept = g.spec.tokens_kept(context)
@@ -213,7 +197,7 @@ def kv_headline(st: Study) -> list[Shown]:
     )
     if kv.state_bytes_per_request:
         state_f = " + ".join(
-            f"{g.num_layers} layers × [{g.spec.formula()}]" for g in kv.groups if g.kind == "mamba"
+            f"{g.num_layers} layers × [{g.spec.formula()}]" for g in kv.groups if not g.spec.paged
         )
         padded = kv.state_bytes_per_request_padded
         formula = f"{state_f} = {kv.state_bytes_per_request:,} B"

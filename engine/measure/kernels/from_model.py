@@ -20,9 +20,6 @@ from engine.model.loader import catalog_names, catalog_path, load_catalog
 
 # The kernels' KV dtype: the engine is asked to size the model in the same one.
 KERNEL_KV_DTYPE = "bf16"
-# Token-paged groups only: recurrent state is one page per sequence, and a compressed group's
-# bytes per token are fractional (one entry per several tokens).
-_UNPAGED = ("mamba", "compressed")
 
 
 def _group_names(groups: list[EngineGroup]) -> list[str]:
@@ -36,7 +33,9 @@ def engine_kv(cfg: ModelConfig, source: str = "") -> EngineKv:
     kernels' dtype: paged groups with the engine's block size, hybrid alignment, state."""
     kv_dtype = resolve_kv_dtype(KERNEL_KV_DTYPE, cfg)
     sizing = size_kv(build_architecture(cfg), cfg, kv_dtype, tp=1)
-    paged = [g for g in sizing.groups if g.kind not in _UNPAGED]
+    # one row per token only: a recurrent state is one page per sequence, and a compressed
+    # group keeps one entry per several tokens
+    paged = [g for g in sizing.groups if g.spec.row_per_token]
     groups = tuple(
         (name, g.num_layers, int(g.spec.bytes_per_token), sizing.block_size)
         for name, g in zip(_group_names(paged), paged, strict=True)
