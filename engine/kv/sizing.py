@@ -18,7 +18,7 @@ from engine.kv.specs import (
     MLAAttentionSpec,
     SlidingWindowSpec,
 )
-from engine.model.architecture import LINEAR_KINDS, Architecture, LayerPlan
+from engine.model.architecture import Architecture, LayerPlan
 from engine.model.config import ModelConfig
 from engine.rules import engine_rules
 
@@ -261,7 +261,7 @@ def layer_specs(
                 )
             assert layer.window is not None
             specs.append(SlidingWindowSpec(kv.stored, 1, layer.head_dim, 0, dt, layer.window))
-        elif m in LINEAR_KINDS:
+        elif m.is_linear:
             if m not in mamba_cache:
                 mamba_cache[m] = mamba_spec(cfg, m, tp, engine)
             specs.append(mamba_cache[m])

@@ -5,6 +5,7 @@ transformers' config defaults decide them; every decision records the field it r
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from engine.errors import InputError
 from engine.model.config import ModelConfig, model_defaults
@@ -24,14 +25,47 @@ class Evidence:
     rule: str
 
 
+class Mixer(StrEnum):
+    """A layer's token mixer. A ``StrEnum``: it compares and serialises as its value."""
+
+    FULL = "full"
+    SLIDING = "sliding"
+    CHUNKED = "chunked"
+    MLA = "mla"
+    COMPRESSED = "compressed"  # DeepSeek-V4 compressed attention
+    GDN = "gdn"  # Gated DeltaNet
+    KDA = "kda"  # Kimi Delta Attention
+    MAMBA2 = "mamba2"
+    MAMBA1 = "mamba1"
+    LIGHTNING = "lightning"
+    NONE = "none"  # an FFN-only block (Nemotron-H's '-' / 'E')
+
+    @property
+    def is_linear(self) -> bool:
+        """A recurrent state instead of a per-token KV cache."""
+        return self in _LINEAR
+
+    @property
+    def is_attention(self) -> bool:
+        """Softmax attention that keeps per-token KV (full, windowed, latent, compressed)."""
+        return self not in _LINEAR and self is not Mixer.NONE
+
+    @property
+    def is_head_attention(self) -> bool:
+        """Attention with K/V heads of its own (not MLA's latent, not V4's compressed entries)."""
+        return self in (Mixer.FULL, Mixer.SLIDING, Mixer.CHUNKED)
+
+
+_LINEAR = frozenset({Mixer.GDN, Mixer.KDA, Mixer.MAMBA2, Mixer.MAMBA1, Mixer.LIGHTNING})
+
+
 @dataclass(frozen=True)
 class LayerPlan:
-    """One decoder layer. ``mixer`` is the token mixer: full, sliding, chunked, mla,
-    compressed, linear kinds (gdn, mamba2, mamba1, lightning) or none (an FFN-only
-    block, as in Nemotron-H's pattern)."""
+    """One decoder layer. ``mixer`` is the token mixer (see ``Mixer``); a plain string is
+    read as its member."""
 
     index: int
-    mixer: str
+    mixer: Mixer
     num_kv_heads: int = 0
     head_dim: int = 0
     head_dim_v: int = 0
@@ -42,11 +76,14 @@ class LayerPlan:
     num_heads: int = 0  # query heads of this layer (0: num_attention_heads)
     ffn_intermediate: int = 0  # this layer's dense FFN width (0: intermediate_size)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mixer", Mixer(self.mixer))
+
 
 @dataclass(frozen=True)
 class Architecture:
     layers: tuple[LayerPlan, ...]
-    linear_kind: str | None
+    linear_kind: Mixer | None
     evidence: tuple[Evidence, ...] = field(default_factory=tuple)
 
     def count(self, mixer: str) -> int:
@@ -54,10 +91,7 @@ class Architecture:
 
     @property
     def attention_layers(self) -> int:
-        return sum(1 for layer in self.layers if layer.mixer not in ("none", *LINEAR_KINDS))
-
-
-LINEAR_KINDS = ("gdn", "kda", "mamba2", "mamba1", "lightning")
+        return sum(1 for layer in self.layers if layer.mixer.is_attention)
 
 
 def uses_mla(cfg: ModelConfig) -> bool:
@@ -72,18 +106,18 @@ def head_size(cfg: ModelConfig) -> int:
     return cfg.hidden_size // cfg.num_attention_heads
 
 
-def linear_kind(cfg: ModelConfig) -> str | None:
+def linear_kind(cfg: ModelConfig) -> Mixer | None:
     """Which linear mixer the config's fields describe (None: no linear layers possible)."""
     if cfg.linear_num_value_heads is not None and cfg.linear_value_head_dim is not None:
-        return "gdn"
+        return Mixer.GDN
     if cfg.kda_layers is not None and cfg.kda_num_heads and cfg.kda_head_dim:
-        return "kda"
+        return Mixer.KDA
     if cfg.mamba_num_heads is not None or (cfg.mamba_n_groups is not None and cfg.ssm_state_size):
-        return "mamba2"
+        return Mixer.MAMBA2
     if cfg.ssm_state_size is not None and (cfg.mamba_expand or cfg.mamba_intermediate_size):
-        return "mamba1"
+        return Mixer.MAMBA1
     if cfg.field("attn_type_list") is not None:
-        return "lightning"
+        return Mixer.LIGHTNING
     return None
 
 
@@ -319,7 +353,7 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
                 layers.append(
                     LayerPlan(
                         i,
-                        "mla",
+                        Mixer.MLA,
                         num_kv_heads=1,
                         head_dim=cfg.kv_lora_rank + cfg.qk_rope_head_dim,
                         indexer=idx[i],
@@ -360,7 +394,7 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
                 )
             layers.append(LayerPlan(i, lk, ffn=ffn))
         elif k in NO_MIXER or (cfg.layer_kv_heads is not None and cfg.layer_kv_heads[i] == 0):
-            layers.append(LayerPlan(i, "none", ffn=ffn))
+            layers.append(LayerPlan(i, Mixer.NONE, ffn=ffn))
         elif k in ATTN_SLIDING or k in ATTN_FULL or k in ATTN_CHUNKED:
             kv = cfg.layer_kv_heads[i] if cfg.layer_kv_heads else cfg.num_key_value_heads
             q = cfg.layer_q_heads[i] if cfg.layer_q_heads else 0
@@ -380,16 +414,25 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
                 if cfg.swa_head_dim:
                     hd = cfg.swa_head_dim
                     hdv = cfg.swa_v_head_dim or hd
-                layers.append(LayerPlan(i, "sliding", kv, hd, hdv, window, ffn=ffn, num_heads=q))
+                layers.append(
+                    LayerPlan(i, Mixer.SLIDING, kv, hd, hdv, window, ffn=ffn, num_heads=q)
+                )
             elif k in ATTN_CHUNKED:
                 assert cfg.attention_chunk_size is not None
                 layers.append(
                     LayerPlan(
-                        i, "chunked", kv, hd, hdv, cfg.attention_chunk_size, ffn=ffn, num_heads=q
+                        i,
+                        Mixer.CHUNKED,
+                        kv,
+                        hd,
+                        hdv,
+                        cfg.attention_chunk_size,
+                        ffn=ffn,
+                        num_heads=q,
                     )
                 )
             else:
-                layers.append(LayerPlan(i, "full", kv, hd, hdv, ffn=ffn, num_heads=q))
+                layers.append(LayerPlan(i, Mixer.FULL, kv, hd, hdv, ffn=ffn, num_heads=q))
         else:
             raise InputError("layer_types", f"known layer kinds; layer {i} is {k!r}")
     _per_layer_evidence(cfg, ev, layers)
@@ -427,11 +470,11 @@ def _block_configs(cfg: ModelConfig, ev: list[Evidence], hs: int) -> Architectur
         if b.kv_heads:
             layers.append(
                 LayerPlan(
-                    i, "full", b.kv_heads, hs, hs, ffn=ffn, ffn_intermediate=b.ffn_intermediate
+                    i, Mixer.FULL, b.kv_heads, hs, hs, ffn=ffn, ffn_intermediate=b.ffn_intermediate
                 )
             )
         else:
-            layers.append(LayerPlan(i, "none", ffn=ffn, ffn_intermediate=b.ffn_intermediate))
+            layers.append(LayerPlan(i, Mixer.NONE, ffn=ffn, ffn_intermediate=b.ffn_intermediate))
     n_attn = sum(1 for b in blocks if b.kv_heads)
     heads = sorted({b.kv_heads for b in blocks if b.kv_heads})
     ev.append(
@@ -530,7 +573,7 @@ def _deepseek_v4(cfg: ModelConfig, ev: list[Evidence]) -> Architecture:
     layers = [
         LayerPlan(
             i,
-            "compressed",
+            Mixer.COMPRESSED,
             num_kv_heads=1,
             head_dim=hd,
             head_dim_v=0,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from engine.model.architecture import LINEAR_KINDS, Architecture, Evidence
+from engine.model.architecture import Architecture, Evidence, Mixer
 from engine.model.config import ModelConfig
 from engine.rules import engine_rules
 
@@ -61,9 +61,9 @@ class FamilyVerdict:
 def classify(cfg: ModelConfig, arch: Architecture) -> FamilyVerdict:
     ev = list(arch.evidence)
     mixers = {layer.mixer for layer in arch.layers}
-    if mixers & set(LINEAR_KINDS):
+    if any(m.is_linear for m in mixers):
         fam = AttentionFamily.HYBRID
-        n_lin = sum(1 for layer in arch.layers if layer.mixer in LINEAR_KINDS)
+        n_lin = sum(1 for layer in arch.layers if layer.mixer.is_linear)
         ev.append(
             Evidence(
                 "layer kinds",
@@ -71,19 +71,19 @@ def classify(cfg: ModelConfig, arch: Architecture) -> FamilyVerdict:
                 "linear-attention / SSM layers present -> HYBRID",
             )
         )
-    elif "compressed" in mixers or (
-        "mla" in mixers and any(layer.indexer for layer in arch.layers)
+    elif Mixer.COMPRESSED in mixers or (
+        Mixer.MLA in mixers and any(layer.indexer for layer in arch.layers)
     ):
         fam = AttentionFamily.DSA
         ev.append(
             Evidence("index_topk", str(cfg.index_topk), "sparse attention with an indexer -> DSA")
         )
-    elif "mla" in mixers:
+    elif Mixer.MLA in mixers:
         fam = AttentionFamily.MLA
         ev.append(Evidence("kv_lora_rank", str(cfg.kv_lora_rank), "compressed latent KV -> MLA"))
     else:
         # per-layer KV heads (block configs, per-layer lists): the attention layers' own
-        attn = [lay for lay in arch.layers if lay.num_kv_heads and lay.mixer != "none"]
+        attn = [lay for lay in arch.layers if lay.num_kv_heads and lay.mixer is not Mixer.NONE]
         kv = max((lay.num_kv_heads for lay in attn), default=cfg.num_key_value_heads)
         h = max((lay.num_heads or cfg.num_attention_heads for lay in attn), default=0)
         h = h or cfg.num_attention_heads
@@ -97,8 +97,8 @@ def classify(cfg: ModelConfig, arch: Architecture) -> FamilyVerdict:
             fam = AttentionFamily.GQA
             rule = f"{h // kv} query heads share each KV head -> GQA"
         ev.append(Evidence("num_attention_heads / num_key_value_heads", f"{h} / {kv}", rule))
-    sliding = "sliding" in mixers
-    chunked = "chunked" in mixers
+    sliding = Mixer.SLIDING in mixers
+    chunked = Mixer.CHUNKED in mixers
     if sliding:
         n_sw = arch.count("sliding")
         ev.append(

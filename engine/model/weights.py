@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from engine.model.architecture import Architecture, LayerPlan
+from engine.model.architecture import Architecture, LayerPlan, Mixer
 from engine.model.config import ModelConfig, model_defaults, module_kind
 from engine.model.loader import CheckpointIndex
 from engine.rules import engine_rules
@@ -286,7 +286,7 @@ def _moe_layer_blocks(
 def _norms(h: int, layer: LayerPlan) -> int:
     """One RMSNorm before the mixer and one before the FFN, for the parts a layer has
     (a Nemotron-H block or a DeciLM no-op layer has one)."""
-    return h * ((layer.mixer != "none") + (layer.ffn != "none"))
+    return h * ((layer.mixer is not Mixer.NONE) + (layer.ffn != "none"))
 
 
 def _layer_blocks(
@@ -297,7 +297,7 @@ def _layer_blocks(
     moe_inter, dense_inter, dense_inter_mlp = inter
     prefix = "MTP " if mtp else ""
     out = [ParamBlock(f"{prefix}norms", _norms(h, layer), False, "norm", mtp)]
-    if layer.mixer in ("full", "sliding", "chunked", "mla", "compressed"):
+    if layer.mixer.is_attention:
         tp_part, rep_part = _attention_params(cfg, layer)
         out.append(ParamBlock(f"{prefix}attention", tp_part, True, "attention", mtp))
         out.append(
@@ -305,7 +305,7 @@ def _layer_blocks(
                 f"{prefix}attention (replicated projections)", rep_part, True, "replicated", mtp
             )
         )
-    elif layer.mixer in ("gdn", "kda", "mamba2", "mamba1", "lightning"):
+    elif layer.mixer.is_linear:
         out.append(
             ParamBlock(
                 f"{prefix}linear mixers",
@@ -381,16 +381,16 @@ def _mtp_blocks(
                 if k in ("attention", "full_attention") and attn is not None:
                     block = LayerPlan(
                         attn.index,
-                        "full",
+                        Mixer.FULL,
                         attn.num_kv_heads,
                         attn.head_dim,
                         attn.head_dim_v,
                         ffn="none",
                     )
                 elif k == "moe":
-                    block = LayerPlan(0, "none", ffn="moe")
+                    block = LayerPlan(0, Mixer.NONE, ffn="moe")
                 elif k in ("mlp", "dense"):
-                    block = LayerPlan(0, "none", ffn="dense")
+                    block = LayerPlan(0, Mixer.NONE, ffn="dense")
                 else:
                     continue
                 out += _layer_blocks(cfg, block, gated, inter, True)

@@ -19,7 +19,7 @@ from engine.kv.sizing import KvSizing, LayerGroup, size_kv
 from engine.launch.context import context_limit
 from engine.launch.layout import stage_share, users_at
 from engine.measure.backcalc import BackcalcResult, EngineReading, backcalculate
-from engine.model.architecture import LINEAR_KINDS, Architecture, build_architecture
+from engine.model.architecture import Architecture, build_architecture
 from engine.model.config import ModelConfig
 from engine.model.family import classify
 from engine.model.loader import catalog_names, load_catalog
@@ -414,10 +414,6 @@ def layer_strip(arch: Architecture) -> LayerStrip:
     return LayerStrip(
         tuple(mixers), tuple(FFN_LABELS.get(layer.ffn, layer.ffn) for layer in arch.layers)
     )
-
-
-def is_linear(mixer: str) -> bool:
-    return mixer in LINEAR_KINDS
 
 
 # --- chart series ------------------------------------------------------------------------
