@@ -8,6 +8,7 @@ import pytest
 from engine.errors import InputError
 from engine.launch.layout import Split, split_problem
 from engine.model.architecture import build_architecture
+from engine.model.config import normalize
 from engine.model.family import classify
 from engine.model.loader import load_model
 from tests.study_util import run
@@ -91,6 +92,24 @@ def test_fp8_block_quantization_limits_the_tp_that_slices_experts() -> None:
     # 2048 / 32 ranks = 64 columns per rank, half a block; expert parallelism keeps experts whole
     assert split_problem(cfg, arch, fam, Split(tp=16, dp=2)) is not None
     assert split_problem(cfg, arch, fam, Split(tp=16, dp=2, ep=True)) is None
+
+
+def test_fp8_blocks_bind_a_merged_gate_up_even_at_tp1_but_an_unmerged_ffn_only_when_split() -> None:
+    block_fp8 = {"quant_method": "fp8", "weight_block_size": [128, 128]}
+    # vLLM validate_fp8_block_shape: merged (gate + up) outputs are checked at any TP
+    gated = {**load_model("meta-llama/Meta-Llama-3.1-8B").config.raw}
+    gated.update(intermediate_size=14400, quantization_config=block_fp8)  # 14,400 = 112.5 blocks
+    cfg = normalize(gated)
+    arch = build_architecture(cfg)
+    assert split_problem(cfg, arch, classify(cfg, arch), Split(tp=1)) is not None
+    # Nemotron-H's relu² FFN has no merged projection: only a TP split must be whole blocks
+    plain = {**load_model("nvidia/Nemotron-H-56B-Base-8K").config.raw}
+    plain.update(intermediate_size=32832, quantization_config=block_fp8)  # 256.5 blocks
+    cfg = normalize(plain)
+    arch = build_architecture(cfg)
+    fam = classify(cfg, arch)
+    assert split_problem(cfg, arch, fam, Split(tp=1)) is None
+    assert split_problem(cfg, arch, fam, Split(tp=2)) is not None
 
 
 def test_a_pinned_layout_that_cannot_run_names_the_field() -> None:

@@ -33,10 +33,35 @@ def test_vllm_kv_pool_on_h100_is_within_a_gib_of_the_logged_start_up(
         tp=tp,
         memory_fraction=row["gpu_memory_utilization"],
         context=2048,
+        users=1,  # the logged start-ups ran at vLLM's default --max-num-seqs
     )
+    assert st.fit.max_num_seqs is None
     predicted = st.fit.kv_space_per_gpu / GIB
     # the log's weights are the same checkpoint's; the reserve formula is fitted on these logs
     assert predicted == pytest.approx(row["available_kv_gib"], abs=1.0)
+
+
+def test_a_few_users_get_vllms_sampler_reserve_back_with_max_num_seqs() -> None:
+    # Qwen3.5-35B-A3B in BF16 on one H100: 64.6 GiB weights fit in 0.92 × 79.6 GiB, but the
+    # profile run's sampler rows for the default 1,024 sequences (10 × 1,024 × 248,320 × 4 B)
+    # leave no room for a 32k request; 16 users need 16 sequences.
+    st = run("Qwen/Qwen3.5-35B-A3B", gpu="H100", gpus_per_node=1, users=16, context=32768)
+    fit = st.fit
+    assert fit.max_num_seqs == 16
+    assert fit.reserve is not None
+    activations = dict((name, b) for name, b, _ in fit.reserve.parts)["activations"]
+    assert activations == int(10 * 16 * st.model.config.vocab_size * 4)
+    assert fit.context == 32768 and 1 <= fit.users <= 16  # the KV left holds 11 of them
+    assert st.plan.runnable
+    assert ("--max-num-seqs", "16") in [(f.flag, f.value) for f in st.plan.flags]
+    # SGLang's fraction heuristic has no such term: no flag there
+    sg = run("Qwen/Qwen3.5-35B-A3B", gpu="H100", gpus_per_node=1, engine="sglang")
+    assert sg.fit.max_num_seqs is None
+
+
+def test_users_beyond_the_default_sequences_keep_vllms_default() -> None:
+    st = run("meta-llama/Meta-Llama-3.1-8B", gpu="H100", gpus_per_node=1, users=2000)
+    assert st.fit.max_num_seqs is None
 
 
 def test_vllm_uses_the_pinned_tables_default_utilization() -> None:

@@ -201,6 +201,20 @@ def kv_flags(
 def memory_flag(
     engine: Engine, s: Scenario, fit: Candidate
 ) -> tuple[list[PlanFlag], list[LeftOut]]:
+    """The memory fraction (set only when the scenario chose one) and, for vLLM, a
+    ``--max-num-seqs`` when the layout search needed the sampler reserve back."""
+    out: list[PlanFlag] = []
+    if engine == "vllm" and fit.max_num_seqs is not None and fit.reserve is not None:
+        out.append(
+            checked(
+                engine,
+                "--max-num-seqs",
+                str(fit.max_num_seqs),
+                "the workload's users per engine rounded up to a power of two: vLLM reserves "
+                "sampler memory for max_num_seqs requests at start-up, and its default leaves "
+                f"too little for the KV cache here (reserve now {fit.reserve.formula()})",
+            )
+        )
     flag = "--gpu-memory-utilization" if engine == "vllm" else "--mem-fraction-static"
     if s.memory_fraction is not None:
         what = (
@@ -208,20 +222,14 @@ def memory_flag(
             if engine == "vllm"
             else "the static pool (weights + KV)"
         )
-        return [
-            checked(
-                engine,
-                flag,
-                f"{s.memory_fraction:g}",
-                f"{s.memory_fraction:g} of each GPU for {what}, as chosen for this scenario",
-            )
-        ], []
+        reason = f"{s.memory_fraction:g} of each GPU for {what}, as chosen for this scenario"
+        return [*out, checked(engine, flag, f"{s.memory_fraction:g}", reason)], []
     default = (
         f"the pinned table's default {fit.fraction:g}"
         if engine == "vllm"
         else f"SGLang's own choice for this GPU and layout (≈ {fit.fraction:g})"
     )
-    return [], [LeftOut(flag, f"{default}; the sizing on every page used the same value")]
+    return out, [LeftOut(flag, f"{default}; the sizing on every page used the same value")]
 
 
 def chunk_flags(

@@ -30,6 +30,7 @@ from engine.launch.memory import (
     WeightShare,
     device_memory,
     sglang_default_fraction,
+    vllm_batch_defaults,
     vllm_default_fraction,
     vllm_reserve,
     weights_per_gpu,
@@ -37,7 +38,7 @@ from engine.launch.memory import (
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.family import AttentionFamily, FamilyVerdict
-from engine.model.weights import WeightReport
+from engine.model.weights import WeightReport, is_gated
 from engine.rules import DATA_DIR
 from engine.scenario import Scenario
 
@@ -121,6 +122,7 @@ class Candidate:
     fraction_why: str
     usable_per_gpu: int
     reserve: Reserve | None
+    max_num_seqs: int | None  # a vLLM --max-num-seqs the plan sets (None: the default)
     kv_space_per_gpu: int
     kv_bytes_per_token_per_gpu: int
     state_bytes_per_request_per_gpu: int
@@ -187,19 +189,31 @@ def split_problem(cfg: ModelConfig, arch: Architecture, fam: FamilyVerdict, s: S
         return f"{fam.num_experts} experts do not split evenly over {s.moe_group} EP ranks"
     if s.pp > cfg.num_hidden_layers:
         return f"PP {s.pp} exceeds the {cfg.num_hidden_layers} layers"
+    return _fp8_block_problem(cfg, arch, fam, s)
+
+
+def _fp8_block_problem(
+    cfg: ModelConfig, arch: Architecture, fam: FamilyVerdict, s: Split
+) -> str | None:
+    """vLLM's block-FP8 shape checks (fp8_utils.validate_fp8_block_shape for linear layers,
+    Fp8MoEMethod.create_weights for experts): a TP-split or merged (gate + up) projection must
+    be a whole number of weight blocks per rank; an unsplit, unmerged one need not be."""
     block = _fp8_block_n(cfg)
-    if block:
-        if cfg.intermediate_size and (cfg.intermediate_size // s.tp) % block:
+    if not block:
+        return None
+    inter = cfg.intermediate_size
+    dense = any(layer.ffn == "dense" for layer in arch.layers)
+    if dense and inter and (s.tp > 1 or is_gated(cfg)) and (inter // s.tp) % block:
+        return (
+            f"FP8 block quantization: intermediate_size {inter} ÷ TP {s.tp} "
+            f"is not a multiple of the {block}-wide weight block"
+        )
+    if fam.moe and cfg.moe_intermediate_size:
+        group = 1 if s.ep else s.moe_group  # expert parallelism keeps experts whole
+        if (cfg.moe_intermediate_size // group) % block:
             return (
-                f"FP8 block quantization: intermediate_size {cfg.intermediate_size} ÷ TP {s.tp} "
-                f"is not a multiple of the {block}-wide weight block"
-            )
-        moe_inter = cfg.moe_intermediate_size if fam.moe and not s.ep else None
-        if moe_inter and (moe_inter // s.moe_group) % block:
-            return (
-                f"FP8 block quantization: moe_intermediate_size {moe_inter} "
-                f"÷ {s.moe_group} ranks is not a multiple of the {block}-wide weight block "
-                "(expert parallelism keeps experts whole)"
+                f"FP8 block quantization: moe_intermediate_size {cfg.moe_intermediate_size} "
+                f"÷ {group} rank(s) is not a multiple of the {block}-wide weight block"
             )
     return None
 
@@ -271,9 +285,11 @@ def users_at(
 ) -> tuple[int, int]:
     """(bytes per request per GPU, users over all copies) at ``context``: each attention rank
     holds its own requests in ``space`` bytes; DP ranks and replicas multiply."""
-    if context < 1 or space <= 0:
+    if context < 1:
         return 0, 0
     per_request = math.ceil(kv.bytes_per_request(context, padded=True) * stage)
+    if space <= 0:
+        return per_request, 0
     per_rank = space // per_request if per_request else 0
     return per_request, per_rank * split.dp * replicas
 
@@ -303,7 +319,6 @@ class SearchInputs:
 
 def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> Candidate:
     cfg = inp.cfg
-    rules = layout_rules()
     w_gpu, shares = weights_per_gpu(
         inp.weights,
         inp.engine,
@@ -335,20 +350,25 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         )
         fraction_why = "SGLang's own --mem-fraction-static: " + fraction_why
     usable = int(memory * fraction)
-    space = usable - w_gpu - (reserve.total if reserve else 0)
     kv = inp.kv_at(s.tp)
     stage = stage_share(cfg, s.pp)
-    weights_fit = space > 0
-    max_ctx = largest_context(kv, space, stage, inp.limit) if weights_fit else 0
-    context_fits = max_ctx >= inp.context
-    if context_fits or max_ctx == 0:
-        context = inp.context  # what fits, or (nothing fits) what was asked
-    else:
-        step = rules.context_round_tokens
-        context = max_ctx // step * step if max_ctx >= step else max_ctx
-    per_request, users = users_at(kv, space, context, s, replicas, stage)
-    if max_ctx == 0:
-        users = 0
+    room = _room(inp, usable, w_gpu, reserve, kv, stage, s, replicas)
+    max_num_seqs: int | None = None
+    if reserve is not None and not (room.context_fits and room.users >= scenario.users):
+        # vLLM's profile run reserves sampler rows for max_num_seqs requests (1,024 by default
+        # on large GPUs); a workload of a few users gets that memory back with --max-num-seqs
+        wanted = math.ceil(scenario.users / (replicas * s.dp))
+        cap = 1 << max(0, wanted - 1).bit_length()
+        if cap < vllm_batch_defaults(inp.gpu)[1]:
+            capped = vllm_reserve(cfg, inp.gpu, s, inp.chunk_tokens, max_num_seqs=cap)
+            if capped.total < reserve.total:
+                reserve, max_num_seqs = capped, cap
+                room = _room(inp, usable, w_gpu, reserve, kv, stage, s, replicas)
+    space, max_ctx, context = room.space, room.max_ctx, room.context
+    context_fits, weights_fit = room.context_fits, space > 0
+    per_request, users = room.per_request, room.users
+    if max_num_seqs is not None:
+        users = min(users, max_num_seqs * s.dp * replicas)
     users_per_copy = users // replicas
     users_fit = users >= scenario.users
     why: list[str] = []
@@ -382,6 +402,7 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         fraction_why=fraction_why,
         usable_per_gpu=usable,
         reserve=reserve,
+        max_num_seqs=max_num_seqs,
         kv_space_per_gpu=max(space, 0),
         kv_bytes_per_token_per_gpu=math.ceil(kv.kv_bytes_per_token * stage),
         state_bytes_per_request_per_gpu=math.ceil(kv.state_bytes_per_request_padded * stage),
@@ -395,6 +416,40 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         why=tuple(why),
         rank_key=key,
     )
+
+
+@dataclass(frozen=True)
+class _Room:
+    space: int  # bytes left for KV per GPU
+    max_ctx: int  # the longest request that fits (0: none)
+    context_fits: bool
+    context: int  # the context this layout gives
+    per_request: int
+    users: int
+
+
+def _room(
+    inp: SearchInputs,
+    usable: int,
+    weights: int,
+    reserve: Reserve | None,
+    kv: KvSizing,
+    stage: float,
+    s: Split,
+    replicas: int,
+) -> _Room:
+    space = usable - weights - (reserve.total if reserve else 0)
+    max_ctx = largest_context(kv, space, stage, inp.limit) if space > 0 else 0
+    context_fits = max_ctx >= inp.context
+    if context_fits or max_ctx == 0:
+        context = inp.context  # what fits, or (nothing fits) what was asked
+    else:
+        step = layout_rules().context_round_tokens
+        context = max_ctx // step * step if max_ctx >= step else max_ctx
+    per_request, users = users_at(kv, space, context, s, replicas, stage)
+    if max_ctx == 0:
+        users = 0
+    return _Room(space, max_ctx, context_fits, context, per_request, users)
 
 
 def _vision_dims(cfg: ModelConfig) -> tuple[int, int] | None:

@@ -274,12 +274,20 @@ class Reserve:
         return " + ".join(f"{name} {b / GIB:,.2f} GiB ({why})" for name, b, why in self.parts)
 
 
-def vllm_reserve(cfg: ModelConfig, gpu: Gpu, split: Split, chunk_tokens: int | None) -> Reserve:
+def vllm_reserve(
+    cfg: ModelConfig,
+    gpu: Gpu,
+    split: Split,
+    chunk_tokens: int | None,
+    max_num_seqs: int | None = None,
+) -> Reserve:
     """The profile run's peak (dominated by the sampler's fp32 logit rows for
     min(max_num_seqs, max_num_batched_tokens) requests), non-torch memory and the CUDA-graph
-    estimate vLLM subtracts since 0.21 (``data/memory.yaml`` reserve_estimate, fitted on logs)."""
+    estimate vLLM subtracts since 0.21 (``data/memory.yaml`` reserve_estimate, fitted on logs).
+    ``max_num_seqs``: a ``--max-num-seqs`` the plan sets (None: vLLM's default for the GPU)."""
     r = memory_rules().vllm_kv_pool.reserve_estimate
-    batched, seqs = vllm_batch_defaults(gpu)
+    batched, default_seqs = vllm_batch_defaults(gpu)
+    seqs = max_num_seqs or default_seqs
     tokens = chunk_tokens or batched
     rows = min(seqs, tokens)
     vocab = cfg.vocab_size
