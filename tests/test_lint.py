@@ -122,7 +122,8 @@ def test_playbook_enable_moe_ep_does_not_exist_in_sglang_and_the_fix_is_ep_size(
     report = lint(GLM52_SGLANG + " --enable-moe-ep", GLM5, "B300", 8)
     assert severities(report)["unknown-flag"] == "error"
     assert "--ep-size 8" in text_of(report, "unknown-flag")
-    assert "moe-experts-sliced" in codes(report)  # the flag does nothing: experts stay sliced
+    # experts stay sliced, but that is the same issue: said once, with the --ep-size fix
+    assert "moe-experts-sliced" not in codes(report)
     assert "--ep-size 8" in report.corrected and "--enable-moe-ep" not in report.corrected
 
 
@@ -236,6 +237,28 @@ def test_sglang_caps_a_default_context_that_does_not_fit_so_it_is_an_info() -> N
     assert severities(report)["context-default-does-not-fit"] == "info"
 
 
+def test_a_context_beyond_the_limit_that_also_does_not_fit_is_said_once() -> None:
+    cmd = "vllm serve moonshotai/Kimi-K2-Instruct -tp 8 --max-model-len 1M"
+    report = lint(cmd, None, "H200", 8)
+    assert "context-beyond-model" in codes(report)
+    assert "context-does-not-fit" not in codes(report)
+    assert "--max-model-len 14336" in report.corrected
+
+
+def test_a_config_file_may_set_what_the_command_leaves_out() -> None:
+    cmd = "vllm serve --config serve.yaml --enable-auto-tool-choice"
+    assert problems(lint(cmd)) == []
+    scout = "vllm serve meta-llama/Llama-4-Scout-17B-16E-Instruct -tp 8 --config serve.yaml"
+    assert "context-default-does-not-fit" not in codes(lint(scout, None, "H100 SXM", 8))
+
+
+def test_the_recipes_fp8_kv_cache_for_an_nvfp4_dsa_checkpoint_is_not_second_guessed() -> None:
+    cmd = "vllm serve nvidia/GLM-5-NVFP4 -tp 8 --kv-cache-dtype fp8"
+    report = lint(cmd, None, "B200", 8)
+    assert "engine-should-choose" not in codes(report)
+    assert "engine-should-choose" in codes(lint(cmd.replace("NVFP4", "FP8"), None, "H200", 8))
+
+
 def test_context_beyond_the_models_limit_is_an_error_and_forced_a_warning() -> None:
     report = lint("vllm serve Qwen/Qwen3-32B -tp 2 --max-model-len 64k", None, "H200", 2)
     assert "40,960" in text_of(report, "context-beyond-model")
@@ -346,6 +369,24 @@ def test_mem_fraction_static_on_vllm_is_the_wrong_engines_flag() -> None:
 def test_gpu_memory_utilization_on_sglang_is_the_wrong_engines_flag() -> None:
     report = lint("python -m sglang.launch_server --model-path m --gpu-memory-utilization 0.9")
     assert "--mem-fraction-static" in text_of(report, "wrong-engine-flag")
+
+
+def test_the_settings_flags_are_the_plans_spellings() -> None:
+    from engine.launch.plan import PARALLEL_FLAGS
+    from engine.lint.command import SETTING_FLAG
+
+    for setting, per_engine in SETTING_FLAG.items():
+        for engine, flag in per_engine.items():
+            info = flag_table(engine)[flag]
+            assert info.flag == flag, (setting, engine)
+            if setting in ("tp", "pp", "dp", "ep"):
+                assert flag in PARALLEL_FLAGS, flag
+
+
+def test_the_lint_data_agrees_with_the_pinned_tables() -> None:
+    from engine.lint.data import data_problems
+
+    assert data_problems(lint_rules()) == []
 
 
 def test_every_equivalent_and_rename_is_a_real_flag() -> None:

@@ -150,6 +150,8 @@ def test_text_over_64_kb_is_refused() -> None:
         "".join(f"X=a{i}\n" for i in range(5_000)) + "vllm serve m-$X",
         "command:" + " " * 60_000 + "x",
         "vllm serve m --hf-overrides " + shlex.quote("[" * 20_000),
+        "vllm serve m --max-model-len " + shlex.quote("1" + " " * 60_000 + "x"),
+        "python -m sglang.launch_server --context-length " + shlex.quote("9" * 60_000),
     ],
     ids=lambda t: repr(t[:24]),
 )
@@ -196,6 +198,7 @@ values = st.one_of(
     st.integers(min_value=-(10**400), max_value=10**400).map(str),
     st.text(max_size=12),
     st.text(alphabet="'\"\\$`(){}[];&|<>#\n -=", max_size=8),
+    st.text(alphabet=" \t1kK.", max_size=300),
 )
 flag_words = st.tuples(st.sampled_from(FLAGS), values, st.booleans()).map(
     lambda t: f"{t[0]}={t[1]}" if t[2] else f"{t[0]} {shlex.quote(t[1])}"

@@ -36,7 +36,7 @@ _SIZE_FLAGS: dict[Engine, tuple[str, ...]] = {
     ),
     "sglang": ("--tp-size", "--dp-size", "--attn-dp-size", "--pp-size", "--ep-size", "--nnodes"),
 }
-_HUMAN_INT = re.compile(r"[ \t]*([0-9]{1,12})(?:\.([0-9]{1,6}))?[ \t]*([kKmMgG]?)[ \t]*")
+_HUMAN_INT = re.compile(r"([0-9]{1,12})(?:\.([0-9]{1,6}))?([kKmMgG]?)")
 _SCALE = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}
 
 
@@ -52,7 +52,7 @@ def shown(value: str, limit: int = 24) -> str:
 def token_count(text: str) -> int | None:
     """A token count as the engines' ``human_readable_int`` reads it: 32k = 32,000 and 32K =
     32,768; None when it is not one."""
-    m = _HUMAN_INT.fullmatch(text)
+    m = _HUMAN_INT.fullmatch(text.strip()) if len(text) <= 64 else None
     if m is None:
         return None
     number = int(m.group(1)) + (int(m.group(2)) / 10 ** len(m.group(2)) if m.group(2) else 0)

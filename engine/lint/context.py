@@ -82,6 +82,11 @@ class Ctx:
                     )
                 )
 
+    @property
+    def config_file(self) -> bool:
+        """``--config FILE``: options the linter cannot see, so an absent flag proves nothing."""
+        return "--config" in self.parsed.last
+
     def flag(self, setting: str) -> str:
         return flag_for(setting, self.engine)
 

@@ -75,6 +75,16 @@ class Replacement(_Strict):
     source: str = Field(min_length=1)
 
 
+class Launcher(_Strict):
+    """``program subcommand`` (vllm serve) or ``python -m module``."""
+
+    engine: Engine
+    program: str | None = None
+    subcommand: str | None = None
+    module: str | None = None
+    source: str = Field(min_length=1)
+
+
 class EntrypointImage(_Strict):
     image: str = Field(min_length=1)
     engine: Engine
@@ -141,6 +151,7 @@ class LintRules(_Strict):
     flag_equivalents: _Equivalents
     renamed_flags: dict[Engine, list[Renamed]]
     deprecated_replacements: dict[Engine, list[Replacement]]
+    launchers: list[Launcher]
     entrypoint_images: list[EntrypointImage]
     docker_run: DockerRun
     long_context_overrides: PerEngineName
@@ -159,6 +170,21 @@ class LintRules(_Strict):
 
     def deprecated_use(self, engine: Engine, flag: str) -> Replacement | None:
         return next((r for r in self.deprecated_replacements[engine] if r.flag == flag), None)
+
+    def program(self, program: str, subcommand: str) -> Engine | None:
+        """The engine ``program subcommand`` starts (``vllm serve``), or None."""
+        return next(
+            (
+                r.engine
+                for r in self.launchers
+                if (r.program, r.subcommand) == (program, subcommand)
+            ),
+            None,
+        )
+
+    def module(self, module: str) -> Engine | None:
+        """The engine ``python -m module`` starts, or None."""
+        return next((r.engine for r in self.launchers if r.module == module), None)
 
     def entrypoint(self, image: str) -> EntrypointImage | None:
         """The row whose image is ``image`` without its tag or registry host."""

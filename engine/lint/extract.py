@@ -25,8 +25,6 @@ from engine.software.tables import ENGINES, Engine, flag_table
 # A launch command or a pod manifest is a few KB; anything far larger is not one.
 MAX_COMMAND_CHARS = 64 * 1024
 
-VLLM_MODULES = frozenset({"vllm.entrypoints.openai.api_server"})
-SGLANG_MODULES = frozenset({"sglang.launch_server"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ash"})
 MAX_YAML_DEPTH = 64  # a pod manifest nests about ten levels
 
@@ -143,6 +141,7 @@ def _docker(words: list[str], i: int) -> tuple[int, str, dict[str, str], bool] |
 def _find_launcher(words: list[str]) -> _Found | None:
     """The first engine launcher among ``words`` (expanded text), or None. A ``docker run`` whose
     image's entrypoint is the launcher counts when no launcher follows the image."""
+    rules = lint_rules()
     env: dict[str, str] = {}
     pending: _Found | None = None
     i = 0
@@ -150,18 +149,15 @@ def _find_launcher(words: list[str]) -> _Found | None:
         w = words[i]
         base = _base(w)
         nxt = words[i + 1] if i + 1 < len(words) else ""
-        if base == "vllm" and nxt == "serve":
-            return _Found("vllm", i, i + 2, env)
-        if base == "sglang" and nxt == "serve":
-            return _Found("sglang", i, i + 2, env)
+        engine = rules.program(base, nxt)
+        if engine is not None:
+            return _Found(engine, i, i + 2, env)
         if base.startswith("python") or base in ("uv", "uvx"):
             for j in range(i + 1, min(i + 6, len(words) - 1)):
                 if words[j] == "-m":
-                    module = words[j + 1]
-                    if module in VLLM_MODULES:
-                        return _Found("vllm", i, j + 2, env)
-                    if module in SGLANG_MODULES:
-                        return _Found("sglang", i, j + 2, env)
+                    engine = rules.module(words[j + 1])
+                    if engine is not None:
+                        return _Found(engine, i, j + 2, env)
                     break
         docker = _docker(words, i)
         if docker is not None:

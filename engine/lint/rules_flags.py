@@ -263,7 +263,7 @@ def duplicates(ctx: Ctx) -> None:
 
 
 def model_present(ctx: Ctx) -> None:
-    if ctx.settings.model_id is not None:
+    if ctx.settings.model_id is not None or ctx.config_file:
         return
     flag = "`vllm serve MODEL` (or `--model`)" if ctx.engine == "vllm" else "`--model-path`"
     given = ctx.choice.loaded.name if ctx.choice.loaded is not None else None

@@ -5,9 +5,12 @@ sliced or whole, the parsers of the model's family, and settings the engine pick
 
 from __future__ import annotations
 
+from engine.kv.dtype import ALIASES as VLLM_KV
+from engine.kv.sglang import SGLANG_ALIASES
 from engine.launch.layout import split_problem, stage_share
 from engine.launch.memory import Split
 from engine.launch.plan import LaunchPlan
+from engine.lint import rules_hardware
 from engine.lint.command import shown
 from engine.lint.context import Ctx
 from engine.lint.data import lint_rules, same_parser
@@ -148,6 +151,10 @@ def _context_fit(ctx: Ctx, room_max: int, overhead: int) -> None:
     s = ctx.settings
     if pick.context_fits or s.context_auto:
         return
+    if s.context is not None and s.context > st.limit.tokens:
+        return  # context-beyond-model says it, with a value that also fits
+    if s.context is None and ctx.config_file:
+        return  # the file may set the context
     asked = st.context_asked
     need = int(st.kv.bytes_per_request(asked, padded=True) * stage_share(st.config, st.layout.pp))
     largest = pick.context
@@ -200,28 +207,37 @@ def context_limit(ctx: Ctx) -> None:
     limit = st.limit.tokens
     if s.context <= limit:
         return
+    target = limit
+    pick = ctx.study.search.pick if ctx.study is not None and ctx.gpu is not None else None
+    fits = ""
+    if pick is not None and not pick.context_fits and 0 < pick.context < limit:
+        target = pick.context  # the model's own limit does not fit either
+        fits = f" ({target:,} is the longest that also fits these GPUs)"
     flag = ctx.written("context")
+    written = shown(ctx.parsed.value(ctx.flag("context")) or "")
     override = getattr(lint_rules().long_context_overrides, ctx.engine)
     forced = ctx.inv.env.get(override, "").strip().lower() in ("1", "true", "yes")
+    beyond = (
+        f"`{flag} {written}` ({s.context:,} tokens) is beyond the model's limit of {limit:,} "
+        f"tokens ({st.limit.formula})"
+    )
     if forced:
         ctx.add(
             "context-beyond-model-forced",
-            f"`{flag} {s.context:,}` is beyond the model's limit of {limit:,} tokens "
-            f"({st.limit.formula}); {override}=1 lets the engine start, but positions beyond "
-            "what the model was trained on give degraded or wrong output.",
-            f"Use `{flag} {limit}`, or a RoPE scaling override made for the longer context.",
+            f"{beyond}; {override}=1 lets the engine start, but positions beyond what the model "
+            "was trained on give degraded or wrong output.",
+            f"Use `{flag} {target}`{fits}, or a RoPE scaling override made for the longer context.",
             flag,
-            (ctx.set_value("context", str(limit)),),
+            (ctx.set_value("context", str(target)),),
         )
         return
     ctx.add(
         "context-beyond-model",
-        f"`{flag} {s.context:,}` is beyond the model's limit of {limit:,} tokens "
-        f"({st.limit.formula}); the engine refuses to start.",
-        f"Use `{flag} {limit}` or less (or a checkpoint / RoPE scaling made for the longer "
-        "context).",
+        f"{beyond}; the engine refuses to start.",
+        f"Use `{flag} {target}`{fits} or less, or a checkpoint / RoPE scaling made for the "
+        "longer context.",
         flag,
-        (ctx.set_value("context", str(limit)),),
+        (ctx.set_value("context", str(target)),),
     )
 
 
@@ -233,6 +249,9 @@ def experts(ctx: Ctx) -> None:
     group = lay["tp"] * lay["dp"]
     if group <= 1 or lay["ep"]:
         return
+    ep_flag = ctx.flag("ep")
+    if any(e.flag == ep_flag for f in ctx.findings for e in f.edits if e.kind != "drop"):
+        return  # the command tried to turn EP on; that finding's fix does it, once
     fam = st.family
     add = "--enable-expert-parallel" if ctx.engine == "vllm" else f"--ep-size {ctx.settings.tp}"
     ctx.add(
@@ -268,7 +287,7 @@ def parsers(ctx: Ctx) -> None:
     auto = ctx.parsed.on("--enable-auto-tool-choice") if ctx.engine == "vllm" else True
     sw = _software(ctx)
     expected_tool = sw.tool_call_parser if sw is not None else None
-    if ctx.engine == "vllm":
+    if ctx.engine == "vllm" and not ctx.config_file:
         if ctx.parsed.on("--enable-auto-tool-choice") and tool is None:
             name = expected_tool or "NAME"
             ctx.add(
@@ -379,7 +398,24 @@ def _plan_sets(plan: LaunchPlan | None, flag: str) -> bool:
     return plan is not None and any(f.flag == flag for f in plan.flags)
 
 
-_KV_SAME = {"fp8": "fp8_e4m3", "bf16": "bfloat16", "fp16": "float16", "half": "float16"}
+def _kv_name(value: str) -> str:
+    """A KV dtype spelling as the dtype it stores (fp8 is fp8_e4m3, bf16 is bfloat16)."""
+    key = value.strip().lower()
+    return SGLANG_ALIASES.get(key, VLLM_KV.get(key, key))
+
+
+def _recipe_sets(ctx: Ctx, flag: str, value: str | None) -> bool:
+    """The official recipe for this model, engine, GPU and checkpoint sets ``flag value``."""
+    from engine.launch.recipes import base_flags_for
+
+    base = ctx.base
+    if base is None:
+        return False
+    sw = base.engines[ctx.engine].software
+    return any(
+        rf.flag == flag and (rf.value == value or value is None)
+        for rf in base_flags_for(base.config, ctx.engine, base.gpu, sw)
+    )
 
 
 def engine_choices(ctx: Ctx) -> None:
@@ -390,12 +426,18 @@ def engine_choices(ctx: Ctx) -> None:
         return
     fam = st.family.attention_family
     plan = (base or st).plan
-    if fam == "DSA":
+    # off the native DSA kernels (sm_120, ROCm) the vendor recipes pin these values themselves
+    native = ctx.gpu is None or rules_hardware.dsa_kernel_path(ctx.gpu) == "native"
+    if fam == "DSA" and native:
         kv = ctx.arg("--kv-cache-dtype")
-        if kv is not None and kv.value not in (None, "auto") and base is not None:
+        if (
+            kv is not None
+            and kv.value not in (None, "auto")
+            and base is not None
+            and not _recipe_sets(ctx, "--kv-cache-dtype", kv.value)
+        ):
             auto = base.engines[ctx.engine].kv_dtype.stored
-            asked = _KV_SAME.get(kv.value.lower(), kv.value.lower())
-            same = asked == _KV_SAME.get(auto, auto)
+            same = _kv_name(kv.value) == _kv_name(auto)
             reason = _left_reason(plan, "--kv-cache-dtype") or (
                 f"DSA: the engine picks the KV dtype per layer (here {auto})"
             )
@@ -423,7 +465,7 @@ def engine_choices(ctx: Ctx) -> None:
             "--dsa-decode-backend",
         ):
             arg = ctx.arg(flag)
-            if arg is None or _plan_sets(plan, flag):
+            if arg is None or _plan_sets(plan, flag) or _recipe_sets(ctx, flag, arg.value):
                 continue
             reason = _left_reason(plan, "--attention-backend") or (
                 "DSA: prefill and decode use different sparse kernels, picked per phase"
@@ -440,7 +482,7 @@ def engine_choices(ctx: Ctx) -> None:
     hybrid_vllm = fam == "HYBRID" and ctx.engine == "vllm"
     if (
         block is not None
-        and (hybrid_vllm or fam == "DSA")
+        and (hybrid_vllm or (fam == "DSA" and native))
         and not _plan_sets(plan, block.canonical or "")
     ):
         if hybrid_vllm:

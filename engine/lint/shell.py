@@ -18,6 +18,9 @@ _NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _NAME_CHARS = _NAME_START | frozenset("0123456789")
 _SPECIAL_PARAMS = frozenset("@*#?$!-0123456789")
 _PLACEHOLDER = re.compile(r"<[A-Za-z_][A-Za-z0-9_.-]{0,63}>")
+_BLANK_RUN = re.compile(r"[ \t\r]+")
+# Words and operators in a pasted script; a launch script has a few hundred.
+MAX_TOKENS = 8000
 # A run of characters with no meaning to the shell: read in one step, not one by one.
 _PLAIN_RUN = re.compile(r"[^ \t\r\n'\"\\$`;&|()<>]+")
 _OPERATOR_CHARS = frozenset(";&|()<>")
@@ -117,6 +120,10 @@ def tokenize(text: str) -> Tokens:
         flush_buf()
         if in_word:
             tokens.append(Word(tuple(parts), word_line))
+            if len(tokens) > MAX_TOKENS:
+                raise InputError(
+                    "command", f"a launch command or script of at most {MAX_TOKENS:,} words"
+                )
         parts.clear()
         in_word = False
 
@@ -176,8 +183,10 @@ def tokenize(text: str) -> Tokens:
     while i < n:
         c = text[i]
         if c in " \t\r":
-            end_word()
-            i += 1
+            if in_word:
+                end_word()
+            blank = _BLANK_RUN.match(text, i)
+            i = blank.end() if blank is not None else i + 1
         elif c == "\n":
             end_word()
             tokens.append(Op("\n", line))
