@@ -293,6 +293,12 @@ def test_deepseek_v3_with_the_r1_reasoning_parser_is_flagged() -> None:
     assert "reasoning-parser-unneeded" not in codes(r1)
 
 
+def test_deepseek_v3_with_its_own_switchable_reasoning_parser_is_quiet() -> None:
+    # SGLang cookbook, DeepSeek-V3 'Reasoning Parser': thinking is switched per request
+    cmd = f"{SGLANG} deepseek-ai/DeepSeek-V3 --reasoning-parser deepseek-v3 --tp 8"
+    assert problems(lint(cmd, None, "MI300X", 8)) == []
+
+
 def test_another_familys_tool_parser_is_a_warning_with_the_right_name() -> None:
     cmd = f"{SGLANG} zai-org/GLM-5-FP8 --tp-size 8 --tool-call-parser glm45"
     report = lint(cmd, None, "H200", 8)
@@ -322,6 +328,12 @@ def test_glm52_with_deepseek_selected_is_checked_as_glm_not_deepseek() -> None:
     assert "not deepseek-ai/DeepSeek-V3" in text_of(report, "model-stand-in")
     assert report.linted_against == GLM5
     assert "glm47" in text_of(report, "missing-tool-parser")
+
+
+def test_a_smaller_sibling_of_the_family_is_not_a_stand_in() -> None:
+    report = lint("vllm serve zai-org/GLM-4.5-Air-FP8 -tp 8", "zai-org/GLM-4.7", "H200", 8)
+    assert report.linted_against is None
+    assert "model-not-loaded" in codes(report)
 
 
 def test_an_unknown_model_skips_the_model_checks_and_says_why() -> None:
@@ -583,6 +595,28 @@ def test_every_documented_launcher_form(text: str, engine: str) -> None:
     assert report.engine == engine
     assert report.model == "m"
     assert problems(report) == [], report.findings
+
+
+def test_docker_image_running_a_shell_script_is_read_inside_the_script() -> None:
+    cmd = (
+        "docker run --gpus all -p 8000:8000 --ipc=host vllm/vllm-openai:v0.18.0 \\\n"
+        '  bash -lc \'pip install -U "transformers>=5.4.0" && \\\n'
+        "    vllm serve zai-org/GLM-5-FP8 --tensor-parallel-size 8 --tool-call-parser glm47 \\\n"
+        "      --reasoning-parser glm45 --enable-auto-tool-choice'"
+    )
+    report = lint(cmd, None, "H200", 8)
+    assert report.model == "zai-org/GLM-5-FP8"
+    assert problems(report) == []
+
+
+def test_a_ray_pipeline_puts_one_stage_per_node() -> None:
+    cmd = (
+        "vllm serve moonshotai/Kimi-K2-Instruct --trust-remote-code --tensor-parallel-size 8 "
+        "--pipeline-parallel-size 2 --max-model-len 2048 --kv-cache-dtype fp8"
+    )
+    report = lint(cmd, None, "H200", 16)
+    assert report.gpus == 16
+    assert problems(report) == []
 
 
 def test_sglang_serve_takes_the_model_path_flag() -> None:

@@ -101,6 +101,8 @@ class Settings:
             return self.nnodes
         if self.engine == "vllm" and self.dp_local and self.dp % self.dp_local == 0:
             return self.dp // self.dp_local
+        if self.engine == "vllm" and self.pp > 1:
+            return self.pp  # a Ray cluster: TP inside a node, one pipeline stage per node
         return 1
 
     def layout(self, moe: bool) -> dict[str, Any]:

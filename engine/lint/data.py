@@ -105,6 +105,12 @@ class PerEngineName(_Strict):
     source: str = Field(min_length=1)
 
 
+class PerEngineNames(_Strict):
+    vllm: list[str]
+    sglang: list[str]
+    source: str = Field(min_length=1)
+
+
 class _Nvfp4(_Strict):
     weight_methods: dict[Engine, list[str]]
     kv_dtypes: list[str]
@@ -124,6 +130,7 @@ class ModelNames(_Strict):
     variant_tokens: list[str]
     variant_token_pattern: str
     size_token_pattern: str
+    distinct_tokens: list[str]
     min_shared_prefix: int = Field(ge=1)
     source: str = Field(min_length=1)
     quantization_configs: dict[str, dict[str, Any]]
@@ -158,6 +165,7 @@ class LintRules(_Strict):
     config_overrides: PerEngineName
     nvfp4: _Nvfp4
     parsers_not_needed: list[ParserNotNeeded]
+    forcing_reasoning_parsers: PerEngineNames
     model_names: ModelNames
 
     def equivalent(self, engine: Engine, written: str) -> str | None:
@@ -170,6 +178,11 @@ class LintRules(_Strict):
 
     def deprecated_use(self, engine: Engine, flag: str) -> Replacement | None:
         return next((r for r in self.deprecated_replacements[engine] if r.flag == flag), None)
+
+    def forces_reasoning(self, engine: Engine, parser: str) -> bool:
+        """The reasoning parser files text without </think> as reasoning."""
+        names: list[str] = getattr(self.forcing_reasoning_parsers, engine)
+        return parser in names
 
     def program(self, program: str, subcommand: str) -> Engine | None:
         """The engine ``program subcommand`` starts (``vllm serve``), or None."""

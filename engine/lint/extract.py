@@ -163,10 +163,12 @@ def _find_launcher(words: list[str]) -> _Found | None:
         if docker is not None:
             image_at, image, docker_env, entrypoint = docker
             env.update(docker_env)
-            row = lint_rules().entrypoint(image)
+            row = rules.entrypoint(image)
+            # `IMAGE bash -lc '...'`: the script the author means to run, not entrypoint args
+            scripted = _dash_c(words[image_at + 1 :]) is not None
             pending = (
                 _Found(row.engine, i, image_at + 1, dict(env))
-                if row is not None and not entrypoint
+                if row is not None and not entrypoint and not scripted
                 else None
             )
             i = image_at + 1

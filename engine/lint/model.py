@@ -60,6 +60,8 @@ def relatedness(a: str, b: str) -> tuple[int, int, int] | None:
     sb = {t for t in tb if names.is_size(t)}
     if sa and sb and sa != sb:
         return None
+    if set(ta) & set(names.distinct_tokens) != set(tb) & set(names.distinct_tokens):
+        return None
     if ta == tb:
         return (1, len(ta), 0)
     shared = 0

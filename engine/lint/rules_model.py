@@ -344,7 +344,8 @@ def parsers(ctx: Ctx) -> None:
             continue
         value = given.value
         if expected is None:
-            if kind == "reasoning" and not _not_needed(ctx, kind, sw.architecture):
+            forcing = lint_rules().forces_reasoning(ctx.engine, value)
+            if kind == "reasoning" and forcing and not _not_needed(ctx, kind, sw.architecture):
                 ctx.add(
                     "reasoning-parser-unneeded",
                     f"`{flag} {shown(value)}` on {sw.family}, which does not think{stand_in}: "
