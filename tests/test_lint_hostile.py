@@ -74,6 +74,17 @@ def test_deeply_nested_yaml_is_refused_in_under_a_second() -> None:
     assert seconds < LIMIT_S
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["sh -c " * 1100 + "ls -la", "command: [" + "sh, -c, " * 1100 + "ls]"],
+    ids=["shell", "manifest"],
+)
+def test_1100_nested_sh_c_without_a_launcher_is_one_input_error(text: str) -> None:
+    result, seconds = timed(lambda: lint_command(text))
+    assert isinstance(result, InputError) and result.field == "command"
+    assert seconds < LIMIT_S
+
+
 def test_1100_nested_sh_c_words_end_quickly() -> None:
     words = "sh -c " * 1100 + "vllm serve m"
     result, seconds = timed(lambda: lint_command(words))
