@@ -39,6 +39,7 @@ nav = st.navigation(
             st.Page(PAGES / "hardware.py", title="3 Hardware", url_path="hardware"),
             st.Page(PAGES / "software.py", title="4 Software", url_path="software"),
             st.Page(PAGES / "flags.py", title="5 Flags", url_path="flags"),
+            st.Page(PAGES / "lint.py", title="Lint a command", url_path="lint"),
             st.Page(PAGES / "measure.py", title="6 Measure", url_path="measure"),
         ],
         "Help": [

@@ -1,13 +1,11 @@
 """Step 5 — Flags: the launch plan of each engine with a reason for every flag, what is left to
-the engine, the layouts the search compared, the manifests, the advisors and a linter."""
+the engine, the layouts the search compared, the manifests and the advisors."""
 
 import streamlit as st
 
-from engine.facts import model_facts
 from engine.launch.advisors import engine_advice, moe_comm_advice
 from engine.launch.k8s import kubernetes_yaml, manifest_name
 from engine.launch.render import docker, script, shell
-from engine.lint import lint_command
 from engine.present import charts_data as C
 from engine.present.report import candidate_json
 from engine.scenario import ENGINE_LABELS
@@ -94,28 +92,3 @@ with right:
         st.markdown(f"**MoE all-to-all on {s.nodes} node(s)**")
         for r in c.reasoning:
             st.markdown(f"- {r}")
-
-st.subheader("Lint an inherited command")
-SEVERITY_BOX = {"error": st.error, "warning": st.warning}
-text = st.text_area(
-    "vllm serve … / python -m sglang.launch_server … / a pod manifest",
-    key="flags.lint",
-    height=120,
-    max_chars=65_536,
-)
-if st.button("Lint", key="flags.lint_go") and text.strip():
-    report = show.or_error(lint_command, text, model_facts(d.model), d.gpu, s.total_gpus)
-    if report is not None:
-        st.caption(
-            f"{ENGINE_LABELS[report.engine]} {report.engine_version}, read from "
-            f"{report.parsed_from}"
-        )
-        if not report.findings:
-            st.success("No findings.")
-        for finding in report.findings:
-            SEVERITY_BOX.get(finding.severity, st.info)(
-                f"**{finding.code}** — {finding.message}\n\nFix: {finding.fix}"
-            )
-        with st.expander("Every flag explained"):
-            for ex in report.explanations:
-                st.markdown(f"- `{ex.flag}` {ex.value or ''} — {ex.meaning} {ex.reason}")

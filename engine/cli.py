@@ -195,17 +195,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from engine.facts import facts_for_source
-    from engine.lint import cli_main
+    from engine.lint import format_report, json_report, lint_command
+    from engine.model.loader import load_model
 
-    argv = [args.command]
-    for flag in ("model", "gpu", "gpus"):
-        value = getattr(args, flag)
-        if value is not None:
-            argv += [f"--{flag}", str(value)]
-    if args.json:
-        argv.append("--json")
-    return cli_main(argv, facts_for_source)
+    given = load_model(args.model) if args.model is not None else None
+    report = lint_command(args.command, given, args.gpu, args.gpus, hub=True)
+    print(json_report(report) if args.json else format_report(report))
+    return 0
 
 
 def cmd_backcalc(args: argparse.Namespace) -> int:
@@ -244,11 +240,15 @@ def build_parser() -> Parser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         add_scenario_args(p)
         p.set_defaults(func=func)
-    lint = sub.add_parser("lint", help="lint an inherited vLLM / SGLang launch command")
-    lint.add_argument("command", help="the command (or a pod manifest's command/args) as text")
-    lint.add_argument("--model", help="the model SOURCE, when the command's model differs")
-    lint.add_argument("--gpu", help="GPU name from the catalog")
-    lint.add_argument("--gpus", type=int, help="GPUs in all")
+    lint_help = "lint an inherited vLLM / SGLang launch command against the Study of its scenario"
+    lint = sub.add_parser("lint", help=lint_help, description=lint_help)
+    lint.add_argument("command", help="the command, a launch script or a pod manifest, as text")
+    lint.add_argument(
+        "--model",
+        help="the model SOURCE to check against when the command's own config cannot be loaded",
+    )
+    lint.add_argument("--gpu", help="GPU name from the catalog (memory and kernel checks)")
+    lint.add_argument("--gpus", type=int, help="GPUs available in all")
     lint.add_argument("--json", action="store_true", help="print JSON")
     lint.set_defaults(func=cmd_lint)
     bc = sub.add_parser("backcalc", help="read a running engine's log or /metrics back")

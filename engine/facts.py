@@ -1,55 +1,63 @@
-"""Adapters from a full diagnosis to the small fact sets the linter, troubleshooter,
-back-calculation and kernels read. One place, so every consumer sees the same model."""
+"""Adapters from the Study to the small fact sets the troubleshooter, back-calculation and kernels
+read. One place, so every consumer sees the model the way the planner and the linter see it."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from engine.diagnose import Options, diagnose
 from engine.lint import ModelFacts, ParserNames
 from engine.measure.kernels.from_model import kernel_dims, kernel_layer_groups
 from engine.model.loader import LoadedModel, load_model
 
+if TYPE_CHECKING:
+    from engine.study import Study
+
 UNQUANTIZED = ("bf16", "fp16", "fp32")
 
 
-def _software(loaded: LoadedModel) -> tuple[ParserNames, ParserNames]:
-    try:
-        from engine.software.report import software_report
-    except ImportError:  # pragma: no cover - module ships with the project
-        return ParserNames(), ParserNames()
-    model_id = loaded.name if loaded.source in ("catalog", "hub") else None
-    v = software_report(loaded.config.raw, "vllm", model_id)
-    s = software_report(loaded.config.raw, "sglang", model_id)
-    return (
-        ParserNames(v.tool_call_parser, s.tool_call_parser),
-        ParserNames(v.reasoning_parser, s.reasoning_parser),
-    )
-
-
-def model_facts(loaded: LoadedModel) -> ModelFacts:
-    cfg = loaded.config
-    d = diagnose(cfg)
-    tool, reasoning = _software(loaded)
+def facts_from_study(st: Study) -> ModelFacts:
+    """The model's facts as the Study found them: family, heads, the engines' own context limit,
+    both engines' parser names, the checkpoint format, vLLM's hybrid attention block."""
+    cfg = st.config
+    sw = {e: st.engines[e].software for e in ("vllm", "sglang")}
+    tool = ParserNames(sw["vllm"].tool_call_parser, sw["sglang"].tool_call_parser)
+    reasoning = ParserNames(sw["vllm"].reasoning_parser, sw["sglang"].reasoning_parser)
+    hybrid = st.engines["vllm"].kv.hybrid
     return ModelFacts(
         architecture=cfg.architecture,
-        attention_family=d.family.attention_family,
-        moe=d.family.moe,
+        attention_family=st.family.attention_family,
+        moe=st.family.moe,
         num_attention_heads=cfg.num_attention_heads,
         num_kv_heads=cfg.num_key_value_heads,
-        max_position_embeddings=cfg.max_position_embeddings,
+        max_position_embeddings=st.limit.tokens,
         model_type=cfg.model_type,
-        num_experts=d.family.num_experts,
+        num_experts=st.family.num_experts,
         has_tool_parser_need=tool.vllm is not None or tool.sglang is not None,
         has_reasoning_parser_need=reasoning.vllm is not None or reasoning.sglang is not None,
         tool_call_parser=tool,
         reasoning_parser=reasoning,
-        checkpoint_format=None if d.weights.weight_dtype in UNQUANTIZED else d.weights.format,
-        attention_block_tokens=d.kv.hybrid.block_size if d.kv.hybrid else None,
-        name=loaded.name,
+        checkpoint_format=(None if st.weights.weight_dtype in UNQUANTIZED else st.weights.format),
+        attention_block_tokens=hybrid.block_size if hybrid is not None else None,
+        name=st.model.name,
     )
+
+
+def model_facts(model: LoadedModel | Study) -> ModelFacts:
+    """The facts of a Study, or of a loaded model studied on the default hardware (the facts
+    read here do not depend on it)."""
+    from engine.lint.model import scenario_fields
+    from engine.scenario import make_scenario
+    from engine.study import Study, study
+
+    if isinstance(model, Study):
+        return facts_from_study(model)
+    return facts_from_study(study(make_scenario(**scenario_fields(model))))
 
 
 __all__ = [
     "facts_for_source",
+    "facts_from_study",
     "kernel_dims",  # lives in engine.measure.kernels.from_model; re-exported for its readers
     "kernel_layer_groups",
     "model_facts",

@@ -39,25 +39,11 @@ def test_software_names_the_parsers_for_both_engines() -> None:
     assert metrics(at)["Checkpoint format"] == "fp8-block"
 
 
-def test_flags_gives_a_command_with_reasons_and_lints_an_inherited_one() -> None:
+def test_flags_gives_a_command_with_reasons() -> None:
     at = open_app("flags")
     shells = [c.value for c in at.code if c.value.startswith("vllm serve")]
     assert shells and "--tensor-parallel-size 8" in shells[0]
     assert "- `--tensor-parallel-size 8` — TP 8 + EP: chosen by the layout search" in texts(at)
-    at.text_area(key="flags.lint").input(
-        "vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 8"
-    )
-    at.button(key="flags.lint_go").click().run()
-    assert_clean(at)
-    assert "moe-without-ep" in texts(at)
-
-
-def test_flags_linter_rejects_text_that_is_not_a_command() -> None:
-    at = open_app("flags")
-    at.text_area(key="flags.lint").input("hello world")
-    at.button(key="flags.lint_go").click().run()
-    assert_clean(at)
-    assert any("command" in e.value for e in at.error)
 
 
 def test_measure_back_calculates_the_pool_against_step_2() -> None:

@@ -1,0 +1,237 @@
+"""The serving scenario a command describes: the model it names, its parallel layout (TP × DP ×
+PP × nodes, expert parallelism, attention data parallelism), context, KV dtype, memory
+fraction, speculative decoding, text-only use and config overrides, each read with the engine's
+own flag spelling and checked to be a number the engine can use."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from engine.lint.data import lint_rules
+from engine.lint.parse import Arg, Parsed
+from engine.software.tables import Engine
+
+# Each engine's flag for the settings several rules read (the plan writes the same spellings).
+SETTING_FLAG: dict[str, dict[Engine, str]] = {
+    "tp": {"vllm": "--tensor-parallel-size", "sglang": "--tp-size"},
+    "pp": {"vllm": "--pipeline-parallel-size", "sglang": "--pp-size"},
+    "dp": {"vllm": "--data-parallel-size", "sglang": "--dp-size"},
+    "memory_fraction": {"vllm": "--gpu-memory-utilization", "sglang": "--mem-fraction-static"},
+    "context": {"vllm": "--max-model-len", "sglang": "--context-length"},
+    "block": {"vllm": "--block-size", "sglang": "--page-size"},
+    "ep": {"vllm": "--enable-expert-parallel", "sglang": "--ep-size"},
+    "model": {"vllm": "--model", "sglang": "--model-path"},
+}
+_SIZE_FLAGS: dict[Engine, tuple[str, ...]] = {
+    "vllm": (
+        "--tensor-parallel-size",
+        "--data-parallel-size",
+        "--data-parallel-size-local",
+        "--pipeline-parallel-size",
+        "--nnodes",
+    ),
+    "sglang": ("--tp-size", "--dp-size", "--attn-dp-size", "--pp-size", "--ep-size", "--nnodes"),
+}
+_HUMAN_INT = re.compile(r"([0-9]{1,12})(?:\.([0-9]{1,6}))?([kKmMgG]?)")
+_SCALE = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def flag_for(setting: str, engine: Engine) -> str:
+    return SETTING_FLAG[setting][engine]
+
+
+def shown(value: str, limit: int = 24) -> str:
+    """A value short enough to quote in a message."""
+    return value if len(value) <= limit else f"{value[:limit]}… ({len(value):,} characters)"
+
+
+def token_count(text: str) -> int | None:
+    """A token count as the engines' ``human_readable_int`` reads it: 32k = 32,000 and 32K =
+    32,768; None when it is not one."""
+    m = _HUMAN_INT.fullmatch(text.strip()) if len(text) <= 64 else None
+    if m is None:
+        return None
+    number = int(m.group(1)) + (int(m.group(2)) / 10 ** len(m.group(2)) if m.group(2) else 0)
+    return int(number * _SCALE[m.group(3)])
+
+
+@dataclass(frozen=True)
+class ValueProblem:
+    arg: Arg
+    expected: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the command sets, in the engine-neutral terms of a Scenario."""
+
+    engine: Engine
+    model_id: str | None
+    model_index: int | None  # where the model word is in the arguments
+    tp: int  # --tensor-parallel-size / --tp-size (SGLang: the whole TP group)
+    dp: int  # --data-parallel-size / --dp-size
+    dp_local: int | None  # vLLM --data-parallel-size-local
+    pp: int
+    attention_dp: int  # SGLang --attn-dp-size, or --dp-size with --enable-dp-attention
+    ep: bool  # vLLM --enable-expert-parallel; SGLang --ep-size > 1
+    ep_size: int  # SGLang --ep-size
+    nnodes: int | None
+    context: int | None
+    context_auto: bool  # --max-model-len auto / -1: the engine fits it itself
+    kv_dtype: str | None
+    memory_fraction: float | None
+    speculative: bool
+    language_model_only: bool
+    quantization: str | None
+    overrides: dict[str, Any] | None  # --hf-overrides / --json-model-override-args
+
+    @property
+    def world(self) -> int:
+        """GPUs over all nodes: vLLM TP × PP × DP; SGLang TP × PP × (DP replicas)."""
+        replicas = 1 if self.engine == "sglang" and self.attention_dp > 1 else self.dp
+        return self.tp * self.pp * replicas
+
+    @property
+    def nodes(self) -> int:
+        if self.nnodes is not None:
+            return self.nnodes
+        if self.engine == "vllm" and self.dp_local and self.dp % self.dp_local == 0:
+            return self.dp // self.dp_local
+        if self.engine == "vllm" and self.pp > 1:
+            return self.pp  # a Ray cluster: TP inside a node, one pipeline stage per node
+        return 1
+
+    def layout(self, moe: bool) -> dict[str, Any]:
+        """The Scenario's pinned layout fields: attention TP, attention-DP ranks (MoE only),
+        PP, EP and replicas."""
+        if self.engine == "sglang":
+            attn_dp = self.attention_dp if moe else 1
+            tp = self.tp // attn_dp if attn_dp > 1 and self.tp % attn_dp == 0 else self.tp
+            replicas = 1 if self.attention_dp > 1 else self.dp
+            dp = attn_dp
+        else:
+            tp = self.tp
+            dp = self.dp if moe else 1
+            replicas = 1 if moe else self.dp
+        ep = self.ep if moe and tp * dp > 1 else None
+        return {"tp": tp, "dp": dp, "pp": self.pp, "ep": ep, "replicas": replicas}
+
+
+def _whole(arg: Arg | None, limit: int, problems: list[ValueProblem], default: int) -> int:
+    if arg is None or arg.value is None:
+        return default
+    text = arg.value.strip()
+    if re.fullmatch(r"[0-9]{1,9}", text) and 1 <= int(text) <= limit:
+        return int(text)
+    problems.append(ValueProblem(arg, f"a whole number from 1 to {limit:,}"))
+    return default
+
+
+def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueProblem]]:
+    """The command's settings and the values the engine could not use."""
+    rules = lint_rules().thresholds
+    limit = int(rules.max_parallel_size.value)
+    problems: list[ValueProblem] = []
+    last = parsed.last
+
+    def size(flag: str, default: int = 1) -> int:
+        return _whole(last.get(flag), limit, problems, default)
+
+    tp = size(flag_for("tp", engine))
+    dp = size(flag_for("dp", engine))
+    pp = size(flag_for("pp", engine))
+    nnodes_arg = last.get("--nnodes")
+    nnodes = size("--nnodes") if nnodes_arg is not None else None
+    if engine == "vllm":
+        dp_local_arg = last.get("--data-parallel-size-local")
+        dp_local = size("--data-parallel-size-local") if dp_local_arg is not None else None
+        ep = parsed.on("--enable-expert-parallel")
+        ep_size = 1
+        attention_dp = 1
+    else:
+        dp_local = None
+        ep_size = size("--ep-size")
+        ep = ep_size > 1
+        attention_dp = size("--attn-dp-size")
+        if attention_dp == 1 and parsed.on("--enable-dp-attention"):
+            attention_dp = dp
+
+    context: int | None = None
+    context_auto = False
+    ctx_arg = last.get(flag_for("context", engine))
+    if ctx_arg is not None and ctx_arg.value is not None:
+        text = ctx_arg.value.strip().lower()
+        if text in ("auto", "-1"):
+            context_auto = True
+        else:
+            count = token_count(ctx_arg.value)
+            most = int(rules.max_context_tokens.value)
+            if count is None or not 1 <= count <= most:
+                problems.append(ValueProblem(ctx_arg, f"a token count from 1 to {most:,}"))
+            else:
+                context = count
+
+    fraction: float | None = None
+    mem_arg = last.get(flag_for("memory_fraction", engine))
+    if mem_arg is not None and mem_arg.value is not None:
+        try:
+            fraction = float(mem_arg.value) if len(mem_arg.value) <= 32 else None
+        except ValueError:
+            fraction = None
+        if fraction is None or not math.isfinite(fraction):
+            problems.append(ValueProblem(mem_arg, "a fraction such as 0.9"))
+            fraction = None
+
+    overrides: dict[str, Any] | None = None
+    over_flag = getattr(lint_rules().config_overrides, engine)
+    over_arg = last.get(over_flag)
+    if over_arg is not None and over_arg.value is not None:
+        try:
+            loaded = json.loads(over_arg.value)
+        except (ValueError, RecursionError):
+            loaded = None
+        if isinstance(loaded, dict):
+            overrides = loaded
+        elif over_arg.value.strip() not in ("", "{}"):
+            problems.append(ValueProblem(over_arg, "a JSON object"))
+
+    model_id, model_index = _model(engine, parsed)
+    speculative = any(
+        a.canonical in ("--speculative-config", "--speculative-algorithm") for a in parsed.args
+    )
+    settings = Settings(
+        engine=engine,
+        model_id=model_id,
+        model_index=model_index,
+        tp=tp,
+        dp=dp,
+        dp_local=dp_local,
+        pp=pp,
+        attention_dp=attention_dp,
+        ep=ep,
+        ep_size=ep_size,
+        nnodes=nnodes,
+        context=context,
+        context_auto=context_auto,
+        kv_dtype=parsed.value("--kv-cache-dtype"),
+        memory_fraction=fraction,
+        speculative=speculative,
+        language_model_only=parsed.on("--language-model-only"),
+        quantization=parsed.value("--quantization"),
+        overrides=overrides,
+    )
+    return settings, problems
+
+
+def _model(engine: Engine, parsed: Parsed) -> tuple[str | None, int | None]:
+    arg = parsed.last.get(flag_for("model", engine))
+    if arg is not None and arg.value is not None:
+        return arg.value, arg.index + (1 if arg.span == 2 else 0)
+    if engine == "vllm" and parsed.positionals:
+        index, word = parsed.positionals[0]
+        return word, index
+    return None, None

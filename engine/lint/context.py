@@ -1,0 +1,107 @@
+"""What the rules share while they read one command: the invocation, its parsed arguments, the
+settings it describes, the config and the Studies (at the command's layout, and unpinned), the
+GPU, and the findings so far."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from engine.lint.command import Settings, ValueProblem, flag_for
+from engine.lint.data import Severity, lint_rules
+from engine.lint.extract import Invocation
+from engine.lint.model import ModelChoice
+from engine.lint.parse import Arg, Parsed
+from engine.lint.report import ENGINE_LABEL, Edit, Finding, finding
+from engine.software.tables import Engine, engine_version
+
+if TYPE_CHECKING:
+    from engine.hardware.gpus import Gpu
+    from engine.study import Study
+
+
+@dataclass
+class Ctx:
+    engine: Engine
+    inv: Invocation
+    args: tuple[str, ...]  # the arguments as the engine receives them (variables expanded)
+    parsed: Parsed
+    settings: Settings
+    problems: list[ValueProblem]
+    gpu: Gpu | None
+    gpus: int | None  # GPUs available (--gpus, or the app's hardware); None: not given
+    choice: ModelChoice
+    study: Study | None = None  # the Study of the command's own layout
+    base: Study | None = None  # the Study of the same model and GPUs, layout chosen by search
+    layout_problem: str | None = None  # why the command's layout could not be studied
+    reading: dict[str, str] = field(default_factory=dict)  # variable values expanded
+    findings: list[Finding] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)  # findings per code, over the cap too
+
+    @property
+    def label(self) -> str:
+        return f"{ENGINE_LABEL[self.engine]} {engine_version(self.engine)}"
+
+    @property
+    def name(self) -> str:
+        return ENGINE_LABEL[self.engine]
+
+    @property
+    def facts(self) -> Study | None:
+        """The Study the model facts are read from (the command's layout when it could be
+        studied, else the search's)."""
+        return self.study or self.base
+
+    def add(
+        self,
+        code: str,
+        message: str,
+        fix: str,
+        flag: str | None = None,
+        edits: tuple[Edit, ...] = (),
+        severity: Severity | None = None,
+    ) -> None:
+        n = self.counts[code] = self.counts.get(code, 0) + 1
+        if n <= int(lint_rules().thresholds.max_findings_per_code.value):
+            self.findings.append(finding(self.engine, code, message, fix, flag, edits, severity))
+
+    def close(self) -> None:
+        """One line for each code past the cap: how many more, and that the fix is the same."""
+        cap = int(lint_rules().thresholds.max_findings_per_code.value)
+        for code, n in self.counts.items():
+            if n > cap:
+                first = next(f for f in self.findings if f.code == code)
+                self.findings.append(
+                    finding(
+                        self.engine,
+                        code,
+                        f"{n - cap:,} more `{code}` findings like the ones above.",
+                        "Apply the same fix to each; the corrected command covers the first "
+                        f"{cap}.",
+                        severity=first.severity,
+                    )
+                )
+
+    @property
+    def config_file(self) -> bool:
+        """``--config FILE``: options the linter cannot see, so an absent flag proves nothing."""
+        return "--config" in self.parsed.last
+
+    def flag(self, setting: str) -> str:
+        return flag_for(setting, self.engine)
+
+    def arg(self, canonical: str) -> Arg | None:
+        return self.parsed.last.get(canonical)
+
+    def written(self, setting: str) -> str:
+        """The flag as the command spells it (or this engine's spelling when absent)."""
+        arg = self.arg(self.flag(setting))
+        return arg.written if arg is not None else self.flag(setting)
+
+    def set_value(self, setting: str, value: str) -> Edit:
+        """The edit that sets ``setting`` to ``value``: change it where present, else add it."""
+        flag = self.flag(setting)
+        arg = self.arg(flag)
+        if arg is None:
+            return Edit("add", flag, value)
+        return Edit("change", arg.written, value, arg.index)

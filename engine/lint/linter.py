@@ -1,0 +1,197 @@
+"""``lint_command``: read the command, build the scenario it describes, study it, run the rules,
+and hand back the report with the corrected command."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from engine.errors import InputError
+from engine.hardware.gpus import Gpu, lookup_gpu
+from engine.kv.dtype import ALIASES as VLLM_KV
+from engine.kv.sglang import SGLANG_ALIASES
+from engine.lint import rules_flags, rules_hardware, rules_model, rules_shell
+from engine.lint.command import read_settings
+from engine.lint.context import Ctx
+from engine.lint.data import lint_rules
+from engine.lint.explain import explanations, left_to_engine
+from engine.lint.extract import Invocation, extract
+from engine.lint.model import resolve, scenario_fields, with_overrides
+from engine.lint.parse import parse
+from engine.lint.report import (
+    ArgWord,
+    Edit,
+    LintReport,
+    apply_edits,
+    ordered,
+    render_shell,
+    render_yaml,
+)
+from engine.model.loader import LoadedModel, load_model
+from engine.scenario import DEFAULT_GPU, MAX_GPUS_PER_NODE, MAX_NODES, make_scenario
+from engine.software.tables import engine_version
+
+Rule = Callable[[Ctx], None]
+
+RULES: tuple[Rule, ...] = (
+    rules_shell.notes,
+    rules_shell.inferred,
+    rules_shell.variables,
+    rules_shell.config_file,
+    rules_flags.spelling,
+    rules_flags.values,
+    rules_flags.duplicates,
+    rules_flags.model_present,
+    rules_flags.memory_fraction,
+    rules_model.model_note,
+    rules_model.gpu_count,
+    rules_model.layout,
+    rules_model.context_limit,
+    rules_model.fit,
+    rules_model.experts,
+    rules_model.parsers,
+    rules_model.engine_choices,
+    rules_hardware.gates,
+    rules_hardware.nvfp4,
+    rules_hardware.kv_backends,
+    rules_shell.hardware,
+)
+
+# --kv-cache-dtype values both engines' sizing understands; others are studied as auto.
+_STUDY_KV = frozenset(VLLM_KV) & frozenset(SGLANG_ALIASES)
+MAX_GPUS = MAX_GPUS_PER_NODE * MAX_NODES
+
+
+def lint_command(
+    text: str,
+    model: LoadedModel | str | None = None,
+    gpu: Gpu | str | None = None,
+    gpus: int | None = None,
+    *,
+    hub: bool = False,
+) -> LintReport:
+    """Lint an inherited launch command.
+
+    ``model``: the model selected in the app or given with ``--model`` (a LoadedModel or a
+    source string); the command's own model wins when its config can be loaded. ``gpu`` / ``gpus``:
+    the hardware (``gpus`` in all). ``hub``: the Hugging Face hub may be asked for the command's
+    config.json (its local cache always is). Raises ``InputError`` naming the field when the
+    input is not a launch command or the hardware is not one."""
+    if gpus is not None and (
+        isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= MAX_GPUS
+    ):
+        raise InputError("gpus", f"a whole number of GPUs from 1 to {MAX_GPUS}, got {gpus!r}"[:120])
+    gpu_row = lookup_gpu(gpu) if isinstance(gpu, str) else gpu
+    given = load_model(model) if isinstance(model, str) else model
+    inv = extract(text)
+    readings = inv.readings(int(lint_rules().thresholds.max_expansions.value))
+    reports = [_lint(inv, values, given, gpu_row, gpus, hub) for values in readings]
+    return min(reports, key=lambda r: (len(r.errors), len(r.warnings)))
+
+
+def _lint(
+    inv: Invocation,
+    values: dict[str, str],
+    given: LoadedModel | None,
+    gpu: Gpu | None,
+    gpus: int | None,
+    hub: bool,
+) -> LintReport:
+    engine = inv.engine
+    args = tuple(w.expand(values) for w in inv.args)
+    parsed = parse(engine, args)
+    settings, problems = read_settings(engine, parsed)
+    model_word_unresolved = settings.model_index is not None and "$" in args[settings.model_index]
+    choice = resolve(settings.model_id, model_word_unresolved, given, hub)
+    ctx = Ctx(engine, inv, args, parsed, settings, problems, gpu, gpus, choice, reading=values)
+    _study(ctx)
+    for rule in RULES:
+        rule(ctx)
+    ctx.close()
+    findings = ordered(ctx.findings)
+    corrected, argv = _corrected(ctx, [f for f in findings if f.severity != "info"])
+    return LintReport(
+        engine=engine,
+        engine_version=engine_version(engine),
+        launcher=inv.launcher_text or "image entrypoint",
+        model=settings.model_id,
+        linted_against=choice.loaded.name if choice.loaded is not None else None,
+        gpu=gpu.key if gpu is not None else None,
+        gpus=settings.world,
+        parsed_from=inv.parsed_from,
+        findings=findings,
+        explanations=explanations(ctx),
+        left_to_engine=left_to_engine(ctx),
+        corrected=corrected,
+        corrected_argv=tuple(argv),
+    )
+
+
+def _study(ctx: Ctx) -> None:
+    """The Study of the command's scenario (its layout pinned), and of the same model and GPUs
+    with the layout left to the search (model facts, suggestions, the engine's own picks)."""
+    from engine.launch.plan import launch_facts
+    from engine.study import study
+
+    loaded = ctx.choice.loaded
+    if loaded is None:
+        return
+    s = ctx.settings
+    with contextlib.suppress(InputError):  # overrides the config rejects: study it without
+        loaded = with_overrides(loaded, s.overrides)
+    gpu = ctx.gpu or lookup_gpu(DEFAULT_GPU)
+    nodes = s.nodes if s.world % s.nodes == 0 else 1
+    per_node = s.world // nodes
+    hardware_ok = 1 <= per_node <= MAX_GPUS_PER_NODE and nodes <= MAX_NODES
+    users = 1 if s.speculative else launch_facts().mtp.max_users + 1  # MTP layers load with drafts
+    fraction = s.memory_fraction if s.memory_fraction and 0.05 <= s.memory_fraction <= 1 else None
+    kv = (s.kv_dtype or "auto").strip().lower()
+    common: dict[str, Any] = scenario_fields(loaded) | {
+        "gpu": gpu.key,
+        "engine": ctx.engine,
+        "users": users,
+        "context": s.context,
+        "memory_fraction": fraction,
+        "gpus_per_node": per_node if hardware_ok else 8,
+        "nodes": nodes if hardware_ok else 1,
+    }
+    try:
+        ctx.base = study(make_scenario(**common, kv_dtype="auto"))
+    except InputError as err:
+        ctx.layout_problem = err.expected
+        return
+    if not hardware_ok:
+        ctx.layout_problem = f"{s.world} GPUs over {nodes} node(s) is not a layout to study"
+        return
+    fam = ctx.base.family
+    pinned = (
+        common
+        | s.layout(fam.moe)
+        | {
+            "kv_dtype": kv if kv in _STUDY_KV else "auto",
+            "images": fam.multimodal and not s.language_model_only,
+        }
+    )
+    try:
+        ctx.study = study(make_scenario(**pinned))
+    except InputError as err:
+        ctx.layout_problem = err.expected
+
+
+def _corrected(ctx: Ctx, findings: list[Any]) -> tuple[str, list[str]]:
+    """The command with the fixes of ``findings`` applied, as the user would paste it back."""
+    inv = ctx.inv
+    words = tuple(
+        ArgWord(w.text, bool(w.variables)) if "$" in w.text else ArgWord(a)
+        for w, a in zip(inv.args, ctx.args, strict=True)
+    )
+    edits: list[Edit] = [e for f in findings for e in f.edits]
+    spans = dict(ctx.parsed.spans())
+    args = apply_edits(words, spans, edits)
+    argv = [w.text for w in args]
+    if inv.parsed_from == "yaml":
+        launcher = list(inv.yaml_launcher)
+        return render_yaml(launcher, argv), launcher + argv
+    prefix = [ArgWord(w) for w in inv.env_prefix] + [ArgWord(w) for w in inv.launcher]
+    return render_shell(prefix, args), [w.text for w in prefix] + argv

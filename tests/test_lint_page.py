@@ -1,0 +1,46 @@
+"""The lint page: paste a command, get the findings as a table (severity, code, message, fix) and
+the corrected command with copy and download."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.apptest_util import assert_clean, open_app, texts
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def test_lint_page_shows_findings_as_a_table_and_the_corrected_command() -> None:
+    at = open_app("lint")
+    at.text_area(key="lint.text").input(
+        "vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 8 --no-enable-prefix-caching"
+    )
+    at.button(key="lint.go").click().run()
+    assert_clean(at)
+    table = at.table[0].value
+    assert list(table.columns) == ["severity", "code", "message", "fix"]
+    assert "unknown-flag" in set(table["code"])
+    assert "moe-experts-sliced" in set(table["code"])
+    code = [c.value for c in at.code if c.value.startswith("vllm serve")]
+    assert code and "--disable-prefix-caching" in code[0]
+    assert "error(s)" in texts(at)
+
+
+def test_lint_page_offers_the_corrected_command_for_download() -> None:
+    at = open_app("lint")
+    at.text_area(key="lint.text").input("vllm serve deepseek-ai/DeepSeek-V3 -tp 8 -ep")
+    at.button(key="lint.go").click().run()
+    assert_clean(at)
+    assert any(b.label == "Download the corrected command" for b in at.get("download_button"))
+    assert "No errors and no warnings." in texts(at)
+
+
+def test_lint_page_rejects_text_that_is_not_a_command() -> None:
+    at = open_app("lint")
+    at.text_area(key="lint.text").input("hello world")
+    at.button(key="lint.go").click().run()
+    assert_clean(at)
+    assert any("command" in e.value for e in at.error)
