@@ -231,9 +231,9 @@ def test_deepseek_mtp_routed_experts_are_experts_and_its_copies_are_not_loaded()
 def test_a_3_mb_quantized_config_loads_fast_and_keeps_a_summary() -> None:
     data = nvfp4_config_bytes()
     assert len(data) > 3_000_000
-    t0 = time.perf_counter()
+    t0 = time.thread_time()  # CPU seconds: bounded work, not a speed target (make bench)
     loaded = load_model(data)
-    assert time.perf_counter() - t0 < 2.0
+    assert time.thread_time() - t0 < 2.0
     qc = loaded.config.quantization_config
     assert qc is not None and "quantized_layers" not in qc
     summary = qc["quantized_layers_summary"]

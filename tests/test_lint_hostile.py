@@ -19,6 +19,8 @@ from engine.lint import MAX_COMMAND_CHARS, LintReport, format_report, lint_comma
 from engine.model.loader import load_catalog
 from engine.software.tables import flag_table
 
+# CPU seconds of the calling thread: a bound on the work an input causes (issue: each hostile
+# case within 1 s), which a busy machine does not inflate; speed itself is `make bench`'s.
 LIMIT_S = 1.0
 
 # A 368-byte manifest whose anchors expand 9^7 times (the "billion laughs" shape).
@@ -46,12 +48,12 @@ def _warm() -> None:
 
 
 def timed(call: Callable[[], object]) -> tuple[object, float]:
-    start = time.perf_counter()
+    start = time.thread_time()
     try:
         result: object = call()
     except InputError as err:
         result = err
-    return result, time.perf_counter() - start
+    return result, time.thread_time() - start
 
 
 def test_the_yaml_bomb_is_refused_in_under_a_second() -> None:

@@ -25,7 +25,9 @@ from engine.measure.logs import MAX_HITS, scan_log
 
 pytestmark = pytest.mark.timeout(20)  # a regression fails here instead of hanging the run
 
-FAST = 1.0  # seconds; the issue asks for each hostile case to finish within this
+# CPU seconds of the calling thread (the issue asks for each hostile case within 1 s): a bound
+# on work that a busy machine does not inflate; speed itself is measured by `make bench`.
+FAST = 1.0
 
 ARGS = "INFO [utils.py:253] non-default args: {'model_tag': 'm', 'max_model_len': 8192}\n"
 VLLM_POOL = (
@@ -42,12 +44,12 @@ SGLANG_LOG = (
 
 def timed(call: Callable[[], Any]) -> tuple[Any, float]:
     """What ``call`` returned or the InputError it raised, and the seconds it took."""
-    start = time.perf_counter()
+    start = time.thread_time()
     try:
         outcome = call()
     except InputError as err:
         outcome = err
-    return outcome, time.perf_counter() - start
+    return outcome, time.thread_time() - start
 
 
 def one_line_exit_2(code: int, capsys: pytest.CaptureFixture[str], field: str) -> None:
