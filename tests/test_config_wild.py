@@ -311,3 +311,174 @@ def test_long_source_strings_are_input_errors_not_os_errors(length: int) -> None
         load_model("a" * length)
     assert err.value.field == "model"
     assert len(str(err.value)) < 400
+
+
+# --- a sweep of configs the project had not seen (fixtures/configs_wild/SOURCES.md) -------------
+
+
+def _kv(name: str, **opts: Any) -> Any:
+    return diagnose(normalize(_wild(name)), Options(kv_dtype="bf16", **opts))
+
+
+def test_mamba_codestral_is_attention_free_with_a_mamba2_state_per_layer() -> None:
+    # was read as 64 layers of 128-head MHA: 2,097,152 B/token and no state
+    d = _kv("mistralai__Mamba-Codestral-7B-v0.1.json")
+    # vLLM mamba2.py get_mamba_state_shape_from_config: intermediate = expand * hidden_size;
+    # mamba_utils.mamba2_state_shape: conv (conv_kernel - 1, intermediate + 2 n_groups state),
+    # temporal (num_heads, head_dim, state_size); both bf16 (mamba_ssm_cache_dtype auto)
+    conv = (4 - 1) * (2 * 4096 + 2 * 8 * 128) * 2
+    temporal = 128 * 64 * 128 * 2
+    assert d.kv.kv_bytes_per_token == 0
+    assert d.kv.state_bytes_per_request == 64 * (conv + temporal) == 138_149_888
+    assert d.family.linear_kind == "mamba2"
+    assert [(g.kind, g.num_layers) for g in d.kv.groups] == [("mamba", 64)]
+    # TP 2 splits heads and the conv width (8 groups divide)
+    assert _kv("mistralai__Mamba-Codestral-7B-v0.1.json", tp=2).kv.state_bytes_per_request == (
+        64 * (conv + temporal) // 2
+    )
+    # no MLP: the published 7.3B parameters are mixers, norms and embeddings
+    assert d.weights.params_total / 1e9 == pytest.approx(7.3, rel=0.01)
+
+
+def test_falcon_mamba_state_uses_intermediate_size_not_expand() -> None:
+    # was refused: "num_attention_heads ... missing"
+    raw = _wild("tiiuae__falcon-mamba-7b.json")
+    assert raw["expand"] * raw["hidden_size"] != raw["intermediate_size"]  # 65,536 vs 8,192
+    d = _kv("tiiuae__falcon-mamba-7b.json")
+    # vLLM mamba.py: mamba1_state_shape(intermediate_size, state_size, conv_kernel):
+    # conv (conv_kernel - 1, intermediate), temporal (intermediate, state_size)
+    per_layer = (4 - 1) * 8192 * 2 + 8192 * 16 * 2
+    assert d.kv.kv_bytes_per_token == 0
+    assert d.kv.state_bytes_per_request == 64 * per_layer == 19_922_944
+    assert d.family.linear_kind == "mamba1"
+    # tiiuae/falcon-mamba-7b model card: 7.27B parameters
+    assert d.weights.params_total / 1e9 == pytest.approx(7.27, rel=0.01)
+
+
+def test_falcon_h1_keeps_kv_and_a_mamba2_state_in_every_layer() -> None:
+    # was sized as attention only: 45,056 B/token and no state
+    d = _kv("tiiuae__Falcon-H1-7B.json")
+    # vLLM falcon_h1.py FalconH1ParallelHybrid: self_attn (2 KV heads x 128) and mamba side by
+    # side; get_mamba_state_shape_from_config: intermediate = mamba_d_ssm (3072),
+    # n_groups mamba_n_groups, heads mamba_n_heads x mamba_d_head, state mamba_d_state
+    conv = (4 - 1) * (3072 + 2 * 1 * 256) * 2
+    temporal = 24 * 128 * 256 * 2
+    assert d.kv.kv_bytes_per_token == 44 * 2 * (128 + 128) * 2 == 45_056
+    assert d.kv.state_bytes_per_request == 44 * (conv + temporal) == 70_152_192
+    assert d.family.attention_family == "HYBRID"
+    assert all(lay.mixers == ("full", "mamba2") for lay in d.architecture.layers)
+    # tiiuae/Falcon-H1-7B: 7.59B parameters (Falcon-H1 technical report, 7B base)
+    assert d.weights.params_total / 1e9 == pytest.approx(7.59, rel=0.01)
+
+
+def test_falcon_h1_without_d_ssm_takes_expand_times_hidden_for_the_conv_width() -> None:
+    d = _kv("tiiuae__Falcon-H1-0.5B.json")
+    # vLLM falcon_h1.py: intermediate = mamba_expand * hidden_size when mamba_d_ssm is None
+    # (2 x 1024 = 2048, not mamba_n_heads x mamba_d_head = 1536); temporal (24, 64, 128)
+    conv = (4 - 1) * (2 * 1024 + 2 * 1 * 128) * 2
+    temporal = 24 * 64 * 128 * 2
+    assert d.kv.state_bytes_per_request == 36 * (conv + temporal) == 14_653_440
+    assert d.kv.kv_bytes_per_token == 36 * 2 * (64 + 64) * 2
+
+
+def test_lfm2_short_conv_layers_keep_a_small_state_and_attention_layers_kv() -> None:
+    # was refused: "linear layer 0 ('conv') needs its state dimensions"
+    raw = _wild("LiquidAI__LFM2-2.6B.json")
+    n_attn, n_conv = raw["layer_types"].count("full_attention"), raw["layer_types"].count("conv")
+    assert (n_attn, n_conv) == (8, 22)
+    d = _kv("LiquidAI__LFM2-2.6B.json")
+    # vLLM lfm2.py: attention 8 KV heads x (2048 / 32); ShortConv state from
+    # mamba_utils.short_conv_state_shape: (conv_L_cache - 1, conv_dim / TP), model dtype
+    assert d.kv.kv_bytes_per_token == n_attn * 8 * (64 + 64) * 2 == 16_384
+    assert d.kv.state_bytes_per_request == n_conv * (3 - 1) * 2048 * 2 == 180_224
+    assert d.family.linear_kind == "short_conv"
+    tp2 = _kv("LiquidAI__LFM2-2.6B.json", tp=2)
+    assert tp2.kv.state_bytes_per_request == n_conv * (3 - 1) * 1024 * 2
+
+
+def test_lfm2_full_attn_idxs_place_the_attention_layers() -> None:
+    # was read as 16 full-attention layers: 32,768 B/token
+    d = _kv("LiquidAI__LFM2-1.2B__full_attn_idxs.json")
+    # transformers Lfm2Config: layer_types from full_attn_idxs [2, 5, 8, 10, 12, 14], conv_dim
+    # defaults to hidden_size; vLLM lfm2.py then builds 6 attention + 10 ShortConv layers
+    assert d.kv.kv_bytes_per_token == 6 * 8 * (64 + 64) * 2 == 12_288  # head 2048 / 32
+    assert d.kv.state_bytes_per_request == 10 * (3 - 1) * 2048 * 2 == 81_920
+    kinds = [lay.mixer for lay in d.architecture.layers]
+    assert [i for i, k in enumerate(kinds) if k == "full"] == [2, 5, 8, 10, 12, 14]
+    # LiquidAI/LFM2-1.2B: 1,170,340,608 parameters (embedding tied: Lfm2Config default)
+    assert d.weights.params_total / 1_170_340_608 == pytest.approx(1, abs=0.005)
+
+
+def test_gemma3n_shared_kv_layers_allocate_no_cache() -> None:
+    # was refused: "intermediate_size: an integer" (one width per layer)
+    raw = _wild("google__gemma-3n-E4B.json")["text_config"]
+    d = _kv("google__gemma-3n-E4B.json")
+    # vLLM gemma3n.py: layers >= num_hidden_layers - num_kv_shared_layers get a
+    # kv_sharing_target_layer_name; gpu_model_runner.get_kv_cache_spec skips them. Layers 0-19
+    # keep their own cache: full attention at 4, 9, 14, 19, sliding (512) elsewhere
+    own = raw["num_hidden_layers"] - raw["num_kv_shared_layers"]
+    assert own == 20
+    per_layer = 2 * (256 + 256) * 2
+    assert d.kv.kv_bytes_per_token == own * per_layer == 40_960
+    assert d.kv.growing_bytes_per_token == 4 * per_layer
+    assert [(g.kind, g.num_layers) for g in d.kv.groups] == [("full", 4), ("sliding", 16)]
+    assert sum(lay.kv_shared for lay in d.architecture.layers) == 15
+    assert {lay.ffn_intermediate for lay in d.architecture.layers} == {16384}
+
+
+def test_llava_text_config_left_to_llama_defaults_is_a_7b_llama() -> None:
+    # was refused: "hidden_size ... missing"
+    cfg = normalize(_wild("llava-hf__llava-1.5-7b-hf.json"))
+    assert cfg.defaults_applied["hidden_size"].endswith("(nested text config)")
+    d = diagnose(cfg, Options(kv_dtype="auto"))
+    # transformers LlamaConfig defaults (4096 wide, 32 layers, 32 heads = 32 KV heads) that
+    # vLLM llava.py builds; fp16 checkpoint
+    assert d.kv.kv_bytes_per_token == 32 * 32 * (128 + 128) * 2 == 524_288
+    # llava-hf/llava-1.5-7b-hf: 7.06B parameters
+    assert d.weights.params_total / 1e9 == pytest.approx(7.06, rel=0.005)
+
+
+def test_a_top_level_llama_config_still_needs_its_width() -> None:
+    raw = json.loads((MODELS_DIR / "meta-llama__Meta-Llama-3.1-8B.json").read_text())
+    del raw["hidden_size"]
+    with pytest.raises(InputError) as err:
+        normalize(raw)
+    assert err.value.field == "hidden_size"
+
+
+def test_minicpm3_caches_decoupled_rope_heads_not_a_latent() -> None:
+    # was 62 x 40 x (64 + 64) x 2 = 634,880 B/token (head_dim from hidden / heads)
+    d = _kv("openbmb__MiniCPM3-4B.json")
+    # vLLM minicpm3.py: Attention(num_heads, qk_nope_head_dim + qk_rope_head_dim,
+    # num_kv_heads=num_heads), V padded to the same size; minicpm3 is not an MLA model type
+    assert d.kv.kv_bytes_per_token == 62 * 40 * (96 + 96) * 2 == 952_320
+    assert d.family.attention_family == "MHA"
+
+
+def test_granite_hybrid_reads_mamba_n_heads_and_mamba_d_head() -> None:
+    d = _kv("ibm-granite__granite-4.0-h-tiny.json")
+    # vLLM granitemoehybrid.py: mamba2_state_shape(mamba_expand * hidden_size, mamba_n_groups,
+    # mamba_n_heads, mamba_d_head, mamba_d_state, mamba_d_conv)
+    conv = (4 - 1) * (2 * 1536 + 2 * 1 * 128) * 2
+    temporal = 48 * 64 * 128 * 2
+    assert d.kv.state_bytes_per_request == 36 * (conv + temporal) == 29_030_400
+    assert d.kv.kv_bytes_per_token == 4 * 4 * (128 + 128) * 2
+
+
+def test_num_attention_groups_is_the_kv_head_count() -> None:
+    # Step3 / Step3.5 spell their KV heads num_attention_groups (vLLM transformers_utils/
+    # config.py CONFIG_FIELD_ALIASES["total_num_kv_heads"]; step3p5.py num_kv_heads=
+    # config.num_attention_groups)
+    raw = json.loads((MODELS_DIR / "Qwen__Qwen3-8B.json").read_text())
+    raw["num_attention_groups"] = raw.pop("num_key_value_heads")
+    cfg = normalize(raw)
+    assert cfg.num_key_value_heads == 8
+    assert diagnose(cfg, Options(kv_dtype="bf16")).kv.kv_bytes_per_token == 36 * 8 * 256 * 2
+
+
+def test_per_layer_top_k_counts_its_largest_entry() -> None:
+    # vLLM get_num_experts_per_token: a list (Hunyuan's moe_topk) counts its max
+    raw = json.loads((MODELS_DIR / "Qwen__Qwen3-30B-A3B.json").read_text())
+    raw.pop("num_experts_per_tok")
+    raw["moe_topk"] = [8] * 48
+    assert normalize(raw).experts_per_token == 8

@@ -292,12 +292,13 @@ def test_wild_configs_sum_vllm_page_formula_layer_by_layer(
     path: Path, kv_dtype: str, nbytes: int
 ) -> None:
     """Per-layer shapes (block configs, swa_* fields, block lists): every attention layer
-    adds num_kv_heads x (head_size + head_size_v) x dtype bytes (vLLM AttentionSpec)."""
+    adds num_kv_heads x (head_size + head_size_v) x dtype bytes (vLLM AttentionSpec), unless
+    it reads another layer's cache (kv_sharing_target_layer_name: no spec of its own)."""
     d = diagnose(load_model(str(path)).config, Options(kv_dtype=kv_dtype))
     want = sum(
         lay.num_kv_heads * (lay.head_dim + lay.head_dim_v) * nbytes
         for lay in d.architecture.layers
-        if lay.mixer in ("full", "sliding", "chunked")
+        if lay.mixer in ("full", "sliding", "chunked") and not lay.kv_shared
     )
     assert d.kv.kv_bytes_per_token == want
     assert all(lay.num_kv_heads == 0 for lay in d.architecture.layers if lay.mixer == "none")

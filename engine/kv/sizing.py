@@ -19,7 +19,7 @@ from engine.kv.specs import (
     SlidingWindowSpec,
 )
 from engine.model.architecture import Architecture, LayerPlan
-from engine.model.config import ModelConfig
+from engine.model.config import ModelConfig, model_defaults
 from engine.rules import engine_rules
 
 
@@ -160,12 +160,8 @@ def mamba_spec(cfg: ModelConfig, kind: str, tp: int, engine: str = "vllm") -> Ma
         if groups % tp:
             groups += tp - groups  # vLLM extra_groups_for_head_shards
         head_dim = cfg.mamba_head_dim or 64
-        if cfg.mamba_num_heads:
-            heads = cfg.mamba_num_heads
-            inter = heads * head_dim
-        else:
-            inter = cfg.mamba_intermediate_size or (cfg.mamba_expand or 2) * cfg.hidden_size
-            heads = inter // head_dim
+        inter = mamba2_inner(cfg)
+        heads = cfg.mamba_num_heads or inter // head_dim
         _divides(heads, tp, "mamba_num_heads")
         k = cfg.conv_kernel or 4
         shapes = ((k - 1, (inter + 2 * groups * state) // tp), (heads // tp, head_dim, state))
@@ -187,6 +183,14 @@ def mamba_spec(cfg: ModelConfig, kind: str, tp: int, engine: str = "vllm") -> Ma
             (conv_dt,),
             (DTYPE_BYTES[conv_dt],),
         )
+    elif kind == "short_conv":
+        # short_conv_state_shape: (conv_L_cache - 1, conv_dim / TP) in mamba_cache_dtype
+        k = _req(cfg.short_conv_kernel, "conv_L_cache")
+        dim = _req(cfg.short_conv_dim, "conv_dim")
+        _divides(dim, tp, "conv_dim")
+        return MambaSpec(
+            conv_dt, "short convolution", ((k - 1, dim // tp),), (conv_dt,), (DTYPE_BYTES[conv_dt],)
+        )
     elif kind == "kda":
         # kda_state_shape: conv over q, k, v (3 × heads × head_dim); recurrent state in fp32
         nh = _req(cfg.kda_num_heads, "linear_attn_config.num_heads")
@@ -200,6 +204,19 @@ def mamba_spec(cfg: ModelConfig, kind: str, tp: int, engine: str = "vllm") -> Ma
         raise InputError("layer_types", f"a known linear mixer, got {kind!r}")
     dts = (conv_dt, ssm_dt)
     return MambaSpec(ssm_dt, variant, shapes, dts, tuple(DTYPE_BYTES.get(d, 2) for d in dts))
+
+
+def mamba2_inner(cfg: ModelConfig) -> int:
+    """The conv width vLLM passes as ``intermediate_size`` to ``mamba2_state_shape``
+    (data/model_defaults.yaml mamba2_inner_from_heads_model_types)."""
+    heads_x_dim = (cfg.mamba_num_heads or 0) * (cfg.mamba_head_dim or 64)
+    if cfg.model_type in model_defaults()["mamba2_inner_from_heads_model_types"] and heads_x_dim:
+        return heads_x_dim
+    if cfg.mamba_intermediate_size:
+        return cfg.mamba_intermediate_size
+    if cfg.mamba_expand is None and heads_x_dim:
+        return heads_x_dim
+    return (cfg.mamba_expand or 2) * cfg.hidden_size
 
 
 def _req(v: int | None, name: str) -> int:
@@ -224,7 +241,9 @@ def layer_specs(
     for layer in arch.layers:
         specs: list[CacheSpec] = []
         m = layer.mixer
-        if m in ("full", "sliding", "chunked"):
+        if layer.kv_shared:
+            pass  # reads an earlier layer's cache (vLLM skips its KVCacheSpec)
+        elif m in ("full", "sliding", "chunked"):
             heads = _kv_heads_per_rank(layer.num_kv_heads, tp)
             base = (kv.stored, heads, layer.head_dim, layer.head_dim_v, kv.bytes)
             if m == "full":
@@ -261,10 +280,11 @@ def layer_specs(
                 )
             assert layer.window is not None
             specs.append(SlidingWindowSpec(kv.stored, 1, layer.head_dim, 0, dt, layer.window))
-        elif m.is_linear:
-            if m not in mamba_cache:
-                mamba_cache[m] = mamba_spec(cfg, m, tp, engine)
-            specs.append(mamba_cache[m])
+        for lin in (m, layer.linear):
+            if lin is not None and lin.is_linear:
+                if lin not in mamba_cache:
+                    mamba_cache[lin] = mamba_spec(cfg, lin, tp, engine)
+                specs.append(mamba_cache[lin])
         out.append((layer, specs))
     return out
 

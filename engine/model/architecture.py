@@ -4,7 +4,7 @@ transformers' config defaults decide them; every decision records the field it r
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from engine.errors import InputError
@@ -38,6 +38,7 @@ class Mixer(StrEnum):
     MAMBA2 = "mamba2"
     MAMBA1 = "mamba1"
     LIGHTNING = "lightning"
+    SHORT_CONV = "short_conv"  # LFM2's gated short convolution
     NONE = "none"  # an FFN-only block (Nemotron-H's '-' / 'E')
 
     @property
@@ -56,13 +57,18 @@ class Mixer(StrEnum):
         return self in (Mixer.FULL, Mixer.SLIDING, Mixer.CHUNKED)
 
 
-_LINEAR = frozenset({Mixer.GDN, Mixer.KDA, Mixer.MAMBA2, Mixer.MAMBA1, Mixer.LIGHTNING})
+_LINEAR = frozenset(
+    {Mixer.GDN, Mixer.KDA, Mixer.MAMBA2, Mixer.MAMBA1, Mixer.LIGHTNING, Mixer.SHORT_CONV}
+)
 
 
 @dataclass(frozen=True)
 class LayerPlan:
     """One decoder layer. ``mixer`` is the token mixer (see ``Mixer``); a plain string is
-    read as its member."""
+    read as its member. ``linear`` is a second, linear mixer the same layer also runs
+    (Falcon-H1's parallel Mamba-2, Zamba2's hybrid layers): its state is kept beside the KV.
+    ``kv_shared``: the layer reads another layer's KV cache and allocates none (vLLM
+    ``kv_sharing_target_layer_name``, Gemma 3n / Gemma 4's last num_kv_shared_layers)."""
 
     index: int
     mixer: Mixer
@@ -75,9 +81,18 @@ class LayerPlan:
     ffn: str = "dense"  # dense | moe | moe+dense | none
     num_heads: int = 0  # query heads of this layer (0: num_attention_heads)
     ffn_intermediate: int = 0  # this layer's dense FFN width (0: intermediate_size)
+    linear: Mixer | None = None
+    kv_shared: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mixer", Mixer(self.mixer))
+        if self.linear is not None:
+            object.__setattr__(self, "linear", Mixer(self.linear))
+
+    @property
+    def mixers(self) -> tuple[Mixer, ...]:
+        """Every token mixer of the layer (the main one, then a parallel linear one)."""
+        return (self.mixer,) if self.linear is None else (self.mixer, self.linear)
 
 
 @dataclass(frozen=True)
@@ -87,7 +102,7 @@ class Architecture:
     evidence: tuple[Evidence, ...] = field(default_factory=tuple)
 
     def count(self, mixer: str) -> int:
-        return sum(1 for layer in self.layers if layer.mixer == mixer)
+        return sum(1 for layer in self.layers if mixer in layer.mixers)
 
     @property
     def attention_layers(self) -> int:
@@ -100,7 +115,15 @@ def uses_mla(cfg: ModelConfig) -> bool:
 
 
 def head_size(cfg: ModelConfig) -> int:
-    """vLLM ``get_head_size``: ``head_dim`` if set, else ``hidden_size // num_attention_heads``."""
+    """vLLM ``get_head_size``: ``head_dim`` if set, else ``hidden_size // num_attention_heads``;
+    MiniCPM3's decoupled-RoPE heads (data/model_defaults.yaml decoupled_rope_head_model_types)
+    cache qk_nope_head_dim + qk_rope_head_dim per head."""
+    if (
+        cfg.model_type in model_defaults()["decoupled_rope_head_model_types"]
+        and cfg.qk_nope_head_dim
+        and cfg.qk_rope_head_dim
+    ):
+        return cfg.qk_nope_head_dim + cfg.qk_rope_head_dim
     if cfg.head_dim:
         return cfg.head_dim
     return cfg.hidden_size // cfg.num_attention_heads
@@ -108,6 +131,10 @@ def head_size(cfg: ModelConfig) -> int:
 
 def linear_kind(cfg: ModelConfig) -> Mixer | None:
     """Which linear mixer the config's fields describe (None: no linear layers possible)."""
+    if cfg.attention_free:
+        return Mixer(cfg.attention_free)
+    if cfg.short_conv_kernel is not None:
+        return Mixer.SHORT_CONV
     if cfg.linear_num_value_heads is not None and cfg.linear_value_head_dim is not None:
         return Mixer.GDN
     if cfg.kda_layers is not None and cfg.kda_num_heads and cfg.kda_head_dim:
@@ -185,6 +212,16 @@ def _raw_layer_types(cfg: ModelConfig, ev: list[Evidence]) -> list[str]:
     if isinstance(indices, list) and linear_kind(cfg) is not None:
         ev.append(Evidence("attn_layer_indices", _short(indices), "attention at these layers"))
         return ["full_attention" if i in indices else "mamba" for i in range(n)]
+    idxs = raw.get("full_attn_idxs")
+    if isinstance(idxs, list) and linear_kind(cfg) is Mixer.SHORT_CONV:
+        ev.append(
+            Evidence(
+                "full_attn_idxs",
+                _short(idxs),
+                "attention at these layers, short convolution elsewhere (transformers Lfm2Config)",
+            )
+        )
+        return ["full_attention" if i in idxs else "conv" for i in range(n)]
     if cfg.attention_chunk_size:
         nrl = raw.get("no_rope_layers")
         if isinstance(nrl, list) and len(nrl) >= n:
@@ -312,6 +349,18 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
     if cfg.compress_ratios is not None:
         return _deepseek_v4(cfg, ev)
 
+    if cfg.attention_free:
+        assert lk is not None
+        ev.append(
+            Evidence(
+                "architectures",
+                cfg.architecture,
+                f"attention-free: every layer is one {lk} mixer and no MLP (vLLM IsAttentionFree)",
+            )
+        )
+        ev.append(Evidence("linear mixer", lk, _LINEAR_RULES[lk]))
+        return Architecture(tuple(LayerPlan(i, lk, ffn="none") for i in range(n)), lk, tuple(ev))
+
     if uses_mla(cfg):
         assert cfg.kv_lora_rank is not None and cfg.qk_rope_head_dim is not None
         ev.append(
@@ -435,6 +484,7 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
                 layers.append(LayerPlan(i, Mixer.FULL, kv, hd, hdv, ffn=ffn, num_heads=q))
         else:
             raise InputError("layer_types", f"known layer kinds; layer {i} is {k!r}")
+    layers = _layer_extras(cfg, layers, kinds, lk, ev)
     _per_layer_evidence(cfg, ev, layers)
     if isinstance(global_hd, int) and global_hd > 0 and global_hd != hs:
         ev.append(
@@ -452,10 +502,55 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
                     "full layers have their own KV-head count; vLLM still stores V (= K)",
                 )
             )
-    if lk is not None and any(layer.mixer == lk for layer in layers):
+    if lk is not None and any(lk in layer.mixers for layer in layers):
         ev.append(Evidence("linear mixer", lk, _LINEAR_RULES[lk]))
     _moe_evidence(cfg, ev)
     return Architecture(tuple(layers), lk, tuple(ev))
+
+
+def _layer_extras(
+    cfg: ModelConfig,
+    layers: list[LayerPlan],
+    kinds: list[str],
+    lk: Mixer | None,
+    ev: list[Evidence],
+) -> list[LayerPlan]:
+    """What a layer carries besides its main mixer: a parallel linear mixer (Falcon-H1's every
+    layer, Zamba2's 'hybrid' layers), a KV cache borrowed from an earlier layer (Gemma 3n /
+    Gemma 4's num_kv_shared_layers) and its own FFN width (a per-layer intermediate_size)."""
+    n = cfg.num_hidden_layers
+    parallel = lk is not None and cfg.model_type in model_defaults()["parallel_hybrid_model_types"]
+    shared_from = n - cfg.num_kv_shared_layers if cfg.num_kv_shared_layers else n
+    out = []
+    for i, layer in enumerate(layers):
+        extra: dict[str, object] = {}
+        attn = layer.mixer.is_attention
+        if attn and lk is not None and (parallel or kinds[i] == "hybrid"):
+            extra["linear"] = lk
+        if attn and i >= shared_from:
+            extra["kv_shared"] = True
+        if cfg.layer_ffn_widths is not None and layer.ffn == "dense":
+            extra["ffn_intermediate"] = cfg.layer_ffn_widths[i]
+        out.append(replace(layer, **extra) if extra else layer)  # type: ignore[arg-type]
+    n_par = sum(1 for lay in out if lay.linear is not None)
+    if n_par:
+        rule = (
+            "every layer runs attention and a Mamba-2 mixer side by side (vLLM falcon_h1.py)"
+            if parallel
+            else "'hybrid' layers run a shared attention block and a Mamba-2 mixer (vLLM zamba2.py)"
+        )
+        ev.append(Evidence("layer kinds", f"{n_par} layers with attention + {lk}", rule))
+    n_shared = sum(1 for lay in out if lay.kv_shared)
+    if n_shared:
+        ev.append(
+            Evidence(
+                "num_kv_shared_layers",
+                str(cfg.num_kv_shared_layers),
+                f"the last {n_shared} attention layers reuse an earlier layer's KV cache and "
+                "allocate none (vLLM kv_sharing_target_layer_name)",
+            )
+        )
+    return out
 
 
 def _block_configs(cfg: ModelConfig, ev: list[Evidence], hs: int) -> Architecture:
@@ -540,6 +635,7 @@ _LINEAR_RULES = {
     "mamba2": "mamba_num_heads / n_groups / ssm_state_size -> Mamba-2 state",
     "mamba1": "mamba_d_state / mamba_expand -> Mamba-1 state",
     "lightning": "attn_type_list -> lightning (linear) attention state",
+    "short_conv": "conv_L_cache / conv_dim -> short-convolution state (LFM2)",
 }
 
 

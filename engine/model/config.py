@@ -27,7 +27,15 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "hidden_size": ("n_embd", "d_model", "dim", "model_dim"),
     "num_hidden_layers": ("n_layer", "n_layers", "num_layers"),
     "num_attention_heads": ("n_head", "n_heads", "num_heads"),
-    "num_key_value_heads": ("num_kv_heads", "n_head_kv", "n_kv_heads", "multi_query_group_num"),
+    # vLLM transformers_utils/config.py CONFIG_FIELD_ALIASES["total_num_kv_heads"] (Step's
+    # num_attention_groups included); n_kv_heads is a spelling vLLM does not read
+    "num_key_value_heads": (
+        "num_kv_heads",
+        "n_head_kv",
+        "multi_query_group_num",
+        "num_attention_groups",
+        "n_kv_heads",
+    ),
     "head_dim": ("attention_head_dim", "head_size", "kv_channels"),
     "intermediate_size": ("ffn_hidden_size", "n_inner", "ffn_dim", "inter_dim"),
     "max_position_embeddings": ("n_positions", "seq_length", "max_seq_len", "max_sequence_length"),
@@ -39,6 +47,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "num_selected_experts",
         "moe_k",
         "n_activated_experts",
+        "moe_top_k",
     ),
     "dtype": ("torch_dtype",),
     "vocab_size": ("padded_vocab_size",),
@@ -106,6 +115,8 @@ class ModelConfig(BaseModel):
     layer_q_heads: list[Annotated[int, Field(strict=True, ge=0, le=65_536)]] | None = None
     layer_windows: list[Annotated[int, Field(strict=True, ge=0, le=1 << 34)]] | None = None
     block_configs: list[BlockConfig] | None = None
+    layer_ffn_widths: list[Annotated[int, Field(strict=True, ge=0, le=4_194_304)]] | None = None
+    num_kv_shared_layers: Annotated[int, Field(strict=True, ge=0, le=4096)] = 0
     # sliding-window layers with their own shapes (swa_* fields, vLLM mimo_v2_flash.py)
     swa_num_attention_heads: HeadInt | None = None
     swa_num_key_value_heads: HeadInt | None = None
@@ -160,6 +171,11 @@ class ModelConfig(BaseModel):
     kda_num_heads: HeadInt | None = None
     kda_head_dim: DimInt | None = None
     kda_conv_kernel: DimInt | None = None
+    # LFM2 short convolution (conv_L_cache, conv_dim)
+    short_conv_kernel: DimInt | None = None
+    short_conv_dim: SizeInt | None = None
+    # an attention-free model class (data/model_defaults.yaml attention_free_architectures)
+    attention_free: str = ""
     # quantisation and multimodal parts (kept as plain JSON)
     quantization_config: dict[str, Any] | None = None
     vision_config: dict[str, Any] | None = None
@@ -442,18 +458,21 @@ def _layer_count(flat: Mapping[str, Any]) -> tuple[Any, str | None]:
 
 @cache
 def model_defaults() -> dict[str, Any]:
-    """data/model_defaults.yaml, validated once: ``defaults`` (model_type -> {field: value},
+    """data/model_defaults.yaml, validated once: ``defaults`` (model_type -> {field: (value,
+    why, nested_only)},
     transformers' per-model config defaults for fields config.json leaves out) and the
     config-reading rules (``layer_count_lists``, ``layer_pattern_lists``, ``module_kinds``)."""
     raw = yaml.safe_load((DATA_DIR / "model_defaults.yaml").read_text(encoding="utf-8"))
-    table: dict[str, dict[str, tuple[Any, str]]] = {}
+    table: dict[str, dict[str, tuple[Any, str, bool]]] = {}
     for entry in raw["defaults"]:
         if not entry.get("source"):
             raise ValueError("data/model_defaults.yaml: every defaults entry needs a source")
         by = entry.get("by", "transformers default")
+        nested = bool(entry.get("nested_only", False))
         for mt in entry["model_types"]:
             for k, v in entry["fields"].items():
-                table.setdefault(mt, {})[k] = (v, f"{by} for {mt}")
+                where = " (nested text config)" if nested else ""
+                table.setdefault(mt, {})[k] = (v, f"{by} for {mt}{where}", nested)
     rules = raw["rules"]
     for key, rule in rules.items():
         if not isinstance(rule, dict) or not rule.get("source"):
@@ -469,16 +488,55 @@ def _with_defaults(
     table = model_defaults()["defaults"]
     applied: dict[str, str] = {}
     merged = flat
+    nested = "_text_config_key" in flat
     for mt in (flat.get("model_type"), wrapper_type):
         if not isinstance(mt, str) or mt not in table:
             continue
-        for k, (v, why) in table[mt].items():
+        for k, (v, why, nested_only) in table[mt].items():
+            if nested_only and not nested:
+                continue
             if merged.get(k) is None and k not in applied:
                 if merged is flat:
                     merged = dict(flat)
                 merged[k] = v
                 applied[k] = why
     return merged, applied
+
+
+def _ssm_fields(flat: Mapping[str, Any], free: Mapping[str, Any] | None) -> dict[str, Any]:
+    """SSM state dimensions under their canonical names: an attention-free class's own keys
+    (data/model_defaults.yaml attention_free_architectures), else the first spelling present
+    (ssm_field_spellings: Falcon-H1 / Granite's mamba_n_heads, Zamba2's mamba_headdim ...)."""
+    if free is not None:
+        return {name: flat.get(key) for name, key in free["fields"].items()}
+    out: dict[str, Any] = {}
+    for name, spellings in model_defaults()["ssm_field_spellings"].items():
+        hit = _first(flat, tuple(spellings))
+        out[name] = None if hit is None else hit[1]
+    return out
+
+
+def _per_layer_width(v: Any) -> tuple[Any, list[int] | None]:
+    """``intermediate_size`` given once or per layer (Gemma 3n's MatFormer widths, vLLM
+    gemma3n.py: intermediate_size[layer_idx]): (widest, per-layer list)."""
+    if not isinstance(v, list):
+        return v, None
+    widths = _int_list(v, "intermediate_size")
+    if not widths or not any(widths):
+        raise InputError("intermediate_size", "a positive integer, or one per layer")
+    return max(widths), widths
+
+
+def _first_of_list(v: Any) -> Any:
+    """vLLM get_num_experts: a per-layer list (ERNIE-VL remote code) counts its first entry."""
+    return (v[0] if v else None) if isinstance(v, list) else v
+
+
+def _max_of_list(v: Any) -> Any:
+    """vLLM get_num_experts_per_token: a per-layer list (Hunyuan's moe_topk) counts its max."""
+    if isinstance(v, list):
+        return max(_int_list(v, "num_experts_per_tok"), default=0)
+    return v
 
 
 def normalize(raw: Mapping[str, Any]) -> ModelConfig:
@@ -493,7 +551,15 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
     hidden = _pick(flat, "hidden_size")
     if hidden is None:
         raise InputError("hidden_size", "a positive integer (the model width); it is missing")
+    archs = flat.get("architectures") or raw.get("architectures") or []
+    if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
+        raise InputError("architectures", 'a list of model class names, e.g. ["LlamaForCausalLM"]')
+    free = model_defaults()["attention_free_architectures"].get(archs[0] if archs else "")
     heads, q_list = _per_layer(_pick(flat, "num_attention_heads"), "num_attention_heads")
+    if free is not None:
+        # no attention layer exists: the head fields are the SSM's (Mamba-2's num_heads)
+        heads, q_list = 1, None
+        applied["num_attention_heads"] = f"{archs[0]} has no attention layers"
     if heads is None:
         raise InputError("num_attention_heads", "a positive integer; it is missing")
     layers, counted_from = _layer_count(flat)
@@ -505,13 +571,11 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
     if counted_from is not None:
         applied["num_hidden_layers"] = f"len({counted_from})"
     kv, kv_list = _per_layer(_kv_heads(flat, heads), "num_key_value_heads")
+    if free is not None:
+        kv, kv_list = 1, None
     blocks = _block_configs(flat.get("block_configs"), heads, hidden)
-
-    archs = flat.get("architectures") or raw.get("architectures") or []
-    if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
-        raise InputError("architectures", 'a list of model class names, e.g. ["LlamaForCausalLM"]')
-
-    n_groups = flat.get("mamba_n_groups", flat.get("n_groups"))
+    inter, inter_list = _per_layer_width(_pick(flat, "intermediate_size"))
+    ssm = _ssm_fields(flat, free)
     mtp_kind = next(
         (k for k in ("num_nextn_predict_layers", "mtp_num_hidden_layers") if flat.get(k)), ""
     )
@@ -536,7 +600,7 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         "num_attention_heads": heads,
         "num_key_value_heads": kv,
         "head_dim": _pick(flat, "head_dim") or None,
-        "intermediate_size": _pick(flat, "intermediate_size"),
+        "intermediate_size": 0 if free is not None else inter,
         "vocab_size": _pick(flat, "vocab_size") or 32_000,
         "max_position_embeddings": _pick(flat, "max_position_embeddings"),
         "tie_word_embeddings": _bool(flat, "tie_word_embeddings", False),
@@ -554,6 +618,8 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         "layer_q_heads": q_list,
         "layer_windows": window_list,
         "block_configs": blocks,
+        "layer_ffn_widths": inter_list,
+        "num_kv_shared_layers": flat.get("num_kv_shared_layers") or 0,
         "swa_num_attention_heads": flat.get("swa_num_attention_heads"),
         "swa_num_key_value_heads": flat.get("swa_num_key_value_heads"),
         "swa_head_dim": flat.get("swa_head_dim"),
@@ -570,8 +636,8 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         "compress_ratios": flat.get("compress_ratios"),
         "o_lora_rank": flat.get("o_lora_rank"),
         "o_groups": flat.get("o_groups"),
-        "num_experts": _pick(flat, "num_experts") or 0,
-        "experts_per_token": _pick(flat, "experts_per_token") or 0,
+        "num_experts": _first_of_list(_pick(flat, "num_experts")) or 0,
+        "experts_per_token": _max_of_list(_pick(flat, "experts_per_token")) or 0,
         "moe_intermediate_size": flat.get("moe_intermediate_size")
         or flat.get("expert_intermediate_size"),
         "n_shared_experts": flat.get("n_shared_experts") or flat.get("num_shared_experts") or 0,
@@ -593,14 +659,13 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         "linear_key_head_dim": flat.get("linear_key_head_dim"),
         "linear_value_head_dim": flat.get("linear_value_head_dim"),
         "linear_conv_kernel_dim": flat.get("linear_conv_kernel_dim"),
-        "mamba_num_heads": flat.get("mamba_num_heads"),
-        "mamba_head_dim": flat.get("mamba_head_dim"),
-        "mamba_n_groups": n_groups,
-        "ssm_state_size": flat.get("ssm_state_size") or flat.get("mamba_d_state"),
-        "conv_kernel": flat.get("conv_kernel") or flat.get("mamba_d_conv"),
-        "mamba_expand": flat.get("mamba_expand") or flat.get("expand"),
-        "mamba_intermediate_size": flat.get("mamba_intermediate_size") or flat.get("mamba_d_inner"),
-        "mamba_dt_rank": flat.get("mamba_dt_rank") or flat.get("time_step_rank"),
+        **ssm,
+        "mamba_dt_rank": ssm.get("mamba_dt_rank")
+        or flat.get("mamba_dt_rank")
+        or flat.get("time_step_rank"),
+        "short_conv_kernel": flat.get("conv_L_cache"),
+        "short_conv_dim": (flat.get("conv_dim") or hidden) if flat.get("conv_L_cache") else None,
+        "attention_free": str(free["mixer"]) if free is not None else "",
         "quantization_config": qcfg if isinstance(qcfg, dict) else None,
         "vision_config": vision[1] if vision and isinstance(vision[1], dict) else None,
         "audio_config": audio[1] if audio and isinstance(audio[1], dict) else None,
@@ -661,6 +726,7 @@ def _per_layer_lengths(cfg: ModelConfig) -> None:
         "sliding_window": cfg.layer_windows,
         "block_configs": cfg.block_configs,
         "moe_layer_freq": cfg.moe_layers,
+        "intermediate_size": cfg.layer_ffn_widths,
     }
     for name, v in lists.items():
         if v is not None and len(v) < n:

@@ -60,10 +60,10 @@ class FamilyVerdict:
 
 def classify(cfg: ModelConfig, arch: Architecture) -> FamilyVerdict:
     ev = list(arch.evidence)
-    mixers = {layer.mixer for layer in arch.layers}
+    mixers = {m for layer in arch.layers for m in layer.mixers}
     if any(m.is_linear for m in mixers):
         fam = AttentionFamily.HYBRID
-        n_lin = sum(1 for layer in arch.layers if layer.mixer.is_linear)
+        n_lin = sum(1 for layer in arch.layers if any(m.is_linear for m in layer.mixers))
         ev.append(
             Evidence(
                 "layer kinds",

@@ -109,7 +109,12 @@ def _attention_params(cfg: ModelConfig, layer: LayerPlan) -> tuple[int, int]:
     DeepSeek code: every rank holds them whole."""
     h = cfg.hidden_size
     heads = cfg.num_attention_heads
-    if layer.mixer == "mla":
+    # MiniCPM3 caches per-head K/V but projects through the same low-rank q_a/q_b, kv_a/kv_b
+    # as MLA (vLLM minicpm3.py MiniCPM3Attention)
+    low_rank = cfg.kv_lora_rank is not None and layer.mixer == "full"
+    if layer.mixer == "mla" or (
+        low_rank and cfg.model_type in model_defaults()["decoupled_rope_head_model_types"]
+    ):
         nope = cfg.qk_nope_head_dim or 128
         rope = cfg.qk_rope_head_dim or 64
         v = cfg.v_head_dim or nope
@@ -212,6 +217,11 @@ def _linear_params(cfg: ModelConfig, kind: str) -> int:
         k = cfg.kda_conv_kernel or 4
         # q, k, v, gate, output projections + short convs + low-rank decay (approximate)
         return 5 * h * nh * hd + 3 * nh * hd * k
+    if kind == "short_conv":
+        # vLLM short_conv.py ShortConv: in_proj (h -> 3 conv_dim), conv1d (conv_L_cache taps
+        # per channel), out_proj (conv_dim -> h)
+        dim = cfg.short_conv_dim or h
+        return 3 * h * dim + dim * (cfg.short_conv_kernel or 3) + dim * h
     # lightning attention: q, k, v, gate and output projections
     return 5 * h * h
 
@@ -305,11 +315,13 @@ def _layer_blocks(
                 f"{prefix}attention (replicated projections)", rep_part, True, "replicated", mtp
             )
         )
-    elif layer.mixer.is_linear:
+    for lin in (layer.mixer, layer.linear):
+        if lin is None or not lin.is_linear:
+            continue
         out.append(
             ParamBlock(
                 f"{prefix}linear mixers",
-                _linear_params(cfg, layer.mixer),
+                _linear_params(cfg, lin),
                 True,
                 "linear_mixer",
                 mtp,
@@ -440,7 +452,7 @@ def param_blocks(cfg: ModelConfig, arch: Architecture) -> list[ParamBlock]:
         sig = (
             layer.mixer, layer.num_kv_heads, layer.head_dim, layer.head_dim_v, layer.window,
             layer.indexer, layer.compress_ratio, layer.ffn, layer.num_heads,
-            layer.ffn_intermediate,
+            layer.ffn_intermediate, layer.linear,
         )  # fmt: skip
         first, n = kinds.get(sig, (layer, 0))
         kinds[sig] = (first, n + 1)
