@@ -66,6 +66,9 @@ class Scenario(BaseModel):
     pp: Annotated[int, Field(strict=True, ge=1, le=MAX_NODES)] | None = None
     ep: bool | None = None
     replicas: Annotated[int, Field(strict=True, ge=1, le=MAX_PARALLEL)] | None = None
+    # requests one engine runs at once (vLLM --max-num-seqs, SGLang --max-running-requests);
+    # None: the plan decides (the engine's default, or fewer when that is what frees the memory)
+    max_num_seqs: Annotated[int, Field(strict=True, ge=1, le=MAX_USERS)] | None = None
 
     @field_validator("gpu")
     @classmethod
@@ -200,15 +203,31 @@ QUERY_KEYS: dict[str, str] = {
     "pp": "pp",
     "ep": "ep",
     "replicas": "replicas",
+    "seqs": "max_num_seqs",
 }
 FIELD_TO_QUERY = {v: k for k, v in QUERY_KEYS.items()}
 UI_KEYS = frozenset({"lang", "page"})  # read by the app, not part of the scenario
 MAX_QUERY_VALUE = 256  # characters; a longer value is refused before any parsing
 
+# fields whose empty query value means "not set" (the engine's or the search's choice)
+_OPTIONAL_FIELDS = frozenset(
+    {"tp", "dp", "pp", "ep", "replicas", "memory_fraction", "max_num_seqs"}
+)
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 _INT_FIELDS = frozenset(
-    {"gpus_per_node", "nodes", "context", "users", "prefix_overlap", "tp", "dp", "pp", "replicas"}
+    {
+        "gpus_per_node",
+        "nodes",
+        "context",
+        "users",
+        "prefix_overlap",
+        "tp",
+        "dp",
+        "pp",
+        "replicas",
+        "max_num_seqs",
+    }
 )
 
 
@@ -279,7 +298,7 @@ def from_query(params: Mapping[str, str | list[str]]) -> ParsedQuery:
         if field is None:
             warnings.append(f"Ignored unknown link parameter {key[:40]!r}.")
             continue
-        if text == "" and field in ("tp", "dp", "pp", "ep", "replicas", "memory_fraction"):
+        if text == "" and field in _OPTIONAL_FIELDS:
             continue
         if field == "source" and text in ("upload", "paste"):
             text = "file"  # links written before uploads were addressed by digest

@@ -223,6 +223,17 @@ def test_kimi_k2_at_128k_on_8_h200_does_not_fit_and_16k_does() -> None:
     assert problems(lint(cmd + " --max-model-len 16k", None, "H200", 8)) == []
 
 
+def test_a_commands_max_num_seqs_frees_vllms_sampler_reserve_for_the_context() -> None:
+    # Kimi-K2 (vocab 163,840) at TP 8 on H200: the profile run's sampler rows for vLLM's default
+    # 1,024 sequences leave room for 14,336 tokens; 16 sequences leave room for 64k
+    cmd = "vllm serve moonshotai/Kimi-K2-Instruct --tensor-parallel-size 8 --trust-remote-code"
+    cmd += " --max-model-len 65536"
+    assert "memory-tight" in codes(lint(cmd, None, "H200", 8))  # fits only without the reserve
+    freed = codes(lint(cmd + " --max-num-seqs 16", None, "H200", 8))
+    assert not {"memory-tight", "context-does-not-fit"} & freed
+    assert "bad-value" in codes(lint(cmd + " --max-num-seqs 9" + "9" * 400, None, "H200", 8))
+
+
 def test_llama4_scout_without_max_model_len_does_not_start_on_vllm() -> None:
     cmd = "vllm serve meta-llama/Llama-4-Scout-17B-16E-Instruct --tensor-parallel-size 8"
     report = lint(cmd, None, "H100 SXM", 8)

@@ -204,11 +204,21 @@ def memory_flag(
     """The memory fraction (set only when the scenario chose one) and, for vLLM, a
     ``--max-num-seqs`` when the layout search needed the sampler reserve back."""
     out: list[PlanFlag] = []
-    if engine == "vllm" and fit.max_num_seqs is not None and fit.reserve is not None:
+    seqs_flag = "--max-num-seqs" if engine == "vllm" else "--max-running-requests"
+    if s.max_num_seqs is not None:
         out.append(
             checked(
                 engine,
-                "--max-num-seqs",
+                seqs_flag,
+                str(s.max_num_seqs),
+                f"{s.max_num_seqs:,} requests at once per engine, as chosen for this scenario",
+            )
+        )
+    elif engine == "vllm" and fit.max_num_seqs is not None and fit.reserve is not None:
+        out.append(
+            checked(
+                engine,
+                seqs_flag,
                 str(fit.max_num_seqs),
                 "the workload's users per engine rounded up to a power of two: vLLM reserves "
                 "sampler memory for max_num_seqs requests at start-up, and its default leaves "

@@ -353,8 +353,12 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
     kv = inp.kv_at(s.tp)
     stage = stage_share(cfg, s.pp)
     room = _room(inp, usable, w_gpu, reserve, kv, stage, s, replicas)
-    max_num_seqs: int | None = None
-    if reserve is not None and not (room.context_fits and room.users >= scenario.users):
+    max_num_seqs = scenario.max_num_seqs
+    if max_num_seqs is not None:
+        if reserve is not None:  # the sampler rows of the sequences the scenario sets
+            reserve = vllm_reserve(cfg, inp.gpu, s, inp.chunk_tokens, max_num_seqs=max_num_seqs)
+            room = _room(inp, usable, w_gpu, reserve, kv, stage, s, replicas)
+    elif reserve is not None and not (room.context_fits and room.users >= scenario.users):
         # vLLM's profile run reserves sampler rows for max_num_seqs requests (1,024 by default
         # on large GPUs); a workload of a few users gets that memory back with --max-num-seqs
         wanted = math.ceil(scenario.users / (replicas * s.dp))

@@ -25,6 +25,7 @@ SETTING_FLAG: dict[str, dict[Engine, str]] = {
     "block": {"vllm": "--block-size", "sglang": "--page-size"},
     "ep": {"vllm": "--enable-expert-parallel", "sglang": "--ep-size"},
     "model": {"vllm": "--model", "sglang": "--model-path"},
+    "max_num_seqs": {"vllm": "--max-num-seqs", "sglang": "--max-running-requests"},
 }
 _SIZE_FLAGS: dict[Engine, tuple[str, ...]] = {
     "vllm": (
@@ -84,6 +85,7 @@ class Settings:
     context_auto: bool  # --max-model-len auto / -1: the engine fits it itself
     kv_dtype: str | None
     memory_fraction: float | None
+    max_num_seqs: int | None  # --max-num-seqs / --max-running-requests
     speculative: bool
     language_model_only: bool
     quantization: str | None
@@ -186,6 +188,15 @@ def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueP
             problems.append(ValueProblem(mem_arg, "a fraction such as 0.9"))
             fraction = None
 
+    max_num_seqs: int | None = None
+    seqs_arg = last.get(flag_for("max_num_seqs", engine))
+    if seqs_arg is not None and seqs_arg.value is not None:
+        seqs = seqs_arg.value.strip()
+        if len(seqs) <= 9 and seqs.isascii() and seqs.isdigit() and int(seqs) >= 1:
+            max_num_seqs = int(seqs)
+        else:
+            problems.append(ValueProblem(seqs_arg, "a whole number of requests from 1"))
+
     overrides: dict[str, Any] | None = None
     over_flag = getattr(lint_rules().config_overrides, engine)
     over_arg = last.get(over_flag)
@@ -219,6 +230,7 @@ def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueP
         context_auto=context_auto,
         kv_dtype=parsed.value("--kv-cache-dtype"),
         memory_fraction=fraction,
+        max_num_seqs=max_num_seqs,
         speculative=speculative,
         language_model_only=parsed.on("--language-model-only"),
         quantization=parsed.value("--quantization"),

@@ -131,6 +131,7 @@ def _lint(
 def _study(ctx: Ctx) -> None:
     """The Study of the command's scenario (its layout pinned), and of the same model and GPUs
     with the layout left to the search (model facts, suggestions, the engine's own picks)."""
+    from engine.launch.memory import vllm_batch_defaults
     from engine.launch.plan import launch_facts
     from engine.study import study
 
@@ -147,7 +148,13 @@ def _study(ctx: Ctx) -> None:
     users = 1 if s.speculative else launch_facts().mtp.max_users + 1  # MTP layers load with drafts
     fraction = s.memory_fraction if s.memory_fraction and 0.05 <= s.memory_fraction <= 1 else None
     kv = (s.kv_dtype or "auto").strip().lower()
+    # the command's --max-num-seqs, else the engine's default: the plan may lower it to free
+    # vLLM's sampler reserve, but a command that does not set it runs with the default
+    seqs = s.max_num_seqs
+    if seqs is None and ctx.engine == "vllm":
+        seqs = vllm_batch_defaults(gpu)[1]
     common: dict[str, Any] = scenario_fields(loaded) | {
+        "max_num_seqs": seqs,
         "gpu": gpu.key,
         "engine": ctx.engine,
         "users": users,
