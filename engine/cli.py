@@ -282,8 +282,14 @@ def build_parser() -> Parser:
     return ap
 
 
+MAX_ERROR_CHARS = 1_000  # an error line quotes the input; a whole expanded document is not a line
+
+
 def fail(message: str) -> int:
-    print(message.replace("\n", " ").replace("\r", " "), file=sys.stderr)
+    line = message.replace("\n", " ").replace("\r", " ")
+    if len(line) > MAX_ERROR_CHARS:
+        line = line[: MAX_ERROR_CHARS - 1] + "…"
+    print(line, file=sys.stderr)
     return 2
 
 

@@ -204,8 +204,8 @@ _UNSAFE_ECHO = re.compile(r"[^\w .,:;/=+@%'-]|_{2,}")
 def echo(text: str, limit: int = 60) -> str:
     """``text`` quoted for a message: at most ``limit`` characters, every character outside
     letters, digits and ``. , : ; / = + @ % ' -`` shown as ``?``."""
-    short = text[:limit] + ("…" if len(text) > limit else "")
-    return "'" + _UNSAFE_ECHO.sub("?", short) + "'"
+    more = "…" if len(text) > limit else ""
+    return "'" + _UNSAFE_ECHO.sub("?", text[:limit]) + more + "'"
 
 
 # --- URL query parameters ---------------------------------------------------------------------
