@@ -54,9 +54,7 @@ def bench_diagnose(repeats: int = 50) -> dict[str, float]:
     for name in catalog_names():
         cfg = load_model(name).config
         diagnose(cfg, Options())  # warm the rule tables
-        out[name] = statistics.median(
-            _ms(lambda c=cfg: diagnose(c, Options(context=32_768)), repeats)
-        )
+        out[name] = statistics.median(_ms(partial(diagnose, cfg, Options(context=32_768)), repeats))
     return out
 
 
