@@ -398,7 +398,7 @@ def link_source_note(s: Scenario) -> str | None:
     """What a link cannot carry for this scenario (shown next to the share link)."""
     if s.source == "file":
         return (
-            f"An uploaded or pasted config.json ({s.model}) cannot travel in a link: whoever "
+            f"An uploaded or pasted config.json ({echo(s.model)}) cannot travel in a link: whoever "
             "opens it sees the default model. Share the file, or publish it and use its hub id."
         )
     return None

@@ -26,6 +26,7 @@ from engine.scenario import catalog_name, echo, from_query, make_scenario
 pytestmark = pytest.mark.timeout(30)  # a regression fails here instead of hanging the run
 
 FAST = 1.0  # seconds: the bound for each hostile case
+LINK_NAME = "![](https://evil.example/i.png)[x](https://evil.example).json"
 ROOT = Path(__file__).resolve().parent.parent
 QWEN = "Qwen/Qwen3-8B"
 
@@ -305,6 +306,17 @@ def test_link_warnings_echo_keys_and_values_without_markdown(params: dict[str, s
     for w in warnings:
         for active in ("](", "![", "<", "`", "$$", "**", ":red["):
             assert active not in w, w
+
+
+def test_the_share_note_quotes_an_uploaded_file_name_without_markdown() -> None:
+    from engine.model import store
+    from engine.model.loader import load_model
+    from engine.scenario import link_source_note
+
+    loaded = load_model((ROOT / "data/models/Qwen__Qwen3-8B.json").read_bytes(), name="x")
+    s = make_scenario(source="file", model=LINK_NAME, digest=store.put(loaded))
+    note = link_source_note(s)
+    assert note is not None and "](" not in note and "![" not in note
 
 
 def test_echo_keeps_plain_names_readable() -> None:
