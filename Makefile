@@ -34,6 +34,7 @@ browser: $(STAMP)
 test: lint typecheck unit browser
 
 bench: $(STAMP)
+	bash tools/install_browser.sh
 	$(BIN)/python -m tools.bench
 
 gpu-check: $(STAMP)

@@ -101,12 +101,17 @@ def source_fields(source: str) -> dict[str, Any]:
     """Scenario fields for a SOURCE: catalog and hub ids by name, anything else (a path, JSON
     text) loaded here and held by digest."""
     from engine.model import store
-    from engine.model.loader import HF_ID, catalog_path, load_model
+    from engine.model.loader import HF_ID, load_model
+    from engine.scenario import catalog_name
 
     text = source.strip()
-    if catalog_path(text) is not None:
-        return {"source": "catalog", "model": text}
-    loaded = load_model(source)
+    name = catalog_name(text)
+    if name is not None:
+        return {"source": "catalog", "model": name}
+    try:
+        loaded = load_model(source)
+    except OSError as err:  # e.g. a file name longer than the file system allows
+        raise InputError("source", f"a readable config.json path ({err.strerror})") from None
     if loaded.source == "catalog":
         return {"source": "catalog", "model": loaded.name}
     if loaded.source == "hub" and HF_ID.match(loaded.name):
@@ -223,6 +228,15 @@ def cmd_kernels(args: argparse.Namespace) -> int:
     return kernels_main(list(args.kernel_args))
 
 
+def _kernels_args(args_in: list[str]) -> argparse.Namespace | None:
+    """``kernels`` hands every word after it to the kernels parser as it is. argparse's
+    REMAINDER drops that rule when the first word is an option (``kernels --model-dims F``
+    was 'unrecognized arguments'), so the split happens here."""
+    if args_in[:1] != ["kernels"]:
+        return None
+    return argparse.Namespace(func=cmd_kernels, kernel_args=args_in[1:])
+
+
 def build_parser() -> Parser:
     ap = Parser(
         prog="python -m engine",
@@ -268,8 +282,14 @@ def build_parser() -> Parser:
     return ap
 
 
+MAX_ERROR_CHARS = 1_000  # an error line quotes the input; a whole expanded document is not a line
+
+
 def fail(message: str) -> int:
-    print(message.replace("\n", " ").replace("\r", " "), file=sys.stderr)
+    line = message.replace("\n", " ").replace("\r", " ")
+    if len(line) > MAX_ERROR_CHARS:
+        line = line[: MAX_ERROR_CHARS - 1] + "…"
+    print(line, file=sys.stderr)
     return 2
 
 
@@ -279,13 +299,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(f"error: arguments: each at most {MAX_ARG_CHARS:,} characters")
     try:
         try:
-            args = build_parser().parse_args(args_in)
+            args = _kernels_args(args_in) or build_parser().parse_args(args_in)
         except SystemExit as done:  # --help printed its text
             return done.code if isinstance(done.code, int) else 0
         result: int = args.func(args)
         return result
     except InputError as err:
         return fail(f"error: {err}")
+    except OSError as err:  # the file's name stays out: it may be a path on the server
+        return fail(
+            f"error: input: a file could not be read ({err.strerror or type(err).__name__})"
+        )
     except (RecursionError, MemoryError, OverflowError, ValueError) as err:
         return fail(f"error: input: {type(err).__name__} while reading the input ({err})"[:500])
     except Exception as err:  # the guard: one line, the traceback only when asked for

@@ -12,8 +12,10 @@ engine's to choose; a value overrides the layout search everywhere at once.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -156,14 +158,11 @@ def make_scenario(**fields: Any) -> Scenario:
         from engine.model.loader import HF_ID
 
         if not HF_ID.match(s.model):
-            raise InputError("model", f"a Hugging Face id like 'org/name', got {s.model!r}")
+            raise InputError("model", f"a Hugging Face id like 'org/name', got {echo(s.model)}")
     if s.source == "catalog":
-        from engine.model.loader import catalog_path
-
-        path = catalog_path(s.model)
-        if path is None:
-            raise InputError("model", f"a bundled catalog model name, got {s.model!r}")
-        canonical = path.stem.replace("__", "/", 1)
+        canonical = catalog_name(s.model)
+        if canonical is None:
+            raise InputError("model", f"a bundled catalog model name, got {echo(s.model)}")
         if canonical != s.model:
             s = s.model_copy(update={"model": canonical})
     used = math.prod(v for v in (s.tp, s.dp, s.pp, s.replicas) if v is not None)
@@ -177,6 +176,39 @@ def make_scenario(**fields: Any) -> Scenario:
 
 
 DEFAULT_SCENARIO = Scenario()
+
+
+@cache
+def _catalog_index() -> dict[str, str]:
+    """Every spelling a bundled model answers to (``org/name`` and ``name``, any case) -> its
+    canonical ``org/name``. Built once from the bundled folder's listing."""
+    from engine.model.loader import catalog_names
+
+    index: dict[str, str] = {}
+    for name in reversed(catalog_names()):  # the first name in sorted order wins a short name
+        index[name.split("/", 1)[-1].lower()] = name
+    for name in catalog_names():
+        index[name.lower()] = name
+    return index
+
+
+def catalog_name(name: str) -> str | None:
+    """The canonical name of a bundled model, or None. A lookup in the listing of the bundled
+    folder: user text never becomes a file path (no ``..``, no over-long file names)."""
+    return _catalog_index().get(name.strip().lower()) if len(name) <= MAX_NAME_CHARS else None
+
+
+# Characters that carry meaning in Markdown (links, images, emphasis, HTML, code, math,
+# Streamlit's :color[] directives) or end a line. A value echoed back in a message shows them
+# as '?', so a crafted link cannot put a live link or a remote image into the page.
+_UNSAFE_ECHO = re.compile(r"[^\w .,:;/=+@%'-]|_{2,}")
+
+
+def echo(text: str, limit: int = 60) -> str:
+    """``text`` quoted for a message: at most ``limit`` characters, every character outside
+    letters, digits and ``. , : ; / = + @ % ' -`` shown as ``?``."""
+    more = "…" if len(text) > limit else ""
+    return "'" + _UNSAFE_ECHO.sub("?", text[:limit]) + more + "'"
 
 
 # --- URL query parameters ---------------------------------------------------------------------
@@ -213,6 +245,8 @@ MAX_QUERY_VALUE = 256  # characters; a longer value is refused before any parsin
 _OPTIONAL_FIELDS = frozenset(
     {"tp", "dp", "pp", "ep", "replicas", "memory_fraction", "max_num_seqs"}
 )
+_DIGITS = re.compile(r"[0-9]{1,12}")
+_DECIMAL = re.compile(r"[0-9]{0,3}(\.[0-9]{1,6})?")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 _INT_FIELDS = frozenset(
@@ -241,15 +275,13 @@ def _single(value: str | list[str]) -> str:
 def _from_text(field: str, text: str) -> Any:
     """A query string value as the type the field takes (InputError naming the field)."""
     if field in _INT_FIELDS:
-        if not text.isdigit() or len(text) > 12:
+        if not _DIGITS.fullmatch(text):  # ASCII digits only: int() also reads '٣' and '1_0'
             raise InputError(field, "a whole number")
         return int(text)
     if field == "memory_fraction":
-        try:
-            value = float(text)
-        except ValueError:
-            raise InputError(field, "a number between 0.05 and 1") from None
-        return value
+        if not _DECIMAL.fullmatch(text):
+            raise InputError(field, "a number between 0.05 and 1")
+        return float(text)
     if field in ("images", "ep"):
         low = text.lower()
         if low in _TRUE:
@@ -287,7 +319,7 @@ def from_query(params: Mapping[str, str | list[str]]) -> ParsedQuery:
         text = _single(raw).strip()
         if len(text) > MAX_QUERY_VALUE:
             warnings.append(
-                f"Link parameter {key[:40]!r} is longer than {MAX_QUERY_VALUE} characters; "
+                f"Link parameter {echo(key, 40)} is longer than {MAX_QUERY_VALUE} characters; "
                 "using the default."
             )
             continue
@@ -296,7 +328,7 @@ def from_query(params: Mapping[str, str | list[str]]) -> ParsedQuery:
             continue
         field = QUERY_KEYS.get(key)
         if field is None:
-            warnings.append(f"Ignored unknown link parameter {key[:40]!r}.")
+            warnings.append(f"Ignored unknown link parameter {echo(key, 40)}.")
             continue
         if text == "" and field in _OPTIONAL_FIELDS:
             continue
@@ -307,10 +339,9 @@ def from_query(params: Mapping[str, str | list[str]]) -> ParsedQuery:
             if field not in ("source", "model", "digest"):  # checked together below
                 _check_field(field, value)
         except InputError as err:
-            default = getattr(DEFAULT_SCENARIO, field)
             warnings.append(
-                f"Link parameter {key}={text[:60]!r} is not valid ({err.expected}); "
-                f"using the default {default!r}."
+                f"Link parameter {key}={echo(text)} is not valid ({err.expected}); "
+                f"{_default_text(field)}."
             )
             continue
         good[field] = value
@@ -319,11 +350,9 @@ def from_query(params: Mapping[str, str | list[str]]) -> ParsedQuery:
     elif legacy_hub and "source" not in good:
         good["source"], good["model"] = "hub", legacy_hub
     if good.get("source") == "file":
-        from engine.model.loader import catalog_path
-
         good["source"] = "catalog"
         good.pop("digest", None)
-        if catalog_path(str(good.get("model", DEFAULT_MODEL))) is None:
+        if catalog_name(str(good.get("model", DEFAULT_MODEL))) is None:
             good["model"] = DEFAULT_MODEL
         warnings.append(
             "The link was made from an uploaded or pasted config.json, which a link cannot "
@@ -338,6 +367,13 @@ def from_query(params: Mapping[str, str | list[str]]) -> ParsedQuery:
     return ParsedQuery(scenario, tuple(warnings))
 
 
+def _default_text(field: str) -> str:
+    default = getattr(DEFAULT_SCENARIO, field, None)
+    if default is None:
+        return "leaving it to the engine"
+    return f"using the default {echo(str(default))}"
+
+
 def _drop_until_valid(good: dict[str, Any], err: InputError) -> tuple[Scenario, str]:
     """Cross-field failures (a pinned layout larger than the GPUs, a hub id that is not one,
     a file link): drop what the error names, else the whole layout, else everything."""
@@ -350,10 +386,9 @@ def _drop_until_valid(good: dict[str, Any], err: InputError) -> tuple[Scenario, 
         if err.field == "model":
             good.pop("source", None)
         key = FIELD_TO_QUERY.get(err.field, err.field)
-        default = getattr(DEFAULT_SCENARIO, err.field, None)
         note = (
-            f"Link parameter {key}={str(value)[:60]!r} is not valid ({err.expected}); using "
-            f"the default {default!r}."
+            f"Link parameter {key}={echo(str(value))} is not valid ({err.expected}); "
+            f"{_default_text(err.field)}."
         )
     try:
         return make_scenario(**good), note
@@ -382,7 +417,7 @@ def link_source_note(s: Scenario) -> str | None:
     """What a link cannot carry for this scenario (shown next to the share link)."""
     if s.source == "file":
         return (
-            f"An uploaded or pasted config.json ({s.model}) cannot travel in a link: whoever "
+            f"An uploaded or pasted config.json ({echo(s.model)}) cannot travel in a link: whoever "
             "opens it sees the default model. Share the file, or publish it and use its hub id."
         )
     return None

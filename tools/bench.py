@@ -1,22 +1,48 @@
-"""`make bench`: median time to diagnose each bundled config (target < 2 ms per config),
-plus a 3 MB ModelOpt config that lists every quantized module (diagnose timed on the loaded
-config; its load time reported apart), plus the app benchmarks when tools/bench_app.py is
-present."""
+"""`make bench`: every benchmark, printed as tables. Nothing here is asserted by the unit tests
+(performance targets are checked by benchmarks, never by timed unit tests).
+
+1. ``diagnose`` of each bundled config and of a 3 MB ModelOpt config that lists every quantized
+   module (target < 2 ms per config; the big config's load time reported apart);
+2. ``study()`` of one scenario: cold (the study cache cleared; target < 50 ms), the first call
+   in a fresh process (every data table loaded too), and cached (target < 1 ms); cold for every
+   bundled config (median and worst);
+3. the app through AppTest (tools/bench_app.py);
+4. the app in a real browser (tools/bench_browser.py): sidebar and KV-slider changes per page,
+   and 20 sessions at once.
+
+    python -m tools.bench [--quick]     # --quick: 5 browser changes, 5 sessions
+"""
 
 from __future__ import annotations
 
+import argparse
 import gc
-import importlib.util
 import json
 import statistics
+import subprocess
+import sys
 import time
+from collections.abc import Callable
+from functools import partial
 
 from engine.diagnose import Options, diagnose
 from engine.model.config import ModelConfig
 from engine.model.loader import MODELS_DIR, catalog_names, load_model
 
-TARGET_MS = 2.0
+DIAGNOSE_TARGET_MS = 2.0
+STUDY_COLD_TARGET_MS = 50.0
+STUDY_CACHED_TARGET_MS = 1.0
 BIG_CONFIG = "3 MB NVFP4 config (22,422 quantized_layers)"
+
+# The first study in a fresh interpreter: imports, data tables, the catalog config, the study.
+_FIRST = """
+import time
+from engine.scenario import make_scenario
+t0 = time.perf_counter()
+from engine.study import study
+study(make_scenario())
+print((time.perf_counter() - t0) * 1000)
+"""
 
 
 def nvfp4_config_bytes(n_modules: int = 22_422) -> bytes:
@@ -41,53 +67,121 @@ def nvfp4_config_bytes(n_modules: int = 22_422) -> bytes:
     return json.dumps(raw, indent=4).encode()
 
 
-def _median_ms(cfg: ModelConfig, repeats: int) -> float:
-    diagnose(cfg, Options())  # warm the rule tables
-    gc.collect()  # garbage of the loads before is not diagnose's time
-    times = []
+def _ms(call: Callable[[], object], repeats: int) -> list[float]:
+    out = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        diagnose(cfg, Options(context=32_768))
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
-
-
-def bench_diagnose(repeats: int = 50) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for name in catalog_names():
-        out[name] = _median_ms(load_model(name).config, repeats)
-    big, _ = bench_big_config(repeats)
-    out[BIG_CONFIG] = big
+        call()
+        out.append((time.perf_counter() - t0) * 1000)
     return out
+
+
+def _diagnose_ms(cfg: ModelConfig, repeats: int) -> float:
+    diagnose(cfg, Options())  # warm the rule tables
+    gc.collect()  # garbage of the loads before is not diagnose's time
+    return statistics.median(_ms(partial(diagnose, cfg, Options(context=32_768)), repeats))
 
 
 def bench_big_config(repeats: int = 50) -> tuple[float, float]:
     """(median diagnose ms, median load ms) of the 3 MB config."""
     data = nvfp4_config_bytes()
-    loads = []
-    for _ in range(5):
+    loads = _ms(partial(load_model, data), 5)
+    return _diagnose_ms(load_model(data).config, repeats), statistics.median(loads)
+
+
+def bench_diagnose(repeats: int = 50) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for name in catalog_names():
+        out[name] = _diagnose_ms(load_model(name).config, repeats)
+    return out
+
+
+def bench_study(repeats: int = 20) -> list[tuple[str, float, float | None]]:
+    """(what, milliseconds, target) rows for study()."""
+    from engine import study as study_mod
+    from engine.scenario import make_scenario
+
+    s = make_scenario()  # DeepSeek-V3 on 8 × H200, the app's default view
+
+    def cold() -> object:
+        with study_mod._lock:
+            study_mod._cache.clear()
+        return study_mod.study(s)
+
+    study_mod.study(s)
+    cold_ms = _ms(cold, repeats)
+    cached_ms = _ms(lambda: study_mod.study(s), 1000)
+    first = subprocess.run(
+        [sys.executable, "-c", _FIRST], capture_output=True, text=True, check=True
+    ).stdout.split()[-1]
+    per_config = []
+    for name in catalog_names():
+        sc = make_scenario(model=name)
+        study_mod.study(sc)  # load the config once; then time the study itself
+        with study_mod._lock:
+            study_mod._cache.pop(sc, None)
         t0 = time.perf_counter()
-        loaded = load_model(data)
-        loads.append((time.perf_counter() - t0) * 1000)
-    return _median_ms(loaded.config, repeats), statistics.median(loads)
+        study_mod.study(sc)
+        per_config.append((time.perf_counter() - t0) * 1000)
+    return [
+        ("study() cold, DeepSeek-V3 on 8 x H200 (median)", statistics.median(cold_ms),
+         STUDY_COLD_TARGET_MS),
+        ("study() cold, DeepSeek-V3 on 8 x H200 (p95)", sorted(cold_ms)[int(0.95 * (repeats - 1))],
+         STUDY_COLD_TARGET_MS),
+        ("study() first call in a fresh process", float(first), None),
+        (f"study() cold, each of {len(per_config)} bundled configs (median)",
+         statistics.median(per_config), STUDY_COLD_TARGET_MS),
+        ("study() cold, the slowest bundled config", max(per_config), STUDY_COLD_TARGET_MS),
+        ("study() cached (median of 1,000)", statistics.median(cached_ms), STUDY_CACHED_TARGET_MS),
+    ]  # fmt: skip
 
 
-def main() -> int:
+def _table(title: str, rows: list[tuple[str, float, float | None]]) -> None:
+    print(f"\n{title:<52} {'ms':>10} {'target':>9}")
+    for what, ms, target in rows:
+        verdict = "" if target is None else ("ok" if ms < target else "MISSED")
+        shown = "" if target is None else f"< {target:g}"
+        print(f"{what:<52} {ms:>10.3f} {shown:>9} {verdict}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tools.bench", description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="fewer browser changes and sessions")
+    ap.add_argument("--no-browser", action="store_true", help="skip the real-browser figures")
+    args = ap.parse_args(argv)
+
     res = bench_diagnose()
-    width = max(len(n) for n in res)
-    for name, ms in res.items():
-        print(f"diagnose {name:<{width}}  {ms:7.3f} ms")
-    worst = max(res.values())
-    print(
-        f"diagnose: median over configs {statistics.median(res.values()):.3f} ms, "
-        f"worst {worst:.3f} ms (target < {TARGET_MS} ms): {'OK' if worst < TARGET_MS else 'SLOW'}"
+    worst = max(res, key=res.__getitem__)
+    _table(
+        "diagnose()",
+        [
+            (
+                f"median over {len(res)} configs",
+                statistics.median(res.values()),
+                DIAGNOSE_TARGET_MS,
+            ),
+            (f"slowest: {worst}", res[worst], DIAGNOSE_TARGET_MS),
+        ],
     )
-    _, load_ms = bench_big_config(5)
-    print(f"load {BIG_CONFIG} ({len(nvfp4_config_bytes()):,} bytes): median {load_ms:.1f} ms")
-    if importlib.util.find_spec("tools.bench_app") is not None:
-        from tools import bench_app
+    big_ms, load_ms = bench_big_config()
+    _table(
+        "a 3 MB config",
+        [
+            (f"diagnose(), {BIG_CONFIG}", big_ms, DIAGNOSE_TARGET_MS),
+            (f"load, {len(nvfp4_config_bytes()):,} bytes (median of 5)", load_ms, None),
+        ],
+    )
+    _table("study()", bench_study())
 
-        bench_app.main()
+    from tools import bench_app
+
+    print()
+    bench_app.main()
+    if not args.no_browser:
+        from tools import bench_browser
+
+        n = "5" if args.quick else "20"
+        bench_browser.main(["--changes", n, "--sessions", n])
     return 0
 
 

@@ -1,0 +1,271 @@
+"""Browser timings for `make bench`: `streamlit run app.py` on a free port, Debian's Chromium
+driven by Playwright (the same pair as tests/test_browser.py).
+
+* per page, 20 sidebar changes (the sidebar's "Concurrent users", a new value each time, so
+  each change is a new scenario and a cold study): seconds from the change to the page settling;
+* on the KV page, 20 changes of the context slider (keyboard steps);
+* 20 sessions at once (one browser context each): the KV page's load, then one slider change in
+  every session at the same moment.
+
+"Settled" is measured, not guessed: the server's ``script_finished`` message for the rerun the
+change started has arrived over the websocket (decoded with Streamlit's own protobuf), the
+"running" status widget is gone and the browser has drawn two frames since. Both times are
+printed: "server" (to script_finished) and "drawn" (settled in the browser). When the browser
+runs on the server's machine, many sessions at once measure the browser's drawing as much as
+the server: compare the two columns.
+
+    python -m tools.bench_browser [--changes 20] [--sessions 20] [--pages family,kv_cache]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"]
+PAGES = [
+    "overview",
+    "choose_model",
+    "family",
+    "kv_cache",
+    "hardware",
+    "software",
+    "flags",
+    "measure",
+    "troubleshoot",
+    "learn",
+]
+TARGET_P95_MS = 400.0
+RUN_OVER = (
+    "() => !document.querySelector("
+    '\'[data-testid="stStatusWidget"] [data-testid="stStatusWidgetRunningIcon"]\')'
+)
+TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+TIMEOUT_MS = 180_000
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def server() -> Iterator[str]:
+    """A headless Streamlit server for the app; yields its base URL."""
+    port = _free_port()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "streamlit", "run", "app.py",
+            "--server.headless", "true", "--server.port", str(port),
+            "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+        ],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start on {base}")
+            time.sleep(0.3)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@dataclass
+class Session:
+    """One browser tab and the count of script runs the server has finished for it."""
+
+    page: Any
+    finished: int = 0
+    finished_at: float = 0.0  # perf_counter() when the last script_finished arrived
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def on_frame(self, payload: bytes | str) -> None:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        if isinstance(payload, str):
+            return
+        try:
+            msg = ForwardMsg.FromString(payload)
+        except Exception:  # not a ForwardMsg (never seen; a bench must not die of it)
+            return
+        if msg.WhichOneof("type") == "script_finished":
+            self.finished += 1
+            self.finished_at = time.perf_counter()
+            self.changed.set()
+
+    async def settle_after(self, before: int) -> None:
+        """Wait for a script run after ``before`` runs, then for the page to be drawn."""
+        while self.finished <= before:
+            self.changed.clear()
+            await asyncio.wait_for(self.changed.wait(), TIMEOUT_MS / 1000)
+        await self.page.wait_for_function(RUN_OVER, timeout=TIMEOUT_MS)
+        await self.page.evaluate(TWO_FRAMES)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds from an action to the server's script_finished, and to the page drawn."""
+
+    server: float
+    drawn: float
+
+
+async def open_session(browser: Any, url: str) -> tuple[Session, Timing]:
+    """A new browser context (its own Streamlit session) at ``url``, and how long it took."""
+    context = await browser.new_context(viewport={"width": 1440, "height": 1400})
+    page = await context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    s = Session(page)
+    page.on("websocket", lambda ws: ws.on("framereceived", s.on_frame))
+    start = time.perf_counter()
+    await page.goto(url)
+    await s.settle_after(0)
+    await page.wait_for_selector('[data-testid="stSidebar"]')
+    return s, Timing(s.finished_at - start, time.perf_counter() - start)
+
+
+async def change_users(s: Session, value: int) -> Timing:
+    """Type a new "Concurrent users" value in the sidebar; seconds until the page settles."""
+    box = s.page.locator('[data-testid="stSidebar"]').get_by_label("Concurrent users")
+    await box.fill(str(value))
+    before = s.finished
+    start = time.perf_counter()
+    await box.press("Enter")
+    await s.settle_after(before)
+    return Timing(s.finished_at - start, time.perf_counter() - start)
+
+
+async def step_context_slider(s: Session, key: str) -> Timing:
+    """One keyboard step of the KV page's context slider; seconds until the page settles."""
+    slider = (
+        s.page.locator('[data-testid="stSlider"]')
+        .filter(has_text="Context (tokens)")
+        .get_by_role("slider")
+    )
+    await slider.focus()
+    before = s.finished
+    start = time.perf_counter()
+    await slider.press(key)
+    await s.settle_after(before)
+    return Timing(s.finished_at - start, time.perf_counter() - start)
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+@dataclass(frozen=True)
+class Row:
+    what: str
+    timings: list[Timing]
+
+    @property
+    def samples(self) -> list[float]:
+        return [t.drawn for t in self.timings]
+
+    def line(self, target_ms: float | None = TARGET_P95_MS) -> str:
+        drawn = [t.drawn * 1000 for t in self.timings]
+        server = [t.server * 1000 for t in self.timings]
+        p50, p95 = pct(drawn, 0.5), pct(drawn, 0.95)
+        verdict = "" if target_ms is None else ("ok" if p95 < target_ms else "MISSED")
+        target = "" if target_ms is None else f"< {target_ms:,.0f}"
+        n = len(drawn)
+        return (
+            f"{self.what:<44} {n:>3} {pct(server, 0.5):>9,.0f} {pct(server, 0.95):>9,.0f} "
+            f"{p50:>9,.0f} {p95:>9,.0f} {target:>8} {verdict}"
+        )
+
+
+async def bench(base: str, pages: list[str], changes: int, sessions: int) -> list[Row]:
+    from playwright.async_api import async_playwright
+
+    rows: list[Row] = []
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        # warm the server (imports, the default study) outside the figures
+        warm, _ = await open_session(browser, f"{base}/kv_cache")
+        await warm.page.context.close()
+        for name in pages:
+            s, _ = await open_session(browser, f"{base}/{'' if name == 'overview' else name}")
+            times = [await change_users(s, 17 + i) for i in range(changes)]
+            rows.append(Row(f"sidebar change -> settled: {name}", times))
+            await s.page.context.close()
+        s, _ = await open_session(browser, f"{base}/kv_cache")
+        keys = ["ArrowLeft", "ArrowRight", "ArrowRight", "ArrowLeft"]
+        times = [await step_context_slider(s, keys[i % len(keys)]) for i in range(changes)]
+        rows.append(Row("KV context slider -> settled: kv_cache", times))
+        await s.page.context.close()
+        if sessions:
+            opened = await asyncio.gather(
+                *(open_session(browser, f"{base}/kv_cache") for _ in range(sessions))
+            )
+            rows.append(Row(f"{sessions} sessions at once: page load", [t for _, t in opened]))
+            moved = await asyncio.gather(*(step_context_slider(s, "ArrowLeft") for s, _ in opened))
+            rows.append(Row(f"{sessions} sessions at once: slider change", list(moved)))
+            for s, _ in opened:
+                await s.page.context.close()
+        await browser.close()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tools.bench_browser", description=__doc__)
+    ap.add_argument("--changes", type=int, default=20, help="changes per page (default 20)")
+    ap.add_argument("--sessions", type=int, default=20, help="concurrent sessions (0: skip)")
+    ap.add_argument("--pages", default=",".join(PAGES), help="comma-separated page names")
+    args = ap.parse_args(argv)
+    if not CHROMIUM.exists():
+        print("browser bench skipped: no /usr/bin/chromium (bash tools/install_browser.sh)")
+        return 0
+    pages = [p for p in args.pages.split(",") if p]
+    with server() as base:
+        rows = asyncio.run(bench(base, pages, args.changes, args.sessions))
+    head = f"{'n':>3} {'server':>9} {'':>9} {'drawn':>9} {'':>9} {'p95':>8}"
+    sub = f"{'':>3} {'p50 ms':>9} {'p95 ms':>9} {'p50 ms':>9} {'p95 ms':>9} {'target':>8}"
+    print(f"\n{'browser (Playwright + Chromium)':<44} {head}\n{'':<44} {sub}")
+    for r in rows:
+        concurrent = "sessions at once" in r.what
+        print(r.line(None if concurrent else TARGET_P95_MS))
+    single = [r for r in rows if "sessions at once" not in r.what]
+    print(
+        "median over every single-session change (drawn): "
+        f"{statistics.median(t for r in single for t in r.samples) * 1000:,.0f} ms. "
+        "server: the rerun's script_finished message; drawn: the page settled in Chromium."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
