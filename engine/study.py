@@ -372,18 +372,33 @@ def _verdict(
 MAX_CACHED = 512
 _lock = threading.Lock()
 _cache: OrderedDict[Scenario, Study] = OrderedDict()
+_inflight: dict[Scenario, threading.Lock] = {}  # scenarios being computed, one lock each
 
 
 def study(s: Scenario) -> Study:
-    """The Study of ``s``, computed once per distinct scenario (LRU of the last 512)."""
+    """The Study of ``s``, computed once per distinct scenario (LRU of the last 512). Sessions
+    asking for the same scenario at once wait for one computation instead of each running it."""
     with _lock:
         hit = _cache.get(s)
         if hit is not None:
             _cache.move_to_end(s)
             return hit
-    result = _compute(s)
-    with _lock:
-        _cache[s] = result
-        while len(_cache) > MAX_CACHED:
-            _cache.popitem(last=False)
+        gate = _inflight.setdefault(s, threading.Lock())
+    with gate:
+        with _lock:
+            hit = _cache.get(s)
+            if hit is not None:  # computed by the caller we waited for
+                _cache.move_to_end(s)
+                return hit
+        try:
+            result = _compute(s)
+        except BaseException:
+            with _lock:
+                _inflight.pop(s, None)
+            raise
+        with _lock:
+            _cache[s] = result
+            while len(_cache) > MAX_CACHED:
+                _cache.popitem(last=False)
+            _inflight.pop(s, None)
     return result
