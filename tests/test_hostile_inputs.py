@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from engine.cli import main
 from engine.errors import InputError
@@ -339,12 +340,20 @@ def test_a_pasted_config_launches_a_placeholder_path_not_its_display_name() -> N
     assert "pasted config" not in " ".join(argv) and argv[2].startswith("/")
 
 
-def test_trust_remote_code_comes_with_a_note_that_it_runs_the_repos_code() -> None:
+def test_trust_remote_code_comes_with_a_warning_first_in_every_artefact() -> None:
     cfg = json.loads((ROOT / "data/models/Qwen__Qwen3-8B.json").read_text())
     cfg |= {"architectures": ["SomeUnknownForCausalLM"], "auto_map": {"AutoModel": "m.M"}}
     code, out, err, _ = run(["plan", json.dumps(cfg), "--gpus", "1", "--json"])
     assert code == 0, err
     plan = json.loads(out)
     assert "--trust-remote-code" in plan["argv"]
-    assert any("runs Python code from the model repository" in n for n in plan["notes"])
-    assert "runs Python code from the model repository" in plan["script"]
+    assert len(plan["warnings"]) == 1 and "--trust-remote-code" in plan["warnings"][0]
+    # the script says it before any flag's reason; the manifest carries it as an annotation
+    lines = plan["script"].splitlines()
+    first_flag = next(i for i, line in enumerate(lines) if line.startswith("# --"))
+    assert any(line.startswith("# WARNING: --trust-remote-code") for line in lines[:first_flag])
+    docs = list(yaml.safe_load_all(plan["kubernetes_yaml"]))
+    assert plan["warnings"][0] in docs[0]["metadata"]["annotations"].values()
+    # a config the engines know needs no remote code and gets no warning
+    code, out, _, _ = run(["plan", "Qwen/Qwen3-8B", "--gpus", "1", "--json"])
+    assert json.loads(out)["warnings"] == []

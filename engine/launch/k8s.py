@@ -105,11 +105,22 @@ def _container(plan: LaunchPlan, argv: list[str], gpus: int, port: int | None) -
     return c
 
 
+def _metadata(plan: LaunchPlan, name: str) -> dict[str, Any]:
+    """Name and labels; the plan's warnings ride along as annotations (the manifest has no
+    comments), so ``kubectl describe`` shows them to whoever applies it."""
+    meta: dict[str, Any] = {"name": name, "labels": _labels(name)}
+    if plan.warnings:
+        meta["annotations"] = {
+            f"serving-playbook/warning-{i}": w for i, w in enumerate(plan.warnings, 1)
+        }
+    return meta
+
+
 def _deployment(plan: LaunchPlan, name: str, replicas: int, gpus_per_pod: int) -> dict[str, Any]:
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": name, "labels": _labels(name)},
+        "metadata": _metadata(plan, name),
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": _labels(name)},
@@ -172,7 +183,7 @@ def _lws(plan: LaunchPlan, name: str, groups: int) -> dict[str, Any]:
     return {
         "apiVersion": LWS_API,
         "kind": "LeaderWorkerSet",
-        "metadata": {"name": name, "labels": _labels(name)},
+        "metadata": _metadata(plan, name),
         "spec": {
             "replicas": groups,
             "leaderWorkerTemplate": {

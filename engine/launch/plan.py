@@ -97,6 +97,7 @@ class LaunchPlan:
     commands: tuple[NodeCommand, ...]
     runnable: bool
     blocked_by: tuple[str, ...]
+    warnings: tuple[str, ...]  # what to check before launching (shown first, not as a note)
     notes: tuple[str, ...]
     users: int
     prefix_overlap: float
@@ -296,8 +297,9 @@ def build_plan(
     env = list(env_for(cfg, engine, core.gpu, sw))
     have = {f.flag for f in flags}
     left = [x for x in left if x.flag not in have]
+    warnings: list[str] = []
     if "--trust-remote-code" in have:
-        notes.append(
+        warnings.append(
             "--trust-remote-code runs Python code from the model repository on every node: read "
             "the repository's modeling files before you launch"
         )
@@ -340,6 +342,7 @@ def build_plan(
         commands=commands,
         runnable=runnable and not blocked,
         blocked_by=tuple(blocked),
+        warnings=tuple(warnings),
         notes=tuple(dict.fromkeys(n for n in notes if n)),
         users=s.users,
         prefix_overlap=s.prefix_overlap / 100,

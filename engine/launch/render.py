@@ -80,6 +80,8 @@ def script(plan: LaunchPlan) -> str:
     ]
     if not plan.runnable:
         out += [comment(f"BLOCKED: {b}") for b in plan.blocked_by] + [""]
+    if plan.warnings:
+        out += [comment(f"WARNING: {w}") for w in plan.warnings] + [""]
     for e in plan.env:
         out.append(comment(f"{e.name}: {e.reason}"))
         out.append(f"export {e.name}={shlex.quote(e.value)}")
@@ -200,6 +202,7 @@ def plan_json(plan: LaunchPlan) -> dict[str, Any]:
         "left_to_engine": [x.to_json() for x in plan.left_to_engine],
         "runnable": plan.runnable,
         "blocked_by": list(plan.blocked_by),
+        "warnings": list(plan.warnings),
         "notes": list(plan.notes),
         "kubernetes_yaml": kubernetes_yaml(plan, manifest_name(plan.model_name)),
     }
