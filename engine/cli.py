@@ -9,6 +9,7 @@ line on stderr (``error: <field>: <what was expected>``) and exit code 2; never 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -57,6 +58,13 @@ def add_scenario_args(p: argparse.ArgumentParser, *, source: bool = True) -> Non
     k = p.add_argument_group("memory")
     k.add_argument("--kv-dtype", default=None, help="auto, bf16, fp16, fp8, fp8_e4m3, ...")
     k.add_argument("--memory-fraction", type=float, default=None, help="engine memory fraction")
+    k.add_argument(
+        "--max-num-seqs",
+        type=int,
+        default=None,
+        help="requests one engine runs at once (vLLM --max-num-seqs, SGLang "
+        "--max-running-requests; default: the plan decides)",
+    )
     lay = p.add_argument_group("layout (pin; default: the layout search chooses)")
     lay.add_argument("--tp", type=int, default=None, help="attention tensor-parallel size")
     lay.add_argument("--dp", type=int, default=None, help="attention data-parallel ranks (MoE)")
@@ -82,6 +90,7 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         "latency_priority": "latency",
         "kv_dtype": "kv_dtype",
         "memory_fraction": "memory_fraction",
+        "max_num_seqs": "max_num_seqs",
         "tp": "tp",
         "dp": "dp",
         "pp": "pp",
@@ -211,30 +220,15 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 def cmd_backcalc(args: argparse.Namespace) -> int:
     from engine.facts import predict_for_source
-    from engine.measure.backcalc import cli_main
+    from engine.measure.cli import run_backcalc
 
-    argv = [args.source, "--log", args.log]
-    if args.metrics:
-        argv += ["--metrics", args.metrics]
-    argv += ["--tp", str(args.tp)]
-    if args.json:
-        argv.append("--json")
-    return cli_main(argv, predict_for_source)
+    return run_backcalc(args, getattr(args, "predict", None) or predict_for_source)
 
 
 def cmd_kernels(args: argparse.Namespace) -> int:
-    from engine.measure.kernels.__main__ import main as kernels_main
+    from engine.measure.kernels.__main__ import run_kernels
 
-    return kernels_main(list(args.kernel_args))
-
-
-def _kernels_args(args_in: list[str]) -> argparse.Namespace | None:
-    """``kernels`` hands every word after it to the kernels parser as it is. argparse's
-    REMAINDER drops that rule when the first word is an option (``kernels --model-dims F``
-    was 'unrecognized arguments'), so the split happens here."""
-    if args_in[:1] != ["kernels"]:
-        return None
-    return argparse.Namespace(func=cmd_kernels, kernel_args=args_in[1:])
+    return run_kernels(args)
 
 
 def build_parser() -> Parser:
@@ -265,19 +259,16 @@ def build_parser() -> Parser:
     lint.add_argument("--gpus", type=int, help="GPUs available in all")
     lint.add_argument("--json", action="store_true", help="print JSON")
     lint.set_defaults(func=cmd_lint)
-    bc = sub.add_parser("backcalc", help="read a running engine's log or /metrics back")
-    bc.add_argument("source", help="the model SOURCE")
-    bc.add_argument("--log", required=True, help="engine start-up log file")
-    bc.add_argument("--metrics", help="saved output of curl -s localhost:PORT/metrics")
-    bc.add_argument("--tp", type=int, default=1, help="tensor-parallel size of the server")
-    bc.add_argument("--json", action="store_true", help="print JSON")
+    from engine.measure.cli import add_backcalc_arguments
+    from engine.measure.kernels.args import add_kernel_arguments
+
+    bc_help = "read a running engine's log or /metrics back"
+    bc = sub.add_parser("backcalc", help=bc_help, description=bc_help)
+    add_backcalc_arguments(bc)
     bc.set_defaults(func=cmd_backcalc)
-    kn = sub.add_parser(
-        "kernels",
-        help="torch micro-kernels that check the model on CPU or GPU",
-        add_help=False,
-    )
-    kn.add_argument("kernel_args", nargs=argparse.REMAINDER, help="see kernels --help")
+    kn_help = "torch micro-kernels that check the model on CPU or GPU"
+    kn = sub.add_parser("kernels", help=kn_help, description=kn_help)
+    add_kernel_arguments(kn)
     kn.set_defaults(func=cmd_kernels)
     return ap
 
@@ -293,19 +284,27 @@ def fail(message: str) -> int:
     return 2
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, backcalc_predict: Any = None) -> int:
+    """Run one subcommand. ``backcalc_predict`` replaces the back-calculation's prediction
+    (tests give a fixed one)."""
     args_in = list(sys.argv[1:] if argv is None else argv)
     if any(len(a) > MAX_ARG_CHARS for a in args_in):
         return fail(f"error: arguments: each at most {MAX_ARG_CHARS:,} characters")
     try:
         try:
-            args = _kernels_args(args_in) or build_parser().parse_args(args_in)
+            args = build_parser().parse_args(args_in)
         except SystemExit as done:  # --help printed its text
             return done.code if isinstance(done.code, int) else 0
+        if backcalc_predict is not None:
+            args.predict = backcalc_predict
         result: int = args.func(args)
         return result
     except InputError as err:
         return fail(f"error: {err}")
+    except BrokenPipeError:  # the reader went away (| head): nothing left to say
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115  # no flush error at exit
+        return 0
     except OSError as err:  # the file's name stays out: it may be a path on the server
         return fail(
             f"error: input: a file could not be read ({err.strerror or type(err).__name__})"

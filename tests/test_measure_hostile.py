@@ -301,13 +301,16 @@ def test_kernels_model_dims_file_that_is_not_json_is_one_line_exit_2(
     one_line_exit_2(code, capsys, "model-dims")
 
 
-@pytest.mark.parametrize("text", ["[" * 100_000, "/dev/zero"])
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [("[" * 60_000, "model-dims"), ("[" * 100_000, "arguments"), ("/dev/zero", "model-dims")],
+)
 def test_kernels_model_dims_text_nested_or_a_device_is_one_line_exit_2(
-    capsys: pytest.CaptureFixture[str], text: str
+    capsys: pytest.CaptureFixture[str], text: str, field: str
 ) -> None:
     code, seconds = timed(lambda: kernels_cli.main(["--model-dims", text, "--only", "x"]))
     assert seconds < FAST
-    one_line_exit_2(code, capsys, "model-dims")
+    one_line_exit_2(code, capsys, field)  # over 64 KB, the argument itself is refused
 
 
 def test_a_log_of_repeated_pool_lines_keeps_a_bounded_number_of_matches() -> None:

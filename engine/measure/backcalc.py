@@ -341,8 +341,10 @@ def backcalculate(
 
 
 def cli_main(argv: list[str], predict: Predict) -> int:
-    """``backcalc SOURCE --log FILE [--metrics FILE] [--tp N] [--json]``; see
-    ``engine.measure.cli.backcalc_main``."""
-    from engine.measure.cli import backcalc_main
+    """``backcalc SOURCE --log FILE [--metrics FILE] [--tp N] [--json]`` through the one
+    ``python -m engine`` tree, with ``predict(source, tp)`` giving (predicted bytes/token per
+    rank, attention family, notes). A leading ``backcalc`` in ``argv`` is accepted."""
+    from engine.cli import main
 
-    return backcalc_main(argv, predict)
+    args_in = argv[1:] if argv[:1] == ["backcalc"] else argv
+    return main(["backcalc", *args_in], backcalc_predict=predict)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 
-from engine.cli_util import InputErrorParser, run_cli
 from engine.measure.backcalc import BackcalcResult, Predict, backcalculate
 from engine.measure.inputs import read_text
 from engine.measure.parse import parse_engine_text
@@ -62,12 +61,3 @@ def run_backcalc(args: argparse.Namespace, predict: Predict) -> int:
     result = backcalc_files(args.source, args.log, args.metrics, args.tp, predict)
     print(result.to_json() if args.json else render_human(result))
     return 0
-
-
-def backcalc_main(argv: list[str], predict: Predict) -> int:
-    """``predict(source, tp)`` gives (predicted bytes/token per rank, attention family, notes).
-    A leading ``backcalc`` in ``argv`` is accepted. Bad input: one line on stderr, exit 2."""
-    args_in = argv[1:] if argv[:1] == ["backcalc"] else argv
-    parser = InputErrorParser(prog="backcalc", add_help=True)
-    add_backcalc_arguments(parser)
-    return run_cli(parser, args_in, lambda args: run_backcalc(args, predict))

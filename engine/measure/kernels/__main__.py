@@ -13,12 +13,11 @@ import json
 import sys
 import time
 
-from engine.cli_util import InputErrorParser, run_cli
 from engine.errors import InputError
 from engine.measure.kernels.common import CheckResult
 from engine.measure.kernels.dims import KernelDims
-from engine.measure.kernels.from_model import PRESETS, kernel_dims
-from engine.measure.kernels.runner import CHECK_NAMES, run_all
+from engine.measure.kernels.from_model import kernel_dims
+from engine.measure.kernels.runner import run_all
 from engine.measure.kernels.spec import dims_from_spec, read_dims_spec
 
 
@@ -43,22 +42,6 @@ def _table(rows: list[CheckResult]) -> str:
     return "\n".join(lines)
 
 
-def add_kernel_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
-    parser.add_argument("--json", action="store_true", help="print a JSON list of result rows")
-    parser.add_argument(
-        "--model-dims", help="JSON object (or file) of KernelDims fields, optionally a preset"
-    )
-    parser.add_argument("--model", help="a model SOURCE (catalog name, config.json, hub id)")
-    parser.add_argument(
-        "--preset", help=f"a bundled catalog model, or one of: {', '.join(PRESETS)}"
-    )
-    parser.add_argument("--catalog-gbps", type=float, help="the GPU's catalog bandwidth, GB/s")
-    parser.add_argument("--concurrency", type=int, help="requests decoded together")
-    parser.add_argument("--context", type=int, help="cached tokens per request for decode")
-    parser.add_argument("--only", action="append", help=f"run only: {', '.join(CHECK_NAMES)}")
-
-
 def dims_for_args(model: str | None, preset: str | None, model_dims: str | None) -> KernelDims:
     """The dims a run uses: a model's config, or a preset (a catalog model), with the
     ``--model-dims`` fields changed over it."""
@@ -76,12 +59,13 @@ def dims_for_args(model: str | None, preset: str | None, model_dims: str | None)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = InputErrorParser(prog="python -m engine.measure.kernels", description=__doc__)
-    add_kernel_arguments(parser)
-    return run_cli(parser, argv, _run)
+    """``python -m engine.measure.kernels ...`` is ``python -m engine kernels ...``."""
+    from engine.cli import main as cli_main
+
+    return cli_main(["kernels", *(sys.argv[1:] if argv is None else argv)])
 
 
-def _run(args: argparse.Namespace) -> int:
+def run_kernels(args: argparse.Namespace) -> int:
     dims = dims_for_args(args.model, args.preset, args.model_dims)
     start = time.perf_counter()
     rows = run_all(
