@@ -54,8 +54,8 @@ table = tables.frame(
     ],
 )
 config = {
-    "model": tables.text(T("choose.col.model"), width="large"),
-    "family": tables.text(T("choose.col.family"), width="medium"),
+    "model": tables.text(T("choose.col.model")),
+    "family": tables.text(T("choose.col.family")),
     "layers": tables.count(T("choose.col.layers")),
     "params_b": tables.decimal(T("choose.col.params"), 1, T("choose.col.params_help")),
     "active_b": tables.decimal(T("choose.col.active"), 1, T("choose.col.active_help")),
@@ -68,7 +68,7 @@ config = {
     "max_context": tables.count(T("choose.col.context"), T("choose.col.context_help")),
 }
 if any(r.note for r in hits):
-    config["note"] = tables.text(T("choose.col.note"), width="large")
+    config["note"] = tables.text(T("choose.col.note"))
 config["card"] = st.column_config.LinkColumn(
     T("choose.col.card"), help=T("choose.col.card_help"), display_text="huggingface.co"
 )

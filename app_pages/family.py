@@ -50,9 +50,9 @@ tables.show(
         ["field", "value", "rule"],
     ),
     {
-        "field": tables.text(T("family.col.field"), width="medium"),
-        "value": tables.text(T("family.col.value"), width="medium"),
-        "rule": tables.text(T("family.col.rule"), width="large"),
+        "field": tables.text(T("family.col.field")),
+        "value": tables.text(T("family.col.value")),
+        "rule": tables.text(T("family.col.rule")),
     },
     key="family.evidence",
 )

@@ -70,9 +70,9 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
                 ["flag", "value", "reason"],
             ),
             {
-                "flag": tables.text(T("flags.col.flag"), width="medium"),
-                "value": tables.text(T("flags.col.value"), width="medium"),
-                "reason": tables.text(T("flags.col.reason"), width="large"),
+                "flag": tables.text(T("flags.col.flag")),
+                "value": tables.text(T("flags.col.value")),
+                "reason": tables.text(T("flags.col.reason")),
             },
             key=f"flags.flags.{engine}",
         )
@@ -84,9 +84,9 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
                     ["name", "value", "reason"],
                 ),
                 {
-                    "name": tables.text(T("flags.col.env"), width="medium"),
-                    "value": tables.text(T("flags.col.value"), width="small"),
-                    "reason": tables.text(T("flags.col.reason"), width="large"),
+                    "name": tables.text(T("flags.col.env")),
+                    "value": tables.text(T("flags.col.value")),
+                    "reason": tables.text(T("flags.col.reason")),
                 },
                 key=f"flags.env.{engine}",
             )
@@ -97,8 +97,8 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
                     ["flag", "reason"],
                 ),
                 {
-                    "flag": tables.text(T("flags.col.flag"), width="medium"),
-                    "reason": tables.text(T("flags.col.reason"), width="large"),
+                    "flag": tables.text(T("flags.col.flag")),
+                    "reason": tables.text(T("flags.col.reason")),
                 },
                 key=f"flags.left.{engine}",
             )
@@ -133,14 +133,14 @@ tables.show(
         ["layout", "gpus", "weights", "kv_space", "used", "context", "users", "why_not"],
     ),
     {
-        "layout": tables.text(T("flags.col.layout"), width="medium"),
+        "layout": tables.text(T("flags.col.layout")),
         "gpus": tables.count(T("flags.col.gpus")),
         "weights": tables.decimal(T("flags.col.weights"), 1),
         "kv_space": tables.decimal(T("flags.col.kv_space"), 1),
         "used": tables.share(T("flags.col.used"), T("flags.col.used_help")),
         "context": tables.count(T("flags.col.context")),
         "users": tables.count(T("flags.col.users")),
-        "why_not": tables.text(T("flags.col.why_not"), width="large"),
+        "why_not": tables.text(T("flags.col.why_not")),
     },
     key="flags.compared",
 )

@@ -69,9 +69,9 @@ with st.container(border=True):
             ["fact", "value", "note"],
         ),
         {
-            "fact": tables.text(T("hardware.col.fact"), width="medium"),
-            "value": tables.text(T("hardware.col.value"), width="medium"),
-            "note": tables.text(T("hardware.col.note"), width="large"),
+            "fact": tables.text(T("hardware.col.fact")),
+            "value": tables.text(T("hardware.col.value")),
+            "note": tables.text(T("hardware.col.note")),
         },
         key="hardware.facts",
     )

@@ -139,12 +139,12 @@ tables.show(
         ["group", "layers", "per_layer", "per_token", "state", "at_context", "at_context_gib"],
     ),
     {
-        "group": tables.text(T("kv.col.group"), width="medium"),
+        "group": tables.text(T("kv.col.group")),
         "layers": tables.count(T("kv.col.layers")),
-        "per_layer": tables.decimal(T("kv.col.per_layer"), 2, T("kv.col.per_layer_help")),
-        "per_token": tables.decimal(T("kv.col.per_token"), 2),
+        "per_layer": tables.count(T("kv.col.per_layer"), T("kv.col.per_layer_help")),
+        "per_token": tables.count(T("kv.col.per_token"), T("kv.col.per_token_help")),
         "state": tables.count(T("kv.col.state"), T("kv.col.state_help")),
-        "at_context": tables.count(T("kv.col.at_context", context=at)),
+        "at_context": tables.count(T("kv.col.at_context", context=at), T("kv.col.at_context_help")),
         "at_context_gib": tables.decimal(T("kv.col.at_context_gib", context=at), 3),
     },
     key="kv.groups",
@@ -188,11 +188,11 @@ tables.show(
         ["part", "gib", "bytes", "share", "formula"],
     ),
     {
-        "part": tables.text(T("kv.col.part"), width="medium"),
+        "part": tables.text(T("kv.col.part")),
         "gib": tables.decimal(T("kv.col.gib"), 2),
-        "bytes": tables.count(T("kv.col.bytes"), width="medium"),
+        "bytes": tables.count(T("kv.col.bytes")),
         "share": tables.share(T("kv.col.share"), T("kv.col.share_help")),
-        "formula": tables.text(T("kv.col.formula"), width="large"),
+        "formula": tables.text(T("kv.col.formula")),
     },
     key="kv.memory",
 )
@@ -217,9 +217,9 @@ tables.show(
         ["differs", "metric", "vllm", "sglang"],
     ),
     {
-        "differs": tables.text("", T("kv.col.differs_help"), width="small"),
-        "metric": tables.text(T("kv.col.metric"), width="medium"),
-        "vllm": tables.text(f"{ENGINE_LABELS['vllm']} {engine_version('vllm')}", width="medium"),
+        "differs": tables.text("", T("kv.col.differs_help")),
+        "metric": tables.text(T("kv.col.metric")),
+        "vllm": tables.text(f"{ENGINE_LABELS['vllm']} {engine_version('vllm')}"),
         "sglang": tables.text(
             f"{ENGINE_LABELS['sglang']} {engine_version('sglang')}", width="medium"
         ),

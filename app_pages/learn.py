@@ -54,8 +54,8 @@ if variants:
             ["design", "what", "kv_per_token", "state", "at_context"],
         ),
         {
-            "design": tables.text(T("learn.col.design"), width="small"),
-            "what": tables.text(T("learn.col.what"), width="large"),
+            "design": tables.text(T("learn.col.design")),
+            "what": tables.text(T("learn.col.what")),
             "kv_per_token": tables.count(T("learn.col.kv_per_token")),
             "state": tables.count(T("learn.col.state")),
             "at_context": tables.decimal(T("learn.col.at_context", context=at), 3),

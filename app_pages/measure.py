@@ -150,16 +150,16 @@ elif isinstance(rows, list):
         ),
         {
             "passed": st.column_config.CheckboxColumn(T("measure.col.passed"), width="small"),
-            "name": tables.text(T("measure.col.name"), width="medium"),
-            "check": tables.text(T("measure.col.check"), width="small"),
+            "name": tables.text(T("measure.col.name")),
+            "check": tables.text(T("measure.col.check")),
             "measured": st.column_config.NumberColumn(
                 T("measure.col.measured"), format="localized", width="medium"
             ),
             "expected": st.column_config.NumberColumn(
                 T("measure.col.expected"), format="localized", width="medium"
             ),
-            "unit": tables.text(T("measure.col.unit"), width="small"),
-            "note": tables.text(T("measure.col.note"), width="large"),
+            "unit": tables.text(T("measure.col.unit")),
+            "note": tables.text(T("measure.col.note")),
         },
         key="measure.kernel_table",
     )

@@ -36,7 +36,7 @@ show.verdict(d)
 
 st.subheader(T("overview.layout"))
 st.markdown(M.layout_words(d, current()))
-show.numbers(C.layout_shown(d, current()), per_row=4)
+show.metrics(C.layout_shown(d, current()))
 reasons, reason_sources = M.layout_reasons(d)
 if reasons:
     with st.expander(T("overview.why_layout")):

@@ -37,8 +37,8 @@ for col, (engine, view) in zip(cols, d.engines.items(), strict=True):
                         ["flag", "reason"],
                     ),
                     {
-                        "flag": tables.text(T("software.col.flag"), width="medium"),
-                        "reason": tables.text(T("software.col.reason"), width="large"),
+                        "flag": tables.text(T("software.col.flag")),
+                        "reason": tables.text(T("software.col.reason")),
                     },
                     key=f"software.flags.{engine}",
                 )

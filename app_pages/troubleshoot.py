@@ -35,7 +35,7 @@ tables.show(
         "score": tables.share(
             T("troubleshoot.page.col.score"), T("troubleshoot.page.col.score_help")
         ),
-        "cause": tables.text(T("troubleshoot.page.col.cause"), width="large"),
+        "cause": tables.text(T("troubleshoot.page.col.cause")),
     },
     key="trouble.ranking",
 )

@@ -7,6 +7,7 @@ chart that says what to read from it (``draw``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
@@ -42,8 +43,12 @@ pio.templates["serving_playbook"] = TEMPLATE
 
 
 def draw(fig: go.Figure, caption: str, key: str | None = None) -> None:
-    """A chart with the app's template (not Streamlit's theme, so every chart looks the same)
-    and the caption that says what to read from it."""
+    """A chart with the app's template (not Streamlit's theme, so every chart looks the same):
+    its title as a heading above it (a plotly title cannot wrap, and two charts side by side
+    would run their titles together), then the caption that says what to read from it."""
+    title = fig.layout.meta.get("title") if isinstance(fig.layout.meta, dict) else None
+    if title:
+        st.markdown(f"**{title}**")
     st.plotly_chart(fig, width="stretch", theme=None, key=key, config={"displaylogo": False})
     st.caption(caption)
 
@@ -70,25 +75,33 @@ ROWS = ("mixer", "FFN")
 
 
 def _layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
+    """The template, the title kept for ``draw`` (shown above the chart), and the legend in a
+    row above the plot, where it cannot collide with the x axis and its title."""
     fig.update_layout(
         template="serving_playbook",
-        title={"text": title, "x": 0, "xanchor": "left"},
+        meta={"title": title},
         height=height,
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        # below the plot: long series names must not run into the title
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0},
+        margin={"l": 10, "r": 20, "t": 10, "b": 10},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "xanchor": "left"},
     )
     return fig
+
+
+def _log_y(fig: go.Figure, title: str) -> None:
+    """A log y axis labelled at powers of ten only (1, 10, 100, 1,000: no 2 / 5 in between)."""
+    fig.update_yaxes(type="log", title=title, dtick=1, tickformat=",d", minor={"showgrid": True})
 
 
 def _context_axis(fig: go.Figure, xs: Sequence[int]) -> None:
     """Context on a log axis, labelled K / M, no two labels close enough to overlap."""
     ticks = context_ticks(xs)
+    pad = 0.06  # in decades: room for the first and last labels inside the plot
     fig.update_xaxes(
         type="log",
         title=T("chart.axis.context"),
         tickvals=list(ticks),
         ticktext=[tokens(x) for x in ticks],
+        range=[math.log10(min(xs)) - pad, math.log10(max(xs)) + pad],
     )
 
 
@@ -183,7 +196,7 @@ def users_fit(series: Sequence[Series], context: int, users: int) -> go.Figure:
             )
         )
     fig.add_vline(x=context, line_dash="dot")
-    fig.update_yaxes(type="log", title=T("chart.users.axis"))
+    _log_y(fig, T("chart.users.axis"))
     return _layout(fig, T("chart.users.title"))
 
 
@@ -213,7 +226,7 @@ def memory(b: MemoryBreakdown) -> go.Figure:
 
 def kv_growth(series: Sequence[GrowthSeries], context: int) -> go.Figure:
     fig = _gib_lines(series, context, 2, mode="lines+markers")
-    fig.update_yaxes(title=T("chart.growth.axis"), type="log")
+    fig.update_yaxes(type="log", title=T("chart.growth.axis"), dtick=1)
     return _layout(fig, T("chart.growth.title"), height=420)
 
 
@@ -246,5 +259,5 @@ def intensity(i: Intensity) -> go.Figure:
         )
     )
     fig.update_xaxes(type="log", title=T("chart.intensity.xaxis"))
-    fig.update_yaxes(type="log", title=T("chart.intensity.yaxis"))
+    _log_y(fig, T("chart.intensity.yaxis"))
     return _layout(fig, T("chart.intensity.title"), height=400)

@@ -27,6 +27,12 @@ def number(s: Shown) -> None:
         st.code(s.formula, language=None, wrap_lines=True)
 
 
+def metrics(items: Sequence[Shown], per_row: int = 4) -> None:
+    """Metrics whose formula is one line: it goes in the tooltip, not an expander."""
+    for col, item in zip(st.columns(per_row), items, strict=False):
+        col.metric(item.label, item.value, help=item.formula)
+
+
 def numbers(items: Sequence[Shown], per_row: int = 3) -> None:
     for start in range(0, len(items), per_row):
         row = items[start : start + per_row]
