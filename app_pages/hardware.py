@@ -52,7 +52,8 @@ with st.container(border=True):
     cols[3].metric(T("hardware.bf16"), tflops(g.bf16_tflops, True))
     facts = [
         ("memory", gib(g.device_memory_bytes), T("hardware.fact.memory_note")),
-        ("vendor_memory", g.memory_label, T("hardware.fact.vendor_memory_note")),
+        ("vendor_memory", T("hardware.vendor_value", label=g.memory_label),
+         T("hardware.fact.vendor_memory_note")),
         ("bandwidth", tb_per_s(g.bandwidth_bytes_per_s), ""),
         ("arch", g.arch, ""),
         ("cc", cc, T("hardware.fact.cc_note")),

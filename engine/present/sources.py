@@ -43,9 +43,8 @@ _FACTS = re.compile(
     r"(?:\s[A-Z][\w/ -]*?:)?"
 )
 # Paths into the team's shared folder (not part of the app): ../shared/seeds/004, /work/shared/…
-_SHARED = re.compile(
-    r"\s*\((?:\.\./|/work/)?shared/[^)]*\)|(?:\.\./|/work/)shared/\S+|\bshared/\S+"
-)
+_SHARED_PAREN = re.compile(r"\s*\((?:\.\./|/work/)?shared/[^)]*\)")
+_SHARED = re.compile(r"(?:\.\./|/work/)shared/\S+|\bshared/\S+")
 _PLAYBOOK_PATH = re.compile(r"Playbook text \((?:\.\./|/work/)?shared/seeds/\d+[^)]*\)")
 _SEEDS = re.compile(r"(?:\.\./|/work/)?shared/seeds/\d+\S*")
 _FACT_BASE = re.compile(r"\bFact base\s*(?:§[\w.]+)?\s*(?:\((?:\.\./|/work/)?shared/[^)]*\))?")
@@ -59,6 +58,7 @@ _ORPHAN = re.compile(r"\(\s*\)|\s+(?=[,;:.)])|^[\s;,:]+|[\s;,:]+$")
 def clean(text: str) -> str:
     """``text`` without internal tags, fact-base section marks or paths into the shared folder."""
     out = _PLAYBOOK_PATH.sub("Serving playbook", text)
+    out = _SHARED_PAREN.sub("", out)
     out = _SEEDS.sub("Serving playbook", out)
     out = _FACT_BASE.sub("", out)
     out = _ENGINE_TABLE.sub(
