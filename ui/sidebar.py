@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import streamlit as st
 
@@ -210,8 +210,10 @@ def _workload_section() -> None:
 def share_link(v: S.View) -> str:
     """The link that reproduces this view (this page, the scenario and the language)."""
     query = "?" + urlencode(S.query())
-    base = str(getattr(st.context, "url", "") or "").split("?", 1)[0]
-    return base + query
+    parts = urlsplit(str(getattr(st.context, "url", "") or ""))
+    if not parts.netloc:  # no browser address (AppTest): the parameters alone
+        return query
+    return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", "", "")) + query
 
 
 def _share_section(v: S.View) -> None:
