@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import ParamSpec, TypeVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 import streamlit as st
 
@@ -13,6 +13,7 @@ from engine.present.artifacts import Artifact
 from engine.present.charts_data import Shown
 from engine.present.sources import SourceRef, collect
 from engine.study import Study
+from ui import tables
 from ui.lang import T, current
 
 P = ParamSpec("P")
@@ -48,6 +49,22 @@ def or_error(call: Callable[P, T_], *args: P.args, **kwargs: P.kwargs) -> T_ | N
     except InputError as err:
         st.error(str(err))
         return None
+
+
+def table(rows: Sequence[Mapping[str, Any]], height: int | None = None) -> None:
+    """A list of dicts as a table (the keys are the headers): numbers keep thousands
+    separators, text columns are sized to fit and wrap past a limit, a missing value shows as
+    "—". Pages with their own column configs use ``ui.tables`` directly."""
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    frame = tables.frame(rows, columns)
+    config: dict[str, Any] = {}
+    for name in columns:
+        values = [row.get(name) for row in rows if row.get(name) is not None]
+        numeric = values and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in values
+        )
+        config[name] = tables.count(name) if numeric else tables.text(name)
+    tables.show(frame, config, rows=None if height is None else max(1, (height - 38) // 35))
 
 
 VERDICT_BOX = {
