@@ -22,4 +22,4 @@ if [ "${#missing[@]}" -gt 0 ]; then
   fc-cache -f >/dev/null 2>&1 || true
 fi
 echo "chromium: $(/usr/bin/chromium --version 2>/dev/null || echo present)"
-echo "Korean font: $(fc-list :lang=ko family | grep -m1 'Noto Sans CJK')"
+echo "Korean font: $(fc-match -f '%{family[0]}' 'sans-serif:lang=ko')"
