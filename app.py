@@ -27,8 +27,8 @@ from ui.lang import T  # noqa: E402
 # multipage app on a fresh server's first run and in AppTest, bypassing this frame.
 PAGES = ROOT / "app_pages"
 
-st.set_page_config(page_title="Serving Playbook", page_icon="🧭", layout="wide")
 S.init()  # the scenario and the language, from the link on a session's first run
+st.set_page_config(page_title=T("app.title"), page_icon="🧭", layout="wide")
 
 
 def page(name: str, default: bool = False) -> st.Page:

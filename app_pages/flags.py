@@ -36,7 +36,7 @@ st.caption(
 )
 show.verdict(d)
 
-reasons, reason_sources = M.layout_reasons(d)
+reasons, reason_sources = M.layout_reasons(d, current())
 order = [s.engine] + [e for e in ("vllm", "sglang") if e != s.engine]
 for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict=True):
     with tab:

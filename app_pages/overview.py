@@ -37,7 +37,7 @@ show.verdict(d)
 st.subheader(T("overview.layout"))
 st.markdown(M.layout_words(d, current()))
 show.metrics(C.layout_shown(d, current()))
-reasons, reason_sources = M.layout_reasons(d)
+reasons, reason_sources = M.layout_reasons(d, current())
 if reasons:
     with st.expander(T("overview.why_layout")):
         st.markdown("\n".join(f"- {r}" for r in reasons))

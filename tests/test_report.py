@@ -249,6 +249,12 @@ CASES = [
     {"model": "meta-llama/Llama-2-70b-hf", "gpu": "L4", "gpus_per_node": 1},
     {"model": "Qwen/Qwen2.5-VL-7B-Instruct", "gpu": "L4", "gpus_per_node": 1, "context": 128_000},
     {"model": "meta-llama/Llama-3.1-70B-Instruct", "gpu": "H100", "gpus_per_node": 2, "users": 200},
+    {"model": "deepseek-ai/DeepSeek-V3.2", "gpu": "B200", "users": 256},
+    {"model": "deepseek-ai/DeepSeek-V2-Lite", "gpu": "H100", "users": 512},
+    {"model": "meta-llama/Llama-3.1-70B-Instruct", "gpu": "H100", "latency": "latency"},
+    {"model": "deepseek-ai/DeepSeek-V3", "gpu": "H100", "nodes": 2},
+    {"model": "tiiuae/falcon-7b-instruct", "gpu": "L40S", "gpus_per_node": 2, "tp": 1},
+    {"model": "meta-llama/Meta-Llama-3.1-8B", "gpus_per_node": 8, "users": 200},
 ]
 
 
@@ -280,3 +286,17 @@ def test_every_gate_name_has_a_korean_message() -> None:
                 continue
             names |= {g.name for g in st.gates.gates}
     assert names <= set(M.GATE_KEYS), names - set(M.GATE_KEYS)
+
+
+@pytest.mark.parametrize("fields", CASES, ids=lambda f: f"{f['model']}@{f.get('gpu', 'H200')}")
+def test_the_layout_reasons_are_worded_from_the_same_decisions(fields: dict[str, object]) -> None:
+    """The catalog's English wording of the layout search's reasons is the engine's own text
+    (less its sources): a changed reason in engine/launch/layout.py shows up here."""
+    fields = dict(fields)
+    st = run(str(fields.pop("model")), **fields)
+    english, sources = M.layout_reasons(st)
+    assert M._reasons_in(st, "en") == english
+    korean, _ = M.layout_reasons(st, "ko")
+    assert [numbers(k) for k in korean] == [numbers(e) for e in english]
+    assert all(not has_internal_marks(r) for r in english)
+    assert all(s for s in sources)

@@ -87,9 +87,49 @@ def layout_words(st: Study, lang: Lang = DEFAULT_LANG) -> str:
     )
 
 
-def layout_reasons(st: Study) -> tuple[list[str], list[str]]:
+def _reasons_in(st: Study, lang: Lang) -> list[str]:
+    """The layout search's reasons (engine/launch/layout.py ``_reasons``) worded in ``lang``:
+    the same decisions, in the same order, with the same numbers."""
+    s = st.scenario
+    fam = st.family
+    c = st.fit
+    lay = c.layout
+    split = lay.split
+    rules = layout_rules()
+    out: list[str] = []
+    if s.pinned:
+        out.append(t("layout.reason.pinned", lang))
+    if not c.weights_fit:
+        out.append(t("layout.reason.no_fit", lang))
+        return out
+    if split.gpus > s.gpus_per_node:
+        out.append(t("layout.reason.spans_nodes", lang, gpus=split.gpus, per_node=s.gpus_per_node))
+    if fam.moe and fam.attention_family in ("MLA", "DSA"):
+        family = fam.attention_family
+        if lay.dp > 1:
+            key = "dp_attention_dsa" if family == "DSA" else "dp_attention_mla"
+            users = rules.dp_attention_min_users
+            out.append(t(f"layout.reason.{key}", lang, family=family, dp=lay.dp, users=users))
+        else:
+            out.append(t("layout.reason.tp_latent", lang, family=family, users=s.users))
+    elif lay.replicas > 1 and split.gpus < s.gpus_per_node * s.nodes:
+        out.append(t("layout.reason.replicate", lang, tp=lay.tp, replicas=lay.replicas))
+    elif s.latency == "latency" and lay.tp > 1:
+        out.append(t("layout.reason.latency", lang, tp=lay.tp))
+    if lay.ep:
+        out.append(t("layout.reason.ep", lang, experts=fam.num_experts, ranks=split.moe_group))
+    elif fam.moe and split.moe_group > 1:
+        out.append(t("layout.reason.sliced", lang, ranks=split.moe_group))
+    if not c.context_fits:
+        out.append(t("layout.reason.context", lang, context=f"{c.context:,}"))
+    return out
+
+
+def layout_reasons(st: Study, lang: Lang = DEFAULT_LANG) -> tuple[list[str], list[str]]:
     """Why the layout search picked this layout, as sentences without their sources, and the
-    sources (for a "Sources" list): the engine writes each rule's source in parentheses."""
+    sources (for a "Sources" list): the engine writes each rule's source in parentheses.
+    English is the engine's own sentences; another language words the same reasons, unless the
+    engine gave a reason this module does not know (then English, rather than a wrong one)."""
     rules = layout_rules()
     known = [
         rules.dsa_source,
@@ -106,6 +146,10 @@ def layout_reasons(st: Study) -> tuple[list[str], list[str]]:
                 used.append(src)
                 reason = reason.replace(f" ({src})", "").replace(f": {src})", ")")
         reasons.append(clean(reason))
+    if lang != DEFAULT_LANG:
+        worded = _reasons_in(st, lang)
+        if len(worded) == len(reasons):
+            reasons = worded
     return reasons, list(dict.fromkeys(used))
 
 

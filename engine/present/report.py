@@ -188,7 +188,7 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
         ],
     )  # fmt: skip
     out += ["", "## " + t("report.layout", lang), "", escape_markdown(M.layout_words(st, lang))]
-    reasons, _ = M.layout_reasons(st)
+    reasons, _ = M.layout_reasons(st, lang)
     out += [f"- {escape_markdown(r)}" for r in reasons]
     out += ["", "## " + t("report.numbers", lang), ""]
     shown = [
