@@ -6,7 +6,6 @@ import streamlit as st
 from engine.hardware.gates import kernel_gates
 from engine.present import charts_data as C
 from engine.present import messages as M
-from engine.present.sources import clean
 from engine.present.units import gib, tb_per_s
 from ui import show, tables
 from ui import state as S
@@ -76,8 +75,6 @@ with st.container(border=True):
         },
         key="hardware.facts",
     )
-    if g.note:
-        st.caption(T("hardware.note", note=clean(g.note)))
 
 st.subheader(T("hardware.gates"))
 st.caption(T("hardware.gates_caption"))
@@ -92,4 +89,7 @@ show.numbers(C.fit_shown(d, lang))
 
 kg = kernel_gates()
 family_source = {"DSA": kg.dsa.source, "MLA": kg.mla.source}.get(d.family.attention_family, "")
-show.sources([g.source, g.device_memory_source, family_source, kg.weights["source"]])
+show.sources(
+    [g.source, g.device_memory_source, family_source, kg.weights["source"]],
+    notes=[g.note] if g.note else [],
+)

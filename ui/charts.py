@@ -258,6 +258,6 @@ def intensity(i: Intensity) -> go.Figure:
             line={"dash": "dash", "color": "black"},
         )
     )
-    fig.update_xaxes(type="log", title=T("chart.intensity.xaxis"))
+    fig.update_xaxes(type="log", title=T("chart.intensity.xaxis"), dtick=1, tickformat=",d")
     _log_y(fig, T("chart.intensity.yaxis"))
     return _layout(fig, T("chart.intensity.title"), height=400)

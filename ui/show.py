@@ -11,7 +11,7 @@ from engine.errors import InputError
 from engine.present import messages as M
 from engine.present.artifacts import Artifact
 from engine.present.charts_data import Shown
-from engine.present.sources import SourceRef, collect
+from engine.present.sources import SourceRef, clean, collect, escape_markdown
 from engine.study import Study
 from ui import tables
 from ui.lang import T, current
@@ -106,11 +106,15 @@ def gates(study: Study) -> None:
 
 
 def sources(
-    items: Iterable[str | SourceRef], *, expanded: bool = False, inline: bool = False
+    items: Iterable[str | SourceRef],
+    *,
+    expanded: bool = False,
+    inline: bool = False,
+    notes: Sequence[str] = (),
 ) -> None:
     """A "Sources" expander (``inline``: a captioned list, for use inside another expander):
     each source once, as a readable title and a link where one exists (never the fact base's
-    tags)."""
+    tags). ``notes``: what the data files say about these facts, under the list."""
     refs: list[SourceRef] = []
     texts: list[str] = []
     for item in items:
@@ -122,6 +126,8 @@ def sources(
     if not refs:
         return
     body = "\n".join(f"- {r.markdown()}" for r in refs)
+    for note in notes:
+        body += "\n\n" + T("common.data_note", note=escape_markdown(clean(note)))
     if inline:
         st.caption(T("common.sources"))
         st.markdown(body)
