@@ -147,3 +147,22 @@ def test_a_model_read_from_the_bundled_copy_says_so(monkeypatch: pytest.MonkeyPa
     assert state(at).source == "hub"
     assert any("Offline: using the bundled copy" in i.value for i in at.info)
     assert metric_starting(at, "KV per token (one GPU") == "147,456 B"
+
+
+def test_every_message_the_app_names_is_in_both_catalogs() -> None:
+    """Each literal key the pages, the sidebar and engine/present look up exists in English and
+    Korean (a key built from a value, e.g. f"nav.{name}", is covered by the page tests)."""
+    import re
+    from pathlib import Path
+
+    from engine.i18n import catalog
+
+    root = Path(__file__).resolve().parent.parent
+    files = [root / "app.py", *(root / "app_pages").glob("*.py"), *(root / "ui").glob("*.py")]
+    files += list((root / "engine" / "present").glob("*.py"))
+    literal = re.compile(r"\b[Tt]\(\s*\"([a-z_]+(?:\.[\w-]+)+)\"")
+    keys = {k for f in files for k in literal.findall(f.read_text(encoding="utf-8"))}
+    assert len(keys) > 200
+    for lang in ("en", "ko"):
+        missing = sorted(k for k in keys if k not in catalog(lang))  # type: ignore[arg-type]
+        assert missing == [], (lang, missing)
