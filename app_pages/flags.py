@@ -53,7 +53,7 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
             )
             continue
         if not p.runnable:
-            st.error(T("flags.blocked", why="; ".join(clean(b) for b in p.blocked_by)))
+            st.error(T("flags.blocked", why="; ".join(M.blocked(d, p, lang))))
         st.code(shell(p), language="bash")
         if len(p.commands) > 1:
             with st.expander(T("flags.every_node", n=len(p.commands))):

@@ -47,7 +47,7 @@ plan = d.plan
 if plan is not None:
     st.subheader(T("overview.command", engine=engine, version=plan.engine_version))
     if not plan.runnable:
-        st.error(T("flags.blocked", why="; ".join(clean(b) for b in plan.blocked_by)))
+        st.error(T("flags.blocked", why="; ".join(M.blocked(d, plan, current()))))
     st.code(shell(plan), language="bash")
     if len(plan.commands) > 1:
         st.caption(T("overview.multi_node", n=len(plan.commands)))

@@ -272,6 +272,13 @@ def test_korean_verdicts_and_gates_carry_the_english_numbers(fields: dict[str, o
         assert g_ko.title != g_en.title or g_en.title.isupper()  # translated
         assert numbers(g_ko.reason) == numbers(g_en.reason), (g_ko.reason, g_en.reason)
         assert bool(g_ko.tips) == bool(g_en.tips)
+    for view in st.engines.values():
+        if view.plan is not None:
+            ko_blocked = M.blocked(st, view.plan, "ko")
+            assert len(ko_blocked) == len(view.plan.blocked_by)
+            failed = [g for g in M.gates(st, "en") if g.status == "fail"]
+            for g, ko_item in zip(failed, ko_blocked, strict=False):  # the gates come first
+                assert numbers(ko_item) == sorted(numbers(g.reason) + numbers(" ".join(g.tips)))
 
 
 def test_every_gate_name_has_a_korean_message() -> None:

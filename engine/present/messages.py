@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from engine.hardware.gates import Gate, kernel_gates
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.layout import Candidate, Layout, layout_rules
+from engine.launch.plan import LaunchPlan
 from engine.present.sources import clean
 from engine.present.units import gib, tokens
 
@@ -316,3 +317,21 @@ def gate(g: Gate, st: Study, lang: Lang = DEFAULT_LANG) -> Worded:
 
 def gates(st: Study, lang: Lang = DEFAULT_LANG) -> list[Worded]:
     return [gate(g, st, lang) for g in st.gates.gates]
+
+
+def blocked(st: Study, plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> list[str]:
+    """Why a launch plan is blocked: the failing gates, and the plan's own weights when they do
+    not fit (engine/launch/plan.py lists both), in ``lang``; English is the plan's own text."""
+    if lang == DEFAULT_LANG or not plan.blocked_by:
+        return [clean(b) for b in plan.blocked_by]
+    out = []
+    for g in st.gates.gates:
+        if g.status != "fail":
+            continue
+        w = gate(g, st, lang)
+        key = "blocked.item_fix" if w.tips else "blocked.item"
+        out.append(t(key, lang, name=w.title, reason=w.reason, fix=w.tips[0] if w.tips else ""))
+    if len(out) < len(plan.blocked_by):  # this engine's weights do not fit at the layout
+        reason = _fit_reason(plan.fit, lang)
+        out.append(t("blocked.item", lang, name=t("gate.fit.name", lang), reason=reason))
+    return out

@@ -217,7 +217,8 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
         out += ["", "## " + t("report.launch", lang, engine=ENGINE_LABELS[engine],
                                 version=plan.engine_version, chosen=chosen), ""]  # fmt: skip
         if not plan.runnable:
-            out.append(escape_markdown(t("report.blocked", lang, why="; ".join(plan.blocked_by))))
+            why = "; ".join(M.blocked(st, plan, lang))
+            out.append(escape_markdown(t("report.blocked", lang, why=why)))
             out.append("")
         if len(plan.commands) == 1:
             out.append(_fence(shell(plan), "bash"))
