@@ -2,6 +2,7 @@
 
 Every page reads the same view (model, GPU, options, diagnosis) that the sidebar builds from
 the state in ``st.session_state``; the state is mirrored in the URL so a link reproduces it.
+Titles and every text come from the message catalog of the reader's language (``?lang=ko``).
 """
 
 from __future__ import annotations
@@ -20,32 +21,34 @@ if str(ROOT) not in sys.path:  # AppTest and `streamlit run` from elsewhere
 from engine.errors import InputError  # noqa: E402
 from ui import sidebar  # noqa: E402
 from ui import state as S  # noqa: E402
+from ui.lang import T  # noqa: E402
 
 # Not "pages/": Streamlit treats a pages/ folder next to the entry script as a v1
 # multipage app on a fresh server's first run and in AppTest, bypassing this frame.
 PAGES = ROOT / "app_pages"
 
-st.set_page_config(page_title="Serving Playbook", page_icon="🧭", layout="wide")
+S.init()  # the scenario and the language, from the link on a session's first run
+st.set_page_config(page_title=T("app.title"), page_icon="🧭", layout="wide")
+
+
+def page(name: str, default: bool = False) -> st.Page:
+    """A page of app_pages/, titled in the reader's language (the URL path stays English)."""
+    return st.Page(PAGES / f"{name}.py", title=T(f"nav.{name}"), url_path=name, default=default)
+
 
 nav = st.navigation(
     {
-        "Start": [
-            st.Page(PAGES / "overview.py", title="Overview", url_path="overview", default=True),
-            st.Page(PAGES / "choose_model.py", title="Choose a model", url_path="choose_model"),
+        T("nav.section.start"): [page("overview", default=True), page("choose_model")],
+        T("nav.section.diagnosis"): [
+            page("family"),
+            page("kv_cache"),
+            page("hardware"),
+            page("software"),
+            page("flags"),
+            page("lint"),
+            page("measure"),
         ],
-        "Diagnosis": [
-            st.Page(PAGES / "family.py", title="1 Family", url_path="family"),
-            st.Page(PAGES / "kv_cache.py", title="2 KV cache", url_path="kv_cache"),
-            st.Page(PAGES / "hardware.py", title="3 Hardware", url_path="hardware"),
-            st.Page(PAGES / "software.py", title="4 Software", url_path="software"),
-            st.Page(PAGES / "flags.py", title="5 Flags", url_path="flags"),
-            st.Page(PAGES / "lint.py", title="Lint a command", url_path="lint"),
-            st.Page(PAGES / "measure.py", title="6 Measure", url_path="measure"),
-        ],
-        "Help": [
-            st.Page(PAGES / "troubleshoot.py", title="Troubleshoot", url_path="troubleshoot"),
-            st.Page(PAGES / "learn.py", title="Learn", url_path="learn"),
-        ],
+        T("nav.section.help"): [page("troubleshoot"), page("learn")],
     }
 )
 
@@ -62,13 +65,9 @@ def guarded(step: Callable[[], object]) -> None:
         st.error(str(err))
     except Exception:
         log.exception("page failed")
-        st.error(
-            "Something went wrong while drawing this part of the page; the error was logged. "
-            "Change a choice or pick another model to continue."
-        )
+        st.error(T("error.unexpected"))
 
 
-S.init()
 guarded(sidebar.draw)
 S.sync_query_params()
 for warning in st.session_state.get(S.WARNINGS, []):

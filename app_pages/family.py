@@ -3,41 +3,60 @@
 import streamlit as st
 
 from engine.present import charts_data as C
-from ui import charts, show
+from engine.present.sources import clean
+from ui import charts, tables
 from ui import state as S
+from ui.lang import T
 
-st.title("1 Family")
+st.title(T("nav.family"))
 d = S.study_or_stop()
 fam = d.family
-st.caption(f"{d.model.name} · {d.config.architecture} · model_type `{d.config.model_type or '—'}`")
+st.caption(
+    T(
+        "family.caption",
+        model=d.model.name,
+        architecture=d.config.architecture,
+        model_type=d.config.model_type or "—",
+    )
+)
 
 with st.container(border=True):
     st.subheader(fam.summary())
     cols = st.columns(5)
-    cols[0].metric("Attention", fam.attention_family)
+    cols[0].metric(T("family.attention"), fam.attention_family, help=T("family.attention_help"))
     cols[1].metric(
-        "MoE",
-        f"{fam.experts_per_token}/{fam.num_experts}" if fam.moe else "no (dense)",
-        help=f"{fam.shared_experts} shared expert(s)" if fam.moe else None,
+        T("family.moe"),
+        f"{fam.experts_per_token}/{fam.num_experts}" if fam.moe else T("family.dense"),
+        help=T("family.moe_help", shared=fam.shared_experts) if fam.moe else None,
     )
-    cols[2].metric("MTP heads", str(fam.mtp_layers) if fam.mtp_layers else "none")
-    cols[3].metric("Multimodal", f"{fam.fusion} fusion" if fam.multimodal else "no (text)")
-    window = []
-    if fam.sliding_window:
-        window.append("sliding")
-    if fam.chunked_local:
-        window.append("chunked")
-    cols[4].metric("Sliding / local window", " + ".join(window) if window else "no")
+    cols[2].metric(T("family.mtp"), str(fam.mtp_layers) if fam.mtp_layers else T("common.none"))
+    cols[3].metric(
+        T("family.multimodal"),
+        T(f"family.fusion_{fam.fusion or 'unknown'}") if fam.multimodal else T("family.text"),
+    )
+    window = "sliding" if fam.sliding_window else ""
+    window = "both" if fam.sliding_window and fam.chunked_local else window
+    window = "chunked" if fam.chunked_local and not fam.sliding_window else window
+    cols[4].metric(T("family.window"), T(f"family.window_{window or 'no'}"))
     if fam.linear_kind:
-        st.caption(f"Linear mixer: {C.MIXER_LABELS.get(fam.linear_kind, fam.linear_kind)}")
+        st.caption(T("family.linear", mixer=C.MIXER_LABELS.get(fam.linear_kind, fam.linear_kind)))
 
-st.subheader("Evidence")
-st.caption("Each verdict above comes from these config fields and the rule applied to them.")
-show.table(
-    [{"field": e.field, "value": e.value, "rule": e.rule} for e in C.evidence_rows(d)],
+st.subheader(T("family.evidence"))
+st.caption(T("family.evidence_caption"))
+evidence = C.evidence_rows(d)
+tables.show(
+    tables.frame(
+        [{"field": e.field, "value": e.value, "rule": clean(e.rule)} for e in evidence],
+        ["field", "value", "rule"],
+    ),
+    {
+        "field": tables.text(T("family.col.field")),
+        "value": tables.text(T("family.col.value")),
+        "rule": tables.text(T("family.col.rule")),
+    },
+    key="family.evidence",
 )
 
-st.subheader("Layer pattern")
+st.subheader(T("family.pattern"))
 strip = C.layer_strip(d.architecture)
-st.plotly_chart(charts.layer_strip(strip), width="stretch")
-st.caption(strip.summary())
+charts.draw(charts.layer_strip(strip), T("family.pattern_caption", summary=strip.summary()))

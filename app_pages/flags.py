@@ -5,90 +5,165 @@ import streamlit as st
 
 from engine.launch.advisors import engine_advice, moe_comm_advice
 from engine.launch.k8s import kubernetes_yaml, manifest_name
-from engine.launch.render import docker, script, shell
+from engine.launch.render import docker, shell
 from engine.present import charts_data as C
+from engine.present import messages as M
+from engine.present.artifacts import launch_artifacts
 from engine.present.report import candidate_json
+from engine.present.sources import clean
 from engine.scenario import ENGINE_LABELS
-from ui import show
+from ui import show, tables
 from ui import state as S
+from ui.lang import T, current
 
+st.title(T("nav.flags"))
 d = S.study_or_stop()
 s = d.scenario
-st.title("5 Flags")
+lang = current()
 st.caption(
-    f"{d.model.name} on {s.total_gpus} × {d.gpu.key}, {s.users:,} users at {d.context_asked:,} "
-    f"tokens, prefix overlap {s.prefix_overlap} %, {s.latency} priority."
+    T(
+        "flags.caption",
+        model=d.model.name,
+        n=s.total_gpus,
+        gpu=d.gpu.key,
+        users=f"{s.users:,}",
+        context=f"{d.context_asked:,}",
+        prefix=s.prefix_overlap,
+        latency=T(f"sidebar.priority.{s.latency}"),
+    )
 )
 show.verdict(d)
 
+reasons, reason_sources = M.layout_reasons(d, current())
 order = [s.engine] + [e for e in ("vllm", "sglang") if e != s.engine]
 for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict=True):
     with tab:
         view = d.engines[engine]
         p = view.plan
         if p is None:
-            st.error(f"{ENGINE_LABELS[engine]} cannot run {d.layout.describe()}: {view.problem}")
+            st.error(
+                T(
+                    "flags.cannot_run",
+                    engine=ENGINE_LABELS[engine],
+                    layout=M.layout_name(d.layout, lang),
+                    problem=clean(view.problem or ""),
+                )
+            )
             continue
         if not p.runnable:
-            st.error("Blocked: " + "; ".join(p.blocked_by))
+            st.error(T("flags.blocked", why="; ".join(M.blocked(d, p, lang))))
+        for warning in p.warnings:
+            st.warning(clean(warning))
         st.code(shell(p), language="bash")
-        st.download_button(
-            "Download launch script (.sh)",
-            script(p),
-            file_name=f"launch-{engine}.sh",
-            mime="text/x-shellscript",
-            key=f"flags.dl.{engine}",
+        if len(p.commands) > 1:
+            with st.expander(T("flags.every_node", n=len(p.commands))):
+                for c in p.commands:
+                    st.markdown(T("flags.node", node=c.node, role=T(f"flags.role.{c.role}")))
+                    st.code(shell(p, c), language="bash")
+        show.downloads(launch_artifacts(d, p), f"flags.dl.{engine}")
+        st.markdown(T("flags.layout", layout=M.layout_name(p.layout, lang)))
+        st.markdown("\n".join(f"- {r}" for r in reasons))
+        st.markdown(T("flags.why_each"))
+        tables.show(
+            tables.frame(
+                [{"flag": f.flag, "value": f.value, "reason": clean(f.reason)} for f in p.flags],
+                ["flag", "value", "reason"],
+            ),
+            {
+                "flag": tables.text(T("flags.col.flag")),
+                "value": tables.text(T("flags.col.value")),
+                "reason": tables.text(T("flags.col.reason")),
+            },
+            key=f"flags.flags.{engine}",
         )
-        st.markdown(f"**Layout:** {p.layout.describe()}")
-        for reason in d.search.reasons:
-            st.markdown(f"- {reason}")
-        st.markdown("**Why each flag is there**")
-        for f in p.flags:
-            st.markdown(f"- `{' '.join(f.tokens)}` — {f.reason}")
         if p.env:
-            st.markdown("**Environment**")
-            for e in p.env:
-                st.markdown(f"- `{e.name}={e.value}` — {e.reason}")
-        with st.expander("Left to the engine on purpose"):
-            for x in p.left_to_engine:
-                st.markdown(f"- `{x.flag}` — {x.reason}")
-        with st.expander("Notes"):
-            for n in p.notes:
-                st.markdown(f"- {n}")
-        with st.expander("docker run"):
-            st.code(docker(p), language="bash")
-        with st.expander("Kubernetes manifest"):
+            st.markdown(T("flags.env"))
+            tables.show(
+                tables.frame(
+                    [{"name": e.name, "value": e.value, "reason": clean(e.reason)} for e in p.env],
+                    ["name", "value", "reason"],
+                ),
+                {
+                    "name": tables.text(T("flags.col.env")),
+                    "value": tables.text(T("flags.col.value")),
+                    "reason": tables.text(T("flags.col.reason")),
+                },
+                key=f"flags.env.{engine}",
+            )
+        with st.expander(T("flags.left")):
+            tables.show(
+                tables.frame(
+                    [{"flag": x.flag, "reason": clean(x.reason)} for x in p.left_to_engine],
+                    ["flag", "reason"],
+                ),
+                {
+                    "flag": tables.text(T("flags.col.flag")),
+                    "reason": tables.text(T("flags.col.reason")),
+                },
+                key=f"flags.left.{engine}",
+            )
+        if p.notes:
+            with st.expander(T("flags.notes")):
+                st.markdown("\n".join(f"- {clean(n)}" for n in p.notes))
+        with st.expander(T("flags.docker")):
+            for c in p.commands:
+                st.code(docker(p, c), language="bash")
+        with st.expander(T("flags.kubernetes")):
             st.code(kubernetes_yaml(p, manifest_name(p.model_name)), language="yaml")
 
-st.subheader("Layouts compared")
-show.table(
-    [
-        {
-            "layout": c["layout"],
-            "weights per GPU (GiB)": round(c["weights_per_gpu"] / 2**30, 1),
-            "KV space per GPU (GiB)": round(c["kv_space_per_gpu"] / 2**30, 1),
-            "context": c["context"],
-            "users": c["users"],
-            "why not first": "; ".join(c["why_not"]),
-        }
-        for c in (candidate_json(x) for x in d.search.candidates[:12])
-    ]
+st.subheader(T("flags.compared"))
+st.caption(T("flags.compared_caption"))
+tables.show(
+    tables.frame(
+        [
+            {
+                "layout": M.layout_name(c.layout, lang),
+                "gpus": c.layout.gpus,
+                "weights": C.in_gib(j["weights_per_gpu"]),
+                "kv_space": C.in_gib(j["kv_space_per_gpu"]),
+                "used": (j["weights_per_gpu"] + j["reserve_per_gpu"]) / j["memory_per_gpu"]
+                if j["memory_per_gpu"]
+                else 0.0,
+                "context": j["context"],
+                "users": j["users"],
+                "why_not": "; ".join(clean(w) for w in j["why_not"]) or None,
+            }
+            for c, j in ((x, candidate_json(x)) for x in d.search.candidates[:12])
+        ],
+        ["layout", "gpus", "weights", "kv_space", "used", "context", "users", "why_not"],
+    ),
+    {
+        "layout": tables.text(T("flags.col.layout")),
+        "gpus": tables.count(T("flags.col.gpus")),
+        "weights": tables.decimal(T("flags.col.weights"), 1),
+        "kv_space": tables.decimal(T("flags.col.kv_space"), 1),
+        "used": tables.share(T("flags.col.used"), T("flags.col.used_help")),
+        "context": tables.count(T("flags.col.context")),
+        "users": tables.count(T("flags.col.users")),
+        "why_not": tables.text(T("flags.col.why_not")),
+    },
+    key="flags.compared",
 )
 
-st.subheader("Advisors")
+st.subheader(T("flags.advisors"))
 left, right = st.columns(2)
+advice_sources: list[str] = []
 with left:
     advice = engine_advice(s.prefix_overlap, replicas=C.instances(d))
+    advice_sources.append(advice.source)
     st.markdown(
-        f"**Engine at {s.prefix_overlap} % prefix overlap: "
-        f"{ENGINE_LABELS.get(advice.engine, advice.engine)}**"
+        T(
+            "flags.engine_advice",
+            prefix=s.prefix_overlap,
+            engine=ENGINE_LABELS.get(advice.engine, T("flags.either")),
+        )
     )
-    for r in advice.reasoning:
-        st.markdown(f"- {r}")
-    st.caption(f"Routing: {advice.routing}")
+    st.markdown("\n".join(f"- {clean(r)}" for r in advice.reasoning))
+    st.caption(T("flags.routing", routing=clean(advice.routing)))
 with right:
     if d.family.moe:
-        c = moe_comm_advice(s.nodes, "mixed")
-        st.markdown(f"**MoE all-to-all on {s.nodes} node(s)**")
-        for r in c.reasoning:
-            st.markdown(f"- {r}")
+        comm = moe_comm_advice(s.nodes, "mixed")
+        advice_sources.append(comm.source)
+        st.markdown(T("flags.moe_advice", nodes=s.nodes))
+        st.markdown("\n".join(f"- {clean(r)}" for r in comm.reasoning))
+show.sources([*reason_sources, *advice_sources])

@@ -3,55 +3,93 @@ and whether the checkpoint fits."""
 
 import streamlit as st
 
+from engine.hardware.gates import kernel_gates
 from engine.present import charts_data as C
-from ui import show
+from engine.present import messages as M
+from engine.present.units import gib, tb_per_s
+from ui import show, tables
 from ui import state as S
+from ui.lang import T, current
 
+st.title(T("nav.hardware"))
 d = S.study_or_stop()
 g = d.gpu
-st.title("3 Hardware")
+lang = current()
 st.caption(
-    f"{d.model.name} on {d.scenario.gpus_per_node} × {g.name} × {d.scenario.nodes} node(s), "
-    f"layout {d.layout.describe()}."
+    T(
+        "hardware.caption",
+        model=d.model.name,
+        per_node=d.scenario.gpus_per_node,
+        gpu=g.name,
+        nodes=d.scenario.nodes,
+        layout=M.layout_name(d.layout, lang),
+    )
 )
+cc = f"{g.compute_capability[0]}.{g.compute_capability[1]}" if g.compute_capability else "—"
+
+
+def tflops(value: float | None, supported: bool) -> str:
+    if value:
+        return T("hardware.tflops", n=f"{value:,.0f}")
+    return T("common.yes") if supported else T("common.no")
+
 
 with st.container(border=True):
     st.subheader(g.name)
     cols = st.columns(4)
     cols[0].metric(
-        "Memory",
-        C.gib(g.device_memory_bytes),
-        help=f"as the device reports it; the vendor states {g.memory_label}",
+        T("hardware.memory"),
+        gib(g.device_memory_bytes),
+        help=T(
+            "hardware.memory_help",
+            bytes=f"{g.device_memory_bytes:,}",
+            vendor=g.memory_label,
+        ),
     )
-    cols[1].metric("Bandwidth", C.tb_per_s(g.bandwidth_bytes_per_s))
-    cc = (
-        f" (CC {g.compute_capability[0]}.{g.compute_capability[1]})" if g.compute_capability else ""
+    cols[1].metric(T("hardware.bandwidth"), tb_per_s(g.bandwidth_bytes_per_s))
+    cols[2].metric(T("hardware.arch"), g.arch, help=T("hardware.arch_help", cc=cc))
+    cols[3].metric(T("hardware.bf16"), tflops(g.bf16_tflops, True))
+    facts = [
+        ("memory", gib(g.device_memory_bytes), T("hardware.fact.memory_note")),
+        ("vendor_memory", T("hardware.vendor_value", label=g.memory_label),
+         T("hardware.fact.vendor_memory_note")),
+        ("bandwidth", tb_per_s(g.bandwidth_bytes_per_s), ""),
+        ("arch", g.arch, ""),
+        ("cc", cc, T("hardware.fact.cc_note")),
+        ("generation", g.generation, ""),
+        ("interconnect", g.interconnect, T("hardware.fact.interconnect_note",
+                                           gbps=f"{g.interconnect_gbps:,.0f}")),
+        ("bf16", tflops(g.bf16_tflops, True), T("hardware.fact.dense_note")),
+        ("fp8", tflops(g.fp8_tflops, g.fp8), T("hardware.fact.dense_note")),
+        ("fp4", tflops(g.fp4_tflops, g.fp4), T("hardware.fact.dense_note")),
+    ]  # fmt: skip
+    tables.show(
+        tables.frame(
+            [{"fact": T(f"hardware.fact.{k}"), "value": v, "note": n or None} for k, v, n in facts],
+            ["fact", "value", "note"],
+        ),
+        {
+            "fact": tables.text(T("hardware.col.fact")),
+            "value": tables.text(T("hardware.col.value")),
+            "note": tables.text(T("hardware.col.note")),
+        },
+        key="hardware.facts",
     )
-    cols[2].metric("Architecture", f"{g.arch}{cc}", help=g.generation)
-    cols[3].metric("Interconnect", f"{g.interconnect_gbps:,.0f} GB/s", help=g.interconnect)
-    cols = st.columns(4)
-    cols[0].metric("BF16 dense", f"{g.bf16_tflops:,.0f} TFLOPS")
-    cols[1].metric(
-        "FP8", f"{g.fp8_tflops:,.0f} TFLOPS" if g.fp8_tflops else ("yes" if g.fp8 else "no")
-    )
-    cols[2].metric(
-        "FP4", f"{g.fp4_tflops:,.0f} TFLOPS" if g.fp4_tflops else ("yes" if g.fp4 else "no")
-    )
-    cols[3].metric("Generation", g.generation)
-    st.caption(f"Source: {g.source}")
-    if g.note:
-        st.caption(g.note)
 
-st.subheader("Gates")
-MARK = {"pass": ":green[**pass**]", "warn": ":orange[**warn**]", "fail": ":red[**fail**]"}
-report = d.gates
-for x in report.gates:
-    fix = f"  \n  Fix: {x.fix}" if x.fix else ""
-    st.markdown(f"- {MARK.get(x.status, x.status)} **{x.name}** — {x.reason}{fix}")
+st.subheader(T("hardware.gates"))
+st.caption(T("hardware.gates_caption"))
+show.gates(d)
 show.verdict(d)
 if d.min_gpus is not None:
-    st.caption(f"Fewest {g.key} GPUs for one {d.context_asked:,}-token request: {d.min_gpus}.")
+    st.caption(T("hardware.fewest", gpu=g.key, context=f"{d.context_asked:,}", n=d.min_gpus))
 
-st.subheader("Does the checkpoint fit")
-show.numbers(C.weights_shown(d))
-show.numbers(C.fit_shown(d))
+st.subheader(T("hardware.fit"))
+show.numbers(C.weights_shown(d, lang))
+show.numbers(C.fit_shown(d, lang))
+
+kg = kernel_gates()
+family_source = {"DSA": kg.dsa.source, "MLA": kg.mla.source}.get(d.family.attention_family, "")
+show.sources(
+    [g.source, g.device_memory_source, family_source, kg.weights["source"]],
+    notes=[g.note] if g.note else [],
+)

@@ -5,17 +5,15 @@ import streamlit as st
 from engine.present import charts_data as C
 from engine.scenario import ENGINE_LABELS
 from engine.software.tables import engine_version
-from ui import charts, show
+from ui import charts, show, tables
 from ui import state as S
+from ui.lang import T, current
 
 AUTO = "auto"
 
-st.title("2 KV cache")
+st.title(T("nav.kv_cache"))
 s = S.scenario()
-st.caption(
-    f"{s.model} on {s.total_gpus} × {s.gpu}. Bytes are per GPU (one attention TP rank). "
-    "GiB = 2^30 B."
-)
+st.caption(T("kv.caption", model=s.model, n=s.total_gpus, gpu=s.gpu))
 
 
 def _auto(v: object) -> object:
@@ -24,6 +22,13 @@ def _auto(v: object) -> object:
 
 def _unauto(v: object) -> object:
     return None if v == AUTO else v
+
+
+AUTO_LABEL = T("common.auto")  # looked up now: format_func may run outside the script
+
+
+def _auto_label(v: object) -> str:
+    return AUTO_LABEL if v == AUTO else str(v)
 
 
 def _pin_options(total: int, current: int | None) -> tuple[object, ...]:
@@ -36,7 +41,7 @@ c1, c2, c3 = st.columns(3)
 with c1:
     S.bound(
         st.select_slider,
-        "Context (tokens)",
+        T("kv.context"),
         "context",
         "kv.context",
         options=C.context_options(d0.limit.tokens if d0 else None, s.context or 32_768),
@@ -44,120 +49,187 @@ with c1:
         to_widget=lambda v: 32_768 if v is None else v,
     )
     S.bound(
-        st.select_slider, "Concurrent users", "users", "kv.users", options=C.users_options(s.users)
+        st.select_slider,
+        T("sidebar.users"),
+        "users",
+        "kv.users",
+        options=C.users_options(s.users),
     )
 with c2:
     dtypes = C.kv_dtype_options(cfg, d0.gpu.arch) if cfg is not None and d0 else ("auto",)
     S.bound(
         st.selectbox,
-        "KV cache dtype (--kv-cache-dtype)",
+        T("kv.dtype"),
         "kv_dtype",
         "kv.dtype",
         options=dtypes if s.kv_dtype in dtypes else (*dtypes, s.kv_dtype),
+        help=T("kv.dtype_help"),
     )
     S.bound(
         st.select_slider,
-        "Memory fraction",
+        T("kv.fraction"),
         "memory_fraction",
         "kv.mem",
         options=(AUTO, *(round(0.5 + 0.01 * i, 2) for i in range(50))),
         to_widget=_auto,
         from_widget=_unauto,
-        help="vLLM --gpu-memory-utilization / SGLang --mem-fraction-static; auto = the engine's",
+        format_func=_auto_label,
+        help=T("kv.fraction_help"),
     )
 with c3:
     total = s.total_gpus
     S.bound(
         st.select_slider,
-        "Tensor parallel (TP)",
+        T("kv.tp"),
         "tp",
         "kv.tp",
         options=_pin_options(total, s.tp),
         to_widget=_auto,
         from_widget=_unauto,
+        format_func=_auto_label,
+        help=T("kv.tp_help"),
     )
     S.bound(
         st.select_slider,
-        "DP-attention ranks (DP)",
+        T("kv.dp"),
         "dp",
         "kv.dp",
         options=_pin_options(total, s.dp),
         to_widget=_auto,
         from_widget=_unauto,
+        format_func=_auto_label,
+        help=T("kv.dp_help"),
     )
     S.bound(
         st.selectbox,
-        "Expert parallel (EP)",
+        T("kv.ep"),
         "ep",
         "kv.ep",
         options=(AUTO, True, False),
         to_widget=_auto,
         from_widget=_unauto,
-        format_func=lambda v: {AUTO: "auto", True: "on", False: "off"}[v],
+        format_func={AUTO: AUTO_LABEL, True: T("common.on"), False: T("common.off")}.__getitem__,
+        help=T("kv.ep_help"),
     )
 
 d = S.study_or_stop()
+lang = current()
 st.divider()
 show.verdict(d)
-show.numbers(C.kv_headline(d))
-show.numbers(C.fit_shown(d))
+show.numbers(C.kv_headline(d, lang))
+show.numbers(C.fit_shown(d, lang))
 
-st.subheader("By layer group")
+st.subheader(T("kv.groups"))
 rows = C.group_rows(d.kv, max(d.context, 1))
-show.table(
-    [
-        {
-            "layer group": r.label,
-            "layers": r.layers,
-            "B/token per layer": round(r.per_layer_bytes_per_token, 2),
-            "B/token (all its layers)": round(r.bytes_per_token, 2),
-            "constant state B/request": r.state_bytes,
-            f"B per request at {C.tokens(d.context)}": r.bytes_at_context,
-        }
-        for r in rows
-    ],
+at = C.tokens(d.context)
+tables.show(
+    tables.frame(
+        [
+            {
+                "group": r.label,
+                "layers": r.layers,
+                "per_layer": r.per_layer_bytes_per_token,
+                "per_token": r.bytes_per_token,
+                "state": r.state_bytes,
+                "at_context": r.bytes_at_context,
+                "at_context_gib": C.in_gib(r.bytes_at_context),
+            }
+            for r in rows
+        ],
+        ["group", "layers", "per_layer", "per_token", "state", "at_context", "at_context_gib"],
+    ),
+    {
+        "group": tables.text(T("kv.col.group")),
+        "layers": tables.count(T("kv.col.layers")),
+        "per_layer": tables.count(T("kv.col.per_layer"), T("kv.col.per_layer_help")),
+        "per_token": tables.count(T("kv.col.per_token"), T("kv.col.per_token_help")),
+        "state": tables.count(T("kv.col.state"), T("kv.col.state_help")),
+        "at_context": tables.count(T("kv.col.at_context", context=at), T("kv.col.at_context_help")),
+        "at_context_gib": tables.decimal(T("kv.col.at_context_gib", context=at), 3),
+    },
+    key="kv.groups",
 )
-with st.expander("Formulas by layer group"):
+with st.expander(T("kv.group_formulas")):
     for r in rows:
         st.markdown(f"**{r.label}**")
         st.code(r.formula, language=None, wrap_lines=True)
     if d.kv.hybrid is not None:
-        st.markdown("**Hybrid page alignment (vLLM)**")
+        st.markdown(T("kv.hybrid_alignment"))
         st.code(d.kv.hybrid.formula(), language=None, wrap_lines=True)
 
 grid = C.context_grid(C.chart_limit(d))
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(charts.kv_stack(C.kv_vs_context(d.kv, grid), d.context), width="stretch")
+    charts.draw(
+        charts.kv_stack(C.kv_vs_context(d.kv, grid), d.context),
+        T("kv.chart_stack_caption", context=at),
+    )
 with right:
     users = C.users_vs_context(d, dtypes, grid)
-    st.plotly_chart(charts.users_fit(users, d.context, s.users), width="stretch")
+    charts.draw(
+        charts.users_fit(users, d.context, s.users),
+        T("kv.chart_users_caption", users=f"{s.users:,}"),
+    )
 
-breakdown = C.memory_breakdown(d)
-st.plotly_chart(charts.memory(breakdown), width="stretch")
-with st.expander("Formula: memory of one GPU"):
-    for seg in breakdown.segments:
-        st.code(f"{seg.name}: {seg.formula}", language=None, wrap_lines=True)
+breakdown = C.memory_breakdown(d, lang)
+charts.draw(charts.memory(breakdown), T("kv.chart_memory_caption"))
+tables.show(
+    tables.frame(
+        [
+            {
+                "part": seg.name,
+                "gib": C.in_gib(seg.bytes),
+                "bytes": seg.bytes,
+                "share": seg.bytes / breakdown.memory_per_gpu if breakdown.memory_per_gpu else 0.0,
+                "formula": seg.formula,
+            }
+            for seg in breakdown.segments
+        ],
+        ["part", "gib", "bytes", "share", "formula"],
+    ),
+    {
+        "part": tables.text(T("kv.col.part")),
+        "gib": tables.decimal(T("kv.col.gib"), 2),
+        "bytes": tables.count(T("kv.col.bytes")),
+        "share": tables.share(T("kv.col.share"), T("kv.col.share_help")),
+        "formula": tables.text(T("kv.col.formula")),
+    },
+    key="kv.memory",
+)
 
-st.subheader("vLLM and SGLang")
-compare = C.engine_comparison(d)
+st.subheader(T("kv.engines"))
+compare = C.engine_comparison(d, lang)
 if C.sglang_differs(d):
-    st.warning("SGLang sizes this model differently from vLLM; the rows marked ≠ differ.")
+    st.warning(T("kv.sglang_differs"))
 else:
-    st.caption("SGLang stores the same bytes per token as vLLM here.")
-show.table(
-    [
-        {
-            "": "≠" if r.differs else "",
-            "metric": r.metric,
-            f"{ENGINE_LABELS['vllm']} {engine_version('vllm')}": r.vllm,
-            f"{ENGINE_LABELS['sglang']} {engine_version('sglang')}": r.sglang,
-        }
-        for r in compare
-    ],
+    st.caption(T("kv.sglang_same"))
+tables.show(
+    tables.frame(
+        [
+            {
+                "differs": "≠" if r.differs else "",
+                "metric": r.metric,
+                "vllm": r.vllm,
+                "sglang": r.sglang,
+            }
+            for r in compare
+        ],
+        ["differs", "metric", "vllm", "sglang"],
+    ),
+    {
+        "differs": tables.text("", T("kv.col.differs_help")),
+        "metric": tables.text(T("kv.col.metric")),
+        "vllm": tables.text(f"{ENGINE_LABELS['vllm']} {engine_version('vllm')}"),
+        "sglang": tables.text(
+            f"{ENGINE_LABELS['sglang']} {engine_version('sglang')}", width="medium"
+        ),
+    },
+    key="kv.compare",
 )
 notes = [
-    f"{ENGINE_LABELS[eng]}: {v.kv_dtype.note}" for eng, v in d.engines.items() if v.kv_dtype.note
+    T("kv.dtype_note", engine=ENGINE_LABELS[eng], note=v.kv_dtype.note)
+    for eng, v in d.engines.items()
+    if v.kv_dtype.note
 ]
 if notes:
     st.caption(" · ".join(notes))

@@ -6,68 +6,73 @@ import streamlit as st
 from engine.errors import InputError
 from engine.present import charts_data as C
 from engine.present import learn
-from ui import charts, show
+from ui import charts, show, tables
 from ui import state as S
+from ui.lang import T, current
 
+lang = current()
+st.title(T("nav.learn"))
 d = S.study_or_stop()
 s = d.scenario
 cfg = d.config
-st.title("Learn")
 st.caption(
-    f"Built from {d.model.name}'s dimensions: {cfg.num_hidden_layers} layers, "
-    f"{cfg.num_attention_heads} query heads, hidden {cfg.hidden_size}. bf16 KV, TP 1. GiB = 2^30 B."
+    T(
+        "learn.caption",
+        model=d.model.name,
+        layers=cfg.num_hidden_layers,
+        heads=cfg.num_attention_heads,
+        hidden=cfg.hidden_size,
+    )
 )
 
-st.header("How the attention design sets the KV cache")
-st.markdown(
-    "The KV cache holds, for every token in the context, what later tokens need to attend to it. "
-    "**MHA** keeps a K and V per head; **GQA** shares each K/V head among a group of query heads; "
-    "**MQA** shares one. **MLA** caches one compressed latent that every head decompresses "
-    "(or absorbs, below); **DSA** adds a small indexer key so each query reads only the top-k "
-    "tokens; a **hybrid** replaces most layers with linear attention whose state does not grow "
-    "with the context."
-)
+st.header(T("learn.designs"))
+st.markdown(T("learn.designs_text"))
 try:
-    variants = learn.attention_variants(cfg)
+    variants = learn.attention_variants(cfg, lang=lang)
 except InputError as err:
-    st.error(f"These dimensions cannot be rebuilt as the six designs: {err}")
+    st.error(T("learn.designs_error", error=str(err)))
     variants = []
 if variants:
+    at = C.tokens(d.context_asked)
     grid = C.context_grid(1 << 20)
-    st.plotly_chart(
-        charts.kv_growth(learn.kv_growth(variants, grid), d.context_asked), width="stretch"
+    charts.draw(
+        charts.kv_growth(learn.kv_growth(variants, grid), d.context_asked),
+        T("learn.growth_caption", context=at),
     )
-    show.table(
-        [
-            {
-                "design": x.name,
-                "what": x.what,
-                "KV B/token": x.kv_bytes_per_token,
-                "constant state B/request": x.state_bytes_per_request,
-                f"GiB at {C.tokens(d.context_asked)}": round(
-                    C.in_gib(x.bytes_at(d.context_asked)), 3
-                ),
-            }
-            for x in variants
-        ],
+    tables.show(
+        tables.frame(
+            [
+                {
+                    "design": x.name,
+                    "what": x.what,
+                    "kv_per_token": x.kv_bytes_per_token,
+                    "state": x.state_bytes_per_request,
+                    "at_context": C.in_gib(x.bytes_at(d.context_asked)),
+                }
+                for x in variants
+            ],
+            ["design", "what", "kv_per_token", "state", "at_context"],
+        ),
+        {
+            "design": tables.text(T("learn.col.design")),
+            "what": tables.text(T("learn.col.what")),
+            "kv_per_token": tables.count(T("learn.col.kv_per_token")),
+            "state": tables.count(T("learn.col.state")),
+            "at_context": tables.decimal(T("learn.col.at_context", context=at), 3),
+        },
+        key="learn.designs",
     )
-    with st.expander("Formulas"):
+    with st.expander(T("learn.formulas")):
         for x in variants:
             st.markdown(f"**{x.name}**")
             st.code(x.formula(), language=None, wrap_lines=True)
 
-st.header("Prefill vs decode: arithmetic intensity")
-st.markdown(
-    "A GPU is compute-bound when each byte it reads feeds more FLOPs than its **ridge point** "
-    "(peak FLOP/s ÷ memory bandwidth). Decode produces one token per request per step and must "
-    "read every weight and the whole KV cache for it, so it sits far below the ridge until the "
-    "batch is large; prefill pushes thousands of tokens through the same weights and crosses it "
-    "quickly."
-)
+st.header(T("learn.intensity"))
+st.markdown(T("learn.intensity_text"))
 ai = show.or_error(learn.gpu_intensity, cfg, d.gpu, d.context_asked, kv_dtype=s.kv_dtype)
 if ai is not None:
-    st.plotly_chart(charts.intensity(ai), width="stretch")
-    with st.expander("Formula"):
+    charts.draw(charts.intensity(ai), T("learn.intensity_caption", ridge=f"{ai.ridge:,.0f}"))
+    with st.expander(T("common.formula")):
         st.code(
             f"ridge ({d.gpu.key}, BF16 dense): {ai.ridge_formula}\ndecode: "
             f"{ai.decode_formula}\nprefill: {ai.prefill_formula}",
@@ -75,10 +80,10 @@ if ai is not None:
             wrap_lines=True,
         )
 
-st.header("MLA weight absorption, step by step")
-own, steps = learn.mla_absorption(cfg)
+st.header(T("learn.absorption"))
+own, steps = learn.mla_absorption(cfg, lang)
 if not own:
-    st.caption(f"{d.model.name} has no MLA; the steps use DeepSeek-V3's dimensions.")
+    st.caption(T("learn.no_mla", model=d.model.name))
 for step in steps:
-    st.markdown(f"**{step.title}** — {step.text}")
+    st.markdown(T("learn.step", title=step.title, text=step.text))
     st.code(step.formula, language=None, wrap_lines=True)

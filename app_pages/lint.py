@@ -8,23 +8,21 @@ from engine.lint import lint_command
 from engine.scenario import ENGINE_LABELS
 from ui import show
 from ui import state as S
+from ui.lang import T
 
 LAST = "lint.last"  # the text last linted, so a download click does not lose the report
 
 d = S.study_or_stop()
 s = d.scenario
-st.title("Lint a command")
-st.caption(
-    f"Checked on {s.total_gpus} × {d.gpu.key}. The model is the one the command names when its "
-    f"config.json can be loaded; {d.model.name} (selected) otherwise."
-)
+st.title(T("nav.lint"))
+st.caption(T("lint_page.caption", n=s.total_gpus, gpu=d.gpu.key, model=d.model.name))
 text = st.text_area(
-    "vllm serve … · python -m sglang.launch_server … · a launch script · a pod manifest",
+    T("lint_page.input"),
     key="lint.text",
     height=220,
     max_chars=65_536,
 )
-if st.button("Lint", key="lint.go", type="primary"):
+if st.button(T("lint_page.go"), key="lint.go", type="primary"):
     st.session_state[LAST] = text
 last = st.session_state.get(LAST)
 if not isinstance(last, str) or not last.strip():
@@ -34,38 +32,44 @@ report = show.or_error(lint_command, last, d.model, d.gpu, s.total_gpus, hub=Tru
 if report is None:
     st.stop()
 
-checked = report.linted_against or "no model config (model checks skipped)"
 st.caption(
-    f"{ENGINE_LABELS[report.engine]} {report.engine_version} ({report.launcher}), read from "
-    f"{report.parsed_from}; model {report.model or 'not named'}, checked as {checked}."
+    T(
+        "lint_page.read",
+        engine=f"{ENGINE_LABELS[report.engine]} {report.engine_version}",
+        launcher=report.launcher,
+        parsed_from=report.parsed_from,
+        model=report.model or T("lint_page.not_named"),
+        checked=report.linted_against or T("lint_page.no_config"),
+    )
 )
 counts = {k: sum(f.severity == k for f in report.findings) for k in ("error", "warning", "info")}
 if counts["error"]:
-    st.error(f"{counts['error']} error(s): the engine refuses to start or serves wrong output.")
+    st.error(T("lint_page.errors", n=counts["error"]))
 elif counts["warning"]:
-    st.warning(f"{counts['warning']} warning(s): likely mistakes, each with its cost.")
+    st.warning(T("lint_page.warnings", n=counts["warning"]))
 else:
-    st.success("No errors and no warnings.")
+    st.success(T("lint_page.clean"))
 
-st.subheader("Findings")
+st.subheader(T("lint_page.findings"))
 if report.findings:
-    # a static table: every message and fix wraps in full instead of being cut at a column edge
-    st.table(report.rows(), hide_index=True)
+    # a dataframe, not st.table: cells are plain text, so a value from the command cannot
+    # render as a link or an image; long messages wrap
+    show.table(report.rows())
 else:
-    st.markdown("None.")
+    st.markdown(T("lint_page.none"))
 
-st.subheader("Corrected command")
-st.caption("Every error and warning fix applied; infos are left as choices.")
+st.subheader(T("lint_page.corrected"))
+st.caption(T("lint_page.corrected_caption"))
 st.code(report.corrected, language="yaml" if report.parsed_from == "yaml" else "bash")
 st.download_button(
-    "Download the corrected command",
+    T("lint_page.download"),
     report.corrected + "\n",
     file_name="manifest-args.yaml" if report.parsed_from == "yaml" else "launch.sh",
     mime="text/plain",
     key="lint.download",
 )
 
-with st.expander("Every flag explained"):
+with st.expander(T("lint_page.explained")):
     show.table(
         [
             {"flag": ex.flag, "value": ex.value or "", "what it does": ex.meaning, "why": ex.reason}
@@ -73,7 +77,7 @@ with st.expander("Every flag explained"):
         ]
     )
 if report.left_to_engine:
-    with st.expander("Left to the engine on purpose"):
+    with st.expander(T("lint_page.left")):
         show.table([{"flag": ex.flag, "why": ex.reason} for ex in report.left_to_engine])
-with st.expander("Where each finding comes from"):
+with st.expander(T("lint_page.sources")):
     show.table([{"code": f.code, "source": f.source} for f in report.findings])

@@ -1,5 +1,12 @@
 """Step 6 — Measure: a minimal first launch, back-calculation of the real KV use from the
-engine's startup log or /metrics, and live torch micro-kernels."""
+engine's startup log or /metrics, and live torch micro-kernels.
+
+Both results live in the session (``measure.result.*``): pressing one button keeps the other's
+result on screen. A result belongs to the scenario it was made for, so a changed scenario
+drops it rather than show numbers of another model.
+"""
+
+from typing import Any
 
 import streamlit as st
 
@@ -11,71 +18,94 @@ from engine.measure.first_launch import first_launch_for
 from engine.measure.kernels import PRESETS
 from engine.measure.kernels.dims import LayerGroup
 from engine.present import charts_data as C
+from engine.present.sources import clean
 from engine.scenario import ENGINE_LABELS
-from ui import show
 from ui import state as S
+from ui import tables
+from ui.lang import T
 
+BACKCALC = "measure.result.backcalc"
+KERNELS = "measure.result.kernels"
+
+st.title(T("nav.measure"))
 d = S.study_or_stop()
 s = d.scenario
 label = ENGINE_LABELS[s.engine]
-st.title("6 Measure")
 
-st.subheader(f"1. A minimal first launch ({label})")
-st.caption(
-    "Nothing but TP, the context and a conservative memory fraction: the engine picks the rest "
-    "and its log says what it picked."
-)
+
+def kept(key: str) -> Any:
+    """The result stored under ``key`` if it was made for this scenario, else None."""
+    held = st.session_state.get(key)
+    if isinstance(held, tuple) and len(held) == 2 and held[0] == s:
+        return held[1]
+    return None
+
+
+st.subheader(T("measure.first", engine=label))
+st.caption(T("measure.first_caption"))
 if d.plan is not None:
     st.code(join(first_launch_for(d.plan)), language="bash")
-st.subheader("2. Read the KV pool")
+st.subheader(T("measure.pool"))
 st.code("\n".join(metrics_commands(s.engine)), language="bash")
 
-st.subheader("3. Back-calculate bytes per token")
+st.subheader(T("measure.backcalc"))
 left, right = st.columns(2)
 log = left.text_area(
-    "Startup log",
+    T("measure.log"),
     key="measure.log",
     height=180,
     placeholder="… Available KV cache memory: 38.47 GiB … GPU KV cache size: 587,776 tokens",
 )
-metrics = right.text_area("/metrics text (optional)", key="measure.metrics", height=180)
-if st.button("Back-calculate", key="measure.go"):
+metrics = right.text_area(T("measure.metrics"), key="measure.metrics", height=180)
+if st.button(T("measure.go"), key="measure.go"):
     try:
-        m = C.measured_vs_predicted(d, parse_engine_text(log or None, metrics or None))
+        outcome: object = C.measured_vs_predicted(
+            d, parse_engine_text(log or None, metrics or None)
+        )
     except InputError as err:
-        st.error(str(err))
-    else:
-        result = m.result
-        cols = st.columns(4)
-        cols[0].metric("Measured B/token per rank", f"{result.bytes_per_token_measured:,.0f} B")
-        cols[1].metric("Predicted (step 2)", f"{result.bytes_per_token_predicted:,.0f} B")
-        cols[2].metric("Ratio", f"{result.ratio:.3f}")
-        cols[3].metric("KV pool per rank", C.gib(result.kv_bytes_available))
-        st.info(result.explanation)
-        with st.expander("Formula and evidence"):
-            st.code(
-                f"{result.kv_bytes_available:,} B ÷ {result.tokens_capacity:,} tokens = "
-                f"{result.bytes_per_token_measured:,.1f} B/token; predicted "
-                f"{result.bytes_per_token_predicted:,.0f} B/token at TP {m.tp}",
-                language=None,
-                wrap_lines=True,
-            )
-            for e in result.evidence:
-                st.markdown(f"- {e}")
+        outcome = str(err)
+    st.session_state[BACKCALC] = (s, outcome)
 
-st.subheader("Micro-kernels on this machine")
-st.caption(
-    "Seven torch checks that test the sizing model of steps 1–2 (paged KV, MLA absorption, decode, "
-    "DSA, prefix, MoE, KV concat). CPU runs use small sizes."
-)
+outcome = kept(BACKCALC)
+if isinstance(outcome, str):
+    st.error(outcome)
+elif isinstance(outcome, C.Measured):
+    result = outcome.result
+    cols = st.columns(4)
+    cols[0].metric(T("measure.measured"), f"{result.bytes_per_token_measured:,.0f} B")
+    cols[1].metric(T("measure.predicted"), f"{result.bytes_per_token_predicted:,.0f} B")
+    cols[2].metric(T("measure.ratio"), f"{result.ratio:.3f}", help=T("measure.ratio_help"))
+    cols[3].metric(
+        T("measure.pool_per_rank"),
+        C.gib(result.kv_bytes_available),
+        help=T("shown.exact_bytes", bytes=f"{result.kv_bytes_available:,}"),
+    )
+    st.info(clean(result.explanation))
+    with st.expander(T("measure.evidence")):
+        st.code(
+            f"{result.kv_bytes_available:,} B ÷ {result.tokens_capacity:,} tokens = "
+            f"{result.bytes_per_token_measured:,.1f} B/token; predicted "
+            f"{result.bytes_per_token_predicted:,.0f} B/token at TP {outcome.tp}",
+            language=None,
+            wrap_lines=True,
+        )
+        st.markdown("\n".join(f"- {clean(e)}" for e in result.evidence))
+
+st.subheader(T("measure.kernels"))
+st.caption(T("measure.kernels_caption"))
 THIS_MODEL = "this model"
 c1, c2 = st.columns(2)
-preset = c1.selectbox("Model dimensions", [THIS_MODEL, *PRESETS], key="measure.preset")
-device = c2.radio("Device", ["cpu", "cuda"], key="measure.device", horizontal=True)
-if st.button("Run the checks", key="measure.kernels"):
+preset = c1.selectbox(
+    T("measure.preset"),
+    [THIS_MODEL, *PRESETS],
+    key="measure.preset",
+    format_func={THIS_MODEL: T("measure.this_model"), **{p: p for p in PRESETS}}.__getitem__,
+)
+device = c2.radio(T("measure.device"), ["cpu", "cuda"], key="measure.device", horizontal=True)
+if st.button(T("measure.run"), key="measure.kernels"):
     from engine.measure.kernels.runner import run_all  # imports torch: only when the checks run
 
-    bar = st.progress(0.0, text="starting")
+    bar = st.progress(0.0, text=T("measure.starting"))
 
     def progress(i: int, total: int, name: str) -> None:
         bar.progress(i / max(total, 1), text=name)
@@ -87,6 +117,49 @@ if st.button("Run the checks", key="measure.kernels"):
         dims = kernel_dims(d.config)
     else:
         dims = PRESETS[preset]()
-    rows = show.or_error(run_all, device, dims, progress, layer_groups=groups, hybrid_block=block)
-    if rows is not None:
-        show.table([r.as_dict() for r in rows])
+    try:
+        rows: object = [r.as_dict() for r in run_all(
+            device, dims, progress, layer_groups=groups, hybrid_block=block
+        )]  # fmt: skip
+    except InputError as err:
+        rows = str(err)
+    bar.empty()
+    st.session_state[KERNELS] = (s, rows)
+
+rows = kept(KERNELS)
+if isinstance(rows, str):
+    st.error(rows)
+elif isinstance(rows, list):
+    passed = sum(1 for r in rows if r["passed"])
+    st.caption(T("measure.passed", passed=passed, total=len(rows)))
+    tables.show(
+        tables.frame(
+            [
+                {
+                    "passed": bool(r["passed"]),
+                    "name": r["name"],
+                    "check": r["check"],
+                    "measured": r["measured"],
+                    "expected": r["expected"],
+                    "unit": r["unit"],
+                    "note": clean(str(r["note"])) or None,
+                }
+                for r in rows
+            ],
+            ["passed", "name", "check", "measured", "expected", "unit", "note"],
+        ),
+        {
+            "passed": st.column_config.CheckboxColumn(T("measure.col.passed"), width="small"),
+            "name": tables.text(T("measure.col.name")),
+            "check": tables.text(T("measure.col.check")),
+            "measured": st.column_config.NumberColumn(
+                T("measure.col.measured"), format="localized", width="medium"
+            ),
+            "expected": st.column_config.NumberColumn(
+                T("measure.col.expected"), format="localized", width="medium"
+            ),
+            "unit": tables.text(T("measure.col.unit")),
+            "note": tables.text(T("measure.col.note")),
+        },
+        key="measure.kernel_table",
+    )

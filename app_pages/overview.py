@@ -1,35 +1,67 @@
-"""Overview: the verdict for the scenario, the chosen layout, the launch command, then numbers."""
+"""Overview: the verdict first, the chosen layout in words, the launch command for the selected
+engine with its downloads and the report, then the numbers."""
 
 import streamlit as st
 
-from engine.launch.render import script, shell
+from engine.launch.render import shell
 from engine.present import charts_data as C
+from engine.present import messages as M
+from engine.present.artifacts import launch_artifacts, report_artifacts
+from engine.present.sources import clean
 from engine.scenario import ENGINE_LABELS
 from ui import show
 from ui import state as S
+from ui.lang import T, current
+from ui.sidebar import share_link
 
-st.title("Serving Playbook")
+st.title(T("app.title"))
 d = S.study_or_stop()
 s = d.scenario
+engine = ENGINE_LABELS[s.engine]
 st.caption(
-    f"**{d.model.name}** ({d.model.source}) on {s.gpus_per_node} × {d.gpu.key} "
-    f"({d.gpu.memory_label}) × {s.nodes} node{'s' if s.nodes > 1 else ''}, "
-    f"{ENGINE_LABELS[s.engine]}, {s.users:,} users at {d.context_asked:,} tokens. "
-    "Units: GiB = 2^30 bytes."
+    T(
+        "overview.caption",
+        model=d.model.name,
+        source=T(f"common.source.{d.model.source}"),
+        per_node=s.gpus_per_node,
+        gpu=d.gpu.key,
+        nodes=s.nodes,
+        engine=engine,
+        users=f"{s.users:,}",
+        context=f"{d.context_asked:,}",
+    )
 )
+
 show.verdict(d)
+
+st.subheader(T("overview.layout"))
+st.markdown(M.layout_words(d, current()))
+show.metrics(C.layout_shown(d, current()))
+reasons, reason_sources = M.layout_reasons(d, current())
+if reasons:
+    with st.expander(T("overview.why_layout")):
+        st.markdown("\n".join(f"- {r}" for r in reasons))
+        show.sources(reason_sources, inline=True)
+
 plan = d.plan
 if plan is not None:
-    st.subheader(f"Launch command ({ENGINE_LABELS[s.engine]} {plan.engine_version})")
+    st.subheader(T("overview.command", engine=engine, version=plan.engine_version))
+    if not plan.runnable:
+        st.error(T("flags.blocked", why="; ".join(M.blocked(d, plan, current()))))
     st.code(shell(plan), language="bash")
-    st.download_button(
-        "Download launch script (.sh)",
-        script(plan),
-        file_name="launch.sh",
-        mime="text/x-shellscript",
-        key="overview.dl_script",
-    )
-st.subheader(d.family.summary())
-show.numbers(C.kv_headline(d))
-show.numbers(C.weights_shown(d))
-show.numbers(C.fit_shown(d))
+    if len(plan.commands) > 1:
+        st.caption(T("overview.multi_node", n=len(plan.commands)))
+    show.downloads(launch_artifacts(d, plan), "overview.dl")
+else:
+    st.error(T("flags.no_plan", engine=engine, problem=d.primary.problem or ""))
+
+st.subheader(T("overview.report"))
+st.caption(T("overview.report_caption"))
+show.downloads(report_artifacts(d, current(), share_link(S.view())), "overview.report")
+
+st.subheader(T("overview.numbers", family=d.family.summary()))
+show.numbers(C.kv_headline(d, current()))
+show.numbers(C.weights_shown(d, current()))
+show.numbers(C.fit_shown(d, current()))
+for note in d.notes:
+    st.info(clean(note), icon=":material/info:")

@@ -2,33 +2,49 @@
 
 import streamlit as st
 
+from engine.present.sources import clean
 from engine.scenario import ENGINE_LABELS
+from ui import show, tables
 from ui import state as S
+from ui.lang import T
 
+st.title(T("nav.software"))
 d = S.study_or_stop()
-st.title("4 Software")
-st.caption(f"{d.model.name} · {d.config.architecture}")
+st.caption(T("software.caption", model=d.model.name, architecture=d.config.architecture))
 
 cols = st.columns(2)
 for col, (engine, view) in zip(cols, d.engines.items(), strict=True):
     with col:
         label = ENGINE_LABELS[engine]
         r = view.software
-        chosen = " (chosen)" if engine == d.scenario.engine else ""
         with st.container(border=True):
-            st.subheader(f"{label} {r.engine_version}{chosen}")
-            st.metric("Minimum version", r.min_version or "not known")
-            st.metric("Tool-call parser", r.tool_call_parser or "none")
-            st.metric("Reasoning parser", r.reasoning_parser or "none")
-            st.metric("Checkpoint format", r.checkpoint_format)
-            st.caption(r.checkpoint.detail)
+            key = "software.title_chosen" if engine == d.scenario.engine else "software.title"
+            st.subheader(T(key, engine=label, version=r.engine_version))
+            a, b = st.columns(2)
+            a.metric(T("software.min_version"), r.min_version or T("software.unknown"))
+            b.metric(T("software.format"), r.checkpoint_format)
+            a.metric(T("software.tool_parser"), r.tool_call_parser or T("common.none"))
+            b.metric(T("software.reasoning_parser"), r.reasoning_parser or T("common.none"))
+            st.caption(clean(r.checkpoint.detail))
             if r.extra_flags:
-                st.markdown("**Extra flags**")
-                for flag in r.extra_flags:
-                    st.markdown(f"- `{flag}` — {r.flag_reasons.get(flag, '')}")
+                st.markdown(T("software.extra_flags"))
+                tables.show(
+                    tables.frame(
+                        [
+                            {"flag": f, "reason": clean(r.flag_reasons.get(f, "")) or None}
+                            for f in r.extra_flags
+                        ],
+                        ["flag", "reason"],
+                    ),
+                    {
+                        "flag": tables.text(T("software.col.flag")),
+                        "reason": tables.text(T("software.col.reason")),
+                    },
+                    key=f"software.flags.{engine}",
+                )
             if not r.natively_supported:
-                st.warning("Not implemented natively by this engine version.")
-            with st.expander("Notes and sources"):
-                for n in r.notes:
-                    st.markdown(f"- {n}")
-                st.caption(" · ".join(r.sources))
+                st.warning(T("software.not_native"))
+            if r.notes:
+                with st.expander(T("software.notes")):
+                    st.markdown("\n".join(f"- {clean(n)}" for n in r.notes))
+            show.sources(r.sources)

@@ -4,18 +4,19 @@ each with the facts that ranked it there."""
 import streamlit as st
 
 from engine.facts import model_facts
-from engine.i18n import DEFAULT_LANG, t
+from engine.present.sources import clean
 from engine.troubleshoot import symptoms, troubleshoot
-from ui import show
+from ui import show, tables
 from ui import state as S
+from ui.lang import T, current
 
-lang = DEFAULT_LANG  # the app has no language choice yet
+lang = current()
+st.title(T("troubleshoot.page.title"))
 d = S.study_or_stop()
-st.title(t("troubleshoot.page.title", lang))
-st.caption(t("troubleshoot.page.caption", lang, model=d.model.name, gpu=d.gpu.key))
+st.caption(T("troubleshoot.page.caption", model=d.model.name, gpu=d.gpu.key))
 labels = {sym.id: sym.label for sym in symptoms(lang)}
 symptom = st.radio(
-    t("troubleshoot.page.question", lang),
+    T("troubleshoot.page.question"),
     list(labels),
     format_func=labels.__getitem__,
     key="trouble.symptom",
@@ -24,22 +25,38 @@ causes = show.or_error(troubleshoot, symptom, model_facts(d.model), d.gpu, lang)
 if causes is None:
     st.stop()
 
+st.info(T("troubleshoot.page.score_help"), icon=":material/percent:")
+tables.show(
+    tables.frame(
+        [{"score": c.score, "cause": c.title} for c in causes],
+        ["score", "cause"],
+    ),
+    {
+        "score": tables.share(
+            T("troubleshoot.page.col.score"), T("troubleshoot.page.col.score_help")
+        ),
+        "cause": tables.text(T("troubleshoot.page.col.cause")),
+    },
+    key="trouble.ranking",
+)
+
 
 def bullets(head: str, items: list[str]) -> str:
     return head + "\n" + "\n".join(f"- {item}" for item in items)
 
 
 def reason(text: str, amount: str) -> str:
-    return t("troubleshoot.page.reason", lang, text=text, amount=amount)
+    return T("troubleshoot.page.reason", text=text, amount=amount)
 
 
 for c in causes:
-    label = t("troubleshoot.page.cause", lang, score=f"{c.score:.0%}", title=c.title)
+    label = T("troubleshoot.page.cause", score=f"{c.score:.0%}", title=c.title)
     (base_text, base), *moves = c.score_reasons
     reasons = [reason(base_text, f"{base:.0%}")] + [reason(x, f"{m:+.0%}") for x, m in moves]
     with st.expander(label, expanded=c is causes[0]):
-        st.markdown(t("troubleshoot.page.why", lang, text=c.why))
-        st.markdown(t("troubleshoot.page.check", lang, text=c.check))
-        st.markdown(bullets(t("troubleshoot.page.fix", lang), list(c.fixes)))
-        st.markdown(bullets(t("troubleshoot.page.ranked", lang), reasons))
-        st.caption(t("troubleshoot.page.source", lang, source=c.source))
+        st.markdown(T("troubleshoot.page.why", text=clean(c.why)))
+        st.markdown(T("troubleshoot.page.check", text=clean(c.check)))
+        st.markdown(bullets(T("troubleshoot.page.fix"), [clean(f) for f in c.fixes]))
+        st.markdown(bullets(T("troubleshoot.page.ranked"), reasons))
+        st.caption(T("troubleshoot.page.ranked_help", score=f"{c.score:.0%}"))
+        show.sources([c.source])

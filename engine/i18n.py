@@ -35,10 +35,29 @@ def _flatten(node: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     return out
 
 
+class _UniqueKeys(yaml.SafeLoader):
+    """YAML that refuses a key given twice in one mapping: PyYAML keeps the last one silently,
+    and a message written as a string and again as a group would lose one of them."""
+
+
+def _mapping(loader: _UniqueKeys, node: yaml.MappingNode, deep: bool = False) -> Any:
+    seen: set[object] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        if key in seen:
+            raise ValueError(f"{key!r} given twice ({key_node.start_mark})")
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeys.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+
+
 @cache
 def catalog(lang: Lang) -> Mapping[str, str]:
     """Every message of ``lang`` by dotted key (``data/i18n/<lang>.yaml``, read once)."""
-    raw = yaml.safe_load((I18N_DIR / f"{lang}.yaml").read_text(encoding="utf-8")) or {}
+    text = (I18N_DIR / f"{lang}.yaml").read_text(encoding="utf-8")
+    raw = yaml.load(text, Loader=_UniqueKeys) or {}  # a SafeLoader subclass
     return _flatten(raw)
 
 

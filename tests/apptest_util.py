@@ -60,3 +60,51 @@ def texts(at: AppTest) -> str:
 
 def state(at: AppTest) -> Any:
     return at.session_state["pb.scenario"]
+
+
+PAGES = (
+    "overview",
+    "choose_model",
+    "family",
+    "kv_cache",
+    "hardware",
+    "software",
+    "flags",
+    "measure",
+    "troubleshoot",
+    "learn",
+)
+
+
+def _column_texts(proto: Any) -> list[str]:
+    """The headers and help texts a dataframe's column config shows."""
+    import json
+
+    raw = getattr(proto, "columns", "") or "{}"
+    try:
+        config = json.loads(raw)
+    except ValueError:
+        return []
+    out = []
+    for col in config.values():
+        if isinstance(col, dict):
+            out += [str(col.get(k) or "") for k in ("label", "help")]
+    return out
+
+
+def page_text(at: AppTest) -> str:
+    """Everything a reader sees on the page, one piece per line: texts, metrics (label, value,
+    help), expander and tab labels, widget labels and help, table headers and cells."""
+    parts = [texts(at)]
+    for m in at.metric:
+        parts += [m.label, m.value, str(m.proto.help or "")]
+    for kind in ("expander", "tabs"):
+        parts += [str(getattr(e, "label", "")) for e in at.get(kind)]
+    for d in at.dataframe:
+        parts += _column_texts(d.proto)
+        frame = d.value
+        for column in frame.columns:
+            parts += [str(v) for v in frame[column].tolist() if isinstance(v, str)]
+    for w in (*at.button, *at.selectbox, *at.radio, *at.text_area, *at.number_input):
+        parts += [str(getattr(w, "label", "")), str(getattr(w.proto, "help", "") or "")]
+    return "\n".join(p for p in parts if p)

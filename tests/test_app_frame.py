@@ -127,13 +127,17 @@ def test_choosing_a_catalog_model_in_the_sidebar() -> None:
     assert at.query_params["model"] == LLAMA
 
 
-def test_uploading_a_bad_config_shows_an_error_and_keeps_the_model() -> None:
+def test_uploading_a_bad_config_says_where_and_shows_nothing_stale() -> None:
     at = open_app()
     at.radio(key="w.mode").set_value("upload").run()
     at.file_uploader(key="w.upload").upload("config.json", b"{not json", "application/json").run()
     assert_clean(at)
-    assert any("valid JSON" in e.value for e in at.error)
+    errors = [e.value for e in at.error]
+    assert any("Invalid JSON at line 1, column 2" in e for e in errors), errors
+    assert len([e for e in errors if "Invalid JSON" in e]) == 2  # the sidebar and the main area
     assert state(at).model == "deepseek-ai/DeepSeek-V3"
+    assert not at.metric  # the previous model's numbers are not shown as if they were the answer
+    at.radio(key="w.mode").set_value("catalog").run()
     assert metric_starting(at, "KV per token (one GPU") == "70,272 B"
 
 
@@ -161,7 +165,8 @@ def test_uploading_a_good_config_diagnoses_it() -> None:
     ("text", "expected"),
     [
         ('{"hidden_size": 4096, "num_hidden_layers": 32}', "num_attention_heads"),
-        ('{"hidden_size": 4096,', "valid JSON"),
+        ('{"hidden_size": 4096,', "Invalid JSON at line 1, column 22"),
+        ('{\n  "hidden_size": 4096,\n  oops: 1\n}', "Invalid JSON at line 3, column 3"),
         ("", "JSON"),
         ('{"hidden_size": -1, "num_attention_heads": 8, "num_hidden_layers": 2}', "hidden_size"),
     ],
@@ -174,6 +179,7 @@ def test_pasting_a_bad_config_shows_an_error(text: str, expected: str) -> None:
     assert_clean(at)
     assert any(expected in e.value for e in at.error), [e.value for e in at.error]
     assert state(at).model == "deepseek-ai/DeepSeek-V3"
+    assert not at.metric
 
 
 def test_pasting_a_good_config() -> None:

@@ -17,7 +17,7 @@ def test_choose_a_model_lists_the_catalog_and_switches() -> None:
     table = at.dataframe[0].value
     assert len(table) >= 30
     row = table[table["model"] == "meta-llama/Meta-Llama-3.1-8B"].iloc[0]
-    assert row["KV B/token"] == 131_072
+    assert row["kv_bytes_per_token"] == 131_072
     at.selectbox(key="choose.pick").set_value("meta-llama/Meta-Llama-3.1-8B")
     at.button(key="choose.go").click().run()
     assert_clean(at)
@@ -36,7 +36,7 @@ def test_learn_draws_six_designs_intensity_and_absorption() -> None:
     at = open_app("learn")
     table = at.dataframe[0].value
     assert table["design"].tolist() == ["MHA", "GQA", "MQA", "MLA", "DSA", "Hybrid (GDN 3:1)"]
-    assert table[table["design"] == "MLA"]["KV B/token"].iloc[0] == 70_272
+    assert table[table["design"] == "MLA"]["kv_per_token"].iloc[0] == 70_272
     assert len(at.get("plotly_chart")) == 2
     assert "ridge (H200, BF16 dense): 989 TFLOP/s" in texts(at)
     assert "4. Absorb W_UK into the query" in texts(at)
@@ -45,5 +45,5 @@ def test_learn_draws_six_designs_intensity_and_absorption() -> None:
 def test_learn_for_a_dense_gqa_model_uses_deepseek_dims_for_mla() -> None:
     at = open_app("learn", {"model": "meta-llama/Meta-Llama-3.1-8B", "gpus": "1", "tp": "1"})
     table = at.dataframe[0].value
-    assert table[table["design"] == "GQA"]["KV B/token"].iloc[0] == 131_072
+    assert table[table["design"] == "GQA"]["kv_per_token"].iloc[0] == 131_072
     assert "has no MLA" in texts(at)

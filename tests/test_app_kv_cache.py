@@ -79,7 +79,7 @@ def test_sglang_numbers_are_shown_beside_vllm_where_they_differ() -> None:
     at = open_app("kv_cache", {"model": "Qwen/Qwen3-Next-80B-A3B-Thinking", "tp": "4", "gpus": "4"})
     assert "SGLang sizes this model differently" in texts(at)
     table = at.dataframe[-1].value
-    differing = table[table[""] == "≠"]["metric"].tolist()
+    differing = table[table["differs"] == "≠"]["metric"].tolist()
     assert "Constant state per request" in differing
 
 

@@ -43,7 +43,11 @@ def test_flags_gives_a_command_with_reasons() -> None:
     at = open_app("flags")
     shells = [c.value for c in at.code if c.value.startswith("vllm serve")]
     assert shells and "--tensor-parallel-size 8" in shells[0]
-    assert "- `--tensor-parallel-size 8` — TP 8 + EP: chosen by the layout search" in texts(at)
+    columns = ["flag", "value", "reason"]
+    flags = next(t.value for t in at.dataframe if list(t.value.columns) == columns)
+    row = flags[flags["flag"] == "--tensor-parallel-size"].iloc[0]
+    assert row["value"] == "8"
+    assert row["reason"].startswith("TP 8 + EP: chosen by the layout search")
 
 
 def test_measure_back_calculates_the_pool_against_step_2() -> None:

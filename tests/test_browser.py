@@ -1,11 +1,18 @@
 """Every page in a real browser: `streamlit run app.py` on a free port, Debian's Chromium driven
-by Playwright for Python. Checks key text and numbers, no Streamlit exception box, and saves a
-screenshot of each page under artifacts/ (git-ignored). Run with `pytest -m browser` after
+by Playwright for Python. Checks key text and numbers in English and Korean, no Streamlit
+exception box, that Korean is drawn with a CJK font (no missing glyphs), that every download
+yields a file whose content holds (the script passes `bash -n`, the YAML loads into the expected
+kinds, the JSON equals `python -m engine study … --json`), and that an invalid paste shows its
+error in the main area with no stale numbers. Saves a screenshot of each page in both languages
+at 1400 px under artifacts/ (git-ignored). Run with `pytest -m browser` after
 `bash tools/install_browser.sh`."""
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -15,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytestmark = pytest.mark.browser
 
@@ -39,15 +47,15 @@ ALL_DRAWN = (
     "(charts) => !document.querySelector('[data-testid^=\"stSkeleton\"]')"
     " && document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .main-svg').length >= charts"
 )
-# Tall, so a screenshot shows most of a page: Streamlit scrolls inside its own container,
-# which full-page screenshots do not unroll.
-VIEWPORT = {"width": 1440, "height": 2600}
+# 1400 px wide (the issue's width); tall, so a screenshot shows most of a page: Streamlit scrolls
+# inside its own container, which full-page screenshots do not unroll.
+VIEWPORT = {"width": 1400, "height": 2600}
 PAGE_TIMEOUT_MS = 90_000
 
 # page -> (text that proves it rendered its real content for the default model, plotly charts
 # it draws). The URL is /<page>, except the default page (Overview), which Streamlit serves at /.
 PAGES = {
-    "overview": (["Serving Playbook", "70,272 B", "MLA · MoE 8/256 · MTP ×1"], 0),
+    "overview": (["Serving Playbook", "70,272 B", "MLA · MoE 8/256 · MTP ×1", "Runs"], 0),
     "choose_model": (["Choose a model", "Use this model"], 0),
     "family": (["1 Family", "Evidence", "61 layers: 61 MLA; FFN: 3 dense FFN, 58 MoE"], 1),
     "kv_cache": (["2 KV cache", "70,272 B", "562,176 B", "vLLM and SGLang"], 3),
@@ -58,6 +66,20 @@ PAGES = {
     "measure": (["6 Measure", "A minimal first launch", "Micro-kernels"], 0),
     "troubleshoot": (["Troubleshoot", "What do you see?"], 0),
     "learn": (["Learn", "MLA weight absorption, step by step", "ridge"], 2),
+}
+# The same pages in Korean (?lang=ko): their titles and a Korean text each draws.
+PAGES_KO = {
+    "overview": ["서빙 플레이북", "70,272 B", "실행 가능", "고른 레이아웃"],
+    "choose_model": ["모델 고르기", "이 모델 쓰기"],
+    "family": ["1 계열", "근거", "레이어 구성"],
+    "kv_cache": ["2 KV 캐시", "70,272 B", "vLLM과 SGLang"],
+    "hardware": ["3 하드웨어", "140.40 GiB", "게이트"],
+    "software": ["4 소프트웨어", "deepseek_v3", "도구 호출 파서"],
+    "flags": ["5 플래그", "--tensor-parallel-size 8", "비교한 레이아웃"],
+    "lint": ["명령 점검", "vllm serve"],
+    "measure": ["6 실측", "최소한의 첫 실행"],
+    "troubleshoot": ["문제 해결", "어떤 증상이 보이나요?"],
+    "learn": ["배우기", "MLA 가중치 흡수, 단계별로"],
 }
 
 
@@ -148,6 +170,11 @@ def _no_exception(page: object) -> None:
     assert dialogs.count() == 0, dialogs.first.inner_text()
 
 
+def _shot(page: object, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("path", list(PAGES))
 def test_every_page_renders_its_content_without_an_exception(
     server: str, browser: object, path: str
@@ -157,12 +184,54 @@ def test_every_page_renders_its_content_without_an_exception(
         texts, charts = PAGES[path]
         _settle(page, texts, charts)
         _no_exception(page)
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"page-{path}.png"), full_page=True)  # type: ignore[attr-defined]
+        _shot(page, f"page-{path}-en")
         assert (
             "model=deepseek-ai%2FDeepSeek-V3" in page.url
             or "model=deepseek-ai/DeepSeek-V3" in page.url
         )  # type: ignore[attr-defined]
+        assert "lang=" not in page.url  # type: ignore[attr-defined]  # English is the default
+    finally:
+        page.close()  # type: ignore[attr-defined]
+
+
+# The font Chromium actually drew a node's text with (not what CSS asks for): DevTools' own
+# record of the platform fonts used, with the number of glyphs each drew.
+def _platform_fonts(page: object, selector: str) -> list[dict[str, object]]:
+    cdp = page.context.new_cdp_session(page)  # type: ignore[attr-defined]
+    try:
+        cdp.send("DOM.enable")
+        cdp.send("CSS.enable")
+        root = cdp.send("DOM.getDocument", {"depth": -1})["root"]["nodeId"]
+        node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+        assert node, selector
+        fonts: list[dict[str, object]] = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})[
+            "fonts"
+        ]
+        return fonts
+    finally:
+        cdp.detach()
+
+
+@pytest.mark.parametrize("path", list(PAGES))
+def test_every_page_in_korean_draws_hangul_with_a_cjk_font(
+    server: str, browser: object, path: str
+) -> None:
+    page = _open(browser, _url(server, path, "lang=ko"))
+    try:
+        _settle(page, PAGES_KO[path], PAGES[path][1])
+        _no_exception(page)
+        _shot(page, f"page-{path}-ko")
+        assert "lang=ko" in page.url  # type: ignore[attr-defined]
+        # the page title (h1) is Hangul: every glyph of it comes from a CJK font, none from a
+        # fallback that would draw boxes
+        fonts = _platform_fonts(page, '[data-testid="stMain"] h1')
+        cjk = [f for f in fonts if "CJK" in str(f["familyName"]) or "Nanum" in str(f["familyName"])]
+        assert cjk and sum(int(f["glyphCount"]) for f in cjk) > 0, fonts  # type: ignore[call-overload]
+        assert page.evaluate(  # type: ignore[attr-defined]
+            "() => document.fonts.check('16px \"Noto Sans CJK KR\"', '서빙')"
+        )
+        nav = page.locator('[data-testid="stSidebarNav"]').inner_text()  # type: ignore[attr-defined]
+        assert "개요" in nav and "2 KV 캐시" in nav  # navigation is translated too
     finally:
         page.close()  # type: ignore[attr-defined]
 
@@ -197,5 +266,123 @@ def test_navigation_keeps_the_state_in_the_url(server: str, browser: object) -> 
         page.wait_for_url("**/kv_cache?*model=Qwen*")  # type: ignore[attr-defined]
         _no_exception(page)
         assert "Qwen/Qwen3-8B" in page.inner_text("body")  # type: ignore[attr-defined]
+    finally:
+        page.close()  # type: ignore[attr-defined]
+
+
+def _cli_study_json(args: list[str]) -> object:
+    """What `python -m engine study … --json` prints, run as a user would run it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "engine", "study", *args, "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        timeout=120,
+    )
+    return json.loads(done.stdout)
+
+
+def _download(page: object, label: str, dest: Path) -> str:
+    """Click the download button ``label`` (in the main area) and return the file's text."""
+    button = page.locator('[data-testid="stMain"] [data-testid="stDownloadButton"]').filter(  # type: ignore[attr-defined]
+        has_text=label
+    )
+    with page.expect_download() as info:  # type: ignore[attr-defined]
+        button.first.click()
+    download = info.value
+    target = dest / download.suggested_filename
+    download.save_as(str(target))
+    return target.read_text(encoding="utf-8")
+
+
+def _bash_n(text: str) -> None:
+    bash = shutil.which("bash")
+    assert bash is not None
+    done = subprocess.run([bash, "-n"], input=text, text=True, capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+# The default view (one node) and a two-node copy (one command per node).
+DOWNLOAD_VIEWS = {
+    "one-node": (
+        "",
+        ["deepseek-ai/DeepSeek-V3"],
+        ["Deployment", "Service"],
+    ),
+    "two-nodes": (
+        "model=deepseek-ai%2FDeepSeek-V3&gpu=H100&nodes=2&engine=sglang",
+        ["deepseek-ai/DeepSeek-V3", "--gpu", "H100", "--nodes", "2", "--engine", "sglang"],
+        ["LeaderWorkerSet", "Service"],
+    ),
+}
+
+
+@pytest.mark.parametrize("view", list(DOWNLOAD_VIEWS))
+def test_every_download_yields_a_file_that_holds(
+    server: str, browser: object, view: str, tmp_path: Path
+) -> None:
+    query, cli_args, kinds = DOWNLOAD_VIEWS[view]
+    page = _open(browser, _url(server, "overview", query))
+    try:
+        _settle(page, ["Launch script (.sh)", "Report (Markdown)"])
+        _no_exception(page)
+        script = _download(page, "Launch script (.sh)", tmp_path)
+        assert script.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in script
+        _bash_n(script)
+        docker = _download(page, "docker run (.sh)", tmp_path)
+        _bash_n(docker)
+        manifests = _download(page, "Kubernetes YAML", tmp_path)
+        assert [d["kind"] for d in yaml.safe_load_all(manifests)][:2] == kinds
+        report = json.loads(_download(page, "Report (JSON)", tmp_path))
+        assert report == _cli_study_json(cli_args)
+        markdown = _download(page, "Report (Markdown)", tmp_path)
+        assert markdown.startswith("# Serving Playbook report: deepseek-ai/DeepSeek-V3")
+        assert "**Runs**" in markdown and "```bash" in markdown
+        assert f"<{server}/" in markdown  # the share link, with this server's address
+        if view == "two-nodes":
+            plan = report["plans"]["sglang"]
+            assert len(plan["commands"]) == 2
+            assert 'case "$NODE" in' in script
+            for command in plan["commands"]:  # one command per node, as the JSON has them
+                assert shlex.join(command["argv"][:3]) in script.replace(" \\\n      ", " ")
+    finally:
+        page.close()  # type: ignore[attr-defined]
+
+
+def test_an_invalid_paste_shows_the_error_in_the_main_area_and_no_stale_numbers(
+    server: str, browser: object
+) -> None:
+    page = _open(browser, _url(server, "overview"))
+    try:
+        _settle(page, ["70,272 B"])
+        page.get_by_text("Paste JSON", exact=True).click()  # type: ignore[attr-defined]
+        area = page.locator('[data-testid="stSidebar"] textarea')  # type: ignore[attr-defined]
+        area.wait_for(state="visible")
+        area.fill('{\n  "hidden_size": 4096,\n  oops: 1\n}')
+        area.press("Control+Enter")  # commit the text before the button reads it
+        page.get_by_role("button", name="Load pasted JSON").click()  # type: ignore[attr-defined]
+        main = page.locator('[data-testid="stMain"]')  # type: ignore[attr-defined]
+        main.get_by_text("Invalid JSON at line 3, column 3").first.wait_for(state="visible")
+        page.wait_for_function(RUN_OVER)  # type: ignore[attr-defined]
+        sidebar = page.locator('[data-testid="stSidebar"]')  # type: ignore[attr-defined]
+        assert sidebar.get_by_text("Invalid JSON at line 3, column 3").count() >= 1
+        assert main.locator('[data-testid="stMetric"]').count() == 0
+        assert "70,272 B" not in main.inner_text()
+        _no_exception(page)
+        _shot(page, "invalid-paste-en")
+    finally:
+        page.close()  # type: ignore[attr-defined]
+
+
+def test_the_language_switch_translates_the_page_and_the_link(server: str, browser: object) -> None:
+    page = _open(browser, _url(server, "kv_cache"))
+    try:
+        _settle(page, ["2 KV cache"], 3)
+        page.get_by_text("한국어", exact=True).click()  # type: ignore[attr-defined]
+        _settle(page, ["2 KV 캐시", "레이어 그룹별"], 3)
+        page.wait_for_url("**/kv_cache?*lang=ko*")  # type: ignore[attr-defined]
+        _no_exception(page)
     finally:
         page.close()  # type: ignore[attr-defined]

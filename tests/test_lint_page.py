@@ -20,13 +20,29 @@ def test_lint_page_shows_findings_as_a_table_and_the_corrected_command() -> None
     )
     at.button(key="lint.go").click().run()
     assert_clean(at)
-    table = at.table[0].value
-    assert list(table.columns) == ["severity", "code", "message", "fix"]
+    columns = ["severity", "code", "message", "fix"]
+    table = next(t.value for t in at.dataframe if list(t.value.columns) == columns)
     assert "unknown-flag" in set(table["code"])
     assert "moe-experts-sliced" in set(table["code"])
     code = [c.value for c in at.code if c.value.startswith("vllm serve")]
     assert code and "--disable-prefix-caching" in code[0]
     assert "error(s)" in texts(at)
+
+
+def test_values_from_the_command_show_as_plain_text_not_as_links_or_images() -> None:
+    at = open_app("lint")
+    at.text_area(key="lint.text").input(
+        "vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 8 "
+        "--tool-call-parser '![x](https://evil.example/i.png)[y](https://evil.example)'"
+    )
+    at.button(key="lint.go").click().run()
+    assert_clean(at)
+    columns = ["severity", "code", "message", "fix"]
+    table = next(t.value for t in at.dataframe if list(t.value.columns) == columns)
+    assert any("![x](https://evil" in m for m in table["message"])  # the finding quotes it
+    assert all("evil" not in str(t.value) for t in at.table)
+    drawn = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    assert not any("](https://evil" in m for m in drawn)
 
 
 def test_lint_page_offers_the_corrected_command_for_download() -> None:

@@ -1,13 +1,57 @@
-"""Plotly figures from engine series. Layout only: every value plotted comes in computed."""
+"""Plotly figures from engine series. Layout only: every value plotted comes in computed.
+
+One template for every chart (fonts with Hangul, one colour cycle, light grid), log axes where
+the values span decades, tick labels thinned so they never overlap, and a caption under each
+chart that says what to read from it (``draw``).
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
+import plotly.io as pio
+import streamlit as st
 
-from engine.present.charts_data import LayerStrip, MemoryBreakdown, Series, in_gb, in_gib, tokens
+from engine.present.charts_data import (
+    LayerStrip,
+    MemoryBreakdown,
+    Series,
+    context_ticks,
+    in_gib,
+    tokens,
+)
 from engine.present.learn import GrowthSeries, Intensity
+from ui.lang import T
+
+FONT = "'Source Sans 3', 'Source Sans Pro', 'Noto Sans CJK KR', 'Noto Sans KR', sans-serif"
+COLORWAY = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#17becf")
+TEMPLATE = go.layout.Template(
+    layout=go.Layout(
+        font={"family": FONT, "size": 13, "color": "#31333f"},
+        colorway=list(COLORWAY),
+        paper_bgcolor="white",
+        plot_bgcolor="white",
+        xaxis={"gridcolor": "#e6e6e6", "zeroline": False, "linecolor": "#999", "automargin": True},
+        yaxis={"gridcolor": "#e6e6e6", "zeroline": False, "linecolor": "#999", "automargin": True},
+        hoverlabel={"font": {"family": FONT}},
+        separators=".,",
+    )
+)
+pio.templates["serving_playbook"] = TEMPLATE
+
+
+def draw(fig: go.Figure, caption: str, key: str | None = None) -> None:
+    """A chart with the app's template (not Streamlit's theme, so every chart looks the same):
+    its title as a heading above it (a plotly title cannot wrap, and two charts side by side
+    would run their titles together), then the caption that says what to read from it."""
+    title = fig.layout.meta.get("title") if isinstance(fig.layout.meta, dict) else None
+    if title:
+        st.markdown(f"**{title}**")
+    st.plotly_chart(fig, width="stretch", theme=None, key=key, config={"displaylogo": False})
+    st.caption(caption)
+
 
 PALETTE = {
     "full attention": "#1f77b4",
@@ -31,22 +75,33 @@ ROWS = ("mixer", "FFN")
 
 
 def _layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
+    """The template, the title kept for ``draw`` (shown above the chart), and the legend in a
+    row above the plot, where it cannot collide with the x axis and its title."""
     fig.update_layout(
-        title={"text": title, "x": 0, "xanchor": "left"},
+        template="serving_playbook",
+        meta={"title": title},
         height=height,
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        # below the plot: long series names must not run into the title
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0},
+        margin={"l": 10, "r": 20, "t": 10, "b": 10},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "xanchor": "left"},
     )
     return fig
 
 
+def _log_y(fig: go.Figure, title: str) -> None:
+    """A log y axis labelled at powers of ten only (1, 10, 100, 1,000: no 2 / 5 in between)."""
+    fig.update_yaxes(type="log", title=title, dtick=1, tickformat=",d", minor={"showgrid": True})
+
+
 def _context_axis(fig: go.Figure, xs: Sequence[int]) -> None:
+    """Context on a log axis, labelled K / M, no two labels close enough to overlap."""
+    ticks = context_ticks(xs)
+    pad = 0.06  # in decades: room for the first and last labels inside the plot
     fig.update_xaxes(
         type="log",
-        title="context (tokens, log scale)",
-        tickvals=list(xs),
-        ticktext=[tokens(x) for x in xs],
+        title=T("chart.axis.context"),
+        tickvals=list(ticks),
+        ticktext=[tokens(x) for x in ticks],
+        range=[math.log10(min(xs)) - pad, math.log10(max(xs)) + pad],
     )
 
 
@@ -70,11 +125,15 @@ def layer_strip(strip: LayerStrip) -> go.Figure:
                 )
             )
     fig.update_yaxes(
-        tickvals=[1.45, 0.45], ticktext=["mixer", "FFN"], range=[-0.1, 2.0], fixedrange=True
+        tickvals=[1.45, 0.45],
+        ticktext=[T("chart.strip.mixer"), T("chart.strip.ffn")],
+        range=[-0.1, 2.0],
+        fixedrange=True,
+        showgrid=False,
     )
-    fig.update_xaxes(title="layer index", range=[-0.6, len(strip.mixers) - 0.4])
+    fig.update_xaxes(title=T("chart.strip.axis"), range=[-0.6, len(strip.mixers) - 0.4])
     fig.update_layout(barmode="overlay", bargap=0)
-    return _layout(fig, "Layer pattern", height=260)
+    return _layout(fig, T("chart.strip.title"), height=280)
 
 
 def _gib_lines(
@@ -89,7 +148,9 @@ def _gib_lines(
                 x=list(s.x),
                 y=[in_gib(y) for y in s.y],
                 name=s.name,
-                hovertemplate=f"%{{y:,.{digits}f}} GiB<extra>{s.name}</extra>",
+                customdata=[[f"{int(y):,}"] for y in s.y],
+                hovertemplate=f"%{{y:,.{digits}f}} GiB (%{{customdata[0]}} B)<extra>{s.name}"
+                "</extra>",
                 **trace,
             )
         )
@@ -102,59 +163,71 @@ def _gib_lines(
 def kv_stack(series: Sequence[Series], context: int) -> go.Figure:
     """Per-request KV on one GPU against context, stacked by layer group."""
     fig = _gib_lines(series, context, 3, stackgroup="kv", mode="lines")
-    fig.update_yaxes(title="GiB per request (2^30 B)")
-    return _layout(fig, "KV per request vs context (one GPU, stacked by layer group)")
+    fig.update_yaxes(title=T("chart.kv.axis"))
+    return _layout(fig, T("chart.kv.title"))
 
 
 def users_fit(series: Sequence[Series], context: int, users: int) -> go.Figure:
+    """Users that fit against context on log-log axes (16 users and 1,200 both readable); the
+    users asked are a dashed line of their own, named in the legend."""
     fig = go.Figure()
     for s in series:
         fig.add_trace(
             go.Scatter(
                 x=list(s.x),
-                y=list(s.y),
+                y=[y if y > 0 else None for y in s.y],  # none fit: a gap, not a log of 0
                 name=s.name,
                 mode="lines+markers",
-                hovertemplate="%{y:,.0f} users<extra>" + s.name + "</extra>",
+                hovertemplate="%{y:,.0f} " + T("chart.users.unit") + "<extra>" + s.name
+                + "</extra>",
+            )
+        )  # fmt: skip
+    if series:
+        xs = series[0].x
+        _context_axis(fig, xs)
+        fig.add_trace(
+            go.Scatter(
+                x=[min(xs), max(xs)],
+                y=[users, users],
+                name=T("chart.users.asked", users=f"{users:,}"),
+                mode="lines",
+                line={"dash": "dash", "color": "#555"},
+                hoverinfo="skip",
             )
         )
-    if series:
-        _context_axis(fig, series[0].x)
     fig.add_vline(x=context, line_dash="dot")
-    fig.add_hline(y=users, line_dash="dash", annotation_text=f"{users:,} users asked")
-    fig.update_yaxes(title="concurrent requests that fit (all instances)", rangemode="tozero")
-    return _layout(fig, "Users that fit vs context, per KV dtype")
+    _log_y(fig, T("chart.users.axis"))
+    return _layout(fig, T("chart.users.title"))
 
 
 def memory(b: MemoryBreakdown) -> go.Figure:
+    """The busiest GPU's memory as one stacked bar, in GiB (exact bytes on hover)."""
     fig = go.Figure()
     colors = ["#9467bd", "#1f77b4", "#c6dbef", "#fdd0a2", "#d9d9d9"]
+    where = T("chart.memory.gpu")
     for seg, color in zip(b.segments, colors * 2, strict=False):
         fig.add_trace(
             go.Bar(
-                y=["one GPU"],
-                x=[in_gb(seg.bytes)],
+                y=[where],
+                x=[in_gib(seg.bytes)],
                 name=seg.name,
                 orientation="h",
                 marker_color=color,
-                customdata=[[in_gib(seg.bytes)]],
-                hovertemplate="%{x:,.1f} GB (%{customdata[0]:,.2f} GiB)<extra>"
-                + seg.name
-                + "</extra>",
+                customdata=[[f"{seg.bytes:,}"]],
+                hovertemplate="%{x:,.2f} GiB (%{customdata[0]} B)<extra>" + seg.name + "</extra>",
             )
         )
     fig.update_layout(barmode="stack")
-    fig.update_xaxes(range=[0, in_gb(b.memory_per_gpu)])
-    title = f"Memory of one GPU: {in_gb(b.memory_per_gpu):,.0f} GB (GB = 10^9 B; hover for GiB)"
-    return _layout(fig, title, height=230)
+    fig.update_xaxes(range=[0, in_gib(b.memory_per_gpu)], title=T("chart.memory.axis"))
+    fig.update_yaxes(showticklabels=False)
+    title = T("chart.memory.title", total=f"{in_gib(b.memory_per_gpu):,.2f}")
+    return _layout(fig, title, height=250)
 
 
 def kv_growth(series: Sequence[GrowthSeries], context: int) -> go.Figure:
     fig = _gib_lines(series, context, 2, mode="lines+markers")
-    fig.update_yaxes(title="GiB per request (2^30 B), log scale", type="log")
-    return _layout(
-        fig, "KV per request vs context, same dimensions, six attention designs", height=420
-    )
+    fig.update_yaxes(type="log", title=T("chart.growth.axis"), dtick=1)
+    return _layout(fig, T("chart.growth.title"), height=420)
 
 
 def intensity(i: Intensity) -> go.Figure:
@@ -163,7 +236,7 @@ def intensity(i: Intensity) -> go.Figure:
         go.Scatter(
             x=[p.tokens for p in i.decode],
             y=[p.intensity for p in i.decode],
-            name=f"decode (batch B, {tokens(i.context)} context)",
+            name=T("chart.intensity.decode", context=tokens(i.context)),
             mode="lines+markers",
         )
     )
@@ -171,7 +244,7 @@ def intensity(i: Intensity) -> go.Figure:
         go.Scatter(
             x=[p.tokens for p in i.prefill],
             y=[p.intensity for p in i.prefill],
-            name="prefill (one prompt of T tokens)",
+            name=T("chart.intensity.prefill"),
             mode="lines+markers",
         )
     )
@@ -180,11 +253,11 @@ def intensity(i: Intensity) -> go.Figure:
         go.Scatter(
             x=[min(xs), max(xs)],
             y=[i.ridge, i.ridge],
-            name=f"ridge point {i.ridge:,.0f} FLOP/B: above it compute-bound",
+            name=T("chart.intensity.ridge", ridge=f"{i.ridge:,.0f}"),
             mode="lines",
             line={"dash": "dash", "color": "black"},
         )
     )
-    fig.update_xaxes(type="log", title="tokens per forward pass (B for decode, T for prefill)")
-    fig.update_yaxes(type="log", title="FLOPs per byte moved")
-    return _layout(fig, "Arithmetic intensity vs the GPU's ridge point", height=400)
+    fig.update_xaxes(type="log", title=T("chart.intensity.xaxis"), dtick=1, tickformat=",d")
+    _log_y(fig, T("chart.intensity.yaxis"))
+    return _layout(fig, T("chart.intensity.title"), height=400)

@@ -1,25 +1,37 @@
-"""Draw engine results: every number with an expander holding its formula."""
+"""Draw engine results: every number with its formula, the verdict, gates, sources, downloads."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 import streamlit as st
 
 from engine.errors import InputError
+from engine.present import messages as M
+from engine.present.artifacts import Artifact
 from engine.present.charts_data import Shown
+from engine.present.sources import SourceRef, clean, collect, escape_markdown
 from engine.study import Study
+from ui import tables
+from ui.lang import T, current
 
 P = ParamSpec("P")
-T = TypeVar("T")
+T_ = TypeVar("T_")
 
 
 def number(s: Shown) -> None:
-    """A metric and, under it, the formula with the config's values plugged in."""
+    """A metric (the exact bytes on hover) and, under it, the formula with the config's values
+    plugged in."""
     st.metric(s.label, s.value, help=s.help or None)
-    with st.expander("Formula"):
+    with st.expander(T("common.formula")):
         st.code(s.formula, language=None, wrap_lines=True)
+
+
+def metrics(items: Sequence[Shown], per_row: int = 4) -> None:
+    """Metrics whose formula is one line: it goes in the tooltip, not an expander."""
+    for col, item in zip(st.columns(per_row), items, strict=False):
+        col.metric(item.label, item.value, help=item.formula)
 
 
 def numbers(items: Sequence[Shown], per_row: int = 3) -> None:
@@ -30,7 +42,7 @@ def numbers(items: Sequence[Shown], per_row: int = 3) -> None:
                 number(item)
 
 
-def or_error(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T | None:
+def or_error(call: Callable[P, T_], *args: P.args, **kwargs: P.kwargs) -> T_ | None:
     """Call an engine function; on input it rejects, show its message and return None."""
     try:
         return call(*args, **kwargs)
@@ -40,18 +52,19 @@ def or_error(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T | Non
 
 
 def table(rows: Sequence[Mapping[str, Any]], height: int | None = None) -> None:
-    """A table whose numbers show thousands separators (70,272 rather than 70272)."""
-    numeric = {
-        k
-        for row in rows
-        for k, val in row.items()
-        if isinstance(val, int | float) and not isinstance(val, bool)
-    }
-    config = {k: st.column_config.NumberColumn(format="localized") for k in numeric}
-    kwargs: dict[str, Any] = {"hide_index": True, "width": "stretch", "column_config": config}
-    if height is not None:
-        kwargs["height"] = height
-    st.dataframe(list(rows), **kwargs)
+    """A list of dicts as a table (the keys are the headers): numbers keep thousands
+    separators, text columns are sized to fit and wrap past a limit, a missing value shows as
+    "—". Pages with their own column configs use ``ui.tables`` directly."""
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    frame = tables.frame(rows, columns)
+    config: dict[str, Any] = {}
+    for name in columns:
+        values = [row.get(name) for row in rows if row.get(name) is not None]
+        numeric = values and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in values
+        )
+        config[name] = tables.count(name) if numeric else tables.text(name)
+    tables.show(frame, config, rows=None if height is None else max(1, (height - 38) // 35))
 
 
 VERDICT_BOX = {
@@ -61,19 +74,85 @@ VERDICT_BOX = {
     "does_not_fit": st.error,
     "blocked": st.error,
 }
-VERDICT_TITLE = {
-    "runs": "Runs",
-    "fewer_users": "Runs, fewer users than asked",
-    "shorter_context": "Runs with a shorter context",
-    "does_not_fit": "Does not fit",
-    "blocked": "Does not run",
+VERDICT_ICON = {
+    "runs": ":material/check_circle:",
+    "fewer_users": ":material/group:",
+    "shorter_context": ":material/short_text:",
+    "does_not_fit": ":material/block:",
+    "blocked": ":material/block:",
 }
 
 
 def verdict(study: Study) -> None:
     """The answer first: runs / runs with a shorter context / does not fit, and the reason."""
-    v = study.verdict
-    text = f"**{VERDICT_TITLE[v.status]}** — {v.reason}"
-    if v.suggestions:
-        text += "\n\n" + "\n".join(f"- {tip}" for tip in v.suggestions)
-    VERDICT_BOX[v.status](text)
+    v = M.verdict(study, current())
+    text = T("verdict.line", title=v.title, reason=v.reason)
+    if v.tips:
+        text += "\n\n" + "\n".join(T("verdict.tip_line", tip=tip) for tip in v.tips)
+    VERDICT_BOX[v.status](text, icon=VERDICT_ICON[v.status])
+
+
+GATE_MARK = {"pass": ":green[**{}**]", "warn": ":orange[**{}**]", "fail": ":red[**{}**]"}
+
+
+def gates(study: Study) -> None:
+    """Each hardware gate: its status, name, reason and fix."""
+    for g in M.gates(study, current()):
+        mark = GATE_MARK.get(g.status, "**{}**").format(T(f"gate.status.{g.status}"))
+        line = T("gate.line", mark=mark, name=g.title, reason=g.reason)
+        if g.tips:
+            line += "  \n  " + T("gate.fix", fix=g.tips[0])
+        st.markdown("- " + line)
+
+
+def sources(
+    items: Iterable[str | SourceRef],
+    *,
+    expanded: bool = False,
+    inline: bool = False,
+    notes: Sequence[str] = (),
+) -> None:
+    """A "Sources" expander (``inline``: a captioned list, for use inside another expander):
+    each source once, as a readable title and a link where one exists (never the fact base's
+    tags). ``notes``: what the data files say about these facts, under the list."""
+    refs: list[SourceRef] = []
+    texts: list[str] = []
+    for item in items:
+        if isinstance(item, SourceRef):
+            refs.append(item)
+        elif item:
+            texts.append(item)
+    refs = list(dict.fromkeys([*refs, *collect(texts)]))
+    if not refs:
+        return
+    body = "\n".join(f"- {r.markdown()}" for r in refs)
+    for note in notes:
+        body += "\n\n" + T("common.data_note", note=escape_markdown(clean(note)))
+    if inline:
+        st.caption(T("common.sources"))
+        st.markdown(body)
+        return
+    with st.expander(T("common.sources"), expanded=expanded, icon=":material/menu_book:"):
+        st.markdown(body)
+
+
+def download(artifact: Artifact, key: str) -> None:
+    """A download button for an artefact the page shows (no rerun when clicked)."""
+    st.download_button(
+        T(f"download.{artifact.kind}"),
+        artifact.text,
+        file_name=artifact.file_name,
+        mime=artifact.mime,
+        key=key,
+        icon=":material/download:",
+        on_click="ignore",
+        help=T("download.help", file=artifact.file_name),
+    )
+
+
+def downloads(artifacts: Sequence[Artifact], key: str) -> None:
+    """Download buttons in one row."""
+    cols = st.columns(max(len(artifacts), 1))
+    for col, a in zip(cols, artifacts, strict=False):
+        with col:
+            download(a, f"{key}.{a.kind}")

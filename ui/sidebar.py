@@ -1,8 +1,9 @@
-"""The sidebar every page shares: model, hardware, engine, workload, and the share link."""
+"""The sidebar every page shares: language, model, hardware, engine, workload, the share link."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
+import json
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import streamlit as st
 
@@ -10,12 +11,24 @@ from engine import scenario as SC
 from engine.errors import InputError
 from engine.hardware.gpus import all_gpus
 from engine.model.loader import catalog_names, load_model
+from engine.present.units import gib
+from ui import lang
 from ui import state as S
+from ui.lang import T
 
-MODES = {"catalog": "Catalog", "upload": "Upload", "paste": "Paste JSON", "hub": "Hugging Face"}
-PRIORITY_HELP = (
-    "latency: tight inter-token latency; throughput: most tokens per GPU; balanced: between"
-)
+MODES = ("catalog", "upload", "paste", "hub")
+
+
+def json_error(data: str | bytes) -> str | None:
+    """Where a config.json text stops being JSON, in words (None when it parses, or when what
+    is wrong is not its syntax: the loader names that)."""
+    try:
+        json.loads(data)
+    except json.JSONDecodeError as err:
+        return T("error.json", line=err.lineno, column=err.colno, msg=err.msg)
+    except (ValueError, RecursionError):
+        return None
+    return None
 
 
 def _clear_error() -> None:
@@ -23,7 +36,6 @@ def _clear_error() -> None:
 
 
 def _on_catalog() -> None:
-    st.session_state[S.MODEL_ERROR] = None
     S.set_scenario(model=st.session_state["w.model"], source="catalog", digest=None)
 
 
@@ -31,41 +43,49 @@ def _on_upload() -> None:
     file = st.session_state.get("w.upload")
     if file is None:
         return
-    try:
-        loaded = load_model(file.getvalue(), name=file.name)
-    except InputError as err:
-        st.session_state[S.MODEL_ERROR] = f"{file.name}: {err}"
-        return
-    S.use_model(loaded)
+    data = file.getvalue()
+    problem = json_error(data)
+    if problem is None:
+        try:
+            loaded = load_model(data, name=file.name)
+        except InputError as err:
+            problem = str(err)
+        else:
+            S.use_model(loaded)
+            return
+    st.session_state[S.MODEL_ERROR] = T("error.upload", file=file.name, error=problem)
 
 
 def _on_paste() -> None:
     from engine.model.loader import load_pasted
 
     text = st.session_state.get("w.paste", "")
-    try:
-        loaded = load_pasted(text, name="pasted config.json")
-    except InputError as err:
-        st.session_state[S.MODEL_ERROR] = f"Pasted config.json: {err}"
-        return
-    S.use_model(loaded)
+    problem = json_error(text) if text.strip() else None
+    if problem is None:
+        try:
+            loaded = load_pasted(text, name="pasted config.json")
+        except InputError as err:
+            problem = str(err)
+        else:
+            S.use_model(loaded)
+            return
+    st.session_state[S.MODEL_ERROR] = T("error.paste", error=problem)
 
 
 def _on_hub() -> None:
     repo = str(st.session_state.get("w.hub", "")).strip()
-    st.session_state[S.MODEL_ERROR] = None
     S.set_scenario(source="hub", model=repo, digest=None)
 
 
 def _model_section() -> None:
-    st.header("Model")
+    st.header(T("sidebar.model"))
     s = S.scenario()
     if "w.mode" not in st.session_state:
         st.session_state["w.mode"] = {"file": "upload"}.get(s.source, s.source)
     mode = st.radio(
-        "Source",
+        T("sidebar.source"),
         list(MODES),
-        format_func=MODES.__getitem__,
+        format_func=lang.labels("sidebar.mode", MODES).__getitem__,
         key="w.mode",
         horizontal=True,
         on_change=_clear_error,
@@ -73,44 +93,48 @@ def _model_section() -> None:
     if mode == "catalog":
         names = catalog_names()
         st.session_state["w.model"] = s.model if s.model in names else names[0]
-        st.selectbox("Bundled model (type to search)", names, key="w.model", on_change=_on_catalog)
+        st.selectbox(T("sidebar.bundled"), names, key="w.model", on_change=_on_catalog)
     elif mode == "upload":
-        st.file_uploader("config.json", type=["json"], key="w.upload", on_change=_on_upload)
+        st.file_uploader(T("sidebar.upload"), type=["json"], key="w.upload", on_change=_on_upload)
     elif mode == "paste":
         st.text_area(
-            "config.json text",
+            T("sidebar.paste"),
             key="w.paste",
             height=140,
             max_chars=2_000_000,
             placeholder='{"architectures": …}',
         )
-        st.button("Load pasted JSON", key="w.paste_go", on_click=_on_paste)
+        st.button(T("sidebar.paste_go"), key="w.paste_go", on_click=_on_paste)
     else:
-        st.text_input("Hugging Face id", key="w.hub", placeholder="org/name", max_chars=200)
+        st.text_input(T("sidebar.hub"), key="w.hub", placeholder="org/name", max_chars=200)
         st.button(
-            "Fetch config.json",
+            T("sidebar.hub_go"),
             key="w.hub_go",
-            help="Downloads config.json only (no weights)",
+            help=T("sidebar.hub_help"),
             on_click=_on_hub,
         )
 
 
 def _hardware_section() -> None:
-    st.header("Hardware")
+    st.header(T("sidebar.hardware"))
     gpus = {g.key: g for g in all_gpus()}
     S.bound(
         st.selectbox,
-        "GPU",
+        T("sidebar.gpu"),
         "gpu",
         "w.gpu",
         options=list(gpus),
-        format_func=lambda k: f"{k} · {gpus[k].memory_label}",
+        format_func={
+            k: T("sidebar.gpu_option", gpu=k, memory=gib(g.device_memory_bytes, 0))
+            for k, g in gpus.items()
+        }.__getitem__,
+        help=T("sidebar.gpu_help"),
     )
     left, right = st.columns(2)
     with left:
         S.bound(
             st.number_input,
-            "GPUs per node",
+            T("sidebar.gpus"),
             "gpus_per_node",
             "w.gpus",
             min_value=1,
@@ -120,17 +144,17 @@ def _hardware_section() -> None:
     with right:
         S.bound(
             st.number_input,
-            "Nodes",
+            T("sidebar.nodes"),
             "nodes",
             "w.nodes",
             min_value=1,
             max_value=SC.MAX_NODES,
             step=1,
         )
-    st.header("Engine")
+    st.header(T("sidebar.engine"))
     S.bound(
         st.radio,
-        "Serving engine",
+        T("sidebar.engine_label"),
         "engine",
         "w.engine",
         options=list(SC.ENGINES),
@@ -140,66 +164,77 @@ def _hardware_section() -> None:
 
 
 def _workload_section() -> None:
-    st.header("Workload")
+    st.header(T("sidebar.workload"))
     S.bound(
         st.number_input,
-        "Context length (tokens)",
+        T("sidebar.context"),
         "context",
         "w.context",
         to_widget=lambda v: 32_768 if v is None else v,
         min_value=1,
         max_value=SC.MAX_CONTEXT,
         step=1024,
-        help="Prompt + output tokens per request",
+        help=T("sidebar.context_help"),
     )
     S.bound(
         st.number_input,
-        "Concurrent users",
+        T("sidebar.users"),
         "users",
         "w.users",
         min_value=1,
         max_value=SC.MAX_USERS,
         step=1,
+        help=T("sidebar.users_help"),
     )
     S.bound(
         st.slider,
-        "Prefix overlap (%)",
+        T("sidebar.prefix"),
         "prefix_overlap",
         "w.prefix",
         min_value=0,
         max_value=100,
-        help="How much of each prompt repeats an earlier one (system prompt, chat history)",
+        help=T("sidebar.prefix_help"),
     )
     S.bound(
         st.radio,
-        "Latency priority",
+        T("sidebar.latency"),
         "latency",
         "w.latency",
         options=list(SC.LATENCY_PRIORITIES),
+        format_func=lang.labels("sidebar.priority", SC.LATENCY_PRIORITIES).__getitem__,
         horizontal=True,
-        help=PRIORITY_HELP,
+        help=T("sidebar.latency_help"),
     )
 
 
+def share_link(v: S.View) -> str:
+    """The link that reproduces this view (this page, the scenario and the language)."""
+    query = "?" + urlencode(S.query())
+    parts = urlsplit(str(getattr(st.context, "url", "") or ""))
+    if not parts.netloc:  # no browser address (AppTest): the parameters alone
+        return query
+    return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", "", "")) + query
+
+
 def _share_section(v: S.View) -> None:
-    with st.expander("Share this view"):
-        st.caption("The address bar already holds this view. Page path + these parameters:")
-        st.code("?" + urlencode(SC.to_query(v.scenario)), language=None, wrap_lines=True)
-        note = SC.link_source_note(v.scenario)
-        if note:
-            st.caption(note)
+    with st.expander(T("sidebar.share"), icon=":material/share:"):
+        st.caption(T("sidebar.share_caption"))
+        st.code(share_link(v), language=None, wrap_lines=True)
+        if v.scenario.source == "file":
+            st.caption(T("sidebar.share_file", model=v.scenario.model))
 
 
 def draw() -> S.View:
     """Draw the sidebar and return the view every page reads."""
     with st.sidebar:
+        lang.switch()
         _model_section()
         error_slot = st.empty()  # filled after the study (a hub fetch can fail)
         _hardware_section()
         _workload_section()
         s = S.scenario()
         if s.source == "hub":
-            with st.spinner(f"Reading config.json for {s.model}…"):
+            with st.spinner(T("sidebar.fetching", model=s.model)):
                 view = S.build_view()
         else:
             view = S.build_view()
@@ -208,8 +243,13 @@ def draw() -> S.View:
             error_slot.error(err)
         if view.study is not None:
             st.caption(
-                f"Showing **{view.study.model.name}** ({view.study.model.source}) on "
-                f"{s.total_gpus} × {view.study.gpu.key}"
+                T(
+                    "sidebar.showing",
+                    model=view.study.model.name,
+                    source=T(f"common.source.{view.study.model.source}"),
+                    n=s.total_gpus,
+                    gpu=view.study.gpu.key,
+                )
             )
         _share_section(view)
     return view

@@ -16,10 +16,13 @@ from typing import Any
 import streamlit as st
 
 from engine.errors import InputError
+from engine.i18n import DEFAULT_LANG
 from engine.model import store
 from engine.model.loader import LoadedModel
 from engine.scenario import DEFAULT_SCENARIO, Scenario, from_query, to_query
 from engine.study import Study, study
+from ui import lang
+from ui.lang import T
 
 SCENARIO = "pb.scenario"
 WARNINGS = "pb.warnings"
@@ -29,6 +32,7 @@ VIEW = "pb.view"
 
 def init() -> None:
     """First run of a session: read the link. Later runs keep the session's scenario."""
+    lang.init()
     if SCENARIO in st.session_state:
         return
     parsed = from_query(st.query_params.to_dict())
@@ -44,13 +48,15 @@ def scenario() -> Scenario:
 
 
 def set_scenario(*, keep_warnings: bool = False, **changes: Any) -> None:
-    """Apply changes. A user's change replaces the warnings shown so far (they were about the
-    old scenario); the app's own fallbacks keep them."""
+    """Apply changes. A user's change replaces the warnings and the model error shown so far
+    (they were about the old scenario); the app's own fallbacks keep them."""
     old: list[str] = list(st.session_state.get(WARNINGS, [])) if keep_warnings else []
+    if not keep_warnings:
+        st.session_state[MODEL_ERROR] = None
     try:
         new = scenario().replace(**changes)
     except InputError as err:
-        st.session_state[WARNINGS] = [*old, f"Not applied: {err}"]
+        st.session_state[WARNINGS] = [*old, T("error.not_applied", error=str(err))]
         return
     st.session_state[SCENARIO] = new
     st.session_state[WARNINGS] = old
@@ -63,12 +69,17 @@ def use_model(loaded: LoadedModel) -> None:
     set_scenario(source="file", model=loaded.name[:200] or "uploaded config", digest=digest)
 
 
+def query() -> dict[str, str]:
+    """The link's query parameters: the scenario, and the language when it is not English."""
+    target = to_query(scenario())
+    if lang.current() != DEFAULT_LANG:
+        target["lang"] = lang.current()
+    return target
+
+
 def sync_query_params() -> None:
     """Write the scenario into the URL (only when it changed, so reruns send nothing)."""
-    target = to_query(scenario())
-    lang = st.query_params.get("lang")
-    if lang:
-        target["lang"] = lang
+    target = query()
     if st.query_params.to_dict() != target:
         st.query_params.from_dict(target)
 
@@ -125,15 +136,22 @@ def view() -> View:
 
 
 def study_or_stop() -> Study:
-    """The page's Study; when the scenario cannot be studied, say why and stop."""
+    """The page's Study. When the model the user just gave cannot be read, or the scenario
+    cannot be studied, say what is wrong in the main area and stop: no number of the previous
+    model stays on screen as if it were the answer."""
     v = view()
     err = st.session_state.get(MODEL_ERROR)
     if err:
-        st.error(err)
+        st.error(err, icon=":material/error:")
+        st.info(T("error.model_hint"), icon=":material/info:")
+        st.stop()
     if v.study is None:
-        st.error(f"Cannot plan this scenario — {v.error}")
+        st.error(T("error.cannot_plan", error=v.error or ""), icon=":material/error:")
         st.stop()
     assert v.study is not None
+    note = getattr(v.study.model, "note", None)
+    if note:
+        st.info(str(note), icon=":material/info:")
     return v.study
 
 

@@ -14,6 +14,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from engine.errors import InputError
+from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.kv.dtype import ALIASES, resolve_kv_dtype
 from engine.kv.sizing import KvSizing, LayerGroup, size_kv
 from engine.launch.context import context_limit
@@ -24,15 +25,11 @@ from engine.model.config import ModelConfig
 from engine.model.family import classify
 from engine.model.loader import catalog_names, load_catalog
 from engine.model.weights import weight_report
+from engine.present.units import GB, GIB, gib, in_gib, nbytes, tb_per_s, tokens
 
 if TYPE_CHECKING:
     from engine.scenario import Engine
     from engine.study import Study
-
-GIB = 1 << 30
-GB = 1_000_000_000
-
-TERA = 1e12
 
 
 def _first_spellings() -> tuple[str, ...]:
@@ -47,61 +44,28 @@ def _first_spellings() -> tuple[str, ...]:
 KV_DTYPE_MENU = _first_spellings()
 
 
-# --- units -------------------------------------------------------------------------------
+# --- units (engine/present/units.py; these stay for the CLI and the tests) --------------------
 
-
-def gib(n: float) -> str:
-    """Bytes as GiB (2^30)."""
-    return f"{n / GIB:,.2f} GiB"
+__all__ = ["GB", "GIB", "gib", "in_gib", "nbytes", "tb_per_s", "tokens"]
 
 
 def gb(n: float) -> str:
-    """Bytes as GB (10^9)."""
+    """Bytes as GB (10^9), for a vendor's figure."""
     return f"{n / GB:,.1f} GB"
 
 
-def nbytes(n: float) -> str:
-    """Exact bytes with thousands separators (fractions kept for compressed layers)."""
-    return f"{n:,.0f} B" if float(n).is_integer() else f"{n:,.2f} B"
-
-
-def in_gib(n: float) -> float:
-    """Bytes as a number of GiB (2^30), for chart axes."""
-    return n / GIB
-
-
 def in_gb(n: float) -> float:
-    """Bytes as a number of GB (10^9), for chart axes."""
     return n / GB
 
 
-def tb_per_s(bytes_per_s: float) -> str:
-    """A bandwidth in TB/s (10^12 B/s), as datasheets give it."""
-    return f"{bytes_per_s / TERA:,.2f} TB/s"
+def size(n: float) -> str:
+    """A size in both units (the CLI's text output)."""
+    return f"{gib(n)} ({gb(n)})"
 
 
 def per_instance(users: int, instances: int) -> int:
     """Requests each instance must hold: the users spread over the instances, rounded up."""
     return -(-users // instances)
-
-
-def size(n: float) -> str:
-    """A size in both units, for numbers people compare with datasheets (GB) and with
-    engine logs (GiB)."""
-    return f"{gib(n)} ({gb(n)})"
-
-
-def other_unit(n: float) -> str:
-    """The tooltip beside a GiB value: the same bytes in GB, and what each unit means."""
-    return f"= {gb(n)}. GiB = 2^30 bytes (as engine logs print), GB = 10^9 bytes (as datasheets)."
-
-
-def tokens(n: int) -> str:
-    if n >= 1 << 20 and n % (1 << 20) == 0:
-        return f"{n >> 20}M"
-    if n >= 1024 and n % 1024 == 0:
-        return f"{n >> 10}K"
-    return f"{n:,}"
 
 
 def params(n: int) -> str:
@@ -139,15 +103,16 @@ def _group_labels(kv: KvSizing) -> list[str]:
     return out
 
 
-def _per_gpu_note(kv: KvSizing) -> str:
-    return f"one GPU at TP {kv.tp}" if kv.tp > 1 else "one GPU"
+def _where(kv: KvSizing, lang: Lang) -> str:
+    return t("shown.where.tp", lang, tp=kv.tp) if kv.tp > 1 else t("shown.where.one", lang)
 
 
-def kv_headline(st: Study) -> list[Shown]:
+def kv_headline(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
     """Bytes per token, per request and the constant state, as the chosen engine sizes them
     at the chosen layout's attention TP."""
     kv = st.kv
     context = max(st.context, 1)
+    where = _where(kv, lang)
     terms = " + ".join(
         f"{lab}: {g.formula()}"
         for lab, g in zip(_group_labels(kv), kv.groups, strict=True)
@@ -156,23 +121,23 @@ def kv_headline(st: Study) -> list[Shown]:
     per_token = kv.kv_bytes_per_token
     out = [
         Shown(
-            f"KV per token ({_per_gpu_note(kv)})",
+            t("shown.kv_per_token", lang, where=where),
             f"{per_token:,} B",
             per_token,
             (terms or "no attention layers")
             + f" = {per_token:,} B/token"
             + (f"; KV dtype {kv.kv_dtype.stored} ({kv.kv_dtype.note})" if kv.kv_dtype.note else ""),
+            t("shown.kv_per_token_help", lang),
         ),
     ]
     if kv.tp > 1:
         out.append(
             Shown(
-                f"KV per token, all {kv.tp} TP ranks",
+                t("shown.kv_all_ranks", lang, tp=kv.tp),
                 f"{per_token * kv.tp:,} B",
                 per_token * kv.tp,
-                f"{per_token:,} B per GPU × TP {kv.tp} = {per_token * kv.tp:,} B. Each rank keeps "
-                "its share of the KV heads; heads fewer than TP, and the MLA latent, are "
-                "replicated on every rank.",
+                f"{per_token:,} B per GPU × TP {kv.tp} = {per_token * kv.tp:,} B",
+                t("shown.kv_all_ranks_help", lang),
             )
         )
     per_req = kv.bytes_per_request(context)
@@ -186,13 +151,14 @@ def kv_headline(st: Study) -> list[Shown]:
                 f"{lab}: {g.bytes_per_token:,.0f} B × {kept:,.0f} tokens kept = "
                 f"{g.bytes_at(context):,.0f} B"
             )
+    total = f" = {per_req:,} B" if len(parts) > 1 else ""
     out.append(
         Shown(
-            f"KV per request at {tokens(context)} tokens ({_per_gpu_note(kv)})",
+            t("shown.kv_per_request", lang, context=tokens(context), where=where),
             gib(per_req),
             per_req,
-            " + ".join(parts) + f" = {per_req:,} B = {gib(per_req)}",
-            f"{per_req:,} B",
+            " + ".join(parts) + f"{total} = {gib(per_req)}",
+            t("shown.exact_bytes", lang, bytes=f"{per_req:,}"),
         )
     )
     if kv.state_bytes_per_request:
@@ -207,49 +173,60 @@ def kv_headline(st: Study) -> list[Shown]:
             )
         out.append(
             Shown(
-                "Constant state per request",
+                t("shown.state", lang),
                 gib(padded),
                 padded,
                 formula,
-                f"{padded:,} B",
+                t("shown.exact_bytes", lang, bytes=f"{padded:,}"),
             )
         )
     return out
 
 
-def weights_shown(st: Study) -> list[Shown]:
+def weights_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
     w = st.weights
     fit = st.fit
     blocks = " + ".join(f"{b.name} {b.count:,}" for b in w.blocks)
     return [
         Shown(
-            "Parameters (total / active)",
-            f"{w.params_total / 1e9:,.1f} bn / {w.params_active / 1e9:,.1f} bn",
+            t("shown.params", lang),
+            t(
+                "shown.params_value",
+                lang,
+                total=f"{w.params_total / 1e9:,.1f}",
+                active=f"{w.params_active / 1e9:,.1f}",
+            ),
             w.params_total,
             f"{blocks} = {w.params_total:,} parameters; active per token excludes the "
             f"routed experts not chosen, MTP and vision: {w.params_active:,}",
+            t(
+                "shown.params_help",
+                lang,
+                total=f"{w.params_total:,}",
+                active=f"{w.params_active:,}",
+            ),
         ),
         Shown(
-            f"Checkpoint weights ({w.format})",
+            t("shown.checkpoint", lang, format=w.format),
             gib(w.weight_bytes),
             w.weight_bytes,
             f"{w.bits_note}: {w.weight_bytes:,} B = {gib(w.weight_bytes)} "
             f"(routed experts {w.expert_bytes:,} B, the rest {w.non_expert_bytes:,} B)",
-            f"{w.weight_bytes:,} B",
+            t("shown.exact_bytes", lang, bytes=f"{w.weight_bytes:,}"),
         ),
         Shown(
-            "Weights per GPU",
+            t("shown.weights_per_gpu", lang),
             gib(fit.weights_per_gpu),
             fit.weights_per_gpu,
             f"at {fit.layout.describe()}: "
             + "; ".join(share.formula() for share in fit.weight_shares)
             + f" = {fit.weights_per_gpu:,} B on the busiest GPU",
-            f"{fit.weights_per_gpu:,} B",
+            t("shown.exact_bytes", lang, bytes=f"{fit.weights_per_gpu:,}"),
         ),
     ]
 
 
-def fit_shown(st: Study) -> list[Shown]:
+def fit_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
     fit = st.fit
     reserve = (
         f"; the engine's reserve inside the fraction: {fit.reserve.formula()}"
@@ -258,21 +235,22 @@ def fit_shown(st: Study) -> list[Shown]:
     )
     return [
         Shown(
-            f"Users that fit at {tokens(fit.context)} tokens",
+            t("shown.users", lang, context=tokens(fit.context)),
             f"{fit.users:,}",
             fit.users,
             fit.users_formula(),
+            t("shown.users_help", lang, asked=f"{st.scenario.users:,}"),
         ),
         Shown(
-            "KV space per GPU",
+            t("shown.kv_space", lang),
             gib(fit.kv_space_per_gpu),
             fit.kv_space_per_gpu,
             fit.memory_formula() + f" (fraction: {fit.fraction_why}){reserve}",
-            f"{fit.kv_space_per_gpu:,} B",
+            t("shown.exact_bytes", lang, bytes=f"{fit.kv_space_per_gpu:,}"),
         ),
         Shown(
-            "Context the launch sets",
-            f"{fit.context:,} tokens",
+            t("shown.context", lang),
+            t("shown.tokens_value", lang, n=f"{fit.context:,}"),
             fit.context,
             f"the workload asks {st.context_asked:,} tokens; the model's limit is "
             f"{st.limit.tokens:,} ({st.limit.formula}); "
@@ -281,7 +259,26 @@ def fit_shown(st: Study) -> list[Shown]:
                 if fit.context_fits
                 else "the longest one request fits at this layout"
             ),
+            t("shown.context_help", lang, limit=f"{st.limit.tokens:,}"),
         ),
+    ]
+
+
+def layout_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
+    """The chosen layout's parallel sizes, as the launch sets them."""
+    lay = st.fit.layout
+    s = lay.split
+    yes, no = t("common.on", lang), t("common.off", lang)
+    return [
+        Shown(t("shown.tp", lang), str(s.tp), s.tp, f"--tensor-parallel-size {s.tp}"),
+        Shown(t("shown.dp", lang), str(s.dp), s.dp, f"DP-attention ranks per copy = {s.dp}"),
+        Shown(
+            t("shown.ep", lang),
+            yes if s.ep else no,
+            float(s.ep),
+            f"expert parallel over {s.moe_group} ranks" if s.ep else "experts sliced by TP",
+        ),
+        Shown(t("shown.replicas", lang), str(lay.replicas), lay.replicas, lay.describe()),
     ]
 
 
@@ -322,28 +319,29 @@ class CompareRow:
     differs: bool
 
 
-def engine_comparison(st: Study) -> list[CompareRow]:
+def engine_comparison(st: Study, lang: Lang = DEFAULT_LANG) -> list[CompareRow]:
     """vLLM 0.33.0 and SGLang 0.5.23 accounting for the same model and choices."""
     v, s = st.engines["vllm"].kv, st.engines["sglang"].kv
     context = max(st.context, 1)
 
-    def row(metric: str, a: str, b: str) -> CompareRow:
-        return CompareRow(metric, a, b, a != b)
+    def row(key: str, a: str, b: str, **params: str) -> CompareRow:
+        return CompareRow(t(f"compare.{key}", lang, **params), a, b, a != b)
 
     return [
-        row("KV dtype stored", v.kv_dtype.stored, s.kv_dtype.stored),
-        row("KV per token (one GPU)", f"{v.kv_bytes_per_token:,} B", f"{s.kv_bytes_per_token:,} B"),
+        row("dtype", v.kv_dtype.stored, s.kv_dtype.stored),
+        row("per_token", f"{v.kv_bytes_per_token:,} B", f"{s.kv_bytes_per_token:,} B"),
         row(
-            "Constant state per request",
+            "state",
             f"{v.state_bytes_per_request:,} B",
             f"{s.state_bytes_per_request:,} B",
         ),
         row(
-            f"Per request at {tokens(context)}",
+            "per_request",
             gib(v.bytes_per_request(context)),
             gib(s.bytes_per_request(context)),
+            context=tokens(context),
         ),
-        row("Page size (tokens)", str(v.block_size), str(s.block_size)),
+        row("page", str(v.block_size), str(s.block_size)),
     ]
 
 
@@ -437,6 +435,17 @@ def context_grid(limit: int, start: int = 1024) -> tuple[int, ...]:
     return tuple(sorted(set(out)))
 
 
+def context_ticks(xs: Sequence[int], min_ratio: float = 1.5) -> tuple[int, ...]:
+    """The context values to label on a log axis: each at least ``min_ratio`` times the one
+    before, so neighbouring labels (128K next to the model's 160K) do not overlap. The largest
+    value (the model's limit) is always labelled; the one it crowds out is not."""
+    kept: list[int] = []
+    for x in sorted(set(xs), reverse=True):
+        if not kept or kept[-1] >= x * min_ratio:
+            kept.append(x)
+    return tuple(reversed(kept))
+
+
 def context_options(max_position: int | None, current: int) -> tuple[int, ...]:
     """Choices for the context slider: powers of two from 1K to the model's limit (at least
     128K), plus the model limit and the current value."""
@@ -518,8 +527,8 @@ def users_vs_context(st: Study, dtypes: Sequence[str], contexts: Sequence[int]) 
         ]
         lines[key] = ([name], ys)
     out = []
-    for (nbytes, packed), (names, ys) in lines.items():
-        unit = f"{packed} B/token/layer" if packed else f"{nbytes} B/element"
+    for (element, packed), (names, ys) in lines.items():
+        unit = f"{packed} B/token/layer" if packed else f"{element} B/element"
         out.append(Series(f"{' / '.join(names)} ({unit})", tuple(contexts), tuple(ys)))
     return out
 
@@ -540,7 +549,7 @@ class MemoryBreakdown:
     users_served_per_instance: int
 
 
-def memory_breakdown(st: Study) -> MemoryBreakdown:
+def memory_breakdown(st: Study, lang: Lang = DEFAULT_LANG) -> MemoryBreakdown:
     """The busiest GPU's memory: weights, the engine's reserve, the KV the requested users take,
     KV space left, and what lies outside the engine's fraction."""
     fit = st.fit
@@ -554,28 +563,28 @@ def memory_breakdown(st: Study) -> MemoryBreakdown:
     fits = fit.weights_fit
     segs = [
         Segment(
-            "weights",
+            t("memory.weights", lang),
             min(fit.weights_per_gpu, fit.usable_per_gpu),
             f"{fit.weights_per_gpu:,} B per GPU"
             + ("" if fits else f" — more than the {fit.usable_per_gpu:,} B usable: does not fit"),
         ),
     ]
     if fit.reserve is not None:
-        segs.append(Segment("engine reserve", reserve, fit.reserve.formula()))
+        segs.append(Segment(t("memory.reserve", lang), reserve, fit.reserve.formula()))
     segs += [
         Segment(
-            f"KV for {served:,} users",
+            t("memory.kv_used", lang, users=f"{served:,}"),
             kv_used,
             f"{served:,} requests × {fit.bytes_per_request_per_gpu:,} B = {kv_used:,} B"
             + (f" (asked {need:,} per attention rank; {per_rank:,} fit)" if need > served else ""),
         ),
         Segment(
-            "KV space free",
+            t("memory.kv_free", lang),
             max(fit.kv_space_per_gpu - kv_used, 0),
             f"{fit.kv_space_per_gpu:,} B KV space − {kv_used:,} B used",
         ),
         Segment(
-            "outside the engine's fraction",
+            t("memory.outside", lang),
             outside,
             f"{fit.memory_per_gpu:,} B × (1 − {fit.fraction:g}) = {outside:,} B",
         ),
@@ -628,6 +637,16 @@ class CatalogRow:
     kv_gib_at_32k: float
     max_context: int
     note: str
+    kv_bytes_at_32k: int = 0
+
+    @property
+    def kv_bytes_per_token_at_32k(self) -> int:
+        """The average bytes per token of a 32K request: equals the per-token figure for
+        full attention, less where sliding windows or compression keep fewer tokens."""
+        return -(-self.kv_bytes_at_32k // CATALOG_CONTEXT)
+
+
+CATALOG_CONTEXT = 32_768
 
 
 @cache
@@ -643,7 +662,7 @@ def catalog_rows() -> tuple[CatalogRow, ...]:
             kv = size_kv(arch, cfg, resolve_kv_dtype("auto", cfg), 1)
             limit = context_limit(cfg).tokens
         except InputError as err:
-            rows.append(CatalogRow(name, "—", 0, 0.0, 0.0, 0.0, 0, 0.0, 0, str(err)))
+            rows.append(CatalogRow(name, "—", 0, 0.0, 0.0, 0.0, 0, 0.0, 0, str(err), 0))
             continue
         rows.append(
             CatalogRow(
@@ -654,9 +673,10 @@ def catalog_rows() -> tuple[CatalogRow, ...]:
                 round(w.params_active / 1e9, 1),
                 round(w.weight_bytes / GIB, 1),
                 kv.kv_bytes_per_token,
-                round(kv.bytes_per_request(32_768) / GIB, 2),
+                round(kv.bytes_per_request(CATALOG_CONTEXT) / GIB, 2),
                 limit,
                 "",
+                kv.bytes_per_request(CATALOG_CONTEXT),
             )
         )
     return tuple(rows)

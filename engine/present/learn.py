@@ -17,6 +17,7 @@ from typing import Any
 
 from engine.diagnose import Diagnosis, Options, diagnose
 from engine.hardware.gpus import Gpu
+from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.model.architecture import head_size, uses_mla
 from engine.model.config import ModelConfig, normalize
 from engine.model.loader import load_catalog
@@ -113,7 +114,9 @@ def _mla_dims(cfg: ModelConfig) -> dict[str, Any]:
     return ref
 
 
-def variant_configs(cfg: ModelConfig) -> list[tuple[str, str, dict[str, Any]]]:
+def variant_configs(
+    cfg: ModelConfig, lang: Lang = DEFAULT_LANG
+) -> list[tuple[str, str, dict[str, Any]]]:
     """(name, what it is, config dict) for each attention design at these dimensions."""
     h = cfg.num_attention_heads
     g = _gqa_heads(cfg)
@@ -147,24 +150,25 @@ def variant_configs(cfg: ModelConfig) -> list[tuple[str, str, dict[str, Any]]]:
     )
     n_full = cfg.num_hidden_layers // period
     return [
-        ("MHA", f"every one of the {h} query heads has its own K and V head", _base(cfg, h)),
-        ("GQA", f"{h // g} query heads share each of {g} KV heads", _base(cfg, g)),
-        ("MQA", f"all {h} query heads share one K and V head", _base(cfg, 1)),
-        ("MLA", "one compressed latent plus a small RoPE key per token, shared by all heads", mla),
-        ("DSA", "MLA plus a lightning indexer key per token; attention reads only the top-k", dsa),
+        ("MHA", t("learn.variant.mha", lang, h=h), _base(cfg, h)),
+        ("GQA", t("learn.variant.gqa", lang, per=h // g, g=g), _base(cfg, g)),
+        ("MQA", t("learn.variant.mqa", lang, h=h), _base(cfg, 1)),
+        ("MLA", t("learn.variant.mla", lang), mla),
+        ("DSA", t("learn.variant.dsa", lang), dsa),
         (
             "Hybrid (GDN 3:1)",
-            f"{cfg.num_hidden_layers - n_full} Gated DeltaNet layers keep a fixed state; "
-            f"{n_full} GQA layers keep KV",
+            t("learn.variant.hybrid", lang, linear=cfg.num_hidden_layers - n_full, full=n_full),
             hybrid,
         ),
     ]
 
 
-def attention_variants(cfg: ModelConfig, kv_dtype: str = "bf16") -> list[Variant]:
+def attention_variants(
+    cfg: ModelConfig, kv_dtype: str = "bf16", lang: Lang = DEFAULT_LANG
+) -> list[Variant]:
     """Each design at the chosen model's dimensions, sized by ``diagnose`` at TP 1."""
     out = []
-    for name, what, raw in variant_configs(cfg):
+    for name, what, raw in variant_configs(cfg, lang):
         d = diagnose(normalize(raw), Options(kv_dtype=kv_dtype, tp=1))
         out.append(Variant(name, what, d))
     return out
@@ -274,7 +278,7 @@ class Step:
     formula: str
 
 
-def mla_absorption(cfg: ModelConfig) -> tuple[bool, list[Step]]:
+def mla_absorption(cfg: ModelConfig, lang: Lang = DEFAULT_LANG) -> tuple[bool, list[Step]]:
     """(uses the model's own MLA dims, steps). Non-MLA models get DeepSeek-V3's dims."""
     own = uses_mla(cfg)
     dims = _mla_dims(cfg)
@@ -289,48 +293,44 @@ def mla_absorption(cfg: ModelConfig) -> tuple[bool, list[Step]]:
     naive_flops = 2 * r * h * (dn + dv)
     absorbed_pair = (r + dr) + r
     mha_pair = (dn + dr) + dv
+
+    def step(n: int, formula: str, **params: object) -> Step:
+        return Step(
+            t(f"learn.absorb.{n}.title", lang),
+            t(f"learn.absorb.{n}.text", lang, **params),
+            formula,
+        )
+
     steps = [
-        Step(
-            "1. Cache one latent per token",
-            "Each layer projects the hidden state down to a small latent c_KV and a decoupled "
-            "RoPE key k_R. Only these two are cached; every head will read the same row.",
+        step(
+            1,
             f"c_KV = W_DKV · h  ({hidden} → {r}),  k_R = RoPE(W_KR · h)  ({hidden} → {dr});  "
             f"cached: ({r} + {dr}) × 2 B = {latent:,} B per token per layer",
         ),
-        Step(
-            "2. What MHA would have cached",
-            "Decompressed, every head would need its own key (no-RoPE part + RoPE part) and value.",
+        step(
+            2,
             f"{h} heads × ({dn} + {dr} + {dv}) × 2 B = {mha:,} B per token per layer, "
             f"{mha / latent:,.1f}× the latent",
         ),
-        Step(
-            "3. Naive decode rebuilds K and V for every cached token",
-            "Up-projecting the cache at each decode step costs FLOPs for every token already "
-            "in the context, and undoes the memory saving in activations.",
+        step(
+            3,
             f"K_nope = W_UK · c_KV, V = W_UV · c_KV: 2 × {r} × {h} × ({dn} + {dv}) = "
             f"{naive_flops:,} FLOPs per cached token per layer, at every step",
         ),
-        Step(
-            "4. Absorb W_UK into the query",
-            "The score q_nope·(W_UK c) equals (W_UKᵀ q_nope)·c. Multiply the query by W_UKᵀ "
-            "once per new token and score directly against the cached latent: attention becomes "
-            f"MQA with {h} query heads and one shared {r + dr}-wide key.",
+        step(
+            4,
             f"q̃ = W_UKᵀ · q_nope  ({dn} → {r} per head): 2 × {h} × {dn} × {r} = "
             f"{2 * h * dn * r:,} FLOPs per new token, independent of the context",
+            h=h,
+            width=r + dr,
         ),
-        Step(
-            "5. Absorb W_UV into the output",
-            "Weight the latents by the attention probabilities first, then up-project once: "
-            "Σ p·(W_UV c) = W_UV (Σ p·c). W_UV can be folded into W_O.",
+        step(
+            5,
             f"o_h = W_UV,h · (Σ_t p_t c_t)  ({r} → {dv} per head), then W_O ({h} × {dv} → "
             f"{hidden})",
         ),
-        Step(
-            "6. Why engines absorb for decode but not for prefill",
-            "Absorbed, each (query, key) pair costs more FLOPs per head but reads one shared "
-            "latent row instead of a K and V per head: good when decode is memory-bound. "
-            "Prefill is compute-bound, so vLLM decompresses K and V and runs ordinary attention "
-            "there.",
+        step(
+            6,
             f"per head and cached token: absorbed ({r} + {dr}) + {r} = {absorbed_pair:,} MACs vs "
             f"decompressed ({dn} + {dr}) + {dv} = {mha_pair:,} MACs "
             f"({absorbed_pair / mha_pair:,.1f}×); "

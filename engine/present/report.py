@@ -1,14 +1,20 @@
 """The Study as JSON: the whole object (``study --json``) and the slices the older subcommands
 print with their documented keys (``diagnose``, ``gates``, ``software``, ``plan``).
 
-Every number is in bytes or tokens; the JSON is the report the app downloads too.
+Every number is in bytes or tokens; the JSON is the report the app downloads too. The
+Markdown report (``study_markdown``) is the same Study worded for a wiki page or a ticket.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
+from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.layout import Candidate
+from engine.launch.render import shell
+from engine.present.sources import escape_markdown
+from engine.scenario import ENGINE_LABELS
 
 if TYPE_CHECKING:
     from engine.study import Study
@@ -114,3 +120,118 @@ def study_json(st: Study) -> dict[str, Any]:
         "notes": list(st.notes),
         "units": UNITS,
     }
+
+
+# --- the Markdown report ------------------------------------------------------------------------
+
+
+def _fence(text: str, info: str = "") -> str:
+    """A fenced code block that no run of backticks inside ``text`` can close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{info}\n{text.rstrip()}\n{ticks}"
+
+
+def _cell(text: object) -> str:
+    """A Markdown table cell: escaped, on one line, pipes kept literal."""
+    return escape_markdown(" ".join(str(text).split()))
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[object, ...]]) -> list[str]:
+    out = ["| " + " | ".join(_cell(h) for h in header) + " |"]
+    out.append("|" + "---|" * len(header))
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None) -> str:
+    """The whole Study as Markdown to paste into a wiki page or a ticket: the scenario, the
+    verdict, the layout, every headline number with its formula, the gates, the launch
+    commands, the share link and the command that reproduces it. Every text from a config or a
+    user is escaped; commands sit in fences they cannot close."""
+    from engine.present import charts_data as C
+    from engine.present import messages as M
+    from engine.present.artifacts import cli_command
+
+    s = st.scenario
+    v = M.verdict(st, lang)
+    name = escape_markdown(st.model.name)
+    out = [
+        "# " + t("report.title", lang, model=name, nodes=s.nodes, per_node=s.gpus_per_node,
+                 gpu=escape_markdown(st.gpu.key)),
+        "",
+        f"**{escape_markdown(v.title)}** — {escape_markdown(v.reason)}",
+    ]  # fmt: skip
+    out += [f"- {escape_markdown(tip)}" for tip in v.tips]
+    auto = t("common.auto", lang)
+    pinned = ", ".join(
+        f"{k.upper()} {getattr(s, k)}" for k in ("tp", "dp", "pp", "replicas") if getattr(s, k)
+    )
+    if s.ep is not None:
+        pinned = ", ".join(x for x in (pinned, f"EP {'on' if s.ep else 'off'}") if x)
+    out += ["", "## " + t("report.scenario", lang), ""]
+    out += _table(
+        (t("report.field", lang), t("report.value", lang)),
+        [
+            (t("report.model", lang), f"{st.model.name} ({st.model.source})"),
+            (t("report.gpus", lang), t("report.gpus_value", lang, nodes=s.nodes,
+                                         per_node=s.gpus_per_node, gpu=st.gpu.key)),
+            (t("report.engine", lang), f"{s.engine} {st.plan.engine_version if st.plan else ''}"),
+            (t("report.context", lang), f"{st.context_asked:,}"),
+            (t("report.users", lang), f"{s.users:,}"),
+            (t("report.prefix", lang), f"{s.prefix_overlap} %"),
+            (t("report.latency", lang), s.latency),
+            (t("report.kv_dtype", lang), s.kv_dtype),
+            (t("report.fraction", lang),
+             auto if s.memory_fraction is None else f"{s.memory_fraction:g}"),
+            (t("report.pinned", lang), pinned or auto),
+        ],
+    )  # fmt: skip
+    out += ["", "## " + t("report.layout", lang), "", escape_markdown(M.layout_words(st, lang))]
+    reasons, _ = M.layout_reasons(st, lang)
+    out += [f"- {escape_markdown(r)}" for r in reasons]
+    out += ["", "## " + t("report.numbers", lang), ""]
+    shown = [
+        *C.layout_shown(st, lang),
+        *C.kv_headline(st, lang),
+        *C.weights_shown(st, lang),
+        *C.fit_shown(st, lang),
+    ]
+    out += _table(
+        (t("report.quantity", lang), t("report.value", lang), t("report.formula", lang)),
+        [(x.label, x.value, x.formula) for x in shown],
+    )
+    out += ["", "## " + t("report.gates", lang), ""]
+    for g in M.gates(st, lang):
+        status = t(f"gate.status.{g.status}", lang)
+        line = f"- **{escape_markdown(status)}** {escape_markdown(g.title)}: "
+        line += escape_markdown(g.reason)
+        if g.tips:
+            line += " " + escape_markdown(t("report.fix", lang, fix=g.tips[0]))
+        out.append(line)
+    for engine, view in st.engines.items():
+        plan = view.plan
+        if plan is None:
+            continue
+        chosen = t("report.chosen", lang) if engine == s.engine else ""
+        out += ["", "## " + t("report.launch", lang, engine=ENGINE_LABELS[engine],
+                                version=plan.engine_version, chosen=chosen), ""]  # fmt: skip
+        if not plan.runnable:
+            why = "; ".join(M.blocked(st, plan, lang))
+            out.append(escape_markdown(t("report.blocked", lang, why=why)))
+            out.append("")
+        if len(plan.commands) == 1:
+            out.append(_fence(shell(plan), "bash"))
+        else:
+            for c in plan.commands:
+                out.append(t("report.node", lang, node=c.node, role=c.role))
+                out.append("")
+                out.append(_fence(shell(plan, c), "bash"))
+                out.append("")
+    if link:
+        out += ["", "## " + t("report.link", lang), "", f"<{link}>"]
+    command = cli_command(st)
+    if command:
+        out += ["", "## " + t("report.reproduce", lang), "", _fence(command, "bash")]
+    out += ["", t("report.units", lang)]
+    return "\n".join(out).rstrip() + "\n"

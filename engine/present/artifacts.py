@@ -1,0 +1,134 @@
+"""The files a user downloads: the launch script, ``docker run``, the Kubernetes manifests, and
+the report of the whole Study as JSON (exactly ``python -m engine study … --json``) and as
+Markdown. Each is text made by the engine's own writers; this module names the files.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from engine.i18n import DEFAULT_LANG, Lang
+from engine.launch.k8s import kubernetes_yaml, manifest_name
+from engine.launch.plan import LaunchPlan
+from engine.launch.render import comment, docker, script
+
+if TYPE_CHECKING:
+    from engine.study import Study
+
+Kind = Literal["script", "docker", "kubernetes", "json", "markdown", "command"]
+
+
+@dataclass(frozen=True)
+class Artifact:
+    kind: Kind
+    file_name: str
+    mime: str
+    text: str
+
+
+def docker_script(plan: LaunchPlan) -> str:
+    """``docker run`` for every node as one bash script: one command when a single server
+    runs, else the node picks its line by number (as the launch script does)."""
+    head = [
+        "#!/usr/bin/env bash",
+        comment(
+            f"docker run for {plan.model_name}: {plan.nodes} node(s) × {plan.gpus_per_node} "
+            f"{plan.gpu_key}, layout {plan.layout.describe()}, image {plan.image}"
+        ),
+        "set -euo pipefail",
+        "",
+    ]
+    if len(plan.commands) == 1:
+        return "\n".join([*head, docker(plan)]) + "\n"
+    multi = any(c.role != "server" for c in plan.commands)
+    if multi:
+        head += [
+            comment(
+                "Set LEADER_ADDR to the first node's address on every node, then run its line."
+            ),
+            ': "${LEADER_ADDR:?set LEADER_ADDR to the address of node 0}"',
+            "",
+        ]
+    head += [
+        'NODE="${1:?pass the node number (0 for the first node)}"',
+        'case "$NODE" in',
+    ]
+    by_node: dict[int, list[str]] = {}
+    for c in plan.commands:
+        by_node.setdefault(c.node, []).append(docker(plan, c))
+    for node, commands in by_node.items():
+        head.append(f"  {node})")
+        background = len(commands) > 1
+        for text in commands:
+            head.append("    " + text.replace("\n", "\n    ") + (" &" if background else ""))
+        if background:
+            head.append("    wait")
+        head.append("    ;;")
+    head += ['  *) echo "unknown node: $NODE" >&2; exit 2 ;;', "esac"]
+    return "\n".join(head) + "\n"
+
+
+def study_json_text(st: Study) -> str:
+    """The Study as ``python -m engine study … --json`` prints it."""
+    from engine.present.report import study_json
+
+    return json.dumps(study_json(st), indent=2, ensure_ascii=False) + "\n"
+
+
+def cli_command(st: Study) -> str | None:
+    """The CLI command that prints this Study (None for an uploaded config, which the command
+    line names by its path)."""
+    s = st.scenario
+    if s.source == "file":
+        return None
+    argv = ["python", "-m", "engine", "study", s.model]
+    argv += ["--gpu", s.gpu, "--gpus", str(s.gpus_per_node), "--nodes", str(s.nodes)]
+    argv += ["--engine", s.engine, "--users", str(s.users)]
+    if s.context is not None:
+        argv += ["--context", str(s.context)]
+    argv += ["--prefix-overlap", str(s.prefix_overlap), "--latency-priority", s.latency]
+    argv += ["--kv-dtype", s.kv_dtype]
+    if s.memory_fraction is not None:
+        argv += ["--memory-fraction", f"{s.memory_fraction:g}"]
+    if s.images:
+        argv.append("--images")
+    for name in ("tp", "dp", "pp", "replicas"):
+        value = getattr(s, name)
+        if value is not None:
+            argv += [f"--{name}", str(value)]
+    if s.ep is not None:
+        argv.append("--ep" if s.ep else "--no-ep")
+    return " ".join(shlex.quote(a) for a in argv) + " --json"
+
+
+def launch_artifacts(st: Study, plan: LaunchPlan) -> list[Artifact]:
+    """What a launch plan downloads as: the script, docker run and the manifests."""
+    name = manifest_name(plan.model_name)
+    return [
+        Artifact("script", f"launch-{name}-{plan.engine}.sh", "text/x-shellscript", script(plan)),
+        Artifact(
+            "docker", f"docker-{name}-{plan.engine}.sh", "text/x-shellscript", docker_script(plan)
+        ),
+        Artifact(
+            "kubernetes",
+            f"{name}-{plan.engine}.yaml",
+            "application/yaml",
+            kubernetes_yaml(plan, name),
+        ),
+    ]
+
+
+def report_artifacts(
+    st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
+) -> list[Artifact]:
+    """The whole Study as JSON (language-free, the CLI's) and as Markdown in ``lang``."""
+    from engine.present.report import study_markdown
+
+    name = manifest_name(st.model.name)
+    return [
+        Artifact("json", f"study-{name}.json", "application/json", study_json_text(st)),
+        Artifact("markdown", f"study-{name}.md", "text/markdown", study_markdown(st, lang, link)),
+    ]

@@ -1,0 +1,122 @@
+"""Tables: a pandas DataFrame drawn with ``st.dataframe`` and a column config per column.
+
+Column ids stay the same in every language (tests and CSV readers rely on them); the header a
+reader sees is the column config's label, with its unit. Numbers keep their type (the table
+sorts them as numbers) and get a format; shares draw as progress bars; sources as links. The
+dataframe's own toolbar searches, sorts and exports CSV. No cell is cut: long text columns wrap
+(Streamlit wraps when rows are taller than 4 rem) and the table is as tall as its rows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+from unicodedata import east_asian_width
+
+import pandas as pd  # type: ignore[import-untyped]
+import streamlit as st
+
+ColumnConfig = Any  # streamlit.column_config.* returns typed dicts Streamlit does not export
+ROW = 35  # Streamlit's default row height in px
+HEADER = 38
+LINE = 21  # px per wrapped line of text
+CHAR_PX = 6.5  # the average width of a Latin character of the table font, in px
+WIDE_PX = 13.5  # a Hangul (or other wide) character
+PADDING_PX = 28
+TEXT_MAX_PX = 460  # a text column wider than this wraps instead
+NAMED_PX = {"small": 75, "medium": 200, "large": 400}
+MAX_HEIGHT = 4000
+
+
+def text(
+    label: str, help: str | None = None, width: str | int | None = None, pinned: bool = False
+) -> ColumnConfig:
+    """A text column; without ``width`` it is as wide as its longest value (up to a limit,
+    past which it wraps). ``pinned``: stays in view when the table scrolls sideways."""
+    return st.column_config.TextColumn(label, help=help, width=width, pinned=pinned or None)  # type: ignore[arg-type]
+
+
+# Number columns get no fixed width: Streamlit sizes each to its header and its widest value,
+# so neither a header ("KV space per GPU (GiB)") nor a value (287,834,112) is cut.
+
+
+def count(label: str, help: str | None = None) -> ColumnConfig:
+    """A whole number with thousands separators (``287,834,112``)."""
+    return st.column_config.NumberColumn(label, help=help, format="localized")
+
+
+def decimal(label: str, digits: int = 2, help: str | None = None) -> ColumnConfig:
+    """A number with ``digits`` decimals (GiB, ratios)."""
+    return st.column_config.NumberColumn(label, help=help, format=f"%.{digits}f")
+
+
+def share(label: str, help: str | None = None) -> ColumnConfig:
+    """A fraction 0..1 as a progress bar with its percentage."""
+    return st.column_config.ProgressColumn(
+        label, help=help, format="percent", min_value=0.0, max_value=1.0, width="medium"
+    )
+
+
+def _px(text: str) -> float:
+    """About how wide ``text`` draws in the table font: Hangul and other wide characters take
+    nearly twice a Latin letter."""
+    return sum(WIDE_PX if east_asian_width(c) in "WF" else CHAR_PX for c in text)
+
+
+def _is_text(col: object) -> bool:
+    return isinstance(col, Mapping) and col.get("type_config", {}).get("type") == "text"
+
+
+def _fitted(frame: pd.DataFrame, config: Mapping[str, ColumnConfig]) -> tuple[dict[str, Any], int]:
+    """Text columns sized to their content, and the row height that shows the longest value of
+    every text column whole (over 4 rem, Streamlit wraps text inside a cell)."""
+    out: dict[str, Any] = {}
+    lines = 1
+    for name, col in config.items():
+        if name not in frame.columns or not _is_text(col):
+            out[name] = col
+            continue
+        longest = max((_px(str(v)) for v in frame[name].tolist() if v is not None), default=0.0)
+        header = _px(str(col.get("label") or "")) + 20  # the sort arrow
+        width = col.get("width")
+        if width is None:
+            width = int(min(max(longest, header) + PADDING_PX, TEXT_MAX_PX))
+            col = {**col, "width": width}
+        px = NAMED_PX.get(str(width), width) if not isinstance(width, int) else width
+        room = max(int(px) - PADDING_PX, 60)
+        if longest > room + 1:  # a sized-to-fit column never wraps
+            lines = max(lines, math.ceil(longest / room))
+        out[name] = col
+    row = ROW if lines <= 1 else max(70, LINE * lines + 16)
+    return out, row
+
+
+def show(
+    frame: pd.DataFrame,
+    config: Mapping[str, ColumnConfig],
+    *,
+    key: str | None = None,
+    rows: int | None = None,
+) -> None:
+    """Draw ``frame`` with ``config`` (column id -> column config). ``rows``: how many rows to
+    show before scrolling (default: all of them)."""
+    fitted, row = _fitted(frame, config)
+    shown = len(frame) if rows is None else min(rows, len(frame))
+    height = min(HEADER + row * max(shown, 1) + 2, MAX_HEIGHT)
+    st.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        height=height,
+        column_config=fitted,
+        column_order=[c for c in config if c in frame.columns],
+        row_height=row if row != ROW else None,
+        placeholder="—",
+        key=key,
+    )
+
+
+def frame(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
+    """A DataFrame with exactly ``columns`` (an empty table keeps its headers)."""
+    return pd.DataFrame(list(rows), columns=list(columns))
