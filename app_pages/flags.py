@@ -10,7 +10,7 @@ from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.artifacts import launch_artifacts
 from engine.present.report import candidate_json
-from engine.present.sources import clean
+from engine.present.sources import clean, inert
 from engine.scenario import ENGINE_LABELS
 from ui import show, tables
 from ui import state as S
@@ -62,7 +62,7 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
                     st.code(shell(p, c), language="bash")
         show.downloads(launch_artifacts(d, p), f"flags.dl.{engine}")
         st.markdown(T("flags.layout", layout=M.layout_name(p.layout, lang)))
-        st.markdown("\n".join(f"- {r}" for r in reasons))
+        st.markdown("\n".join(f"- {inert(r)}" for r in reasons))
         st.markdown(T("flags.why_each"))
         tables.show(
             tables.frame(

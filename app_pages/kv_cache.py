@@ -3,6 +3,7 @@
 import streamlit as st
 
 from engine.present import charts_data as C
+from engine.present.sources import inert
 from engine.scenario import ENGINE_LABELS
 from engine.software.tables import engine_version
 from ui import charts, show, tables
@@ -232,4 +233,4 @@ notes = [
     if v.kv_dtype.note
 ]
 if notes:
-    st.caption(" · ".join(notes))
+    st.caption(" · ".join(inert(n) for n in notes))

@@ -18,7 +18,7 @@ from engine.measure.first_launch import first_launch_for
 from engine.measure.kernels import PRESETS
 from engine.measure.kernels.dims import LayerGroup
 from engine.present import charts_data as C
-from engine.present.sources import clean
+from engine.present.sources import clean, inert
 from engine.scenario import ENGINE_LABELS
 from ui import state as S
 from ui import tables
@@ -68,7 +68,7 @@ if st.button(T("measure.go"), key="measure.go"):
 
 outcome = kept(BACKCALC)
 if isinstance(outcome, str):
-    st.error(outcome)
+    st.error(inert(outcome))
 elif isinstance(outcome, C.Measured):
     result = outcome.result
     cols = st.columns(4)
@@ -128,7 +128,7 @@ if st.button(T("measure.run"), key="measure.kernels"):
 
 rows = kept(KERNELS)
 if isinstance(rows, str):
-    st.error(rows)
+    st.error(inert(rows))
 elif isinstance(rows, list):
     passed = sum(1 for r in rows if r["passed"])
     st.caption(T("measure.passed", passed=passed, total=len(rows)))

@@ -7,7 +7,7 @@ from engine.launch.render import shell
 from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.artifacts import launch_artifacts, report_artifacts
-from engine.present.sources import clean
+from engine.present.sources import clean, inert
 from engine.scenario import ENGINE_LABELS
 from ui import show
 from ui import state as S
@@ -40,7 +40,7 @@ show.metrics(C.layout_shown(d, current()))
 reasons, reason_sources = M.layout_reasons(d, current())
 if reasons:
     with st.expander(T("overview.why_layout")):
-        st.markdown("\n".join(f"- {r}" for r in reasons))
+        st.markdown("\n".join(f"- {inert(r)}" for r in reasons))
         show.sources(reason_sources, inline=True)
 
 plan = d.plan

@@ -102,16 +102,11 @@ def test_a_crafted_link_warns_without_live_markdown_or_a_traceback(query: dict[s
     assert str(ROOT) not in texts(at)
 
 
-# --- config strings as Markdown (owned by the dashboard engineer) --------------------------------
+# --- config strings as Markdown --------------------------------
 
 CONFIG_WITH_LINKS = json.dumps(json.loads(QWEN_JSON) | {"architectures": [LINK + IMAGE]})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dashboard engineer: app_pages/software.py:10 (st.caption of config.architecture) "
-    "and :33 (st.markdown of software notes that quote the architecture) render it as Markdown",
-)
 def test_config_architectures_do_not_render_as_links_on_software() -> None:
     at = paste(open_app(), CONFIG_WITH_LINKS)
     at.switch_page("app_pages/software.py").run()
@@ -119,11 +114,6 @@ def test_config_architectures_do_not_render_as_links_on_software() -> None:
     assert live_markdown(at) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dashboard engineer: app_pages/flags.py:49 (flag reasons), :56 (left-to-engine "
-    "reasons) and :59 (plan notes) quote the architecture into st.markdown unescaped",
-)
 def test_config_architectures_do_not_render_as_links_on_flags() -> None:
     at = paste(open_app(), CONFIG_WITH_LINKS)
     at.switch_page("app_pages/flags.py").run()
@@ -131,13 +121,15 @@ def test_config_architectures_do_not_render_as_links_on_flags() -> None:
     assert live_markdown(at) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dashboard engineer: app_pages/family.py:12 (st.caption of the model name and "
-    "config.architecture) renders it as Markdown",
-)
 def test_config_architectures_do_not_render_as_links_on_family() -> None:
     at = paste(open_app(), CONFIG_WITH_LINKS)
     at.switch_page("app_pages/family.py").run()
     assert_clean(at)
+    assert live_markdown(at) == []
+
+
+def test_an_error_that_quotes_a_config_value_shows_it_without_live_markdown() -> None:
+    bad = json.loads(QWEN_JSON) | {"model_type": LINK + IMAGE, "num_attention_heads": LINK}
+    at = paste(open_app(), json.dumps(bad))
+    assert at.error  # the config is refused, naming its field
     assert live_markdown(at) == []

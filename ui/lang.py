@@ -12,6 +12,7 @@ from typing import Any
 import streamlit as st
 
 from engine.i18n import DEFAULT_LANG, LANGS, Lang, t
+from engine.present.sources import inert
 
 LANG = "pb.lang"
 NAMES: dict[str, str] = {"en": "English", "ko": "한국어"}
@@ -36,8 +37,10 @@ def current() -> Lang:
 
 
 def T(key: str, /, **params: Any) -> str:
-    """The message ``key`` in the session's language."""
-    return t(key, current(), **params)
+    """The message ``key`` in the session's language. Text parameters (model names, config
+    strings, engine reasons) cannot form Markdown links or images in it."""
+    safe = {k: inert(v) if isinstance(v, str) else v for k, v in params.items()}
+    return t(key, current(), **safe)
 
 
 def labels(prefix: str, options: Iterable[str]) -> dict[str, str]:

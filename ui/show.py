@@ -11,7 +11,7 @@ from engine.errors import InputError
 from engine.present import messages as M
 from engine.present.artifacts import Artifact
 from engine.present.charts_data import Shown
-from engine.present.sources import SourceRef, clean, collect, escape_markdown
+from engine.present.sources import SourceRef, clean, collect, escape_markdown, inert
 from engine.study import Study
 from ui import tables
 from ui.lang import T, current
@@ -47,7 +47,7 @@ def or_error(call: Callable[P, T_], *args: P.args, **kwargs: P.kwargs) -> T_ | N
     try:
         return call(*args, **kwargs)
     except InputError as err:
-        st.error(str(err))
+        st.error(inert(str(err)))
         return None
 
 

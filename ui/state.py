@@ -19,6 +19,7 @@ from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG
 from engine.model import store
 from engine.model.loader import LoadedModel
+from engine.present.sources import inert
 from engine.scenario import DEFAULT_SCENARIO, Scenario, from_query, to_query
 from engine.study import Study, study
 from ui import lang
@@ -142,7 +143,7 @@ def study_or_stop() -> Study:
     v = view()
     err = st.session_state.get(MODEL_ERROR)
     if err:
-        st.error(err, icon=":material/error:")
+        st.error(inert(str(err)), icon=":material/error:")
         st.info(T("error.model_hint"), icon=":material/info:")
         st.stop()
     if v.study is None:
@@ -151,7 +152,7 @@ def study_or_stop() -> Study:
     assert v.study is not None
     note = getattr(v.study.model, "note", None)
     if note:
-        st.info(str(note), icon=":material/info:")
+        st.info(inert(str(note)), icon=":material/info:")
     return v.study
 
 

@@ -55,9 +55,17 @@ _SPACES = re.compile(r"\s{2,}")
 _ORPHAN = re.compile(r"\(\s*\)|\s+(?=[,;:.)])|^[\s;,:]+|[\s;,:]+$")
 
 
+def inert(text: str) -> str:
+    """``text`` with Markdown's link and image syntax made literal: a config string or a
+    command's value such as ``[x](https://…)`` or ``![](https://…)`` shows as written instead
+    of becoming a link or loading a remote image. Code spans and emphasis render as before."""
+    return text.replace("](", "]\\(")
+
+
 def clean(text: str) -> str:
-    """``text`` without internal tags, fact-base section marks or paths into the shared folder."""
-    out = _PLAYBOOK_PATH.sub("Serving playbook", text)
+    """``text`` without internal tags, fact-base section marks or paths into the shared folder,
+    its link syntax inert (engine text quotes config strings)."""
+    out = _PLAYBOOK_PATH.sub("Serving playbook", inert(text))
     out = _SHARED_PAREN.sub("", out)
     out = _SEEDS.sub("Serving playbook", out)
     out = _FACT_BASE.sub("", out)
