@@ -155,7 +155,8 @@ async def open_session(browser: Any, url: str) -> tuple[Session, Timing]:
 
 async def change_users(s: Session, value: int) -> Timing:
     """Type a new "Concurrent users" value in the sidebar; seconds until the page settles."""
-    box = s.page.locator('[data-testid="stSidebar"]').get_by_label("Concurrent users")
+    sidebar = s.page.locator('[data-testid="stSidebar"]')
+    box = sidebar.get_by_role("spinbutton", name="Concurrent users")  # not its help button
     await box.fill(str(value))
     before = s.finished
     start = time.perf_counter()

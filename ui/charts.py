@@ -3,15 +3,18 @@
 One template for every chart (fonts with Hangul, one colour cycle, light grid), log axes where
 the values span decades, tick labels thinned so they never overlap, and a caption under each
 chart that says what to read from it (``draw``).
+
+Figures are plain plotly dicts (``{"data": [...], "layout": {...}}``), built in one pass:
+plotly's object API validates on every ``update_*`` call, which cost a page more time than
+the rest of its script; ``st.plotly_chart`` validates the finished dict once.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
-import plotly.graph_objects as go
-import plotly.io as pio
 import streamlit as st
 
 from engine.present.charts_data import (
@@ -25,28 +28,29 @@ from engine.present.charts_data import (
 from engine.present.learn import GrowthSeries, Intensity
 from ui.lang import T
 
+Figure = dict[str, Any]  # a plotly figure as a dict: "data" (traces) and "layout"
 FONT = "'Source Sans 3', 'Source Sans Pro', 'Noto Sans CJK KR', 'Noto Sans KR', sans-serif"
 COLORWAY = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#17becf")
-TEMPLATE = go.layout.Template(
-    layout=go.Layout(
-        font={"family": FONT, "size": 13, "color": "#31333f"},
-        colorway=list(COLORWAY),
-        paper_bgcolor="white",
-        plot_bgcolor="white",
-        xaxis={"gridcolor": "#e6e6e6", "zeroline": False, "linecolor": "#999", "automargin": True},
-        yaxis={"gridcolor": "#e6e6e6", "zeroline": False, "linecolor": "#999", "automargin": True},
-        hoverlabel={"font": {"family": FONT}},
-        separators=".,",
-    )
-)
-pio.templates["serving_playbook"] = TEMPLATE
+_AXIS = {"gridcolor": "#e6e6e6", "zeroline": False, "linecolor": "#999", "automargin": True}
+TEMPLATE: dict[str, Any] = {
+    "layout": {
+        "font": {"family": FONT, "size": 13, "color": "#31333f"},
+        "colorway": list(COLORWAY),
+        "paper_bgcolor": "white",
+        "plot_bgcolor": "white",
+        "xaxis": _AXIS,
+        "yaxis": _AXIS,
+        "hoverlabel": {"font": {"family": FONT}},
+        "separators": ".,",
+    }
+}
 
 
-def draw(fig: go.Figure, caption: str, key: str | None = None) -> None:
+def draw(fig: Figure, caption: str, key: str | None = None) -> None:
     """A chart with the app's template (not Streamlit's theme, so every chart looks the same):
     its title as a heading above it (a plotly title cannot wrap, and two charts side by side
     would run their titles together), then the caption that says what to read from it."""
-    title = fig.layout.meta.get("title") if isinstance(fig.layout.meta, dict) else None
+    title = fig["layout"].get("meta", {}).get("title")
     if title:
         st.markdown(f"**{title}**")
     st.plotly_chart(fig, width="stretch", theme=None, key=key, config={"displaylogo": False})
@@ -74,190 +78,232 @@ FALLBACK = ("#8c564b", "#7f7f7f", "#bcbd22", "#393b79")
 ROWS = ("mixer", "FFN")
 
 
-def _layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
-    """The template, the title kept for ``draw`` (shown above the chart), and the legend in a
-    row above the plot, where it cannot collide with the x axis and its title."""
-    fig.update_layout(
-        template="serving_playbook",
-        meta={"title": title},
-        height=height,
-        margin={"l": 10, "r": 20, "t": 10, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "xanchor": "left"},
+def _figure(title: str, height: int = 420) -> Figure:
+    """An empty figure with the template, the title kept for ``draw`` (shown above the chart),
+    and the legend in a row above the plot, where it cannot collide with the x axis."""
+    return {
+        "data": [],
+        "layout": {
+            "template": TEMPLATE,
+            "meta": {"title": title},
+            "height": height,
+            "margin": {"l": 10, "r": 20, "t": 10, "b": 10},
+            "legend": {
+                "orientation": "h",
+                "yanchor": "bottom",
+                "y": 1.02,
+                "x": 0,
+                "xanchor": "left",
+            },
+            "xaxis": {},
+            "yaxis": {},
+            "shapes": [],
+        },
+    }
+
+
+def _vline(fig: Figure, x: float) -> None:
+    """A dotted vertical line at ``x`` over the whole plot height (plotly's ``add_vline``)."""
+    fig["layout"]["shapes"].append(
+        {
+            "type": "line",
+            "xref": "x",
+            "yref": "y domain",
+            "x0": x,
+            "x1": x,
+            "y0": 0,
+            "y1": 1,
+            "line": {"dash": "dot"},
+        }
     )
-    return fig
 
 
-def _log_y(fig: go.Figure, title: str) -> None:
+def _log_y(fig: Figure, title: str) -> None:
     """A log y axis labelled at powers of ten only (1, 10, 100, 1,000: no 2 / 5 in between)."""
-    fig.update_yaxes(type="log", title=title, dtick=1, tickformat=",d", minor={"showgrid": True})
+    fig["layout"]["yaxis"].update(
+        type="log", title={"text": title}, dtick=1, tickformat=",d", minor={"showgrid": True}
+    )
 
 
-def _context_axis(fig: go.Figure, xs: Sequence[int]) -> None:
+def _context_axis(fig: Figure, xs: Sequence[int]) -> None:
     """Context on a log axis, labelled K / M, no two labels close enough to overlap."""
     ticks = context_ticks(xs)
     pad = 0.06  # in decades: room for the first and last labels inside the plot
-    fig.update_xaxes(
+    fig["layout"]["xaxis"].update(
         type="log",
-        title=T("chart.axis.context"),
+        title={"text": T("chart.axis.context")},
         tickvals=list(ticks),
         ticktext=[tokens(x) for x in ticks],
         range=[math.log10(min(xs)) - pad, math.log10(max(xs)) + pad],
     )
 
 
-def layer_strip(strip: LayerStrip) -> go.Figure:
+def layer_strip(strip: LayerStrip) -> Figure:
     """Each layer is a cell: the top row its token mixer, the bottom row its FFN."""
-    fig = go.Figure()
+    fig = _figure(T("chart.strip.title"), height=280)
     extra = iter(FALLBACK * 4)
     for row_i, (row_name, labels) in enumerate(zip(ROWS, (strip.mixers, strip.ffns), strict=True)):
         for label in dict.fromkeys(labels):
             xs = [i for i, lab in enumerate(labels) if lab == label]
-            fig.add_trace(
-                go.Bar(
-                    x=xs,
-                    y=[0.9] * len(xs),
-                    base=[1 - row_i] * len(xs),
-                    width=0.92,
-                    name=label,
-                    legendgroup=row_name,
-                    marker_color=PALETTE.get(label) or next(extra),
-                    hovertemplate=f"layer %{{x}}: {label}<extra>{row_name}</extra>",
-                )
+            fig["data"].append(
+                {
+                    "type": "bar",
+                    "x": xs,
+                    "y": [0.9] * len(xs),
+                    "base": [1 - row_i] * len(xs),
+                    "width": 0.92,
+                    "name": label,
+                    "legendgroup": row_name,
+                    "marker": {"color": PALETTE.get(label) or next(extra)},
+                    "hovertemplate": f"layer %{{x}}: {label}<extra>{row_name}</extra>",
+                }
             )
-    fig.update_yaxes(
+    layout = fig["layout"]
+    layout["yaxis"].update(
         tickvals=[1.45, 0.45],
         ticktext=[T("chart.strip.mixer"), T("chart.strip.ffn")],
         range=[-0.1, 2.0],
         fixedrange=True,
         showgrid=False,
     )
-    fig.update_xaxes(title=T("chart.strip.axis"), range=[-0.6, len(strip.mixers) - 0.4])
-    fig.update_layout(barmode="overlay", bargap=0)
-    return _layout(fig, T("chart.strip.title"), height=280)
-
-
-def _gib_lines(
-    series: Sequence[Series | GrowthSeries], context: int, digits: int, **trace: str
-) -> go.Figure:
-    """One line per series, bytes drawn in GiB, on the context axis with the chosen context
-    marked (no annotation text: on a log axis plotly would place it at log10 coordinates)."""
-    fig = go.Figure()
-    for s in series:
-        fig.add_trace(
-            go.Scatter(
-                x=list(s.x),
-                y=[in_gib(y) for y in s.y],
-                name=s.name,
-                customdata=[[f"{int(y):,}"] for y in s.y],
-                hovertemplate=f"%{{y:,.{digits}f}} GiB (%{{customdata[0]}} B)<extra>{s.name}"
-                "</extra>",
-                **trace,
-            )
-        )
-    if series:
-        _context_axis(fig, series[0].x)
-    fig.add_vline(x=context, line_dash="dot")
+    layout["xaxis"].update(
+        title={"text": T("chart.strip.axis")}, range=[-0.6, len(strip.mixers) - 0.4]
+    )
+    layout.update(barmode="overlay", bargap=0)
     return fig
 
 
-def kv_stack(series: Sequence[Series], context: int) -> go.Figure:
+def _gib_lines(
+    fig: Figure, series: Sequence[Series | GrowthSeries], context: int, digits: int, **trace: str
+) -> Figure:
+    """One line per series, bytes drawn in GiB, on the context axis with the chosen context
+    marked (no annotation text: on a log axis plotly would place it at log10 coordinates)."""
+    for s in series:
+        fig["data"].append(
+            {
+                "type": "scatter",
+                "x": list(s.x),
+                "y": [in_gib(y) for y in s.y],
+                "name": s.name,
+                "customdata": [[f"{int(y):,}"] for y in s.y],
+                "hovertemplate": f"%{{y:,.{digits}f}} GiB (%{{customdata[0]}} B)<extra>{s.name}"
+                "</extra>",
+                **trace,
+            }
+        )
+    if series:
+        _context_axis(fig, series[0].x)
+    _vline(fig, context)
+    return fig
+
+
+def kv_stack(series: Sequence[Series], context: int) -> Figure:
     """Per-request KV on one GPU against context, stacked by layer group."""
-    fig = _gib_lines(series, context, 3, stackgroup="kv", mode="lines")
-    fig.update_yaxes(title=T("chart.kv.axis"))
-    return _layout(fig, T("chart.kv.title"))
+    fig = _figure(T("chart.kv.title"))
+    _gib_lines(fig, series, context, 3, stackgroup="kv", mode="lines")
+    fig["layout"]["yaxis"]["title"] = {"text": T("chart.kv.axis")}
+    return fig
 
 
-def users_fit(series: Sequence[Series], context: int, users: int) -> go.Figure:
+def users_fit(series: Sequence[Series], context: int, users: int) -> Figure:
     """Users that fit against context on log-log axes (16 users and 1,200 both readable); the
     users asked are a dashed line of their own, named in the legend."""
-    fig = go.Figure()
+    fig = _figure(T("chart.users.title"))
+    unit = T("chart.users.unit")
     for s in series:
-        fig.add_trace(
-            go.Scatter(
-                x=list(s.x),
-                y=[y if y > 0 else None for y in s.y],  # none fit: a gap, not a log of 0
-                name=s.name,
-                mode="lines+markers",
-                hovertemplate="%{y:,.0f} " + T("chart.users.unit") + "<extra>" + s.name
-                + "</extra>",
-            )
-        )  # fmt: skip
+        fig["data"].append(
+            {
+                "type": "scatter",
+                "x": list(s.x),
+                "y": [y if y > 0 else None for y in s.y],  # none fit: a gap, not a log of 0
+                "name": s.name,
+                "mode": "lines+markers",
+                "hovertemplate": f"%{{y:,.0f}} {unit}<extra>{s.name}</extra>",
+            }
+        )
     if series:
         xs = series[0].x
         _context_axis(fig, xs)
-        fig.add_trace(
-            go.Scatter(
-                x=[min(xs), max(xs)],
-                y=[users, users],
-                name=T("chart.users.asked", users=f"{users:,}"),
-                mode="lines",
-                line={"dash": "dash", "color": "#555"},
-                hoverinfo="skip",
-            )
+        fig["data"].append(
+            {
+                "type": "scatter",
+                "x": [min(xs), max(xs)],
+                "y": [users, users],
+                "name": T("chart.users.asked", users=f"{users:,}"),
+                "mode": "lines",
+                "line": {"dash": "dash", "color": "#555"},
+                "hoverinfo": "skip",
+            }
         )
-    fig.add_vline(x=context, line_dash="dot")
+    _vline(fig, context)
     _log_y(fig, T("chart.users.axis"))
-    return _layout(fig, T("chart.users.title"))
+    return fig
 
 
-def memory(b: MemoryBreakdown) -> go.Figure:
+def memory(b: MemoryBreakdown) -> Figure:
     """The busiest GPU's memory as one stacked bar, in GiB (exact bytes on hover)."""
-    fig = go.Figure()
+    title = T("chart.memory.title", total=f"{in_gib(b.memory_per_gpu):,.2f}")
+    fig = _figure(title, height=250)
     colors = ["#9467bd", "#1f77b4", "#c6dbef", "#fdd0a2", "#d9d9d9"]
     where = T("chart.memory.gpu")
     for seg, color in zip(b.segments, colors * 2, strict=False):
-        fig.add_trace(
-            go.Bar(
-                y=[where],
-                x=[in_gib(seg.bytes)],
-                name=seg.name,
-                orientation="h",
-                marker_color=color,
-                customdata=[[f"{seg.bytes:,}"]],
-                hovertemplate="%{x:,.2f} GiB (%{customdata[0]} B)<extra>" + seg.name + "</extra>",
-            )
-        )
-    fig.update_layout(barmode="stack")
-    fig.update_xaxes(range=[0, in_gib(b.memory_per_gpu)], title=T("chart.memory.axis"))
-    fig.update_yaxes(showticklabels=False)
-    title = T("chart.memory.title", total=f"{in_gib(b.memory_per_gpu):,.2f}")
-    return _layout(fig, title, height=250)
-
-
-def kv_growth(series: Sequence[GrowthSeries], context: int) -> go.Figure:
-    fig = _gib_lines(series, context, 2, mode="lines+markers")
-    fig.update_yaxes(type="log", title=T("chart.growth.axis"), dtick=1)
-    return _layout(fig, T("chart.growth.title"), height=420)
-
-
-def intensity(i: Intensity) -> go.Figure:
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=[p.tokens for p in i.decode],
-            y=[p.intensity for p in i.decode],
-            name=T("chart.intensity.decode", context=tokens(i.context)),
-            mode="lines+markers",
-        )
+        fig["data"].append(
+            {
+                "type": "bar",
+                "y": [where],
+                "x": [in_gib(seg.bytes)],
+                "name": seg.name,
+                "orientation": "h",
+                "marker": {"color": color},
+                "customdata": [[f"{seg.bytes:,}"]],
+                "hovertemplate": "%{x:,.2f} GiB (%{customdata[0]} B)<extra>" + seg.name
+                + "</extra>",
+            }
+        )  # fmt: skip
+    layout = fig["layout"]
+    layout["barmode"] = "stack"
+    layout["xaxis"].update(
+        range=[0, in_gib(b.memory_per_gpu)], title={"text": T("chart.memory.axis")}
     )
-    fig.add_trace(
-        go.Scatter(
-            x=[p.tokens for p in i.prefill],
-            y=[p.intensity for p in i.prefill],
-            name=T("chart.intensity.prefill"),
-            mode="lines+markers",
-        )
-    )
+    layout["yaxis"]["showticklabels"] = False
+    return fig
+
+
+def kv_growth(series: Sequence[GrowthSeries], context: int) -> Figure:
+    fig = _gib_lines(_figure(T("chart.growth.title")), series, context, 2, mode="lines+markers")
+    fig["layout"]["yaxis"].update(type="log", title={"text": T("chart.growth.axis")}, dtick=1)
+    return fig
+
+
+def intensity(i: Intensity) -> Figure:
+    fig = _figure(T("chart.intensity.title"), height=400)
     xs = [p.tokens for p in (*i.decode, *i.prefill)]
-    fig.add_trace(
-        go.Scatter(
-            x=[min(xs), max(xs)],
-            y=[i.ridge, i.ridge],
-            name=T("chart.intensity.ridge", ridge=f"{i.ridge:,.0f}"),
-            mode="lines",
-            line={"dash": "dash", "color": "black"},
-        )
+    fig["data"] += [
+        {
+            "type": "scatter",
+            "x": [p.tokens for p in i.decode],
+            "y": [p.intensity for p in i.decode],
+            "name": T("chart.intensity.decode", context=tokens(i.context)),
+            "mode": "lines+markers",
+        },
+        {
+            "type": "scatter",
+            "x": [p.tokens for p in i.prefill],
+            "y": [p.intensity for p in i.prefill],
+            "name": T("chart.intensity.prefill"),
+            "mode": "lines+markers",
+        },
+        {
+            "type": "scatter",
+            "x": [min(xs), max(xs)],
+            "y": [i.ridge, i.ridge],
+            "name": T("chart.intensity.ridge", ridge=f"{i.ridge:,.0f}"),
+            "mode": "lines",
+            "line": {"dash": "dash", "color": "black"},
+        },
+    ]
+    fig["layout"]["xaxis"].update(
+        type="log", title={"text": T("chart.intensity.xaxis")}, dtick=1, tickformat=",d"
     )
-    fig.update_xaxes(type="log", title=T("chart.intensity.xaxis"), dtick=1, tickformat=",d")
     _log_y(fig, T("chart.intensity.yaxis"))
-    return _layout(fig, T("chart.intensity.title"), height=400)
+    return fig
