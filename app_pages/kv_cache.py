@@ -4,7 +4,7 @@ import streamlit as st
 
 from engine.present import charts_data as C
 from engine.present.sources import inert
-from engine.scenario import ENGINE_LABELS
+from engine.scenario import DEFAULT_CONTEXT, ENGINE_LABELS
 from engine.software.tables import engine_version
 from ui import charts, show, tables
 from ui import state as S
@@ -45,9 +45,9 @@ with c1:
         T("kv.context"),
         "context",
         "kv.context",
-        options=C.context_options(d0.limit.tokens if d0 else None, s.context or 32_768),
+        options=C.context_options(d0.limit.tokens if d0 else None, s.context or DEFAULT_CONTEXT),
         format_func=C.tokens,
-        to_widget=lambda v: 32_768 if v is None else v,
+        to_widget=lambda v: DEFAULT_CONTEXT if v is None else v,
     )
     S.bound(
         st.select_slider,

@@ -127,7 +127,10 @@ def _num(x: float) -> float | int:
 
 
 def default_context(cfg: ModelConfig) -> int:
-    return min(cfg.max_position_embeddings or 32_768, 32_768)
+    """The scenario's default context, within the config's max_position_embeddings."""
+    from engine.scenario import DEFAULT_CONTEXT
+
+    return min(cfg.max_position_embeddings or DEFAULT_CONTEXT, DEFAULT_CONTEXT)
 
 
 def diagnose(cfg: ModelConfig, opts: Options | None = None) -> Diagnosis:

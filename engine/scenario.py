@@ -18,10 +18,12 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal, get_args
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engine.errors import InputError
 from engine.kv.dtype import KV_DTYPE_CHOICES
+from engine.rules import DATA_DIR
 
 Engine = Literal["vllm", "sglang"]
 ENGINES: tuple[Engine, ...] = get_args(Engine)
@@ -33,8 +35,26 @@ LATENCY_PRIORITIES: tuple[Latency, ...] = get_args(Latency)
 Source = Literal["catalog", "hub", "file"]
 SOURCES: tuple[Source, ...] = get_args(Source)
 
-DEFAULT_MODEL = "deepseek-ai/DeepSeek-V3"
-DEFAULT_GPU = "H200"
+
+class _Defaults(BaseModel):
+    """data/scenario.yaml: where a new scenario starts (each value with its reason there)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    model: str = Field(min_length=1)
+    gpu: str = Field(min_length=1)
+    gpus_per_node: int = Field(ge=1)
+    context: int = Field(ge=1)
+    users: int = Field(ge=1)
+
+
+def _load_defaults() -> _Defaults:
+    return _Defaults.model_validate(yaml.safe_load((DATA_DIR / "scenario.yaml").read_text()))
+
+
+DEFAULTS = _load_defaults()
+DEFAULT_MODEL = DEFAULTS.model
+DEFAULT_GPU = DEFAULTS.gpu
+DEFAULT_CONTEXT = DEFAULTS.context
 MAX_GPUS_PER_NODE = 64
 MAX_NODES = 128
 MAX_USERS = 1_000_000
@@ -53,11 +73,13 @@ class Scenario(BaseModel):
     model: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)] = DEFAULT_MODEL
     digest: str | None = None  # sha256 of the config bytes when source == "file"
     gpu: Annotated[str, Field(min_length=1, max_length=64)] = DEFAULT_GPU
-    gpus_per_node: Annotated[int, Field(strict=True, ge=1, le=MAX_GPUS_PER_NODE)] = 8
+    gpus_per_node: Annotated[int, Field(strict=True, ge=1, le=MAX_GPUS_PER_NODE)] = (
+        DEFAULTS.gpus_per_node
+    )
     nodes: Annotated[int, Field(strict=True, ge=1, le=MAX_NODES)] = 1
     engine: Engine = "vllm"
-    context: Annotated[int, Field(strict=True, ge=1, le=MAX_CONTEXT)] | None = 32_768
-    users: Annotated[int, Field(strict=True, ge=1, le=MAX_USERS)] = 16
+    context: Annotated[int, Field(strict=True, ge=1, le=MAX_CONTEXT)] | None = DEFAULT_CONTEXT
+    users: Annotated[int, Field(strict=True, ge=1, le=MAX_USERS)] = DEFAULTS.users
     prefix_overlap: Annotated[int, Field(strict=True, ge=0, le=100)] = 0
     latency: Latency = "balanced"
     kv_dtype: str = "auto"

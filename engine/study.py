@@ -44,7 +44,7 @@ from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict, classify
 from engine.model.loader import LoadedModel, load_catalog, load_hub
 from engine.model.weights import WeightReport, weight_report
-from engine.scenario import ENGINES, Engine, Scenario
+from engine.scenario import ENGINES, MAX_NODES, Engine, Scenario
 from engine.software.report import SoftwareReport, software_report
 
 VerdictStatus = Literal["runs", "fewer_users", "shorter_context", "does_not_fit", "blocked"]
@@ -302,7 +302,7 @@ def _fewest_gpus(inp: SearchInputs, s: Scenario) -> int | None:
     while n <= 1024:
         per_node = min(n, s.gpus_per_node)
         nodes = -(-n // per_node)
-        if per_node * nodes == n and nodes <= 128:
+        if per_node * nodes == n and nodes <= MAX_NODES:
             trial = s.model_copy(
                 update={
                     "gpus_per_node": per_node,

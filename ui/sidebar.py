@@ -170,7 +170,7 @@ def _workload_section() -> None:
         T("sidebar.context"),
         "context",
         "w.context",
-        to_widget=lambda v: 32_768 if v is None else v,
+        to_widget=lambda v: SC.DEFAULT_CONTEXT if v is None else v,
         min_value=1,
         max_value=SC.MAX_CONTEXT,
         step=1024,
