@@ -22,6 +22,7 @@ from engine.errors import InputError  # noqa: E402
 from ui import sidebar  # noqa: E402
 from ui import state as S  # noqa: E402
 from ui.lang import T  # noqa: E402
+from ui.nav import DEFAULT_PAGE, SECTIONS  # noqa: E402
 
 # Not "pages/": Streamlit treats a pages/ folder next to the entry script as a v1
 # multipage app on a fresh server's first run and in AppTest, bypassing this frame.
@@ -38,17 +39,8 @@ def page(name: str, default: bool = False) -> st.Page:
 
 nav = st.navigation(
     {
-        T("nav.section.start"): [page("overview", default=True), page("choose_model")],
-        T("nav.section.diagnosis"): [
-            page("family"),
-            page("kv_cache"),
-            page("hardware"),
-            page("software"),
-            page("flags"),
-            page("lint"),
-            page("measure"),
-        ],
-        T("nav.section.help"): [page("troubleshoot"), page("learn")],
+        T(f"nav.section.{section}"): [page(name, default=name == DEFAULT_PAGE) for name in names]
+        for section, names in SECTIONS.items()
     }
 )
 

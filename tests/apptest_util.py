@@ -7,6 +7,8 @@ from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
+from ui.nav import PAGES as NAV_PAGES
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app.py"
 TIMEOUT = 30  # generous: the first run imports the engine, plotly and pydantic models
@@ -62,18 +64,7 @@ def state(at: AppTest) -> Any:
     return at.session_state["pb.scenario"]
 
 
-PAGES = (
-    "overview",
-    "choose_model",
-    "family",
-    "kv_cache",
-    "hardware",
-    "software",
-    "flags",
-    "measure",
-    "troubleshoot",
-    "learn",
-)
+PAGES = NAV_PAGES
 
 
 def _column_texts(proto: Any) -> list[str]:

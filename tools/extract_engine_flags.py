@@ -24,7 +24,7 @@ What it records, per engine:
                    methods, KV-cache dtypes, attention backends, and (new in this script)
                    `model_architectures`, the model classes the engine implements natively.
 
-Adapted from the engine-gt extraction scripts (/work/shared/engine-gt/scripts/), which produced
+Adapted from the engine-gt extraction scripts (shared/engine-gt/scripts/), which produced
 the bundled vLLM 0.33.0 and SGLang 0.5.23 tables. Not run by CI.
 """
 
