@@ -238,8 +238,27 @@ def layer_specs(
     rules = engine_rules()
     out: list[tuple[LayerPlan, list[CacheSpec]]] = []
     mamba_cache: dict[str, MambaSpec] = {}
+    # layers that differ only in their index or FFN share one spec list (most stacks repeat
+    # a few layer kinds), so each kind is built and hashed once
+    by_shape: dict[tuple[object, ...], list[CacheSpec]] = {}
     for layer in arch.layers:
+        shape = (
+            layer.mixer,
+            layer.linear,
+            layer.kv_shared,
+            layer.num_kv_heads,
+            layer.head_dim,
+            layer.head_dim_v,
+            layer.window,
+            layer.indexer,
+            layer.compress_ratio,
+        )
+        known = by_shape.get(shape)
+        if known is not None:
+            out.append((layer, known))
+            continue
         specs: list[CacheSpec] = []
+        by_shape[shape] = specs
         m = layer.mixer
         if layer.kv_shared:
             pass  # reads an earlier layer's cache (vLLM skips its KVCacheSpec)
@@ -291,9 +310,13 @@ def layer_specs(
 
 def group_layers(per_layer: list[tuple[LayerPlan, list[CacheSpec]]]) -> tuple[LayerGroup, ...]:
     buckets: dict[tuple[str, CacheSpec], list[int]] = {}
+    keys: dict[int, tuple[str, CacheSpec]] = {}  # one hash per spec object (layers share them)
     for layer, specs in per_layer:
         for spec in specs:
-            buckets.setdefault((spec.kind, spec), []).append(layer.index)
+            key = keys.get(id(spec))
+            if key is None:
+                key = keys[id(spec)] = (spec.kind, spec)
+            buckets.setdefault(key, []).append(layer.index)
     groups = [LayerGroup(kind, tuple(idx), spec) for (kind, spec), idx in buckets.items()]
     groups.sort(key=lambda g: (g.spec.order, g.layers[0]))
     return tuple(groups)

@@ -85,8 +85,9 @@ class LayerPlan:
     kv_shared: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "mixer", Mixer(self.mixer))
-        if self.linear is not None:
+        if type(self.mixer) is not Mixer:
+            object.__setattr__(self, "mixer", Mixer(self.mixer))
+        if self.linear is not None and type(self.linear) is not Mixer:
             object.__setattr__(self, "linear", Mixer(self.linear))
 
     @property
