@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict
@@ -11,79 +12,105 @@ from pydantic import BaseModel, ConfigDict
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
 
-class _Frozen(BaseModel):
+class Strict(BaseModel):
+    """A section of a data file whose every key the code reads (a stray key is an error)."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class SourcedList(_Frozen):
+class Loose(BaseModel):
+    """A section of a research data file: the fields the rules read; prose and notes kept aside."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@cache
+def data_yaml(name: str) -> Any:
+    """``data/<name>``, parsed once per process and shared by every reader of it (readers
+    validate it into their models and must not change it)."""
+    return yaml.safe_load((DATA_DIR / name).read_text(encoding="utf-8"))
+
+
+def load_data(model: type[M], name: str, *keys: str) -> M:
+    """The section ``keys`` of ``data/<name>`` (the whole file without keys), validated."""
+    raw = data_yaml(name)
+    for key in keys:
+        raw = raw[key]
+    return model.model_validate(raw)
+
+
+class SourcedList(Strict):
     source: str
     values: list[str]
 
 
-class SourcedBytes(_Frozen):
+class SourcedBytes(Strict):
     source: str
     values: dict[str, int]
 
 
-class IndexerRule(_Frozen):
+class IndexerRule(Strict):
     source: str
     quant_block: int
     scale_bytes: int
 
 
-class SsmDtypeHook(_Frozen):
+class SsmDtypeHook(Strict):
     model_types: list[str]
     field: str
     default: str | None
 
 
-class SsmDtypeHooks(_Frozen):
+class SsmDtypeHooks(Strict):
     source: str
     rules: list[SsmDtypeHook]
 
 
-class SparseLayout(_Frozen):
+class SparseLayout(Strict):
     backend: str
     packs: list[str]
 
 
-class AutoFp8Rule(_Frozen):
+class AutoFp8Rule(Strict):
     source: str
     values: list[str]
     archs: list[str]
 
 
-class SparseMlaBackends(_Frozen):
+class SparseMlaBackends(Strict):
     source: str
     fp8_layout: dict[str, SparseLayout]
     auto_fp8_model_types: AutoFp8Rule
 
 
-class HybridAlignment(_Frozen):
+class HybridAlignment(Strict):
     source: str
     kernel_block: int
     mla_min_align: int
 
 
-class DefaultBlockSize(_Frozen):
+class DefaultBlockSize(Strict):
     source: str
     attention: int
     mla: int
 
 
-class SglangRules(_Frozen):
+class SglangRules(Strict):
     source: str
     dsa_auto_dtype: dict[str, str]
     dsa_fp8_cell_on_hopper_bytes: int
     mamba_ssm_dtype_default: str
 
 
-class FusionRule(_Frozen):
+class FusionRule(Strict):
     source: str
     early_model_types: list[str]
 
 
-class WeightStorage(_Frozen):
+class WeightStorage(Strict):
     source: str
     bits: dict[str, int]
     group_scale: dict[str, tuple[int, int]]
@@ -93,7 +120,7 @@ class WeightStorage(_Frozen):
     experts_only: list[str]
 
 
-class EngineRules(_Frozen):
+class EngineRules(Strict):
     mla_model_types: SourcedList
     ds_mla_packed_bytes: SourcedBytes
     indexer: IndexerRule
@@ -110,5 +137,5 @@ class EngineRules(_Frozen):
 
 @cache
 def engine_rules() -> EngineRules:
-    raw = yaml.safe_load((DATA_DIR / "engine_rules.yaml").read_text(encoding="utf-8"))
+    raw = data_yaml("engine_rules.yaml")
     return EngineRules.model_validate(raw)

@@ -18,12 +18,11 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal, get_args
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engine.errors import InputError
 from engine.kv.dtype import KV_DTYPE_CHOICES
-from engine.rules import DATA_DIR
+from engine.rules import load_data
 
 Engine = Literal["vllm", "sglang"]
 ENGINES: tuple[Engine, ...] = get_args(Engine)
@@ -48,7 +47,7 @@ class _Defaults(BaseModel):
 
 
 def _load_defaults() -> _Defaults:
-    return _Defaults.model_validate(yaml.safe_load((DATA_DIR / "scenario.yaml").read_text()))
+    return load_data(_Defaults, "scenario.yaml")
 
 
 DEFAULTS = _load_defaults()

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 from engine.hardware.gpus import Gpu
@@ -15,7 +14,7 @@ from engine.kv.dtype import KvDtype
 from engine.model.config import ModelConfig
 from engine.model.family import AttentionFamily, FamilyVerdict
 from engine.model.weights import WeightReport
-from engine.rules import DATA_DIR
+from engine.rules import load_data
 
 if TYPE_CHECKING:
     from engine.launch.layout import Candidate
@@ -47,8 +46,7 @@ class _KernelGates(BaseModel):
 
 @cache
 def kernel_gates() -> _KernelGates:
-    raw = yaml.safe_load((DATA_DIR / "kernel_gates.yaml").read_text(encoding="utf-8"))
-    return _KernelGates.model_validate(raw)
+    return load_data(_KernelGates, "kernel_gates.yaml")
 
 
 @dataclass(frozen=True)

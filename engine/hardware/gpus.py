@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from engine.errors import InputError
-from engine.rules import DATA_DIR
+from engine.rules import DATA_DIR, load_data
 
 GPUS_YAML = DATA_DIR / "gpus.yaml"
 
@@ -182,8 +181,7 @@ def _to_gpu(row: _GpuRow) -> Gpu:
 
 @cache
 def _catalog() -> _Catalog:
-    raw = yaml.safe_load(GPUS_YAML.read_text(encoding="utf-8"))
-    parsed = _CatalogFile.model_validate(raw)
+    parsed = load_data(_CatalogFile, GPUS_YAML.name)
     by_name: dict[str, str] = {}
     for row in parsed.gpus:
         for spelling in (row.key, row.name, *row.aliases):

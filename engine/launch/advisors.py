@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal, cast, get_args
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from engine.errors import InputError
-from engine.rules import DATA_DIR
+from engine.rules import DATA_DIR, Strict, load_data
 from engine.software.tables import Engine, flag_table
 
 Phase = Literal["prefill", "decode", "mixed"]
@@ -27,44 +26,40 @@ PHASES: tuple[str, ...] = get_args(Phase)
 ADVISORS_YAML = DATA_DIR / "advisors.yaml"
 
 
-class _Loose(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class _EngineRow(_Loose):
+class _EngineRow(Strict):
     band: str
     vllm: float = Field(gt=0)
     sglang: float = Field(gt=0)
     workload: str
 
 
-class _EngineChoice(_Loose):
+class _EngineChoice(Strict):
     rows: list[_EngineRow] = Field(min_length=4)
     even_from_pct: float = Field(ge=0, le=100)
     sglang_from_pct: float = Field(ge=0, le=100)
     measured_even_to_pct: float = Field(ge=0, le=100)
 
 
-class _MultiNodeA2a(_Loose):
+class _MultiNodeA2a(Strict):
     vllm: str
     sglang_mode: str
 
 
-class _AllToAll(_Loose):
+class _AllToAll(Strict):
     single_node: dict[str, str]
     multi_node: dict[Phase, _MultiNodeA2a]
 
 
-class _FigureRow(_Loose):
+class _FigureRow(Strict):
     value: str
     meaning: str
 
 
-class _Eplb(_Loose):
+class _Eplb(Strict):
     figures: list[_FigureRow]
 
 
-class AdvisorFacts(_Loose):
+class AdvisorFacts(Strict):
     sources: dict[str, str]
     engine_choice: _EngineChoice
     all_to_all: _AllToAll
@@ -74,8 +69,7 @@ class AdvisorFacts(_Loose):
 @cache
 def advisor_facts() -> AdvisorFacts:
     """``data/advisors.yaml``, read and validated once."""
-    raw = yaml.safe_load(ADVISORS_YAML.read_text(encoding="utf-8"))
-    return AdvisorFacts.model_validate(raw)
+    return load_data(AdvisorFacts, ADVISORS_YAML.name)
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.model.config import ModelConfig
-from engine.rules import DATA_DIR
+from engine.rules import load_data
 
 
 class _Rope(BaseModel):
@@ -42,8 +41,7 @@ DEFAULT_WHEN_MISSING = 2048  # vLLM: "Assuming the model's maximum length is 204
 
 @cache
 def context_rules() -> ContextRules:
-    raw = yaml.safe_load((DATA_DIR / "memory.yaml").read_text(encoding="utf-8"))
-    return ContextRules.model_validate(raw["context_limit"]["vllm"])
+    return load_data(ContextRules, "memory.yaml", "context_limit", "vllm")
 
 
 @dataclass(frozen=True)

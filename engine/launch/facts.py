@@ -7,37 +7,32 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from engine.rules import DATA_DIR
+from engine.rules import DATA_DIR, Strict, load_data
 from engine.scenario import Engine
 
 LAUNCH_YAML = DATA_DIR / "launch.yaml"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class _EngineImages(_Strict):
+class _EngineImages(Strict):
     vllm: str
     sglang: str
 
 
-class _Entrypoint(_Strict):
+class _Entrypoint(Strict):
     vendor: Literal["nvidia", "amd"]
     engine: Engine
 
 
-class _Images(_Strict):
+class _Images(Strict):
     nvidia: _EngineImages
     amd: _EngineImages
     entrypoint_serves: _Entrypoint
     source: str = Field(min_length=1)
 
 
-class _PrefillChunk(_Strict):
+class _PrefillChunk(Strict):
     latency: int = Field(gt=0)
     balanced: int = Field(gt=0)
     throughput: int = Field(gt=0)
@@ -49,7 +44,7 @@ class _PrefillChunk(_Strict):
         return chunk
 
 
-class _Mtp(_Strict):
+class _Mtp(Strict):
     max_users: int = Field(ge=1)
     max_users_source: str = Field(min_length=1)
     vllm_num_speculative_tokens: int = Field(ge=1)
@@ -59,36 +54,36 @@ class _Mtp(_Strict):
     source: str = Field(min_length=1)
 
 
-class _LmCache(_Strict):
+class _LmCache(Strict):
     chunk_size: int = Field(gt=0)
     source: str = Field(min_length=1)
 
 
-class _Kubernetes(_Strict):
+class _Kubernetes(Strict):
     shm_size: str = Field(pattern=r"^\d+(Mi|Gi)$")
     source: str = Field(min_length=1)
 
 
-class _Router(_Strict):
+class _Router(Strict):
     argv: list[str] = Field(min_length=1)
     image: str | None = None
     source: str = Field(min_length=1)
 
 
-class _MultiNode(_Strict):
+class _MultiNode(Strict):
     vllm_dp_rpc_port: int = Field(ge=1, le=65535)
     vllm_master_port: int = Field(ge=1, le=65535)
     sglang_dist_init_port: int = Field(ge=1, le=65535)
     source: str = Field(min_length=1)
 
 
-class _BaseCheckpoints(_Strict):
+class _BaseCheckpoints(Strict):
     marker_tokens: list[str]
     instruct_named: dict[str, list[str]]
     source: str = Field(min_length=1)
 
 
-class LaunchFacts(_Strict):
+class LaunchFacts(Strict):
     """``data/launch.yaml``: the facts a launch command and its deployment are built from."""
 
     port: int = Field(ge=1, le=65535)
@@ -106,5 +101,4 @@ class LaunchFacts(_Strict):
 @cache
 def launch_facts() -> LaunchFacts:
     """``data/launch.yaml``, read and validated once."""
-    raw = yaml.safe_load(LAUNCH_YAML.read_text(encoding="utf-8"))
-    return LaunchFacts.model_validate(raw)
+    return load_data(LaunchFacts, LAUNCH_YAML.name)

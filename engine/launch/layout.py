@@ -17,8 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
@@ -39,15 +38,11 @@ from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.family import AttentionFamily, FamilyVerdict
 from engine.model.weights import WeightReport, is_gated
-from engine.rules import DATA_DIR
+from engine.rules import Strict, load_data
 from engine.scenario import Scenario
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class LayoutRules(_Strict):
+class LayoutRules(Strict):
     """``data/launch.yaml`` ``layout``: the thresholds the ranking uses, each with a source."""
 
     dp_attention_min_users: int = Field(ge=1)
@@ -64,8 +59,7 @@ class LayoutRules(_Strict):
 
 @cache
 def layout_rules() -> LayoutRules:
-    raw = yaml.safe_load((DATA_DIR / "launch.yaml").read_text(encoding="utf-8"))
-    return LayoutRules.model_validate(raw["layout"])
+    return load_data(LayoutRules, "launch.yaml", "layout")
 
 
 @dataclass(frozen=True)

@@ -15,26 +15,19 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from engine.hardware.gpus import Gpu
 from engine.model.config import ModelConfig
 from engine.model.weights import ROLES, Role, WeightReport
-from engine.rules import DATA_DIR
+from engine.rules import Loose, load_data
 from engine.software.tables import lookup_flag
 
 Engine = Literal["vllm", "sglang"]
 GIB = 1 << 30
 
 
-class _Loose(BaseModel):
-    """A section of ``data/memory.yaml``: the fields the rules read, the prose kept aside."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-
-class _BatchTier(_Loose):
+class _BatchTier(Loose):
     min_device_gib: float = Field(ge=0)
     excludes_name: str | None = None
     max_num_batched_tokens_api_server: int = Field(ge=1)
@@ -42,12 +35,12 @@ class _BatchTier(_Loose):
     source: str = Field(min_length=1)
 
 
-class _BatchDefaults(_Loose):
+class _BatchDefaults(Loose):
     tiers: list[_BatchTier] = Field(min_length=1)
     source: str = Field(min_length=1)
 
 
-class _VllmReserve(_Loose):
+class _VllmReserve(Loose):
     """vLLM's non-KV memory inside the utilization fraction (a fit to real start-up logs)."""
 
     activation_logit_copies: float = Field(ge=0)
@@ -57,24 +50,24 @@ class _VllmReserve(_Loose):
     source: str = Field(min_length=1)
 
 
-class _VllmKvPool(_Loose):
+class _VllmKvPool(Loose):
     batch_defaults: _BatchDefaults
     reserve_estimate: _VllmReserve
 
 
-class _CapacityTier(_Loose):
+class _CapacityTier(Loose):
     below_gib: float | None
     chunked_prefill_size: int = Field(ge=1)
     decode_graph_max_bs_tp_lt4: int = Field(ge=1)
     decode_graph_max_bs_tp_ge4: int = Field(ge=1)
 
 
-class _Capacity(_Loose):
+class _Capacity(Loose):
     tiers: list[_CapacityTier] = Field(min_length=1)
     source: str = Field(min_length=1)
 
 
-class _ConstantsMb(_Loose):
+class _ConstantsMb(Loose):
     base: float
     per_activation_token: float
     per_tp_pp_over_8: float
@@ -87,17 +80,17 @@ class _ConstantsMb(_Loose):
     source: str = Field(min_length=1)
 
 
-class _FractionDefault(_Loose):
+class _FractionDefault(Loose):
     constants_mb: _ConstantsMb
 
 
-class _PrefillSizes(_Loose):
+class _PrefillSizes(Loose):
     ranges: list[tuple[int, int | None, int]] = Field(min_length=1)
     mla_max_bs: int = Field(ge=1)
     source: str = Field(min_length=1)
 
 
-class _VlmAdjust(_Loose):
+class _VlmAdjust(Loose):
     base: float = Field(gt=0)
     baseline_layers: int = Field(ge=1)
     baseline_hidden: int = Field(ge=1)
@@ -107,14 +100,14 @@ class _VlmAdjust(_Loose):
     source: str = Field(min_length=1)
 
 
-class _SglangStatic(_Loose):
+class _SglangStatic(Loose):
     capacity_defaults: _Capacity
     mem_fraction_static_default: _FractionDefault
     prefill_graph_capture_sizes: _PrefillSizes
     vlm_adjust: _VlmAdjust
 
 
-class MemoryRules(_Loose):
+class MemoryRules(Loose):
     vllm_kv_pool: _VllmKvPool
     sglang_static_memory: _SglangStatic
 
@@ -122,8 +115,7 @@ class MemoryRules(_Loose):
 @cache
 def memory_rules() -> MemoryRules:
     """``data/memory.yaml``, read and validated once."""
-    raw = yaml.safe_load((DATA_DIR / "memory.yaml").read_text(encoding="utf-8"))
-    return MemoryRules.model_validate(raw)
+    return load_data(MemoryRules, "memory.yaml")
 
 
 # --- the parallel layout as the memory rules see it -----------------------------------------

@@ -11,26 +11,19 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from engine.hardware.gpus import Gpu
 from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict
-from engine.rules import DATA_DIR
+from engine.rules import DATA_DIR, Loose, load_data
 from engine.scenario import Engine
 from engine.software.report import SoftwareReport
 
 RECIPES_YAML = DATA_DIR / "recipes.yaml"
 
 
-class _Loose(BaseModel):
-    """A row as the research file writes it: the fields the rules read; notes kept aside."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-
-class Match(_Loose):
+class Match(Loose):
     architectures: list[str] = Field(min_length=1)
     model_types: list[str] | None = None
     fields: dict[str, str | int | float | bool] | None = None
@@ -65,14 +58,14 @@ def _field(cfg: ModelConfig, path: str) -> Any:
     return node
 
 
-class _VllmSpec(_Loose):
+class _VllmSpec(Loose):
     method: str
     num_speculative_tokens: int = Field(ge=1)
     draft_model: str | None = None
     source: str = Field(min_length=1)
 
 
-class _SglangSpec(_Loose):
+class _SglangSpec(Loose):
     algorithm: str
     num_steps: int = Field(ge=1)
     eagle_topk: int = Field(ge=1)
@@ -80,25 +73,25 @@ class _SglangSpec(_Loose):
     source: str = Field(min_length=1)
 
 
-class _Speculative(_Loose):
+class _Speculative(Loose):
     name: str
     match: Match
     vllm: _VllmSpec | None = None
     sglang: _SglangSpec | None = None
 
 
-class _SpecDefaults(_Loose):
+class _SpecDefaults(Loose):
     vllm: _VllmSpec
     sglang: _SglangSpec
 
 
-class _Var(_Loose):
+class _Var(Loose):
     name: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*$")
     value: str
     reason: str = Field(min_length=1)
 
 
-class _Env(_Loose):
+class _Env(Loose):
     name: str
     engine: Engine
     match: Match
@@ -109,13 +102,13 @@ class _Env(_Loose):
     source: str = Field(min_length=1)
 
 
-class _Flag(_Loose):
+class _Flag(Loose):
     flag: str = Field(pattern=r"^-{1,2}[A-Za-z0-9][\w.-]*$")
     value: str | None = None
     reason: str = Field(min_length=1)
 
 
-class _BaseFlags(_Loose):
+class _BaseFlags(Loose):
     name: str
     engine: Engine
     match: Match
@@ -125,7 +118,7 @@ class _BaseFlags(_Loose):
     source: str = Field(min_length=1)
 
 
-class RecipesFile(_Loose):
+class RecipesFile(Loose):
     speculative_defaults: _SpecDefaults
     speculative: list[_Speculative]
     env: list[_Env]
@@ -135,8 +128,7 @@ class RecipesFile(_Loose):
 
 @cache
 def recipes() -> RecipesFile:
-    raw = yaml.safe_load(RECIPES_YAML.read_text(encoding="utf-8"))
-    return RecipesFile.model_validate(raw)
+    return load_data(RecipesFile, RECIPES_YAML.name)
 
 
 def _applies(

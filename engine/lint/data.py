@@ -7,10 +7,9 @@ import re
 from functools import cache
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from engine.rules import DATA_DIR
+from engine.rules import DATA_DIR, Strict, load_data
 from engine.software.tables import ENGINES, Engine, lookup_flag
 
 LINT_YAML = DATA_DIR / "lint.yaml"
@@ -19,11 +18,7 @@ Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class FindingRule(_Strict):
+class FindingRule(Strict):
     """A finding code: its severity (one, or one per engine) and the public source shown with it."""
 
     severity: Severity | dict[Engine, Severity]
@@ -35,12 +30,12 @@ class FindingRule(_Strict):
         return self.severity
 
 
-class Threshold(_Strict):
+class Threshold(Strict):
     value: float
     source: str = Field(min_length=1)
 
 
-class _Thresholds(_Strict):
+class _Thresholds(Strict):
     memory_fraction_warn: Threshold
     memory_fraction_suggest: Threshold
     max_parallel_size: Threshold
@@ -52,30 +47,30 @@ class _Thresholds(_Strict):
     max_arguments: Threshold
 
 
-class Equivalent(_Strict):
+class Equivalent(Strict):
     written: str = Field(pattern=r"^--[a-z0-9-]+$")
     use: str = Field(pattern=r"^--[a-z0-9-]+$")
 
 
-class _Equivalents(_Strict):
+class _Equivalents(Strict):
     vllm: list[Equivalent]
     sglang: list[Equivalent]
     source: str = Field(min_length=1)
 
 
-class Renamed(_Strict):
+class Renamed(Strict):
     written: str = Field(pattern=r"^--[a-z0-9-]+$")
     use: str | None
     source: str = Field(min_length=1)
 
 
-class Replacement(_Strict):
+class Replacement(Strict):
     flag: str
     use: str
     source: str = Field(min_length=1)
 
 
-class Launcher(_Strict):
+class Launcher(Strict):
     """``program subcommand`` (vllm serve) or ``python -m module``."""
 
     engine: Engine
@@ -85,40 +80,40 @@ class Launcher(_Strict):
     source: str = Field(min_length=1)
 
 
-class EntrypointImage(_Strict):
+class EntrypointImage(Strict):
     image: str = Field(min_length=1)
     engine: Engine
     launcher: str
     source: str = Field(min_length=1)
 
 
-class DockerRun(_Strict):
+class DockerRun(Strict):
     programs: list[str]
     options_with_value: list[str]
     env_options: list[str]
     source: str = Field(min_length=1)
 
 
-class PerEngineName(_Strict):
+class PerEngineName(Strict):
     vllm: str
     sglang: str
     source: str = Field(min_length=1)
 
 
-class PerEngineNames(_Strict):
+class PerEngineNames(Strict):
     vllm: list[str]
     sglang: list[str]
     source: str = Field(min_length=1)
 
 
-class _Nvfp4(_Strict):
+class _Nvfp4(Strict):
     weight_methods: dict[Engine, list[str]]
     kv_dtypes: list[str]
     blackwell_only_kv_dtypes: list[str]
     source: str = Field(min_length=1)
 
 
-class ParserNotNeeded(_Strict):
+class ParserNotNeeded(Strict):
     engine: Engine
     architecture: str
     kind: Literal["tool", "reasoning"]
@@ -126,7 +121,7 @@ class ParserNotNeeded(_Strict):
     source: str = Field(min_length=1)
 
 
-class ModelNames(_Strict):
+class ModelNames(Strict):
     variant_tokens: list[str]
     variant_token_pattern: str
     size_token_pattern: str
@@ -152,7 +147,7 @@ class ModelNames(_Strict):
         return re.fullmatch(self.size_token_pattern, token) is not None
 
 
-class LintRules(_Strict):
+class LintRules(Strict):
     findings: dict[str, FindingRule]
     thresholds: _Thresholds
     flag_equivalents: _Equivalents
@@ -245,8 +240,7 @@ def _exact_table(engine: Engine) -> frozenset[str]:
 @cache
 def lint_rules() -> LintRules:
     """``data/lint.yaml``, read and validated once."""
-    raw = yaml.safe_load(LINT_YAML.read_text(encoding="utf-8"))
-    rules = LintRules.model_validate(raw)
+    rules = load_data(LintRules, LINT_YAML.name)
     problems = data_problems(rules)
     if problems:
         raise ValueError(f"{LINT_YAML.name} disagrees with data/engines/: {problems}")
@@ -284,8 +278,7 @@ class _ParserAliases(BaseModel):
 
 @cache
 def _parser_aliases() -> _ParserAliases:
-    raw = yaml.safe_load((DATA_DIR / "parser_aliases.yaml").read_text(encoding="utf-8"))
-    return _ParserAliases.model_validate(raw)
+    return load_data(_ParserAliases, "parser_aliases.yaml")
 
 
 def same_parser(engine: Engine, kind: Literal["tool", "reasoning"], a: str, b: str) -> bool:

@@ -7,10 +7,9 @@ import re
 from functools import cache
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from engine.rules import DATA_DIR
+from engine.rules import DATA_DIR, load_data
 from engine.software.tables import Engine
 
 MEASURE_YAML = DATA_DIR / "measure.yaml"
@@ -219,5 +218,4 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 @cache
 def measure_facts() -> MeasureFacts:
-    raw = yaml.safe_load(MEASURE_YAML.read_text(encoding="utf-8"))
-    return MeasureFacts.model_validate(raw)
+    return load_data(MeasureFacts, MEASURE_YAML.name)

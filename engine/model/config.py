@@ -12,11 +12,10 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Annotated, Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.errors import InputError
-from engine.rules import DATA_DIR
+from engine.rules import data_yaml
 
 TEXT_CONFIG_KEYS = ("text_config", "language_config", "llm_config", "thinker_config")
 VISION_CONFIG_KEYS = ("vision_config", "visual", "vision_tower_config", "mm_vision_tower")
@@ -462,7 +461,7 @@ def model_defaults() -> dict[str, Any]:
     why, nested_only)},
     transformers' per-model config defaults for fields config.json leaves out) and the
     config-reading rules (``layer_count_lists``, ``layer_pattern_lists``, ``module_kinds``)."""
-    raw = yaml.safe_load((DATA_DIR / "model_defaults.yaml").read_text(encoding="utf-8"))
+    raw = data_yaml("model_defaults.yaml")
     table: dict[str, dict[str, tuple[Any, str, bool]]] = {}
     for entry in raw["defaults"]:
         if not entry.get("source"):

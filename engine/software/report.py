@@ -15,11 +15,10 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engine.errors import InputError
-from engine.rules import DATA_DIR
+from engine.rules import DATA_DIR, load_data
 from engine.software.tables import (
     ENGINES,
     ENGINES_DIR,
@@ -190,8 +189,7 @@ def data_problems(data: _SoftwareFile | None = None) -> list[str]:
 
 @cache
 def _data() -> _SoftwareFile:
-    raw = yaml.safe_load(SOFTWARE_YAML.read_text(encoding="utf-8"))
-    data = _SoftwareFile.model_validate(raw)
+    data = load_data(_SoftwareFile, SOFTWARE_YAML.name)
     problems = data_problems(data)
     if problems:
         raise ValueError(f"{SOFTWARE_YAML.name} disagrees with data/engines/: {problems}")

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from functools import cache
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from engine.rules import DATA_DIR
+from engine.rules import DATA_DIR, load_data
 from engine.software.tables import Engine
 
 TABLE_YAML = DATA_DIR / "troubleshoot.yaml"
@@ -91,5 +90,4 @@ class Table(_Frozen):
 @cache
 def troubleshoot_table() -> Table:
     """``data/troubleshoot.yaml``, read and validated once."""
-    raw = yaml.safe_load(TABLE_YAML.read_text(encoding="utf-8"))
-    return Table.model_validate(raw)
+    return load_data(Table, TABLE_YAML.name)
