@@ -44,16 +44,9 @@ with st.container(border=True):
 st.subheader(T("family.evidence"))
 st.caption(T("family.evidence_caption"))
 evidence = C.evidence_rows(d)
-tables.show(
-    tables.frame(
-        [{"field": e.field, "value": e.value, "rule": clean(e.rule)} for e in evidence],
-        ["field", "value", "rule"],
-    ),
-    {
-        "field": tables.text(T("family.col.field")),
-        "value": tables.text(T("family.col.value")),
-        "rule": tables.text(T("family.col.rule")),
-    },
+tables.texts(
+    [{"field": e.field, "value": e.value, "rule": clean(e.rule)} for e in evidence],
+    {"field": T("family.col.field"), "value": T("family.col.value"), "rule": T("family.col.rule")},
     key="family.evidence",
 )
 

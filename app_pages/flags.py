@@ -64,42 +64,30 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
         st.markdown(T("flags.layout", layout=M.layout_name(p.layout, lang)))
         st.markdown("\n".join(f"- {inert(r)}" for r in reasons))
         st.markdown(T("flags.why_each"))
-        tables.show(
-            tables.frame(
-                [{"flag": f.flag, "value": f.value, "reason": clean(f.reason)} for f in p.flags],
-                ["flag", "value", "reason"],
-            ),
+        tables.texts(
+            [{"flag": f.flag, "value": f.value, "reason": clean(f.reason)} for f in p.flags],
             {
-                "flag": tables.text(T("flags.col.flag")),
-                "value": tables.text(T("flags.col.value")),
-                "reason": tables.text(T("flags.col.reason")),
+                "flag": T("flags.col.flag"),
+                "value": T("flags.col.value"),
+                "reason": T("flags.col.reason"),
             },
             key=f"flags.flags.{engine}",
         )
         if p.env:
             st.markdown(T("flags.env"))
-            tables.show(
-                tables.frame(
-                    [{"name": e.name, "value": e.value, "reason": clean(e.reason)} for e in p.env],
-                    ["name", "value", "reason"],
-                ),
+            tables.texts(
+                [{"name": e.name, "value": e.value, "reason": clean(e.reason)} for e in p.env],
                 {
-                    "name": tables.text(T("flags.col.env")),
-                    "value": tables.text(T("flags.col.value")),
-                    "reason": tables.text(T("flags.col.reason")),
+                    "name": T("flags.col.env"),
+                    "value": T("flags.col.value"),
+                    "reason": T("flags.col.reason"),
                 },
                 key=f"flags.env.{engine}",
             )
         with st.expander(T("flags.left")):
-            tables.show(
-                tables.frame(
-                    [{"flag": x.flag, "reason": clean(x.reason)} for x in p.left_to_engine],
-                    ["flag", "reason"],
-                ),
-                {
-                    "flag": tables.text(T("flags.col.flag")),
-                    "reason": tables.text(T("flags.col.reason")),
-                },
+            tables.texts(
+                [{"flag": x.flag, "reason": clean(x.reason)} for x in p.left_to_engine],
+                {"flag": T("flags.col.flag"), "reason": T("flags.col.reason")},
                 key=f"flags.left.{engine}",
             )
         if p.notes:

@@ -63,15 +63,12 @@ with st.container(border=True):
         ("fp8", tflops(g.fp8_tflops, g.fp8), T("hardware.fact.dense_note")),
         ("fp4", tflops(g.fp4_tflops, g.fp4), T("hardware.fact.dense_note")),
     ]  # fmt: skip
-    tables.show(
-        tables.frame(
-            [{"fact": T(f"hardware.fact.{k}"), "value": v, "note": n or None} for k, v, n in facts],
-            ["fact", "value", "note"],
-        ),
+    tables.texts(
+        [{"fact": T(f"hardware.fact.{k}"), "value": v, "note": n or None} for k, v, n in facts],
         {
-            "fact": tables.text(T("hardware.col.fact")),
-            "value": tables.text(T("hardware.col.value")),
-            "note": tables.text(T("hardware.col.note")),
+            "fact": T("hardware.col.fact"),
+            "value": T("hardware.col.value"),
+            "note": T("hardware.col.note"),
         },
         key="hardware.facts",
     )

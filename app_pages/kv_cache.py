@@ -79,28 +79,18 @@ with c2:
     )
 with c3:
     total = s.total_gpus
-    S.bound(
-        st.select_slider,
-        T("kv.tp"),
-        "tp",
-        "kv.tp",
-        options=_pin_options(total, s.tp),
-        to_widget=_auto,
-        from_widget=_unauto,
-        format_func=_auto_label,
-        help=T("kv.tp_help"),
-    )
-    S.bound(
-        st.select_slider,
-        T("kv.dp"),
-        "dp",
-        "kv.dp",
-        options=_pin_options(total, s.dp),
-        to_widget=_auto,
-        from_widget=_unauto,
-        format_func=_auto_label,
-        help=T("kv.dp_help"),
-    )
+    for field in ("tp", "dp"):  # pin the attention TP size / DP-attention ranks, or leave auto
+        S.bound(
+            st.select_slider,
+            T(f"kv.{field}"),
+            field,
+            f"kv.{field}",
+            options=_pin_options(total, getattr(s, field)),
+            to_widget=_auto,
+            from_widget=_unauto,
+            format_func=_auto_label,
+            help=T(f"kv.{field}_help"),
+        )
     S.bound(
         st.selectbox,
         T("kv.ep"),

@@ -120,3 +120,8 @@ def show(
 def frame(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
     """A DataFrame with exactly ``columns`` (an empty table keeps its headers)."""
     return pd.DataFrame(list(rows), columns=list(columns))
+
+
+def texts(rows: Sequence[Mapping[str, Any]], labels: Mapping[str, str], *, key: str) -> None:
+    """A table of text columns: ``labels`` maps each column id, in order, to its header."""
+    show(frame(rows, list(labels)), {c: text(label) for c, label in labels.items()}, key=key)
