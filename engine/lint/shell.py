@@ -180,6 +180,27 @@ def tokenize(text: str) -> Tokens:
             return Var(c, text[j : j + 2]), j + 2
         return None, j + 1
 
+    def take_dollar(j: int) -> int:
+        """A ``$`` at ``j`` (bare or inside double quotes): a variable part, or a literal $."""
+        var, k = read_dollar(j)
+        if var is None:
+            buf.append("$")
+        else:
+            flush_buf()
+            parts.append(var)
+        return k
+
+    def take_backtick(j: int) -> int:
+        """A backquoted command substitution at ``j``: kept whole as one variable part."""
+        nonlocal line
+        end = text.find("`", j + 1)
+        if end < 0:
+            raise _balanced_error("`", line)
+        flush_buf()
+        parts.append(Var("", text[j : end + 1]))
+        line += text.count("\n", j, end)
+        return end + 1
+
     while i < n:
         c = text[i]
         if c in " \t\r":
@@ -233,20 +254,9 @@ def tokenize(text: str) -> Tokens:
                         buf.append(text[i + 1])
                     i += 2
                 elif ch == "$":
-                    var, i = read_dollar(i)
-                    if var is None:
-                        buf.append("$")
-                    else:
-                        flush_buf()
-                        parts.append(var)
+                    i = take_dollar(i)
                 elif ch == "`":
-                    end = text.find("`", i + 1)
-                    if end < 0:
-                        raise _balanced_error("`", line)
-                    flush_buf()
-                    parts.append(Var("", text[i : end + 1]))
-                    line += text.count("\n", i, end)
-                    i = end + 1
+                    i = take_backtick(i)
                 else:
                     if ch == "\n":
                         line += 1
@@ -254,21 +264,10 @@ def tokenize(text: str) -> Tokens:
                     i += 1
         elif c == "$":
             start_word()
-            var, i = read_dollar(i)
-            if var is None:
-                buf.append("$")
-            else:
-                flush_buf()
-                parts.append(var)
+            i = take_dollar(i)
         elif c == "`":
             start_word()
-            end = text.find("`", i + 1)
-            if end < 0:
-                raise _balanced_error("`", line)
-            flush_buf()
-            parts.append(Var("", text[i : end + 1]))
-            line += text.count("\n", i, end)
-            i = end + 1
+            i = take_backtick(i)
         elif c == "<" and not in_word and (end := _placeholder_end(text, i)) > 0:
             # "<head_node_ip>": a documentation placeholder, not a redirection
             start_word()
