@@ -109,9 +109,7 @@ tables.show(
                 "gpus": c.layout.gpus,
                 "weights": C.in_gib(j["weights_per_gpu"]),
                 "kv_space": C.in_gib(j["kv_space_per_gpu"]),
-                "used": (j["weights_per_gpu"] + j["reserve_per_gpu"]) / j["memory_per_gpu"]
-                if j["memory_per_gpu"]
-                else 0.0,
+                "used": c.taken_before_kv,
                 "context": j["context"],
                 "users": j["users"],
                 "why_not": "; ".join(clean(w) for w in j["why_not"]) or None,

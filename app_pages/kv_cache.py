@@ -171,7 +171,7 @@ tables.show(
                 "part": seg.name,
                 "gib": C.in_gib(seg.bytes),
                 "bytes": seg.bytes,
-                "share": seg.bytes / breakdown.memory_per_gpu if breakdown.memory_per_gpu else 0.0,
+                "share": breakdown.share(seg),
                 "formula": seg.formula,
             }
             for seg in breakdown.segments

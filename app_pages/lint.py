@@ -42,11 +42,10 @@ st.caption(
         checked=report.linted_against or T("lint_page.no_config"),
     )
 )
-counts = {k: sum(f.severity == k for f in report.findings) for k in ("error", "warning", "info")}
-if counts["error"]:
-    st.error(T("lint_page.errors", n=counts["error"]))
-elif counts["warning"]:
-    st.warning(T("lint_page.warnings", n=counts["warning"]))
+if report.errors:
+    st.error(T("lint_page.errors", n=len(report.errors)))
+elif report.warnings:
+    st.warning(T("lint_page.warnings", n=len(report.warnings)))
 else:
     st.success(T("lint_page.clean"))
 

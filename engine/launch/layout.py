@@ -130,6 +130,12 @@ class Candidate:
     why: tuple[str, ...]
     rank_key: tuple[float, ...]
 
+    @property
+    def taken_before_kv(self) -> float:
+        """Share of the GPU's memory the weights and the engine's reserve take before any KV."""
+        reserve = self.reserve.total if self.reserve else 0
+        return (self.weights_per_gpu + reserve) / self.memory_per_gpu if self.memory_per_gpu else 0
+
     def memory_formula(self) -> str:
         reserve = f" − reserve {self.reserve.total:,} B" if self.reserve else ""
         return (

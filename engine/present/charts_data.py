@@ -548,6 +548,10 @@ class MemoryBreakdown:
     users_needed_per_instance: int
     users_served_per_instance: int
 
+    def share(self, seg: Segment) -> float:
+        """``seg``'s share of the GPU's memory."""
+        return seg.bytes / self.memory_per_gpu if self.memory_per_gpu else 0.0
+
 
 def memory_breakdown(st: Study, lang: Lang = DEFAULT_LANG) -> MemoryBreakdown:
     """The busiest GPU's memory: weights, the engine's reserve, the KV the requested users take,

@@ -57,6 +57,7 @@ def candidate_json(c: Candidate) -> dict[str, Any]:
         "memory_fraction": c.fraction,
         "usable_per_gpu": c.usable_per_gpu,
         "reserve_per_gpu": c.reserve.total if c.reserve else 0,
+        "taken_before_kv": round(c.taken_before_kv, 6),
         "kv_space_per_gpu": c.kv_space_per_gpu,
         "kv_bytes_per_token_per_gpu": c.kv_bytes_per_token_per_gpu,
         "bytes_per_request_per_gpu": c.bytes_per_request_per_gpu,
