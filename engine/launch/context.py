@@ -32,11 +32,9 @@ class ContextRules(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     keys: list[str] = Field(min_length=1)
+    default_when_missing: int = Field(ge=1)  # no key present: vLLM assumes this and warns
     rope_scaling: _Rope
     source: str = Field(min_length=1)
-
-
-DEFAULT_WHEN_MISSING = 2048  # vLLM: "Assuming the model's maximum length is 2048"
 
 
 @cache
@@ -68,7 +66,7 @@ def context_limit(cfg: ModelConfig) -> ContextLimit:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             found.append((value, key))
     if not found:
-        n = DEFAULT_WHEN_MISSING
+        n = context_rules().default_when_missing
         return ContextLimit(
             n, "none", f"config.json states no length ({', '.join(rules.keys)}): vLLM assumes {n:,}"
         )

@@ -75,6 +75,8 @@ class _ConstantsMb(Loose):
     per_decode_graph_bs: float
     dp_attention_per_bs_per_dp: float
     dp_attention_extra_above_300_bs: float
+    dp_attention_extra_from_bs: int = Field(ge=1)
+    min_activation_tokens: int = Field(ge=1)
     per_prefill_graph_bs_non_mla: float
     prefill_graph_mla: float
     source: str = Field(min_length=1)
@@ -336,11 +338,11 @@ def sglang_default_fraction(
     full_tp = split.tp * split.dp
     chunk_default, decode_bs = sglang_capacity(gpu, full_tp)
     chunk = chunk_tokens or chunk_default
-    activation = max(chunk, 2048)
+    activation = max(chunk, c.min_activation_tokens)
     graph = decode_bs * c.per_decode_graph_bs
     if split.dp > 1:
         graph += decode_bs * split.dp * c.dp_attention_per_bs_per_dp
-        if decode_bs > 300:
+        if decode_bs > c.dp_attention_extra_from_bs:
             graph += decode_bs * split.dp * c.dp_attention_extra_above_300_bs
     if mla:
         graph += c.prefill_graph_mla
