@@ -20,7 +20,7 @@ from engine.i18n import DEFAULT_LANG
 from engine.model import store
 from engine.model.loader import LoadedModel
 from engine.present.sources import inert
-from engine.scenario import DEFAULT_SCENARIO, Scenario, from_query, to_query
+from engine.scenario import Scenario, from_query, to_query
 from engine.study import Study, study
 from ui import lang
 from ui.lang import T
@@ -154,7 +154,3 @@ def study_or_stop() -> Study:
     if note:
         st.info(inert(str(note)), icon=":material/info:")
     return v.study
-
-
-def reset_to_default_model() -> None:
-    set_scenario(source="catalog", model=DEFAULT_SCENARIO.model, digest=None)

@@ -54,10 +54,6 @@ def gb(n: float) -> str:
     return f"{n / GB:,.1f} GB"
 
 
-def in_gb(n: float) -> float:
-    return n / GB
-
-
 def size(n: float) -> str:
     """A size in both units (the CLI's text output)."""
     return f"{gib(n)} ({gb(n)})"
