@@ -395,11 +395,15 @@ def test_gpu_memory_utilization_on_sglang_is_the_wrong_engines_flag() -> None:
 
 
 def test_the_settings_flags_are_the_plans_spellings() -> None:
+    from engine.engines import ENGINES, SETTINGS, adapter
     from engine.launch.plan import PARALLEL_FLAGS
-    from engine.lint.command import SETTING_FLAG
+    from engine.lint.command import flag_for
 
-    for setting, per_engine in SETTING_FLAG.items():
-        for engine, flag in per_engine.items():
+    for engine in ENGINES:
+        for setting in SETTINGS:
+            if not adapter(engine).has(setting):
+                continue
+            flag = flag_for(setting, engine)
             info = flag_table(engine)[flag]
             assert info.flag == flag, (setting, engine)
             if setting in ("tp", "pp", "dp", "ep"):

@@ -70,11 +70,28 @@ class _Router(Strict):
     source: str = Field(min_length=1)
 
 
+class _NicEnv(Strict):
+    vars: list[str] = Field(min_length=1)
+    placeholder: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*$")
+    pod_interface: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+
+
 class _MultiNode(Strict):
     vllm_dp_rpc_port: int = Field(ge=1, le=65535)
     vllm_master_port: int = Field(ge=1, le=65535)
     sglang_dist_init_port: int = Field(ge=1, le=65535)
+    nic_env: _NicEnv
+    hybrid_lb_source: str = Field(min_length=1)
     source: str = Field(min_length=1)
+
+    @property
+    def ports(self) -> dict[str, int]:
+        return {
+            "dp_rpc": self.vllm_dp_rpc_port,
+            "master": self.vllm_master_port,
+            "dist_init": self.sglang_dist_init_port,
+        }
 
 
 class _BaseCheckpoints(Strict):

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.launch.plan import LEADER, LaunchPlan, NodeCommand, launch_facts
 from engine.launch.render import join
@@ -89,7 +90,7 @@ def _mounts() -> list[dict[str, str]]:
 
 
 def _container(plan: LaunchPlan, argv: list[str], gpus: int, port: int | None) -> dict[str, Any]:
-    split = len(plan.program) - (1 if plan.engine == "vllm" else 0)  # vllm serve | python3 -m x
+    split = adapter(plan.engine).command_words  # vllm serve | python3 -m sglang.launch_server
     c: dict[str, Any] = {
         "name": "engine",
         "image": plan.image,

@@ -13,6 +13,7 @@ import re
 import shlex
 from typing import Any
 
+from engine.engines import adapter
 from engine.launch.plan import LEADER, LaunchPlan, NodeCommand
 
 # Every character that ends a line for a shell, a YAML parser or a Markdown renderer, plus the
@@ -209,7 +210,7 @@ def plan_json(plan: LaunchPlan) -> dict[str, Any]:
 
 
 def _layout_reasons(plan: LaunchPlan) -> list[str]:
-    flag = "--tensor-parallel-size" if plan.engine == "vllm" else "--tp-size"
+    flag = adapter(plan.engine).flag("tp")
     return [f.reason for f in plan.flags if f.flag == flag]
 
 

@@ -5,6 +5,7 @@ sliced or whole, the parsers of the model's family, and settings the engine pick
 
 from __future__ import annotations
 
+from engine.engines import adapter
 from engine.kv.dtype import ALIASES as VLLM_KV
 from engine.kv.sglang import SGLANG_ALIASES
 from engine.launch.layout import split_problem, stage_share
@@ -34,7 +35,11 @@ def gpu_count(ctx: Ctx) -> None:
         ctx.add(
             "parallel-exceeds-gpus",
             f"The command's layout needs {world} GPUs ("
-            + ("TP × PP × DP" if ctx.engine == "vllm" else "TP × PP × DP replicas")
+            + (
+                "TP × PP × DP"
+                if adapter(ctx.engine).dp_is_attention_dp_for_moe
+                else "TP × PP × DP replicas"
+            )
             + f" = {ctx.settings.tp} × {ctx.settings.pp} × "
             f"{world // max(ctx.settings.tp * ctx.settings.pp, 1)}), but {ctx.gpus} are available.",
             f"Lower the parallel sizes to fit {ctx.gpus} GPUs, or add GPUs / nodes.",
@@ -175,9 +180,9 @@ def _context_fit(ctx: Ctx, room_max: int, overhead: int) -> None:
         )
         return
     effect = (
-        "vLLM refuses to start"
-        if ctx.engine == "vllm"
-        else f"SGLang starts and refuses requests longer than about {largest:,} tokens"
+        f"{ctx.name} refuses to start"
+        if adapter(ctx.engine).context_beyond_pool_refused
+        else f"{ctx.name} starts and refuses requests longer than about {largest:,} tokens"
     )
     if s.context is not None:
         ctx.add(
@@ -253,7 +258,9 @@ def experts(ctx: Ctx) -> None:
     if any(e.flag == ep_flag for f in ctx.findings for e in f.edits if e.kind != "drop"):
         return  # the command tried to turn EP on; that finding's fix does it, once
     fam = st.family
-    add = "--enable-expert-parallel" if ctx.engine == "vllm" else f"--ep-size {ctx.settings.tp}"
+    add = (
+        ep_flag if adapter(ctx.engine).expert_parallel_is_switch else f"{ep_flag} {ctx.settings.tp}"
+    )
     ctx.add(
         "moe-experts-sliced",
         f"Experts are sliced over {group} GPUs (both engines' default without expert "
@@ -284,10 +291,12 @@ def _base_checkpoint(ctx: Ctx, sw: SoftwareReport) -> bool:
 
 def parsers(ctx: Ctx) -> None:
     tool = ctx.arg("--tool-call-parser")
-    auto = ctx.parsed.on("--enable-auto-tool-choice") if ctx.engine == "vllm" else True
+    eng = adapter(ctx.engine)
+    switch = eng.flag("auto_tool_choice") if eng.has("auto_tool_choice") else None
+    auto = ctx.parsed.on(switch) if switch is not None else True
     sw = _software(ctx)
     expected_tool = sw.tool_call_parser if sw is not None else None
-    if ctx.engine == "vllm" and not ctx.config_file:
+    if switch is not None and not ctx.config_file:
         if ctx.parsed.on("--enable-auto-tool-choice") and tool is None:
             name = expected_tool or "NAME"
             ctx.add(
@@ -331,7 +340,7 @@ def parsers(ctx: Ctx) -> None:
             )
             extra = (
                 " --enable-auto-tool-choice"
-                if kind == "tool" and ctx.engine == "vllm" and not auto
+                if kind == "tool" and switch is not None and not auto
                 else ""
             )
             ctx.add(
@@ -480,7 +489,7 @@ def engine_choices(ctx: Ctx) -> None:
                 (Edit("drop", arg.written, index=arg.index),),
             )
     block = ctx.arg(ctx.flag("block"))
-    hybrid_vllm = fam == "HYBRID" and ctx.engine == "vllm"
+    hybrid_vllm = fam == "HYBRID" and adapter(ctx.engine).aligns_hybrid_pages
     if (
         block is not None
         and (hybrid_vllm or (fam == "DSA" and native))
