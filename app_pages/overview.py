@@ -51,7 +51,7 @@ if plan is not None:
     st.code(shell(plan), language="bash")
     if len(plan.commands) > 1:
         st.caption(T("overview.multi_node", n=len(plan.commands)))
-    show.downloads(launch_artifacts(d, plan), "overview.dl")
+    show.downloads(launch_artifacts(d, plan, current()), "overview.dl")
 else:
     st.error(T("flags.no_plan", engine=engine, problem=d.primary.problem or ""))
 

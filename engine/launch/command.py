@@ -96,6 +96,7 @@ class NodeCommand:
     argv: tuple[str, ...]
     devices: tuple[int, ...] | None
     port: int | None
+    multi_node_from: int | None = None  # where the multi-node words begin in argv
 
 
 def checked(engine: Engine, flag: str, value: str | None, why: Decision) -> PlanFlag:

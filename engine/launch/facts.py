@@ -59,9 +59,39 @@ class _LmCache(Strict):
     source: str = Field(min_length=1)
 
 
+class _ModelCache(Strict):
+    claim: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+    mount_path: str = Field(pattern=r"^/")
+    source: str = Field(min_length=1)
+
+
+class _HfToken(Strict):
+    secret: str = Field(pattern=r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+    key: str = Field(min_length=1)
+    env: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*$")
+    source: str = Field(min_length=1)
+
+
+class _Probes(Strict):
+    period_seconds: int = Field(ge=1)
+    read_gib_per_second: float = Field(gt=0)
+    warmup_seconds: int = Field(ge=0)
+    source: str = Field(min_length=1)
+
+
+class _MultiNodeNetwork(Strict):
+    host_network: bool
+    capabilities: list[str]
+    source: str = Field(min_length=1)
+
+
 class _Kubernetes(Strict):
     shm_size: str = Field(pattern=r"^\d+(Mi|Gi)$")
     source: str = Field(min_length=1)
+    model_cache: _ModelCache
+    hf_token: _HfToken
+    probes: _Probes
+    multi_node_network: _MultiNodeNetwork
 
 
 class _Router(Strict):

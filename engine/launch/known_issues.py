@@ -27,6 +27,7 @@ class _When(Strict):
     max_device_gib: float | None = None
     min_weights_share: float | None = Field(default=None, ge=0, le=1)
     memory_fraction_default: bool | None = None
+    min_pp: int | None = Field(default=None, ge=2)
 
 
 class _Fix(Strict):
@@ -45,6 +46,8 @@ class KnownIssue(Strict):
     when: _When
     fix: _Fix | None = None
     limit: _Limit | None = None
+    avoid: bool = False
+    lint: bool = True  # the linter checks commands against it (False: a planner default only)
     symptom: str = Field(min_length=1)
     quote: str = Field(min_length=1)
     source: str = Field(min_length=1)
@@ -89,8 +92,30 @@ def applies(issue: KnownIssue, engine: Engine, where: Where) -> bool:
         w.max_device_gib is None or memory / GIB <= w.max_device_gib,
         w.min_weights_share is None or where.weights_per_gpu >= w.min_weights_share * memory,
         w.memory_fraction_default is None or where.fraction_default == w.memory_fraction_default,
+        w.min_pp is None or s.pp >= w.min_pp,
     )
     return all(checks)
+
+
+def avoided(engine: Engine, cfg: ModelConfig, split: Split) -> KnownIssue | None:
+    """An issue that makes the engine fail on this split whatever the GPU (the layout search
+    leaves the split out and says why)."""
+    for issue in known_issues():
+        if not issue.avoid or issue.engine != engine:
+            continue
+        if issue.match is not None and not issue.match.matches(cfg):
+            continue
+        w = issue.when
+        if w.dp_attention is not None and (split.dp > 1) != w.dp_attention:
+            continue
+        if w.min_pp is not None and split.pp < w.min_pp:
+            continue
+        if w.ep is not None and split.ep != w.ep:
+            continue
+        if w.tp is not None and split.tp != w.tp:
+            continue
+        return issue
+    return None
 
 
 def fixes_for(engine: Engine, where: Where) -> tuple[KnownIssue, ...]:

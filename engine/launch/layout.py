@@ -23,7 +23,7 @@ from engine.engines import adapter
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.kv.sizing import KvSizing
-from engine.launch.known_issues import KnownIssue, Where, fixes_for
+from engine.launch.known_issues import KnownIssue, Where, avoided, fixes_for
 from engine.launch.memory import (
     Engine,
     Reserve,
@@ -32,6 +32,7 @@ from engine.launch.memory import (
     device_memory,
     weights_per_gpu,
 )
+from engine.launch.multinode import uses_deepep
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.family import AttentionFamily, FamilyVerdict
@@ -357,6 +358,7 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
             mla=inp.family.attention_family.latent,
             vision=_vision_dims(cfg) if inp.vision else None,
             decode_graph_bs=decode_bs,
+            deepep=uses_deepep(s, scenario.gpus_per_node),
         )
         fraction_why = eng.fraction_note(fraction_why)
     pinned = scenario.memory_fraction is None and (
@@ -558,12 +560,16 @@ def _rank_key(
     # TP size: latency first wants the largest TP inside a node; otherwise the smallest copy
     # that serves the workload, so the rest of the GPUs replicate
     size_pref = -min(s.tp, per_node) if scenario.latency == "latency" else copy_gpus
+    # experts sliced over GPUs of different nodes all-reduce every MoE layer over InfiniBand;
+    # across nodes the experts go whole (EP) and tokens travel (data/advisors.yaml all_to_all)
+    sliced_across_nodes = moe and not s.ep and s.moe_group > per_node
     return (
         0 if weights_fit else 1,
         0 if weights_fit else deficit,
         0 if context_fits else 1,
         -max_ctx if not context_fits else 0,
         0 if users_fit else 1,
+        1 if sliced_across_nodes else 0,
         -users if not users_fit else 0,
         1 if tp_cross_node else 0,
         1 if cross_node else 0,
@@ -582,6 +588,9 @@ def search(inp: SearchInputs, scenario: Scenario) -> LayoutSearch:
     for replicas, s in _splits(inp.cfg, scenario, inp.family):
         problem = split_problem(inp.cfg, inp.arch, inp.family, s)
         name = Layout(replicas, s).describe()
+        issue = avoided(inp.engine, inp.cfg, s) if problem is None else None
+        if issue is not None:
+            problem = f"{issue.symptom} ({issue.source})"
         if problem is not None:
             rejected.append((name, problem))
             continue

@@ -23,8 +23,9 @@ def spans_nodes(split: Split, per_node: int) -> bool:
 
 
 def uses_deepep(split: Split, per_node: int) -> bool:
-    """Experts placed whole across nodes: their tokens cross InfiniBand."""
-    return split.ep and spans_nodes(split, per_node)
+    """Experts placed whole over an EP group that spans nodes: their tokens cross InfiniBand
+    (pipeline stages one per node keep each EP group inside its node)."""
+    return split.ep and split.moe_group > per_node
 
 
 def a2a_flags(engine: Engine, split: Split, per_node: int) -> list[PlanFlag]:

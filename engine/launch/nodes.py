@@ -53,7 +53,11 @@ def node_commands(
             argv = base + _multi_node_args(engine, lay, per_node, rank)
             role: Role = "leader" if rank == 0 else "worker"
             serves = eng.node_serves_api(lay.split, rank)
-            out.append(NodeCommand(node, role, rank, tuple(argv), None, port if serves else None))
+            out.append(
+                NodeCommand(
+                    node, role, rank, tuple(argv), None, port if serves else None, len(base)
+                )
+            )
         return tuple(out)
     copies = copies_per_node(lay, per_node)
     if copies == 1 or merges_copies(engine, moe):

@@ -111,6 +111,7 @@ class LaunchPlan:
     users: int
     prefix_overlap: float
     port: int
+    checkpoint_bytes: int = 0  # every stored tensor of the checkpoint (what a node reads)
 
     @property
     def program(self) -> list[str]:
@@ -361,6 +362,7 @@ def build_plan(
         users=s.users,
         prefix_overlap=s.prefix_overlap / 100,
         port=facts.port,
+        checkpoint_bytes=core.weights.checkpoint_bytes or core.weights.weight_bytes,
     )
 
 

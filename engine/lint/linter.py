@@ -53,6 +53,7 @@ RULES: tuple[Rule, ...] = (
     rules_model.experts,
     rules_model.parsers,
     rules_model.engine_choices,
+    rules_model.known_issues,
     rules_hardware.gates,
     rules_hardware.nvfp4,
     rules_hardware.kv_backends,
