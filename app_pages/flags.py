@@ -145,12 +145,13 @@ with left:
             engine=ENGINE_LABELS.get(advice.engine, T("flags.either")),
         )
     )
-    st.markdown("\n".join(f"- {clean(r)}" for r in advice.reasoning))
-    st.caption(T("flags.routing", routing=clean(advice.routing)))
+    st.markdown("\n".join(f"- {say(w, lang)}" for w in advice.why))
+    if advice.routing_why is not None:
+        st.caption(T("flags.routing", routing=say(advice.routing_why, lang)))
 with right:
     if d.family.moe:
         comm = moe_comm_advice(s.nodes, "mixed")
         advice_sources.append(comm.source)
         st.markdown(T("flags.moe_advice", nodes=s.nodes))
-        st.markdown("\n".join(f"- {clean(r)}" for r in comm.reasoning))
+        st.markdown("\n".join(f"- {say(w, lang)}" for w in comm.why))
 show.sources([*reason_sources, *advice_sources])
