@@ -196,6 +196,7 @@ LEFT_MTP_BUSY = Code("left.speculative.busy", "users", "limit")
 LEFT_PREFIX_USED = Code("left.prefix_cache.used", "overlap")
 LEFT_PREFIX_UNUSED = Code("left.prefix_cache.unused", "overlap")
 HYBRID_LB = Code("flag.dp_hybrid_lb", "source")
+RECIPE_ALSO = "The official recipe also sets"
 
 
 def build_plan(
@@ -259,7 +260,7 @@ def build_plan(
         canonical = info.flag if info is not None else rf.flag
         if canonical in STUDY_DECIDED:
             shown = rf.flag + (f" {rf.value}" if rf.value is not None else "")
-            notes.append(f"The official recipe also sets {shown}: {rf.reason} ({rf.source})")
+            notes.append(f"{RECIPE_ALSO} {shown}: {rf.reason} ({rf.source})")
             continue
         if rf.flag in have or canonical in have:
             continue
@@ -337,6 +338,9 @@ def build_plan(
     notes.extend(sw.notes)
     for issue in fit.fixes:
         notes.append(f"Known issue applied ({issue.source}): {issue.symptom}")
+    # a recipe's base value that a known-issue fix of the same recipe replaces is no advice
+    fixed = {f.flag for f in flags if f.why.code.endswith(".known_issue")}
+    notes = [n for n in notes if not any(n.startswith(f"{RECIPE_ALSO} {f} ") for f in fixed)]
     commands = node_commands(engine, eng.program(model_id), flags, lay, s, fam.moe)
     notes += _balancer_notes(commands, lay, s)
     return LaunchPlan(
