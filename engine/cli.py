@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from engine.errors import InputError
+from engine.present.words import say
 from engine.scenario import AUTO, FieldRow, Scenario, fields, make_scenario
 
 MAX_ARG_CHARS = 65_536  # an argument longer than this is not a name, a number or a command
@@ -157,6 +158,11 @@ def source_fields(source: str) -> dict[str, Any]:
 # --- subcommands ----------------------------------------------------------------------------
 
 
+def error_text(err: InputError) -> str:
+    """``field: expected`` and, when the engine gave one, its decision in words."""
+    return f"{err} ({say(err.why)})" if err.why is not None else str(err)
+
+
 def _print(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False))
 
@@ -199,8 +205,11 @@ def cmd_gates(args: argparse.Namespace) -> int:
         _print(out)
         return 0
     print(f"{st.model.name} on {st.scenario.total_gpus} × {st.gpu.key}, {st.layout.describe()}")
-    for g in st.gates.gates:
-        print(f"  [{g.status:4}] {g.name}: {g.reason}" + (f"  -> {g.fix}" if g.fix else ""))
+    for g in out["gates"]:
+        print(
+            f"  [{g['status']:4}] {g['name']}: {g['reason']}"
+            + (f"  -> {g['fix']}" if g["fix"] else "")
+        )
     print(f"fits: {st.gates.fits}; minimum GPUs: {st.min_gpus}")
     return 0
 
@@ -326,7 +335,7 @@ def main(argv: Sequence[str] | None = None, *, backcalc_predict: Any = None) -> 
         result: int = args.func(args)
         return result
     except InputError as err:
-        return fail(f"error: {err}")
+        return fail(f"error: {error_text(err)}")
     except BrokenPipeError:  # the reader went away (| head): nothing left to say
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115  # no flush error at exit

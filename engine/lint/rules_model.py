@@ -15,6 +15,7 @@ from engine.lint.command import shown
 from engine.lint.context import Ctx
 from engine.lint.data import lint_rules, same_parser
 from engine.lint.report import Edit
+from engine.present.words import say
 from engine.rules import engine_rules
 from engine.software.report import SoftwareReport, software_report
 from engine.software.tables import engine_version
@@ -65,7 +66,7 @@ def layout(ctx: Ctx) -> None:
     if problem is not None:
         ctx.add(
             "layout-invalid",
-            f"The command's layout cannot split this model: {problem}; the engine refuses to "
+            f"The command's layout cannot split this model: {say(problem)}; the engine refuses to "
             "start.",
             "Pick parallel sizes that divide the model evenly (see the Flags page's layouts).",
             written,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from engine.present.words import say, say_all
+
 if TYPE_CHECKING:
     from engine.study import Study
 
@@ -52,10 +54,10 @@ def study_text(st: Study) -> str:
     fit = st.fit
     lines = [
         f"{st.model.name} on {s.nodes} node(s) × {s.gpus_per_node} {st.gpu.key}, {s.engine}",
-        f"verdict: {st.verdict.status} — {st.verdict.reason}",
-        *[f"  try: {tip}" for tip in st.verdict.suggestions],
+        f"verdict: {st.verdict.status} — {say(st.verdict.reason)}",
+        *([f"  fix: {say(st.verdict.fix)}"] if st.verdict.fix is not None else []),
         f"layout: {st.layout.describe()}",
-        *[f"  because {r}" for r in st.search.reasons],
+        *[f"  because {r}" for r in say_all(st.search.reasons)],
         f"context: {st.context:,} tokens (asked {st.context_asked:,}; model limit "
         f"{st.limit.tokens:,})",
         f"per GPU: {fit.weights_per_gpu / GIB:,.1f} GiB weights, "
