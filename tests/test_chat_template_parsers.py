@@ -163,6 +163,9 @@ SEED_OSS = (
 )
 LFM2 = "{{- '<|tool_call_start|>[' + calls + ']<|tool_call_end|>' }}"
 HUNYUAN = "{{- '<tool_calls><tool_call>' + name + '<tool_sep><arg_key>' + k + '</arg_key>' }}"
+MUSE = "{{- '<atem:function_calls><atem:invoke name=\"' + name + '\">' }}{{- '</atem:invoke>' }}"
+DOTS = "{{- '<dots_function_call>\\n<invoke name=\"' + name + '\">\\n' }}"
+INTERNLM = "{{- '<|action_start|><|plugin|>\\n' + call | tojson + '<|action_end|>' }}"
 DSML_V4 = "{{- '<｜DSML｜tool_calls><｜DSML｜invoke name=\"' + name + '\">' }}"
 DSML_V32 = "{{- '<｜DSML｜function_calls><｜DSML｜invoke name=\"' + name + '\">' }}"
 
@@ -197,6 +200,9 @@ FORMATS: dict[str, tuple[str, tuple[str | None, str | None, str | None, str | No
     "seed_oss": (SEED_OSS, ("seed_oss", "seed_oss", None, None)),
     "lfm2": (LFM2 + THINK, ("lfm2", "qwen3", "lfm2", "qwen3")),
     "hunyuan_v3": (HUNYUAN, ("hy_v3", None, "hunyuan", None)),
+    "muse_atem": (MUSE, ("muse_glimmer", None, "muse", None)),
+    "dots_function_call": (DOTS, ("dots", None, "dots", None)),
+    "internlm_plugin": (INTERNLM + THINK, ("internlm", "deepseek_r1", "interns1", "interns1")),
     "deepseek_dsml_v4": (DSML_V4, ("deepseek_v4", None, "deepseekv4", None)),
     "deepseek_dsml_v32": (DSML_V32, ("deepseek_v32", None, "deepseekv32", None)),
 }
@@ -264,6 +270,84 @@ def test_a_template_with_no_known_format_leaves_the_table_to_decide() -> None:
     unseen = software_report(UNSEEN, "vllm", chat_template="{{ messages }}")
     assert unseen.tool_call_parser is None and unseen.family is None
     assert "software.parsers_unknown" in [d.code for d in unseen.reasons]
+
+
+# Every tool-call parser the vLLM recipes (vllm-project/recipes@8959cf6 models/*.yaml) and the
+# SGLang cookbook (sgl-project/sgl-cookbook@7b5bd9c docs/ and its command generators) name and
+# the pinned engine registers reads a format of data/chat_templates.yaml. The one left out:
+# inkling (Thinking Machines' Inkling renders its own channel format; its markers were not read).
+RECIPE_TOOL_PARSERS = {
+    "vllm": {
+        "seed_oss",
+        "gemma4",
+        "hermes",
+        "lfm2",
+        "minimax_m2",
+        "minimax_m3",
+        "qwen3_coder",
+        "qwen3_xml",
+        "mimo",
+        "deepseek_v3",
+        "deepseek_v31",
+        "deepseek_v32",
+        "deepseek_v4",
+        "dots",
+        "ling3",
+        "internlm",
+        "muse_glimmer",
+        "glm47",
+        "glm45",
+        "mistral",
+        "kimi_k2",
+        "kimi_k3",
+        "openai",
+        "poolside_v1",
+        "step3p5",
+        "hy_v3",
+        "llama3_json",
+        "llama4_pythonic",
+    },
+    "sglang": {
+        "qwen3_coder",
+        "kimi_k2",
+        "qwen",
+        "minimax-m2",
+        "glm47",
+        "glm45",
+        "llama3",
+        "mistral",
+        "deepseekv32",
+        "deepseekv31",
+        "deepseekv3",
+        "gemma4",
+        "gpt-oss",
+        "step3p5",
+        "qwen25",
+        "pythonic",
+        "hermes",
+        "mimo",
+        "interns1",
+    },
+}
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_every_parser_the_recipes_name_reads_a_format_of_the_table(engine: str) -> None:
+    read = {p for f in templates.tool_formats() for p in f.parsers(engine)}  # type: ignore[arg-type]
+    assert RECIPE_TOOL_PARSERS[engine] <= tool_call_parsers(engine)  # type: ignore[arg-type]
+    assert RECIPE_TOOL_PARSERS[engine] - read == set()
+
+
+def test_recipe_parser_names_the_pinned_engines_do_not_register_are_recorded() -> None:
+    from engine.software.report import data_problems, unregistered_recipe_parsers
+
+    assert data_problems() == []
+    found = {(u.engine, u.kind, u.name): u.instead for u in unregistered_recipe_parsers()}
+    assert found == {
+        ("vllm", "reasoning", "nano_v3"): "nemotron_v3",
+        ("vllm", "tool", "nemotron_json"): None,
+        ("sglang", "reasoning", "glm47"): "glm45",
+    }
 
 
 # ---- joined with the architecture table ------------------------------------------------------

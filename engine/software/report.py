@@ -187,10 +187,22 @@ class _Hint(_Strict):
     note: OptionalNote = ""
 
 
+class UnregisteredParser(_Strict):
+    """A parser name an official command passes that the pinned engine does not register."""
+
+    engine: Engine
+    kind: Literal["tool", "reasoning"]
+    name: str
+    instead: str | None
+    models: list[str] = Field(min_length=1)
+    source: str = Field(min_length=1)
+
+
 class _SoftwareFile(_Strict):
     engines: dict[Engine, _EngineMeta]
     architectures: dict[str, _ArchRow]
     parser_families: list[_Family]
+    unregistered_recipe_parsers: list[UnregisteredParser] = []
     checkpoint_formats: list[_Format]
     model_id_hints: list[_Hint]
     unquantized_dtypes: dict[str, str]
@@ -230,6 +242,12 @@ def data_problems(data: _SoftwareFile | None = None) -> list[str]:
             resolved = getattr(fmt, engine).resolves_to
             if resolved is not None and resolved not in quants:
                 problems.append(f"{fmt.name}: {engine} quantization {resolved!r}")
+    for u in data.unregistered_recipe_parsers:
+        names = tool_call_parsers(u.engine) if u.kind == "tool" else reasoning_parsers(u.engine)
+        if u.name in names:
+            problems.append(f"{u.engine} {u.kind} parser {u.name!r} is registered after all")
+        if u.instead is not None and u.instead not in names:
+            problems.append(f"{u.engine} {u.kind} parser {u.instead!r} (instead of {u.name})")
     for needed in ("--trust-remote-code", "--language-model-only"):
         for engine in ENGINES:
             if lookup_flag(engine, needed) is None:
@@ -963,6 +981,11 @@ def _template_source(reading: TemplateReading, engine: Engine) -> str:
 
 def _unique(items: list[str]) -> list[str]:
     return [s for s in dict.fromkeys(items) if s]
+
+
+def unregistered_recipe_parsers() -> tuple[UnregisteredParser, ...]:
+    """Parser names official commands pass that the pinned engines do not register."""
+    return tuple(_data().unregistered_recipe_parsers)
 
 
 def known_architectures() -> frozenset[str]:

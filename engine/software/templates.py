@@ -60,6 +60,7 @@ class ToolFormat(_Strict):
     vllm: _EngineTool
     sglang: _EngineTool
     reasoning: _Pair | None = None
+    thinking_known: bool = True
 
     def matches(self, text: str) -> bool:
         return all(m in text for m in self.all) and (
@@ -288,7 +289,7 @@ def _reasoning(
     file = Name(reading.file)
     think = reading.thinking
     if think is None:
-        if reading.tool is None:
+        if reading.tool is None or not reading.tool.thinking_known:
             # a template this table cannot place says nothing either way: the table stands
             return table, "table" if table is not None else None
         if table is not None:
