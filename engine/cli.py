@@ -219,12 +219,12 @@ def cmd_software(args: argparse.Namespace) -> int:
     from engine.study import study
 
     st = study(scenario_from_args(args))
-    out = software_json(st, st.scenario.engine)
     if args.json:
-        _print(out)
+        _print(software_json(st, st.scenario.engine))
         return 0
-    for k, v in out.items():
-        print(f"{k}: {v}")
+    from engine.present.text import software_text
+
+    print(software_text(st, st.scenario.engine, getattr(args, "lang", None) or "en"))
     return 0
 
 
@@ -283,6 +283,10 @@ def build_parser() -> Parser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         add_scenario_args(p)
         p.set_defaults(func=func)
+        if name == "software":
+            from engine.i18n import LANGS
+
+            p.add_argument("--lang", choices=LANGS, default="en", help="language of the text")
     lint_help = "lint an inherited vLLM / SGLang launch command against the Study of its scenario"
     lint = sub.add_parser("lint", help=lint_help, description=lint_help)
     lint.add_argument("command", help="the command, a launch script or a pod manifest, as text")

@@ -211,7 +211,11 @@ def _compute(s: Scenario) -> Study:
     model_id = model_id_for(model)
     software = {
         e: software_report(
-            cfg.raw, e, model_id if model.source != "file" else None, text_only=text_only
+            cfg.raw,
+            e,
+            model_id if model.source != "file" else None,
+            text_only=text_only,
+            chat_template=model.chat_template,
         )
         for e in ENGINES
     }

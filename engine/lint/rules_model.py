@@ -273,7 +273,9 @@ def _software(ctx: Ctx) -> SoftwareReport | None:
     model_id = ctx.settings.model_id
     if model_id is None or "$" in model_id:
         model_id = st.model.name if st.model.source in ("catalog", "hub") else None
-    return software_report(st.config.raw, ctx.engine, model_id)
+    return software_report(
+        st.config.raw, ctx.engine, model_id, chat_template=st.model.chat_template
+    )
 
 
 def _base_checkpoint(ctx: Ctx, sw: SoftwareReport) -> bool:
@@ -359,6 +361,9 @@ def parsers(ctx: Ctx) -> None:
                 )
             continue
         if same_parser(ctx.engine, kind, value, expected):  # type: ignore[arg-type]
+            continue
+        others = sw.tool_call_alternatives if kind == "tool" else sw.reasoning_alternatives
+        if value in others:  # another checkpoint of this architecture; its template would say
             continue
         if value in _registry(ctx, kind):  # else bad-choice already says so
             ctx.add(
