@@ -14,8 +14,9 @@ from engine.engines import ENGINES, adapter
 from engine.kv.sizing import KvSizing
 from engine.launch.command import LeftOut, PlanFlag, checked
 from engine.launch.facts import launch_facts
-from engine.launch.layout import Candidate, Layout, layout_rules
+from engine.launch.layout import Candidate, Layout
 from engine.launch.nodes import copies_per_node
+from engine.launch.ranking import layout_rules
 from engine.launch.recipes import speculative_for, tool_chat_template
 from engine.model.family import AttentionFamily
 from engine.scenario import Engine, Scenario

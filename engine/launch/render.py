@@ -90,7 +90,7 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
         "",
     ]
     if not plan.runnable:
-        out += [comment(f"BLOCKED: {b}") for b in plan.blocked_by] + [""]
+        out += [comment(f"BLOCKED: {say(b)}") for b in plan.blocked_by] + [""]
     if plan.warnings:
         out += [comment(f"WARNING: {w}") for w in plan.warnings] + [""]
     nic = launch_facts().multi_node.nic_env.placeholder
@@ -218,7 +218,8 @@ def plan_json(plan: LaunchPlan) -> dict[str, Any]:
         "flags": [f.to_json() for f in plan.flags],
         "left_to_engine": [x.to_json() for x in plan.left_to_engine],
         "runnable": plan.runnable,
-        "blocked_by": list(plan.blocked_by),
+        "blocked_by": [say(b) for b in plan.blocked_by],
+        "blocked_by_codes": [b.to_json() for b in plan.blocked_by],
         "warnings": list(plan.warnings),
         "notes": list(plan.notes),
         "kubernetes_yaml": kubernetes_yaml(plan, manifest_name(plan.model_name)),
