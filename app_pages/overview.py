@@ -34,6 +34,7 @@ st.caption(
 )
 
 show.verdict(d)
+show.alternatives(d)
 
 st.subheader(T("overview.layout"))
 st.markdown(M.layout_words(d, current()))

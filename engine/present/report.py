@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from engine.alternatives import alternatives, ask
 from engine.hardware.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.layout import Candidate
@@ -146,6 +147,7 @@ def study_json(st: Study) -> dict[str, Any]:
         "gates": gates_json(st),
         "software": {e: software_json(st, e) for e in st.engines},
         "plans": {e: plan_json_of(st, e) for e in st.engines},
+        "alternatives": [a.to_json() for a in alternatives(st)],
         "engine_problems": {e: say(v.problem) for e, v in st.engines.items() if v.problem},
         "notes": say_all(st.notes),
         "units": UNITS,
@@ -193,6 +195,13 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
         f"**{escape_markdown(v.title)}** — {escape_markdown(v.reason)}",
     ]  # fmt: skip
     out += [f"- {escape_markdown(tip)}" for tip in v.tips]
+    alts = alternatives(st)
+    if alts:
+        out += ["", escape_markdown(say(ask(st), lang)) + ":", ""]
+        out += [
+            f"- {escape_markdown(say(a.what, lang))} — {escape_markdown(say(a.result, lang))}"
+            for a in alts
+        ]
     auto = t("common.auto", lang)
     pinned = ", ".join(
         f"{k.upper()} {getattr(s, k)}" for k in ("tp", "dp", "pp", "replicas") if getattr(s, k)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from engine.alternatives import alternatives
 from engine.present.words import say, say_all
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def study_text(st: Study) -> str:
         f"{st.model.name} on {s.nodes} node(s) × {s.gpus_per_node} {st.gpu.key}, {s.engine}",
         f"verdict: {st.verdict.status} — {say(st.verdict.reason)}",
         *([f"  fix: {say(st.verdict.fix)}"] if st.verdict.fix is not None else []),
+        *[f"  {say(a.what)}: {say(a.result)}" for a in alternatives(st)],
         f"layout: {st.layout.describe()}",
         *[f"  because {r}" for r in say_all(st.search.reasons)],
         f"context: {st.context:,} tokens (asked {st.context_asked:,}; model limit "
