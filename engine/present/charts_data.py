@@ -17,11 +17,11 @@ from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.kv.dtype import ALIASES, resolve_kv_dtype
 from engine.kv.sizing import KvSizing, LayerGroup, size_kv
-from engine.launch.context import context_limit
 from engine.launch.layout import stage_share, users_at
 from engine.measure.backcalc import BackcalcResult, EngineReading, backcalculate
 from engine.model.architecture import Architecture, build_architecture
 from engine.model.config import ModelConfig
+from engine.model.context import context_limit
 from engine.model.family import classify
 from engine.model.loader import catalog_names, load_catalog
 from engine.model.weights import weight_report
