@@ -13,6 +13,7 @@ import pytest
 
 from engine.diagnose import Options, diagnose
 from engine.model.loader import MODELS_DIR, load_model
+from engine.present.words import say
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VLLM = json.loads((FIXTURES / "vllm-0.33.0-corpus-expected.json").read_text())
@@ -238,7 +239,7 @@ def test_every_layer_group_formula_names_its_numbers() -> None:
     for path in CONFIGS:
         d = diagnose(load_model(str(path)).config)
         for g in d.kv.groups:
-            text = g.formula()
+            text = say(g.formula())
             assert re.search(r"\d", text), path.stem
             assert f"{g.num_layers} layers" in text
 

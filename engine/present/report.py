@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.layout import Candidate
 from engine.launch.render import shell
+from engine.present.evidence import evidence_json, group_json
 from engine.present.sources import escape_markdown
 from engine.scenario import ENGINE_LABELS, Engine
 
@@ -27,6 +28,9 @@ def diagnose_json(st: Study) -> dict[str, Any]:
     the Study plus the chosen layout's users and memory."""
     fit = st.fit
     out = st.diagnosis.to_json()
+    out["evidence"] = evidence_json(st.family.evidence)
+    for group, g in zip(out["layer_groups"], st.diagnosis.kv.groups, strict=True):
+        group.update(group_json(g))
     # kv_bytes_per_token is the model's figure (every KV head, TP 1, as the README documents);
     # what one GPU holds at the picked layout's attention TP has a name that says so
     parts: tuple[tuple[Engine, dict[str, Any]], ...] = (("vllm", out), ("sglang", out["sglang"]))
