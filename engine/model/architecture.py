@@ -289,6 +289,8 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
     hs = head_size(cfg)
     # value head size of standard attention (vLLM head_size_v; MiMo-V2-Flash's diff-KV layers)
     hdv = cfg.v_head_dim if cfg.kv_lora_rank is None and cfg.v_head_dim else hs
+    # families that take over some full-attention layers (MiniMax-M3's block-sparse layers)
+    takers = [(f, flags) for f in families() if (flags := f.takes_layers(cfg)) is not None]
     layers: list[LayerPlan] = []
     for i in range(n):
         k = kinds[i]
@@ -303,7 +305,10 @@ def build_architecture(cfg: ModelConfig) -> Architecture:
             hdv,
             indexed[i],
         )
-        layers.append(_family_of(cfg, k, i, lk, attention).layer(cfg, shape))
+        fam = _family_of(cfg, k, i, lk, attention)
+        if fam.key == "full":
+            fam = next((f for f, flags in takers if i < len(flags) and flags[i]), fam)
+        layers.append(fam.layer(cfg, shape))
     layers = _layer_extras(cfg, layers, kinds, lk, ev)
     built = tuple(layers)
     _per_layer_evidence(cfg, ev)

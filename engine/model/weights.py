@@ -14,7 +14,18 @@ from engine.model.config import ModelConfig, model_defaults, module_kind
 from engine.model.loader import CheckpointIndex
 from engine.rules import engine_rules
 
-GATED_ACTS = ("silu", "swiglu", "gelu_pytorch_tanh", "gelu_tanh", "geglu", "swish")
+# activations whose MLP has a gate and an up projection (vLLM MergedColumnParallelLinear
+# gate_up_proj): SwiGLU / GeGLU, gpt-oss / MiniMax-M3's clamped swigluoai, Kimi-K3's SiTU-GLU
+GATED_ACTS = (
+    "silu",
+    "swiglu",
+    "gelu_pytorch_tanh",
+    "gelu_tanh",
+    "geglu",
+    "swish",
+    "swigluoai",
+    "situ",
+)
 
 # What a block is in the engines' model code, which decides how a parallel layout splits it:
 # embedding / lm_head (vocab-parallel), attention (column/row-parallel over the attention TP
@@ -117,11 +128,12 @@ def _vision_params(vc: Mapping[str, Any]) -> int:
     """The vision tower: ViT blocks (qkv + out projections with biases, a plain or gated MLP,
     two norms), the patch embedding, position embeddings, and the patch merger(s) that project
     into the language model (Qwen2.5/3-VL; Qwen3-VL adds one per deepstack layer)."""
-    h = _dim(vc, "hidden_size", "embed_dim", "width")
-    depth = _dim(vc, "num_hidden_layers", "depth", "layers")
+    # vt_*: Kimi-K2.5 / K3's MoonViT spelling (vt_hidden_size, vt_num_hidden_layers, ...)
+    h = _dim(vc, "hidden_size", "embed_dim", "width", "vt_hidden_size")
+    depth = _dim(vc, "num_hidden_layers", "depth", "layers", "vt_num_hidden_layers")
     if h is None or depth is None:
         return 0
-    inter = _dim(vc, "intermediate_size", "mlp_dim") or 4 * h
+    inter = _dim(vc, "intermediate_size", "mlp_dim", "vt_intermediate_size") or 4 * h
     patch = _dim(vc, "patch_size") or 14
     chans = _dim(vc, "in_channels", "num_channels") or 3
     tps = _dim(vc, "temporal_patch_size") or 1
@@ -143,18 +155,29 @@ def _vision_params(vc: Mapping[str, Any]) -> int:
 def _moe_layer_blocks(
     cfg: ModelConfig, ffn: str, gated: bool, moe_inter: int, dense_inter: int, mtp: bool
 ) -> list[ParamBlock]:
-    """Routed experts, router, shared experts (and the dense FFN of a moe+dense layer)."""
+    """Routed experts, router, shared experts (and the dense FFN of a moe+dense layer).
+    A latent MoE (``moe_latent_size``) routes on the hidden state but runs every routed
+    expert at the latent width, between a down- and an up-projection that every rank holds
+    whole (vLLM nemotron_h.py NemotronHMoE fc1/fc2_latent_proj, ReplicatedLinear; Kimi-K3's
+    routed_expert_down_proj / _up_proj and routed_expert_norm); shared experts stay at the
+    hidden width."""
     h = cfg.hidden_size
+    width = cfg.moe_latent_size or h
     out = [
         ParamBlock(
             "routed experts",
-            cfg.num_experts * _ffn(h, moe_inter, gated),
+            cfg.num_experts * _ffn(width, moe_inter, gated),
             True,
             "routed_experts",
             mtp,
         ),
         ParamBlock("routers", h * cfg.num_experts, False, "router", mtp),
     ]
+    if cfg.moe_latent_size:
+        latent = cfg.moe_latent_size
+        out.append(ParamBlock("latent MoE projections", 2 * h * latent, True, "replicated", mtp))
+        if cfg.moe_latent_norm:
+            out.append(ParamBlock("latent MoE norms", latent, False, "norm", mtp))
     shared = 0
     if cfg.shared_expert_intermediate_size:
         n_shared = cfg.n_shared_experts or 1
@@ -277,6 +300,9 @@ def _mtp_blocks(
                 out += _layer_blocks(cfg, block, gated, inter, True)
         return out
     last = arch.layers[-1]
+    # the MTP block's FFN: MoE like the model's layers, unless the model's code builds its MTP
+    # blocks past every MoE layer index (data/model_defaults.yaml mtp_dense_ffn_model_types)
+    dense_mtp = cfg.model_type in model_defaults()["mtp_dense_ffn_model_types"]
     layer = LayerPlan(
         last.index,
         last.mixer,
@@ -286,7 +312,7 @@ def _mtp_blocks(
         last.window,
         last.indexer,
         last.compress_ratio,
-        "moe" if moe else "dense",
+        "moe" if moe and not dense_mtp else "dense",
         last.num_heads,
     )
     for _ in range(n):
@@ -309,7 +335,14 @@ def param_blocks(cfg: ModelConfig, arch: Architecture) -> list[ParamBlock]:
     if not cfg.tie_word_embeddings:
         blocks.append(ParamBlock("lm_head", cfg.vocab_size * h, False, "lm_head"))
     moe_inter = cfg.moe_intermediate_size or cfg.intermediate_size or 4 * h
-    dense_inter = cfg.intermediate_size or 4 * h
+    # a dense FFN of its own width where the config names one (MiniMax-M3's leading dense
+    # layers: vLLM minimax_m3 MiniMaxM3MLP(intermediate_size=config.dense_intermediate_size))
+    dense_field = cfg.field("dense_intermediate_size")
+    dense_inter = (
+        dense_field
+        if isinstance(dense_field, int) and not isinstance(dense_field, bool) and dense_field > 0
+        else cfg.intermediate_size or 4 * h
+    )
     if cfg.field("intermediate_size_mlp"):
         dense_inter_mlp = int(cfg.field("intermediate_size_mlp"))
     else:

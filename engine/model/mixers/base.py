@@ -198,6 +198,11 @@ class MixerFamily:
         config before the layers are)."""
         return []
 
+    def takes_layers(self, cfg: ModelConfig) -> list[bool] | None:
+        """Attention families that replace full attention on some layers: which ones, read
+        from the config (None: none). The builder asks every family once."""
+        return None
+
     def indexed_layers(self, cfg: ModelConfig) -> list[bool]:
         """Which layers carry a DSA indexer when this family builds them."""
         return [False] * cfg.num_hidden_layers

@@ -40,8 +40,11 @@ def projection_params(cfg: ModelConfig, layer: LayerPlan) -> tuple[int, int]:
     kv_rep = h * (lora + rope) + lora
     kv_tp = lora * heads * (nope + v)
     o = heads * v * h
+    # Kimi-K3's gated MLA: a full-rank sigmoid gate on every head's output (kimi_linear.py
+    # g_proj, ColumnParallelLinear hidden -> heads x v_head_dim)
+    gate = h * heads * v if cfg.field("mla_use_output_gate") is True else 0
     idx = DSA.params(cfg, cfg.q_lora_rank or h) if layer.indexer else 0
-    return q_tp + kv_tp + o, q_rep + kv_rep + idx
+    return q_tp + kv_tp + o + gate, q_rep + kv_rep + idx
 
 
 class MultiHeadLatent(MixerFamily):
