@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from engine.errors import InputError
+from engine.present.words import say
 from engine.scenario import AUTO, FieldRow, Scenario, fields, make_scenario
 
 MAX_ARG_CHARS = 65_536  # an argument longer than this is not a name, a number or a command
@@ -157,6 +158,11 @@ def source_fields(source: str) -> dict[str, Any]:
 # --- subcommands ----------------------------------------------------------------------------
 
 
+def error_text(err: InputError) -> str:
+    """``field: expected`` and, when the engine gave one, its decision in words."""
+    return f"{err} ({say(err.why)})" if err.why is not None else str(err)
+
+
 def _print(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False))
 
@@ -199,8 +205,11 @@ def cmd_gates(args: argparse.Namespace) -> int:
         _print(out)
         return 0
     print(f"{st.model.name} on {st.scenario.total_gpus} × {st.gpu.key}, {st.layout.describe()}")
-    for g in st.gates.gates:
-        print(f"  [{g.status:4}] {g.name}: {g.reason}" + (f"  -> {g.fix}" if g.fix else ""))
+    for g in out["gates"]:
+        print(
+            f"  [{g['status']:4}] {g['name']}: {g['reason']}"
+            + (f"  -> {g['fix']}" if g["fix"] else "")
+        )
     print(f"fits: {st.gates.fits}; minimum GPUs: {st.min_gpus}")
     return 0
 
@@ -210,12 +219,12 @@ def cmd_software(args: argparse.Namespace) -> int:
     from engine.study import study
 
     st = study(scenario_from_args(args))
-    out = software_json(st, st.scenario.engine)
     if args.json:
-        _print(out)
+        _print(software_json(st, st.scenario.engine))
         return 0
-    for k, v in out.items():
-        print(f"{k}: {v}")
+    from engine.present.text import software_text
+
+    print(software_text(st, st.scenario.engine, getattr(args, "lang", None) or "en"))
     return 0
 
 
@@ -274,6 +283,10 @@ def build_parser() -> Parser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         add_scenario_args(p)
         p.set_defaults(func=func)
+        if name == "software":
+            from engine.i18n import LANGS
+
+            p.add_argument("--lang", choices=LANGS, default="en", help="language of the text")
     lint_help = "lint an inherited vLLM / SGLang launch command against the Study of its scenario"
     lint = sub.add_parser("lint", help=lint_help, description=lint_help)
     lint.add_argument("command", help="the command, a launch script or a pod manifest, as text")
@@ -326,7 +339,7 @@ def main(argv: Sequence[str] | None = None, *, backcalc_predict: Any = None) -> 
         result: int = args.func(args)
         return result
     except InputError as err:
-        return fail(f"error: {err}")
+        return fail(f"error: {error_text(err)}")
     except BrokenPipeError:  # the reader went away (| head): nothing left to say
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115  # no flush error at exit
