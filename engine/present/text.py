@@ -26,7 +26,10 @@ def diagnose_text(out: dict[str, Any]) -> str:
     ]
     for g in out["layer_groups"]:
         lines.append(f"  {g['kind']:<10} {g['formula']}")
-    lines.append(f"KV bytes/token per rank: {out['kv_bytes_per_token']:,}")
+    lines.append(
+        f"KV bytes/token: {out['kv_bytes_per_token']:,} (model); "
+        f"{out['kv_bytes_per_token_per_gpu']:,} per GPU at TP {out['tp']}"
+    )
     if out["state_bytes_per_request"]:
         lines.append(f"state bytes/request per rank: {out['state_bytes_per_request']:,}")
     lines.append(
