@@ -34,6 +34,7 @@ st.caption(
 )
 
 show.verdict(d)
+show.alternatives(d)
 
 st.subheader(T("overview.layout"))
 st.markdown(M.layout_words(d, current()))
@@ -61,7 +62,7 @@ st.subheader(T("overview.report"))
 st.caption(T("overview.report_caption"))
 show.downloads(report_artifacts(d, current(), share_link(S.view())), "overview.report")
 
-st.subheader(T("overview.numbers", family=d.family.summary()))
+st.subheader(T("overview.numbers", family=C.family_summary(d.family, current())))
 show.numbers(C.kv_headline(d, current()))
 show.numbers(C.weights_shown(d, current()))
 show.numbers(C.fit_shown(d, current()))

@@ -83,7 +83,7 @@ def rank_parts(
     moe = inp.family.moe
     # style: 0 = the shape the playbook wants for this model and workload
     if moe and want_dp:
-        style = 0 if (s.dp > 1 and s.ep) else 1
+        style = 0 if s.dp > 1 else 1  # expert parallelism is the "ep" part's to rank
     elif moe and inp.family.attention_family.latent:
         style = 0 if s.dp == 1 else 1
     else:
@@ -166,13 +166,18 @@ def rivals(pick: Candidate, ranked: tuple[Candidate, ...]) -> list[Candidate]:
     return out
 
 
+def deciding_part(pick: Candidate, rival: Candidate) -> str | None:
+    """The first part of the rank where the two differ (None: they tie)."""
+    return next(
+        (name for (name, a), (_, b) in zip(pick.rank, rival.rank, strict=True) if a != b), None
+    )
+
+
 def compare(
     inp: SearchInputs, scenario: Scenario, pick: Candidate, rival: Candidate
 ) -> Decision | None:
     """Why ``pick`` ranks above ``rival``: the first part of the rank where they differ."""
-    part = next(
-        (name for (name, a), (_, b) in zip(pick.rank, rival.rank, strict=True) if a != b), None
-    )
+    part = deciding_part(pick, rival)
     if part is None:
         return None
     p, r = pick.layout.name(), rival.layout.name()
@@ -286,16 +291,21 @@ def reasons(
                 usable=Bytes(pick.usable_per_gpu),
             )
         )
+    decided: dict[str, Decision] = {}
     for rival in rivals(pick, ranked):
+        part = deciding_part(pick, rival)
         said = compare(inp, scenario, pick, rival)
-        if said is not None and said not in out:
-            out.append(said)
+        if said is not None and part is not None and part not in decided:
+            decided[part] = said  # one comparison per deciding part
+    order = [name for name, _ in pick.rank]
+    out += [decided[p] for p in sorted(decided, key=order.index)]  # the most decisive first
     fam = inp.family
     split = pick.layout.split
-    if split.ep:
-        out.append(EP_WHOLE(experts=fam.num_experts, ranks=split.moe_group))
-    elif fam.moe and split.moe_group > 1:
-        out.append(EP_SLICED(ranks=split.moe_group))
+    if "ep" not in decided:  # what the pick does with the experts, unless a comparison said it
+        if split.ep:
+            out.append(EP_WHOLE(experts=fam.num_experts, ranks=split.moe_group))
+        elif fam.moe and split.moe_group > 1:
+            out.append(EP_SLICED(ranks=split.moe_group))
     if pick.weights_fit and not pick.context_fits and pick.context:
         out.append(CONTEXT_SHORTENED(context=Tokens(pick.context)))
     return tuple(out)
