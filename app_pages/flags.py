@@ -61,7 +61,7 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
                 for c in p.commands:
                     st.markdown(T("flags.node", node=c.node, role=T(f"flags.role.{c.role}")))
                     st.code(shell(p, c), language="bash")
-        show.downloads(launch_artifacts(d, p, lang), f"flags.dl.{engine}")
+        show.downloads(launch_artifacts(d, p, lang), f"flags.dl.{engine}", not p.runnable)
         st.markdown(T("flags.layout", layout=M.layout_name(p.layout, lang)))
         st.markdown("\n".join(f"- {inert(r)}" for r in reasons))
         st.markdown(T("flags.why_each"))

@@ -164,23 +164,33 @@ def sources(
         st.markdown(body)
 
 
-def download(artifact: Artifact, key: str) -> None:
-    """A download button for an artefact the page shows (no rerun when clicked)."""
+def download(artifact: Artifact, key: str, blocked: bool = False) -> None:
+    """A download button for an artefact the page shows (no rerun when clicked); a blocked
+    plan's launch files say on their button that they stop with the reason."""
+    what = T(f"download.{artifact.kind}")
+    launch = artifact.kind in ("script", "docker", "kubernetes")
+    if blocked and launch:
+        label_key = (
+            "download.blocked_kubernetes" if artifact.kind == "kubernetes" else ("download.blocked")
+        )
+        label, tip = T(label_key, what=what), T("download.blocked_help", file=artifact.file_name)
+    else:
+        label, tip = what, T("download.help", file=artifact.file_name)
     st.download_button(
-        T(f"download.{artifact.kind}"),
+        label,
         artifact.text,
         file_name=artifact.file_name,
         mime=artifact.mime,
         key=key,
-        icon=":material/download:",
+        icon=":material/block:" if blocked and launch else ":material/download:",
         on_click="ignore",
-        help=T("download.help", file=artifact.file_name),
+        help=tip,
     )
 
 
-def downloads(artifacts: Sequence[Artifact], key: str) -> None:
+def downloads(artifacts: Sequence[Artifact], key: str, blocked: bool = False) -> None:
     """Download buttons in one row."""
     cols = st.columns(max(len(artifacts), 1))
     for col, a in zip(cols, artifacts, strict=False):
         with col:
-            download(a, f"{key}.{a.kind}")
+            download(a, f"{key}.{a.kind}", blocked)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 from engine.i18n import DEFAULT_LANG, Lang
 from engine.launch.k8s import kubernetes_yaml, manifest_name
 from engine.launch.plan import LaunchPlan
-from engine.launch.render import comment, docker, script
+from engine.launch.render import blocked_stop, comment, docker, script
 from engine.scenario import scenario_argv
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ def docker_script(plan: LaunchPlan) -> str:
         ),
         "set -euo pipefail",
         "",
+        *blocked_stop(plan),
     ]
     if len(plan.commands) == 1:
         return "\n".join([*head, docker(plan)]) + "\n"
