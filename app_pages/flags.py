@@ -136,7 +136,12 @@ st.subheader(T("flags.advisors"))
 left, right = st.columns(2)
 advice_sources: list[str] = []
 with left:
-    advice = engine_advice(s.prefix_overlap, replicas=C.instances(d))
+    advice = engine_advice(
+        s.prefix_overlap,
+        replicas=C.instances(d),
+        family=str(d.family.attention_family),
+        gpu_generation=d.gpu.generation,
+    )
     advice_sources.append(advice.source)
     st.markdown(
         T(
