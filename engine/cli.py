@@ -4,6 +4,7 @@
 ``plan`` print their slices of the same object; ``lint`` reads an inherited command into a
 scenario; ``backcalc`` and ``kernels`` measure. Every subcommand takes ``-h``. Bad input is one
 line on stderr (``error: <field>: <what was expected>``) and exit code 2; never a traceback.
+``lint`` exits 1 when the command has an error (``--strict``: or a warning), else 0.
 """
 
 from __future__ import annotations
@@ -215,7 +216,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
     given = load_model(args.model) if args.model is not None else None
     report = lint_command(args.command, given, args.gpu, args.gpus, hub=True)
     print(json_report(report) if args.json else format_report(report))
-    return 0
+    # a CI gate: 1 when the command has an error (with --strict, a warning too)
+    return 1 if report.errors or (args.strict and report.warnings) else 0
 
 
 def cmd_backcalc(args: argparse.Namespace) -> int:
@@ -258,6 +260,9 @@ def build_parser() -> Parser:
     lint.add_argument("--gpu", help="GPU name from the catalog (memory and kernel checks)")
     lint.add_argument("--gpus", type=int, help="GPUs available in all")
     lint.add_argument("--json", action="store_true", help="print JSON")
+    lint.add_argument(
+        "--strict", action="store_true", help="exit 1 on a warning too (default: on an error)"
+    )
     lint.set_defaults(func=cmd_lint)
     from engine.measure.cli import add_backcalc_arguments
     from engine.measure.kernels.args import add_kernel_arguments

@@ -207,6 +207,7 @@ def _report(
         corrected_argv=tuple(argv),
         corrected_clean=bool(corrected) and not any(f.severity == "error" for f in remaining),
         remaining=remaining,
+        variables=dict(ctx.reading),
     )
 
 

@@ -83,6 +83,7 @@ class LintReport:
     corrected_argv: tuple[str, ...]
     corrected_clean: bool  # the corrected command lints with no error
     remaining: tuple[Finding, ...]  # its errors and warnings (what no fix could remove)
+    variables: dict[str, str]  # the script's variable values the check expanded
 
     @property
     def codes(self) -> tuple[str, ...]:

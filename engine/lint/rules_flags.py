@@ -239,8 +239,9 @@ def values(ctx: Ctx) -> None:
             "bad-value",
             f"`{arg.written} {shown(arg.value or '')}` is not a value {ctx.label} can use: it "
             f"expects {problem.expected}.",
-            f"Give {problem.expected}.",
+            f"Give {problem.expected}, or drop the flag for the engine's default.",
             arg.written,
+            (Edit("drop", arg.written, index=arg.index),),
         )
 
 

@@ -39,6 +39,7 @@ def gpu_count(ctx: Ctx) -> None:
             f"{world // max(ctx.settings.tp * ctx.settings.pp, 1)}), but {ctx.gpus} are available.",
             f"Lower the parallel sizes to fit {ctx.gpus} GPUs, or add GPUs / nodes.",
             ctx.written("tp"),
+            (ctx.set_value("tp", str(best)),) if (best := tp_choice(ctx)) is not None else (),
         )
 
 

@@ -126,6 +126,8 @@ class _Frame:
     kind: str
     depth: int
     start: int
+
+
 _COMMENT_AFTER = frozenset(" \t\n;&|()")
 
 
