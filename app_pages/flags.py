@@ -10,7 +10,8 @@ from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.artifacts import launch_artifacts
 from engine.present.report import candidate_json
-from engine.present.sources import clean, inert
+from engine.present.safe import inert
+from engine.present.sources import clean
 from engine.scenario import ENGINE_LABELS
 from ui import show, tables
 from ui import state as S
@@ -53,7 +54,7 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
         if not p.runnable:
             st.error(T("flags.blocked", why="; ".join(M.blocked(d, p, lang))))
         for warning in p.warnings:
-            st.warning(clean(warning))
+            st.warning(inert(clean(warning)))
         st.code(shell(p), language="bash")
         if len(p.commands) > 1:
             with st.expander(T("flags.every_node", n=len(p.commands))):
@@ -92,7 +93,7 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
             )
         if p.notes:
             with st.expander(T("flags.notes")):
-                st.markdown("\n".join(f"- {clean(n)}" for n in p.notes))
+                st.markdown("\n".join(f"- {inert(clean(n))}" for n in p.notes))
         with st.expander(T("flags.docker")):
             for c in p.commands:
                 st.code(docker(p, c), language="bash")
@@ -144,12 +145,12 @@ with left:
             engine=ENGINE_LABELS.get(advice.engine, T("flags.either")),
         )
     )
-    st.markdown("\n".join(f"- {clean(r)}" for r in advice.reasoning))
+    st.markdown("\n".join(f"- {inert(clean(r))}" for r in advice.reasoning))
     st.caption(T("flags.routing", routing=clean(advice.routing)))
 with right:
     if d.family.moe:
         comm = moe_comm_advice(s.nodes, "mixed")
         advice_sources.append(comm.source)
         st.markdown(T("flags.moe_advice", nodes=s.nodes))
-        st.markdown("\n".join(f"- {clean(r)}" for r in comm.reasoning))
+        st.markdown("\n".join(f"- {inert(clean(r))}" for r in comm.reasoning))
 show.sources([*reason_sources, *advice_sources])

@@ -7,7 +7,8 @@ from engine.launch.render import shell
 from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.artifacts import launch_artifacts, report_artifacts
-from engine.present.sources import clean, inert
+from engine.present.safe import inert
+from engine.present.sources import clean
 from engine.scenario import ENGINE_LABELS
 from ui import show
 from ui import state as S
@@ -64,4 +65,4 @@ show.numbers(C.kv_headline(d, current()))
 show.numbers(C.weights_shown(d, current()))
 show.numbers(C.fit_shown(d, current()))
 for note in d.notes:
-    st.info(clean(note), icon=":material/info:")
+    st.info(inert(clean(note)), icon=":material/info:")

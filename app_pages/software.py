@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from engine.present.safe import inert
 from engine.present.sources import clean
 from engine.scenario import ENGINE_LABELS
 from ui import show, tables
@@ -25,7 +26,7 @@ for col, (engine, view) in zip(cols, d.engines.items(), strict=True):
             b.metric(T("software.format"), r.checkpoint_format)
             a.metric(T("software.tool_parser"), r.tool_call_parser or T("common.none"))
             b.metric(T("software.reasoning_parser"), r.reasoning_parser or T("common.none"))
-            st.caption(clean(r.checkpoint.detail))
+            st.caption(inert(clean(r.checkpoint.detail)))
             if r.extra_flags:
                 st.markdown(T("software.extra_flags"))
                 tables.show(
@@ -46,5 +47,5 @@ for col, (engine, view) in zip(cols, d.engines.items(), strict=True):
                 st.warning(T("software.not_native"))
             if r.notes:
                 with st.expander(T("software.notes")):
-                    st.markdown("\n".join(f"- {clean(n)}" for n in r.notes))
+                    st.markdown("\n".join(f"- {inert(clean(n))}" for n in r.notes))
             show.sources(r.sources)

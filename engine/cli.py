@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 import traceback
@@ -133,7 +132,17 @@ def source_fields(source: str) -> dict[str, Any]:
 
 
 def _print(data: Any) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False))
+    """JSON for a terminal: every control character of a config string escaped."""
+    from engine.present.safe import json_text
+
+    print(json_text(data))
+
+
+def _say(text: str) -> None:
+    """Text for a terminal: a config string's ESC, BEL or OSC shows as an escape, never acts."""
+    from engine.present.safe import plain
+
+    print(plain(text))
 
 
 def cmd_study(args: argparse.Namespace) -> int:
@@ -146,7 +155,7 @@ def cmd_study(args: argparse.Namespace) -> int:
         return 0
     from engine.present.text import study_text
 
-    print(study_text(st))
+    _say(study_text(st))
     return 0
 
 
@@ -160,7 +169,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.json:
         _print(out)
     else:
-        print(diagnose_text(out))
+        _say(diagnose_text(out))
     return 0
 
 
@@ -173,10 +182,11 @@ def cmd_gates(args: argparse.Namespace) -> int:
     if args.json:
         _print(out)
         return 0
-    print(f"{st.model.name} on {st.scenario.total_gpus} × {st.gpu.key}, {st.layout.describe()}")
+    lines = [f"{st.model.name} on {st.scenario.total_gpus} × {st.gpu.key}, {st.layout.describe()}"]
     for g in st.gates.gates:
-        print(f"  [{g.status:4}] {g.name}: {g.reason}" + (f"  -> {g.fix}" if g.fix else ""))
-    print(f"fits: {st.gates.fits}; minimum GPUs: {st.min_gpus}")
+        lines.append(f"  [{g.status:4}] {g.name}: {g.reason}" + (f"  -> {g.fix}" if g.fix else ""))
+    lines.append(f"fits: {st.gates.fits}; minimum GPUs: {st.min_gpus}")
+    _say("\n".join(lines))
     return 0
 
 
@@ -189,8 +199,7 @@ def cmd_software(args: argparse.Namespace) -> int:
     if args.json:
         _print(out)
         return 0
-    for k, v in out.items():
-        print(f"{k}: {v}")
+    _say("\n".join(f"{k}: {v}" for k, v in out.items()))
     return 0
 
 
@@ -205,7 +214,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.json:
         _print(plan_json(plan))
     else:
-        print(script(plan), end="")
+        _say(script(plan).rstrip("\n"))
     return 0
 
 
@@ -215,7 +224,10 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
     given = load_model(args.model) if args.model is not None else None
     report = lint_command(args.command, given, args.gpu, args.gpus, hub=True)
-    print(json_report(report) if args.json else format_report(report))
+    if args.json:
+        print(json_report(report))
+    else:
+        _say(format_report(report))
     # a CI gate: 1 when the command has an error (with --strict, a warning too)
     return 1 if report.errors or (args.strict and report.warnings) else 0
 
@@ -282,7 +294,9 @@ MAX_ERROR_CHARS = 1_000  # an error line quotes the input; a whole expanded docu
 
 
 def fail(message: str) -> int:
-    line = message.replace("\n", " ").replace("\r", " ")
+    from engine.present.safe import plain
+
+    line = plain(message.replace("\n", " ").replace("\r", " "))
     if len(line) > MAX_ERROR_CHARS:
         line = line[: MAX_ERROR_CHARS - 1] + "…"
     print(line, file=sys.stderr)

@@ -11,7 +11,8 @@ from engine.errors import InputError
 from engine.present import messages as M
 from engine.present.artifacts import Artifact
 from engine.present.charts_data import Shown
-from engine.present.sources import SourceRef, clean, collect, escape_markdown, inert
+from engine.present.safe import Markdown, inert
+from engine.present.sources import SourceRef, clean, collect
 from engine.study import Study
 from ui import tables
 from ui.lang import T, current
@@ -86,7 +87,7 @@ VERDICT_ICON = {
 def verdict(study: Study) -> None:
     """The answer first: runs / runs with a shorter context / does not fit, and the reason."""
     v = M.verdict(study, current())
-    text = T("verdict.line", title=v.title, reason=v.reason)
+    text: str = T("verdict.line", title=v.title, reason=v.reason)
     if v.tips:
         text += "\n\n" + "\n".join(T("verdict.tip_line", tip=tip) for tip in v.tips)
     VERDICT_BOX[v.status](text, icon=VERDICT_ICON[v.status])
@@ -98,8 +99,8 @@ GATE_MARK = {"pass": ":green[**{}**]", "warn": ":orange[**{}**]", "fail": ":red[
 def gates(study: Study) -> None:
     """Each hardware gate: its status, name, reason and fix."""
     for g in M.gates(study, current()):
-        mark = GATE_MARK.get(g.status, "**{}**").format(T(f"gate.status.{g.status}"))
-        line = T("gate.line", mark=mark, name=g.title, reason=g.reason)
+        mark = Markdown(GATE_MARK.get(g.status, "**{}**").format(T(f"gate.status.{g.status}")))
+        line: str = T("gate.line", mark=mark, name=g.title, reason=g.reason)
         if g.tips:
             line += "  \n  " + T("gate.fix", fix=g.tips[0])
         st.markdown("- " + line)
@@ -127,7 +128,7 @@ def sources(
         return
     body = "\n".join(f"- {r.markdown()}" for r in refs)
     for note in notes:
-        body += "\n\n" + T("common.data_note", note=escape_markdown(clean(note)))
+        body += "\n\n" + T("common.data_note", note=clean(note))
     if inline:
         st.caption(T("common.sources"))
         st.markdown(body)

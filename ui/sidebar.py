@@ -11,6 +11,7 @@ from engine import scenario as SC
 from engine.errors import InputError
 from engine.hardware.gpus import all_gpus
 from engine.model.loader import catalog_names, load_model
+from engine.present.safe import inert
 from engine.present.units import gib
 from ui import lang
 from ui import state as S
@@ -240,7 +241,7 @@ def draw() -> S.View:
             view = S.build_view()
         err = st.session_state.get(S.MODEL_ERROR) or view.error
         if err:
-            error_slot.error(err)
+            error_slot.error(inert(err))
         if view.study is not None:
             st.caption(
                 T(

@@ -19,7 +19,7 @@ from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG
 from engine.model import store
 from engine.model.loader import LoadedModel
-from engine.present.sources import inert
+from engine.present.safe import inert
 from engine.scenario import Scenario, from_query, to_query
 from engine.study import Study, study
 from ui import lang

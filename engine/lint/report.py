@@ -3,7 +3,6 @@ exact edit), the flags explained, the flags left to the engine, and the correcte
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -176,4 +175,7 @@ def render_yaml(launcher: list[str], args: list[str]) -> str:
 
 
 def json_report(report: LintReport) -> str:
-    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False)
+    """The report as JSON, every control character of the command escaped."""
+    from engine.present.safe import json_text
+
+    return json_text(report.to_dict())

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.layout import Candidate
 from engine.launch.render import shell
+from engine.present.safe import plain
 from engine.present.sources import escape_markdown
 from engine.scenario import ENGINE_LABELS
 
@@ -235,4 +236,5 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
     if command:
         out += ["", "## " + t("report.reproduce", lang), "", _fence(command, "bash")]
     out += ["", t("report.units", lang)]
-    return "\n".join(out).rstrip() + "\n"
+    # the last word on control characters: a fenced command keeps a config's ESC as "\x1b"
+    return plain("\n".join(out)).rstrip() + "\n"
