@@ -11,7 +11,7 @@ from engine.errors import InputError
 from engine.present import messages as M
 from engine.present.artifacts import Artifact
 from engine.present.charts_data import Shown
-from engine.present.safe import Markdown, inert
+from engine.present.safe import Markdown, inert, plain
 from engine.present.sources import SourceRef, clean, collect
 from engine.study import Study
 from ui import tables
@@ -24,15 +24,15 @@ T_ = TypeVar("T_")
 def number(s: Shown) -> None:
     """A metric (the exact bytes on hover) and, under it, the formula with the config's values
     plugged in."""
-    st.metric(s.label, s.value, help=s.help or None)
+    st.metric(inert(s.label), plain(s.value), help=inert(s.help) if s.help else None)
     with st.expander(T("common.formula")):
-        st.code(s.formula, language=None, wrap_lines=True)
+        st.code(plain(s.formula), language=None, wrap_lines=True)
 
 
 def metrics(items: Sequence[Shown], per_row: int = 4) -> None:
     """Metrics whose formula is one line: it goes in the tooltip, not an expander."""
     for col, item in zip(st.columns(per_row), items, strict=False):
-        col.metric(item.label, item.value, help=item.formula)
+        col.metric(inert(item.label), plain(item.value), help=inert(item.formula))
 
 
 def numbers(items: Sequence[Shown], per_row: int = 3) -> None:

@@ -156,7 +156,9 @@ def format_report(report: LintReport) -> str:
     if report.corrected_clean and report.remaining:
         lines.append("  still to check (warnings):")
         lines.extend(f"    {f.code}: {f.message}" for f in report.remaining)
-    return "\n".join(lines)
+    from engine.present.safe import plain
+
+    return plain("\n".join(lines))  # the command's ESC or OSC shows as an escape
 
 
 # --- the corrected command ------------------------------------------------------------------
