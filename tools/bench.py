@@ -104,8 +104,7 @@ def bench_study(repeats: int = 20) -> list[tuple[str, float, float | None]]:
     s = make_scenario()  # DeepSeek-V3 on 8 × H200, the app's default view
 
     def cold() -> object:
-        with study_mod._lock:
-            study_mod._cache.clear()
+        study_mod.clear_cache()
         return study_mod.study(s)
 
     study_mod.study(s)
@@ -118,8 +117,7 @@ def bench_study(repeats: int = 20) -> list[tuple[str, float, float | None]]:
     for name in catalog_names():
         sc = make_scenario(model=name)
         study_mod.study(sc)  # load the config once; then time the study itself
-        with study_mod._lock:
-            study_mod._cache.pop(sc, None)
+        study_mod.forget(sc)
         t0 = time.perf_counter()
         study_mod.study(sc)
         per_config.append((time.perf_counter() - t0) * 1000)
