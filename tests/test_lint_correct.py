@@ -243,3 +243,43 @@ def test_320_generated_commands_correct_to_no_error_or_say_no_clean_correction_e
         assert errors(again) == [], (text, report.corrected, errors(again))
     else:
         assert [f for f in report.remaining if f.severity == "error"], text
+
+
+# --- the whole command, rebuilt: environment prefix, docker run, sh -c ---------------------------
+
+_SHAPES = [
+    "PB_NOTE={w} vllm serve Qwen/Qwen3-8B --tensor-parallel-size 3 --served-model-name a{w}",
+    "docker run --rm -e PB_NOTE={w} --gpus all vllm/vllm-openai:latest --model Qwen/Qwen3-8B "
+    "--tensor-parallel-size 3 --served-model-name a{w}",
+    "bash -c {q}",
+    "python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp-size 3 --served-model-name "
+    "a{w}",
+]
+
+
+def _served(argv: list[str]) -> list[str]:
+    name = "--served-model-name"
+    return argv[argv.index(name) + 1 :][:1] if name in argv else []
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.sampled_from(range(len(_SHAPES))), word_text)
+def test_a_rebuilt_command_runs_the_same_words_and_no_payload(shape: int, word: str) -> None:
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        box = shell_stub.sandbox(Path(tmp))
+        word = word.replace(MARK, str(box.marks))
+        inner = f"vllm serve Qwen/Qwen3-8B --tensor-parallel-size 3 --served-model-name a{word}"
+        text = _SHAPES[shape].format(w=word, q=shlex.quote(inner))
+        try:
+            report = lint_command(text, None, "H200", 8)
+        except ValueError:
+            return  # refused (a word bash itself would reject)
+        before = shell_stub.run(box, text)
+        after = shell_stub.run(box, report.corrected) if report.corrected else before
+        assert shell_stub.payload_ran(box) == [], (text, report.corrected)
+        assert len(before) == len(after) == 1, (text, report.corrected)
+        assert _served(after[0]) == _served(before[0]), (text, report.corrected)
+        assert after[0][:1] == before[0][:1]  # the same launcher
