@@ -15,7 +15,6 @@ from pydantic import Field
 
 from engine.hardware.gpus import Gpu
 from engine.model.config import ModelConfig
-from engine.model.family import FamilyVerdict
 from engine.rules import DATA_DIR, Loose, load_data
 from engine.scenario import Engine
 from engine.software.report import SoftwareReport
@@ -148,14 +147,6 @@ class Speculative:
     eagle_topk: int
     num_draft_tokens: int
     source: str
-
-
-def has_draft_layers(cfg: ModelConfig, family: FamilyVerdict) -> bool:
-    """The checkpoint carries MTP layers: the config counts them, or a recipe row for this
-    architecture runs MTP (Qwen3-Next ships the layers without counting them in config.json)."""
-    return family.mtp_layers > 0 or any(
-        _mtp_row(r) and r.match.matches(cfg) for r in recipes().speculative
-    )
 
 
 def _mtp_row(row: _Speculative) -> bool:
