@@ -136,6 +136,25 @@ def _markdown_texts(at: AppTest) -> Iterator[tuple[str, str]]:
         yield "widget", f"{getattr(w, 'label', '')}\n{getattr(w.proto, 'help', '') or ''}"
 
 
+def _strings(node: object) -> Iterator[str]:
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _chart_texts(at: AppTest) -> Iterator[tuple[str, str]]:
+    """Every string of every plotly figure (plotly renders <a href>, <img> … in its text)."""
+    for chart in at.get("plotly_chart"):
+        for text in _strings(json.loads(chart.proto.spec or "{}")):
+            yield "chart", text
+
+
 def _plain_texts(at: AppTest) -> Iterator[tuple[str, str]]:
     """Texts shown as they are (code blocks, dataframe cells): never Markdown."""
     for c in at.code:
@@ -155,6 +174,8 @@ def assert_safe_page(at: AppTest, where: str) -> None:
     raw = [(kind, text) for kind, text in _markdown_texts(at) if RAW_CONTROL.search(text)]
     raw += [(kind, text) for kind, text in _plain_texts(at) if RAW_CONTROL.search(text)]
     assert raw == [], where
+    html = [t for _, t in _chart_texts(at) if re.search(r"<(a|img)\b", t) or RAW_CONTROL.search(t)]
+    assert html == [], where
 
 
 def _open(scenario: Scenario | None, lang: str, query: dict[str, str] | None = None) -> AppTest:
