@@ -19,7 +19,7 @@ from engine.lint.correct import apply_edits, shell_text
 from engine.lint.data import lint_rules
 from engine.lint.explain import explanations, left_to_engine
 from engine.lint.extract import Invocation, extract
-from engine.lint.model import resolve, scenario_fields, with_overrides
+from engine.lint.model import ModelChoice, resolve, scenario_fields, with_overrides
 from engine.lint.parse import parse
 from engine.lint.report import Edit, Finding, LintReport, finding, ordered, render_yaml
 from engine.lint.shell import Word, shape
@@ -124,7 +124,9 @@ def _correct(
         if _state(inv) in seen:
             break  # no fix makes progress
         seen.add(_state(inv))
-        current = _lint(inv, current.reading, given, gpu, gpus, hub)
+        # the same model id reads the same config: no second hub lookup per round
+        known = (current.settings.model_id, current.choice)
+        current = _lint(inv, current.reading, given, gpu, gpus, hub, known)
         if not current.findings_by("error") and not _has_edits(current):
             break
     remaining = tuple(f for f in ordered(current.findings) if f.severity != "info")
@@ -172,13 +174,17 @@ def _lint(
     gpu: Gpu | None,
     gpus: int | None,
     hub: bool,
+    known: tuple[str | None, ModelChoice] | None = None,
 ) -> Ctx:
     engine = inv.engine
     args = tuple(w.expand(values) for w in inv.args)
     parsed = parse(engine, args)
     settings, problems = read_settings(engine, parsed)
     model_word_unresolved = settings.model_index is not None and "$" in args[settings.model_index]
-    choice = resolve(settings.model_id, model_word_unresolved, given, hub)
+    if known is not None and known[0] == settings.model_id:
+        choice = known[1]
+    else:
+        choice = resolve(settings.model_id, model_word_unresolved, given, hub)
     ctx = Ctx(engine, inv, args, parsed, settings, problems, gpu, gpus, choice, reading=values)
     _study(ctx)
     for rule in RULES:
