@@ -53,7 +53,7 @@ if plan is not None:
     st.code(shell(plan), language="bash")
     if len(plan.commands) > 1:
         st.caption(T("overview.multi_node", n=len(plan.commands)))
-    show.downloads(launch_artifacts(d, plan), "overview.dl")
+    show.downloads(launch_artifacts(d, plan, current()), "overview.dl")
 else:
     problem = d.primary.problem
     st.error(T("flags.no_plan", engine=engine, problem=say(problem, current()) if problem else ""))

@@ -21,11 +21,11 @@ from typing import Any, Literal
 
 from engine.decision import Bytes, Code, Decimal, Decision, Name, Tokens
 from engine.diagnose import Diagnosis, Options
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.hardware.gates import GateReport, gate_report
 from engine.hardware.gpus import Gpu, lookup_gpu
-from engine.kv.dtype import KvDtype, resolve_kv_dtype
-from engine.kv.sglang import sglang_kv_dtype
+from engine.kv.dtype import KvDtype
 from engine.kv.sizing import KvSizing, size_kv
 from engine.launch.layout import (
     REJECT_ENGINE,
@@ -182,9 +182,7 @@ def resolve_model(s: Scenario) -> LoadedModel:
 
 
 def _kv_dtype(engine: Engine, requested: str, cfg: ModelConfig, gpu: Gpu) -> KvDtype:
-    if engine == "vllm":
-        return resolve_kv_dtype(requested, cfg, gpu.arch)
-    return sglang_kv_dtype(requested, cfg, gpu.arch)
+    return adapter(engine).kv_dtype(requested, cfg, gpu.arch)
 
 
 def _compute(s: Scenario) -> Study:

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 
 from engine.decision import Code, Decision
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.kv.dtype import DTYPE_BYTES, KvDtype, model_dtype
 from engine.kv.specs import CacheSpec
@@ -136,13 +137,7 @@ def cache_context(cfg: ModelConfig, kv: KvDtype, tp: int, engine: str = "vllm") 
     hooks for the recurrent one; SGLang: the config's mamba_ssm_dtype, else its default)."""
     conv_dt = model_dtype(cfg)
     ssm_dt, _ = _ssm_dtype(cfg, conv_dt)
-    if engine == "sglang":
-        field = cfg.field("mamba_ssm_dtype")
-        ssm_dt = (
-            field
-            if isinstance(field, str) and field
-            else engine_rules().sglang.mamba_ssm_dtype_default
-        )
+    ssm_dt = adapter(engine).ssm_dtype(cfg, ssm_dt)
     rules = engine_rules()
     return CacheContext(
         cfg=cfg,
@@ -233,11 +228,12 @@ def size_kv(
 ) -> KvSizing:
     groups = group_layers(layer_specs(arch, cfg, kv, tp, engine))
     is_mla = any(g.spec.latent for g in groups)
-    hybrid = hybrid_alignment(groups, is_mla) if engine == "vllm" else None
+    eng = adapter(engine)
+    hybrid = hybrid_alignment(groups, is_mla) if eng.aligns_hybrid_pages else None
     rules = engine_rules()
     if hybrid is not None:
         block = hybrid.block_size
-    elif engine == "sglang":
+    elif eng.token_paged:
         block = 1
     else:
         block = rules.default_block_size.mla if is_mla else rules.default_block_size.attention

@@ -44,6 +44,8 @@ class LayoutRules(Strict):
     expert_parallel_source: str
     fp8_block_divisibility_source: str
     context_round_tokens: int = Field(ge=1)
+    decode_graph_bs_step: int = Field(ge=1)
+    decode_graph_bs_source: str = Field(min_length=1)
 
 
 @cache
@@ -93,12 +95,16 @@ def rank_parts(
     # TP size: latency first wants the largest TP inside a node; otherwise the smallest copy
     # that serves the workload, so the rest of the GPUs replicate
     size_pref = -min(s.tp, per_node) if scenario.latency == "latency" else s.gpus
+    # experts sliced over GPUs of different nodes all-reduce every MoE layer over InfiniBand;
+    # across nodes the experts go whole (EP) and tokens travel (data/advisors.yaml all_to_all)
+    sliced_across_nodes = moe and not s.ep and s.moe_group > per_node
     return (
         ("weights_fit", 0 if weights_fit else 1),
         ("deficit", 0 if weights_fit else deficit),
         ("context_fits", 0 if context_fits else 1),
         ("context", -max_ctx if not context_fits else 0),
         ("users_fit", 0 if users_fit else 1),
+        ("sliced_across_nodes", 1 if sliced_across_nodes else 0),
         ("users", -users if not users_fit else 0),
         ("tp_in_node", 1 if s.tp > per_node else 0),
         ("copy_in_node", 1 if s.gpus > per_node else 0),
@@ -132,6 +138,7 @@ VS_LATENCY_TP = Code("layout.vs.size.latency", "pick", "rival", "tp", "rival_tp"
 VS_REPLICATE = Code("layout.vs.size.replicate", "pick", "rival", "gpus", "rival_gpus", "source")
 VS_EP = Code("layout.vs.ep", "pick", "rival", "source")
 VS_SLICED = Code("layout.vs.sliced", "pick", "rival")
+VS_SLICED_NODES = Code("layout.vs.sliced_across_nodes", "pick", "rival", "per_node")
 VS_PP = Code("layout.vs.pp", "pick", "rival")
 VS_REPLICAS = Code("layout.vs.replicas", "pick", "rival")
 EP_WHOLE = Code("layout.reason.ep", "experts", "ranks")
@@ -210,6 +217,8 @@ def compare(
         return VS_USERS(
             pick=p, rival=r, pick_users=pick.users, rival_users=rival.users, asked=scenario.users
         )
+    if part == "sliced_across_nodes":
+        return VS_SLICED_NODES(pick=p, rival=r, per_node=scenario.gpus_per_node)
     if part == "tp_in_node":
         return VS_TP_IN_NODE(pick=p, rival=r, per_node=scenario.gpus_per_node)
     if part == "copy_in_node":

@@ -52,6 +52,12 @@ def docker_script(plan: LaunchPlan) -> str:
             ': "${LEADER_ADDR:?set LEADER_ADDR to the address of node 0}"',
             "",
         ]
+    if any(e.value == "${IFACE_NAME}" for e in plan.env):
+        head += [
+            ': "${IFACE_NAME:?set IFACE_NAME to the network interface that reaches the other '
+            'nodes}"',
+            "",
+        ]
     head += [
         'NODE="${1:?pass the node number (0 for the first node)}"',
         'case "$NODE" in',
@@ -89,11 +95,13 @@ def cli_command(st: Study) -> str | None:
     return " ".join(shlex.quote(a) for a in argv) + " --json"
 
 
-def launch_artifacts(st: Study, plan: LaunchPlan) -> list[Artifact]:
-    """What a launch plan downloads as: the script, docker run and the manifests."""
+def launch_artifacts(st: Study, plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> list[Artifact]:
+    """What a launch plan downloads as: the script (its reasons in ``lang``), docker run and the
+    manifests."""
     name = manifest_name(plan.model_name)
+    launch = script(plan, lang)
     return [
-        Artifact("script", f"launch-{name}-{plan.engine}.sh", "text/x-shellscript", script(plan)),
+        Artifact("script", f"launch-{name}-{plan.engine}.sh", "text/x-shellscript", launch),
         Artifact(
             "docker", f"docker-{name}-{plan.engine}.sh", "text/x-shellscript", docker_script(plan)
         ),

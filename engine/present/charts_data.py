@@ -14,6 +14,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from engine.decision import Code, Decision, Name
+from engine.engines import check_engine
 from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.kv.dtype import ALIASES, resolve_kv_dtype
@@ -636,7 +637,7 @@ def measured_vs_predicted(st: Study, reading: EngineReading) -> Measured:
     """Step 6: the engine's reported KV pool against the Study's bytes per token, sized by the
     engine that wrote the log (vLLM and SGLang may store different bytes) at the log's TP."""
     tp = reading.tp_size or st.fit.layout.tp
-    engine: Engine = "vllm" if reading.engine == "vllm" else "sglang"
+    engine: Engine = check_engine(reading.engine)
     kv = st.sizing(engine, tp, st.scenario.kv_dtype)
     planned = st.engines[engine].fit
     result = backcalculate(

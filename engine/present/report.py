@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from engine.alternatives import alternatives, ask
+from engine.engines import check_engine
 from engine.hardware.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.layout import Candidate
@@ -114,14 +115,14 @@ def gates_json(st: Study) -> dict[str, Any]:
 
 
 def software_json(st: Study, engine: str) -> dict[str, Any]:
-    view = st.engines["vllm" if engine == "vllm" else "sglang"]
+    view = st.engines[check_engine(engine)]
     return view.software.to_json() | {"model": st.model.name}
 
 
 def plan_json_of(st: Study, engine: str) -> dict[str, Any] | None:
     from engine.launch.render import plan_json
 
-    view = st.engines["vllm" if engine == "vllm" else "sglang"]
+    view = st.engines[check_engine(engine)]
     return plan_json(view.plan) if view.plan is not None else None
 
 
