@@ -10,7 +10,8 @@ from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.artifacts import launch_artifacts
 from engine.present.report import candidate_json
-from engine.present.sources import clean, inert
+from engine.present.safe import inert
+from engine.present.sources import clean
 from engine.present.words import say, say_all
 from engine.scenario import ENGINE_LABELS
 from ui import show, tables
@@ -54,7 +55,7 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
         if not p.runnable:
             st.error(T("flags.blocked", why="; ".join(M.blocked(p, lang))))
         for warning in p.warnings:
-            st.warning(clean(warning))
+            st.warning(inert(clean(warning)))
         st.code(shell(p), language="bash")
         if len(p.commands) > 1:
             with st.expander(T("flags.every_node", n=len(p.commands))):
@@ -93,7 +94,7 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
             )
         if p.notes:
             with st.expander(T("flags.notes")):
-                st.markdown("\n".join(f"- {clean(n)}" for n in p.notes))
+                st.markdown("\n".join(f"- {inert(clean(n))}" for n in p.notes))
         with st.expander(T("flags.docker")):
             for c in p.commands:
                 st.code(docker(p, c), language="bash")

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from engine.present import charts_data as C
-from engine.present.sources import inert
+from engine.present.safe import inert
 from engine.present.words import say
 from engine.scenario import DEFAULT_CONTEXT, ENGINE_LABELS
 from engine.software.tables import engine_version

@@ -58,15 +58,27 @@ else:
     st.markdown(T("lint_page.none"))
 
 st.subheader(T("lint_page.corrected"))
-st.caption(T("lint_page.corrected_caption"))
-st.code(report.corrected, language="yaml" if report.parsed_from == "yaml" else "bash")
-st.download_button(
-    T("lint_page.download"),
-    report.corrected + "\n",
-    file_name="manifest-args.yaml" if report.parsed_from == "yaml" else "launch.sh",
-    mime="text/plain",
-    key="lint.download",
-)
+if report.corrected_clean:
+    st.caption(T("lint_page.corrected_caption"))
+    st.code(report.corrected, language="yaml" if report.parsed_from == "yaml" else "bash")
+    st.download_button(
+        T("lint_page.download"),
+        report.corrected + "\n",
+        file_name="manifest-args.yaml" if report.parsed_from == "yaml" else "launch.sh",
+        mime="text/plain",
+        key="lint.download",
+    )
+    if report.remaining:
+        st.caption(T("lint_page.corrected_warnings", n=len(report.remaining)))
+        show.table([{"severity": f.severity, "code": f.code, "message": f.message}
+                    for f in report.remaining])  # fmt: skip
+else:
+    errors = [f for f in report.remaining if f.severity == "error"]
+    st.error(T("lint_page.no_clean", n=len(errors)))
+    show.table(
+        [{"severity": f.severity, "code": f.code, "message": f.message, "fix": f.fix}
+         for f in report.remaining]
+    )  # fmt: skip
 
 with st.expander(T("lint_page.explained")):
     show.table(

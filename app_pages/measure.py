@@ -18,7 +18,8 @@ from engine.measure.first_launch import first_launch_for
 from engine.measure.kernels import PRESETS
 from engine.measure.kernels.dims import LayerGroup
 from engine.present import charts_data as C
-from engine.present.sources import clean, inert
+from engine.present.safe import inert
+from engine.present.sources import clean
 from engine.scenario import ENGINE_LABELS
 from ui import state as S
 from ui import tables
@@ -80,7 +81,7 @@ elif isinstance(outcome, C.Measured):
         C.gib(result.kv_bytes_available),
         help=T("shown.exact_bytes", bytes=f"{result.kv_bytes_available:,}"),
     )
-    st.info(clean(result.explanation))
+    st.info(inert(clean(result.explanation)))
     with st.expander(T("measure.evidence")):
         st.code(
             f"{result.kv_bytes_available:,} B ÷ {result.tokens_capacity:,} tokens = "
@@ -89,7 +90,7 @@ elif isinstance(outcome, C.Measured):
             language=None,
             wrap_lines=True,
         )
-        st.markdown("\n".join(f"- {clean(e)}" for e in result.evidence))
+        st.markdown("\n".join(f"- {inert(clean(e))}" for e in result.evidence))
 
 st.subheader(T("measure.kernels"))
 st.caption(T("measure.kernels_caption"))

@@ -7,7 +7,7 @@ from engine.launch.render import shell
 from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.artifacts import launch_artifacts, report_artifacts
-from engine.present.sources import inert
+from engine.present.safe import inert
 from engine.present.words import say
 from engine.scenario import ENGINE_LABELS
 from ui import show

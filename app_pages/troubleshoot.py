@@ -4,6 +4,7 @@ each with the facts that ranked it there."""
 import streamlit as st
 
 from engine.facts import model_facts
+from engine.present.safe import inert
 from engine.present.sources import clean
 from engine.troubleshoot import symptoms, troubleshoot
 from ui import show, tables
@@ -42,7 +43,7 @@ tables.show(
 
 
 def bullets(head: str, items: list[str]) -> str:
-    return head + "\n" + "\n".join(f"- {item}" for item in items)
+    return head + "\n" + "\n".join(f"- {inert(item)}" for item in items)
 
 
 def reason(text: str, amount: str) -> str:

@@ -60,3 +60,25 @@ def test_lint_page_rejects_text_that_is_not_a_command() -> None:
     at.button(key="lint.go").click().run()
     assert_clean(at)
     assert any("command" in e.value for e in at.error)
+
+
+def test_a_command_with_no_clean_correction_offers_no_download_and_names_what_remains() -> None:
+    at = open_app("lint", query={"gpus": "1"})
+    at.text_area(key="lint.text").input("vllm serve deepseek-ai/DeepSeek-V3")
+    at.button(key="lint.go").click().run()
+    assert_clean(at)
+    assert not at.get("download_button")
+    assert at.error  # "no clean correction", with the remaining errors in a table below
+    remaining = [t.value for t in at.dataframe if "code" in t.value.columns]
+    assert any("does-not-fit" in set(t["code"]) for t in remaining)
+    assert not [c.value for c in at.code if c.value.startswith("vllm serve")]
+
+
+def test_the_page_says_each_fix_was_linted_again_only_when_the_result_is_clean() -> None:
+    at = open_app("lint")
+    at.text_area(key="lint.text").input("vllm serve Qwen/Qwen3-8B --tensor-parallel-size 3")
+    at.button(key="lint.go").click().run()
+    assert_clean(at)
+    assert any(b.label == "Download the corrected command" for b in at.get("download_button"))
+    code = [c.value for c in at.code if c.value.startswith("vllm serve")]
+    assert code and "--tensor-parallel-size 3" not in code[0]

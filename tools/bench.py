@@ -6,8 +6,10 @@
 2. ``study()`` of one scenario: cold (the study cache cleared; target < 50 ms), the first call
    in a fresh process (every data table loaded too), and cached (target < 1 ms); cold for every
    bundled config (median and worst);
-3. the app through AppTest (tools/bench_app.py);
-4. the app in a real browser (tools/bench_browser.py): sidebar and KV-slider changes per page,
+3. uploads (tools/bench_uploads.py): CPU and memory of the largest accepted config and of a
+   refused 30 MB one, and 20 distinct 3 MB uploads (store API, and 20 app sessions);
+4. the app through AppTest (tools/bench_app.py);
+5. the app in a real browser (tools/bench_browser.py): sidebar and KV-slider changes per page,
    and 20 sessions at once.
 
     python -m tools.bench [--quick]     # --quick: 5 browser changes, 5 sessions
@@ -104,8 +106,7 @@ def bench_study(repeats: int = 20) -> list[tuple[str, float, float | None]]:
     s = make_scenario()  # DeepSeek-V3 on 8 × H200, the app's default view
 
     def cold() -> object:
-        with study_mod._lock:
-            study_mod._cache.clear()
+        study_mod.clear_cache()
         return study_mod.study(s)
 
     study_mod.study(s)
@@ -118,8 +119,7 @@ def bench_study(repeats: int = 20) -> list[tuple[str, float, float | None]]:
     for name in catalog_names():
         sc = make_scenario(model=name)
         study_mod.study(sc)  # load the config once; then time the study itself
-        with study_mod._lock:
-            study_mod._cache.pop(sc, None)
+        study_mod.forget(sc)
         t0 = time.perf_counter()
         study_mod.study(sc)
         per_config.append((time.perf_counter() - t0) * 1000)
@@ -173,7 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     _table("study()", bench_study())
 
-    from tools import bench_app
+    from tools import bench_app, bench_uploads
+
+    bench_uploads.main([])
 
     print()
     bench_app.main()

@@ -11,6 +11,7 @@ the rest of its script; ``st.plotly_chart`` validates the finished dict once.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -26,6 +27,7 @@ from engine.present.charts_data import (
     tokens,
 )
 from engine.present.learn import GrowthSeries, Intensity
+from engine.present.safe import plain
 from ui.lang import T
 
 Figure = dict[str, Any]  # a plotly figure as a dict: "data" (traces) and "layout"
@@ -77,6 +79,12 @@ PALETTE = {
 }
 FALLBACK = ("#8c564b", "#7f7f7f", "#bcbd22", "#393b79")
 ROWS = ("mixer", "FFN")
+
+
+def _label(text: str) -> str:
+    """A series name as plotly text: plotly renders a few HTML tags (``<a href>`` among them) in
+    names and hover text, so ``<``, ``>`` and ``&`` are escaped and control characters shown."""
+    return html.escape(plain(str(text)), quote=False)
 
 
 def _figure(title: str, height: int = 420) -> Figure:
@@ -155,10 +163,11 @@ def layer_strip(strip: LayerStrip) -> Figure:
                     "y": [0.9] * len(xs),
                     "base": [1 - row_i] * len(xs),
                     "width": 0.92,
-                    "name": label,
+                    "name": _label(label),
                     "legendgroup": row_name,
                     "marker": {"color": PALETTE.get(key_of[label]) or next(extra)},
-                    "hovertemplate": f"layer %{{x}}: {label}<extra>{row_name}</extra>",
+                    "hovertemplate": f"layer %{{x}}: {_label(label)}<extra>{_label(row_name)}"
+                    "</extra>",
                 }
             )
     layout = fig["layout"]
@@ -187,10 +196,10 @@ def _gib_lines(
                 "type": "scatter",
                 "x": list(s.x),
                 "y": [in_gib(y) for y in s.y],
-                "name": s.name,
+                "name": _label(s.name),
                 "customdata": [[f"{int(y):,}"] for y in s.y],
-                "hovertemplate": f"%{{y:,.{digits}f}} GiB (%{{customdata[0]}} B)<extra>{s.name}"
-                "</extra>",
+                "hovertemplate": f"%{{y:,.{digits}f}} GiB (%{{customdata[0]}} B)<extra>"
+                f"{_label(s.name)}</extra>",
                 **trace,
             }
         )
@@ -219,9 +228,9 @@ def users_fit(series: Sequence[Series], context: int, users: int) -> Figure:
                 "type": "scatter",
                 "x": list(s.x),
                 "y": [y if y > 0 else None for y in s.y],  # none fit: a gap, not a log of 0
-                "name": s.name,
+                "name": _label(s.name),
                 "mode": "lines+markers",
-                "hovertemplate": f"%{{y:,.0f}} {unit}<extra>{s.name}</extra>",
+                "hovertemplate": f"%{{y:,.0f}} {unit}<extra>{_label(s.name)}</extra>",
             }
         )
     if series:
@@ -255,11 +264,11 @@ def memory(b: MemoryBreakdown) -> Figure:
                 "type": "bar",
                 "y": [where],
                 "x": [in_gib(seg.bytes)],
-                "name": seg.name,
+                "name": _label(seg.name),
                 "orientation": "h",
                 "marker": {"color": color},
                 "customdata": [[f"{seg.bytes:,}"]],
-                "hovertemplate": "%{x:,.2f} GiB (%{customdata[0]} B)<extra>" + seg.name
+                "hovertemplate": "%{x:,.2f} GiB (%{customdata[0]} B)<extra>" + _label(seg.name)
                 + "</extra>",
             }
         )  # fmt: skip

@@ -9,6 +9,7 @@ page switches (Streamlit drops the state of widgets a page does not draw).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,7 @@ from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG
 from engine.model import store
 from engine.model.loader import LoadedModel
-from engine.present.sources import inert
+from engine.present.safe import inert
 from engine.scenario import Scenario, from_query, to_query
 from engine.study import Study, study
 from ui import lang
@@ -63,11 +64,20 @@ def set_scenario(*, keep_warnings: bool = False, **changes: Any) -> None:
     st.session_state[WARNINGS] = old
 
 
+def display_model(loaded: LoadedModel) -> LoadedModel:
+    """``loaded`` under a name fit to show: a file name's control characters and line breaks
+    become spaces, at most 200 characters (the Scenario's bound)."""
+    name = " ".join("".join(c if c.isprintable() else " " for c in loaded.name).split())[:200]
+    name = name or "uploaded config.json"
+    return loaded if name == loaded.name else dataclasses.replace(loaded, name=name)
+
+
 def use_model(loaded: LoadedModel) -> None:
     """Show a config the user uploaded or pasted (held in memory by its digest)."""
+    loaded = display_model(loaded)
     digest = store.put(loaded)
     st.session_state[MODEL_ERROR] = None
-    set_scenario(source="file", model=loaded.name[:200] or "uploaded config", digest=digest)
+    set_scenario(source="file", model=loaded.name, digest=digest)
 
 
 def query() -> dict[str, str]:

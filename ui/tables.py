@@ -17,6 +17,8 @@ from unicodedata import east_asian_width
 import pandas as pd  # type: ignore[import-untyped]
 import streamlit as st
 
+from engine.present.safe import plain
+
 ColumnConfig = Any  # streamlit.column_config.* returns typed dicts Streamlit does not export
 ROW = 35  # Streamlit's default row height in px
 HEADER = 38
@@ -118,8 +120,10 @@ def show(
 
 
 def frame(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
-    """A DataFrame with exactly ``columns`` (an empty table keeps its headers)."""
-    return pd.DataFrame(list(rows), columns=list(columns))
+    """A DataFrame with exactly ``columns`` (an empty table keeps its headers). Cells are plain
+    text (a dataframe never renders Markdown); a control character shows as an escape."""
+    clean = [{k: plain(v) if isinstance(v, str) else v for k, v in row.items()} for row in rows]
+    return pd.DataFrame(clean, columns=list(columns))
 
 
 def texts(rows: Sequence[Mapping[str, Any]], labels: Mapping[str, str], *, key: str) -> None:

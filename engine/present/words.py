@@ -14,7 +14,8 @@ from typing import Any
 
 from engine.decision import Bytes, Decimal, Decision, Name, Percent, Source, Tokens
 from engine.i18n import DEFAULT_LANG, Lang, t
-from engine.present.sources import clean, inert
+from engine.present.safe import inert
+from engine.present.sources import clean
 from engine.present.units import GIB
 
 
