@@ -216,7 +216,12 @@ def share_link(v: S.View) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", "", "")) + query
 
 
-def _share_section(v: S.View) -> None:
+@st.fragment(key=S.SHARE_FRAGMENT)
+def _share_section() -> None:
+    """The share link: a fragment of its own, so a page control that moves the scenario can
+    redraw it without the rest of the sidebar (it reads the view itself: a fragment reruns with
+    the arguments of its first call)."""
+    v = S.view()
     with st.expander(T("sidebar.share"), icon=":material/share:"):
         st.caption(T("sidebar.share_caption"))
         st.code(share_link(v), language=None, wrap_lines=True)
@@ -251,5 +256,5 @@ def draw() -> S.View:
                     gpu=view.study.gpu.key,
                 )
             )
-        _share_section(view)
+        _share_section()
     return view
