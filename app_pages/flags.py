@@ -4,15 +4,13 @@ the engine, the layouts the search compared, the manifests and the advisors."""
 import streamlit as st
 
 from engine.launch.advisors import engine_advice, moe_comm_advice
-from engine.launch.k8s import kubernetes_yaml, manifest_name
 from engine.launch.render import docker, shell
 from engine.present import charts_data as C
 from engine.present import messages as M
-from engine.present.artifacts import launch_artifacts
 from engine.present.report import candidate_json
 from engine.present.sources import clean, inert
 from engine.scenario import ENGINE_LABELS
-from ui import show, tables
+from ui import memo, show, tables
 from ui import state as S
 from ui.lang import T, current
 
@@ -60,7 +58,8 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
                 for c in p.commands:
                     st.markdown(T("flags.node", node=c.node, role=T(f"flags.role.{c.role}")))
                     st.code(shell(p, c), language="bash")
-        show.downloads(launch_artifacts(d, p), f"flags.dl.{engine}")
+        artifacts = {a.kind: a for a in memo.launch(d, engine)}
+        show.downloads(list(artifacts.values()), f"flags.dl.{engine}")
         st.markdown(T("flags.layout", layout=M.layout_name(p.layout, lang)))
         st.markdown("\n".join(f"- {inert(r)}" for r in reasons))
         st.markdown(T("flags.why_each"))
@@ -97,7 +96,7 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
             for c in p.commands:
                 st.code(docker(p, c), language="bash")
         with st.expander(T("flags.kubernetes")):
-            st.code(kubernetes_yaml(p, manifest_name(p.model_name)), language="yaml")
+            st.code(artifacts["kubernetes"].text, language="yaml")
 
 st.subheader(T("flags.compared"))
 st.caption(T("flags.compared_caption"))

@@ -6,10 +6,9 @@ import streamlit as st
 from engine.launch.render import shell
 from engine.present import charts_data as C
 from engine.present import messages as M
-from engine.present.artifacts import launch_artifacts, report_artifacts
 from engine.present.sources import clean, inert
 from engine.scenario import ENGINE_LABELS
-from ui import show
+from ui import memo, show
 from ui import state as S
 from ui.lang import T, current
 from ui.sidebar import share_link
@@ -51,13 +50,13 @@ if plan is not None:
     st.code(shell(plan), language="bash")
     if len(plan.commands) > 1:
         st.caption(T("overview.multi_node", n=len(plan.commands)))
-    show.downloads(launch_artifacts(d, plan), "overview.dl")
+    show.downloads(memo.launch(d, plan.engine), "overview.dl")
 else:
     st.error(T("flags.no_plan", engine=engine, problem=d.primary.problem or ""))
 
 st.subheader(T("overview.report"))
 st.caption(T("overview.report_caption"))
-show.downloads(report_artifacts(d, current(), share_link(S.view())), "overview.report")
+show.downloads(memo.report(d, current(), share_link(S.view())), "overview.report")
 
 st.subheader(T("overview.numbers", family=d.family.summary()))
 show.numbers(C.kv_headline(d, current()))

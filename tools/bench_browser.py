@@ -5,12 +5,12 @@ driven by Playwright (the same pair as tests/test_browser.py), one session.
   each change is a new scenario and a cold study);
 * on the KV page, 20 keyboard steps of every slider (context, users, memory fraction, TP, DP).
 
-Two times per change, both read off the websocket (decoded with Streamlit's own protobuf):
-"server", the rerun's script start to finish (its ``new_session`` to its ``script_finished``
-message: what the server spent, whole page or fragment); and "drawn", the change to the page
-settled in Chromium: that ``script_finished`` has arrived, the "running" status widget is gone
-and the browser has drawn two frames since. A run the server cut short for a newer one
-(``FINISHED_EARLY_FOR_RERUN``) does not count as settled. How many sessions one process serves
+Two times per change: "server", the script time of the runs the change started, start to
+finish as the server measured them (tools/run_timer.py; whole page or fragments, a run cut short
+for a newer one included); and "drawn", the change to the page settled in Chromium: the
+``script_finished`` of a run that ran to its end has arrived over the websocket (decoded with
+Streamlit's own protobuf), the "running" status widget is gone and the browser has drawn two
+frames since. How many sessions one process serves
 is measured without a browser per session: tools/bench_sessions.py. ``--sessions N`` still
 opens N browser contexts at once, which on one machine measures Chromium more than the server.
 
@@ -22,13 +22,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import tempfile
 import time
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tools.app_server import app_server
+from tools import run_timer
+from tools.app_server import app_server, machine_load
 from ui.nav import PAGES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,18 +53,23 @@ KV_SLIDERS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass
 class Timing:
-    """Seconds the server spent on the run (its start to finish) and from the action to the
-    page drawn."""
+    """The script runs an action started, their script time (``resolve``) and the seconds
+    from the action to the page drawn."""
 
-    server: float
+    runs: tuple[str, ...]
     drawn: float
+    server: float = 0.0
+
+    def resolve(self, run_times: dict[str, float]) -> None:
+        self.server = sum(run_times.get(r, 0.0) for r in self.runs)
 
 
-def server() -> AbstractContextManager[str]:
-    """A headless Streamlit server for the app; yields its base URL."""
-    return app_server()
+def server(run_log: Path) -> AbstractContextManager[str]:
+    """A headless Streamlit server for the app, its runs timed into ``run_log``; yields its
+    base URL."""
+    return app_server(run_log=run_log)
 
 
 @dataclass
@@ -71,8 +78,7 @@ class Session:
 
     page: Any
     finished: int = 0
-    started_at: float = 0.0  # perf_counter() when the last new_session (a run's start) arrived
-    finished_at: float = 0.0  # perf_counter() when the last run's script_finished arrived
+    runs: list[tuple[float, str]] = field(default_factory=list)  # (new_session seen, run id)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def on_frame(self, payload: bytes | str) -> None:
@@ -86,18 +92,18 @@ class Session:
             return
         kind = msg.WhichOneof("type")
         if kind == "new_session":
-            self.started_at = time.perf_counter()
+            self.runs.append((time.perf_counter(), msg.metadata.run.script_run_id))
         elif kind == "script_finished" and msg.script_finished in (
             ForwardMsg.FINISHED_SUCCESSFULLY,
             ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
         ):
             self.finished += 1
-            self.finished_at = time.perf_counter()
             self.changed.set()
 
     def timing(self, start: float) -> Timing:
-        """The run that settled: its own start to finish, and ``start`` to the page drawn."""
-        return Timing(self.finished_at - self.started_at, time.perf_counter() - start)
+        """The runs since ``start`` (their times come from the run log) and the page drawn."""
+        runs = tuple(r for t, r in self.runs if t >= start)
+        return Timing(runs, time.perf_counter() - start)
 
     async def settle_after(self, before: int) -> None:
         """Wait for a script run after ``before`` runs, then for the page to be drawn."""
@@ -226,11 +232,16 @@ def main(argv: list[str] | None = None) -> int:
         print("browser bench skipped: no /usr/bin/chromium (bash tools/install_browser.sh)")
         return 0
     pages = [p for p in args.pages.split(",") if p]
-    with server() as base:
+    log = Path(tempfile.mkdtemp()) / "runs.log"
+    with server(log) as base:
         rows = asyncio.run(bench(base, pages, args.changes, args.sessions))
+    run_times = run_timer.read(log)
+    for r in rows:
+        for t in r.timings:
+            t.resolve(run_times)
     head = f"{'n':>3} {'server':>9} {'':>9} {'drawn':>9} {'':>9} {'p95':>8}"
     sub = f"{'':>3} {'p50 ms':>9} {'p95 ms':>9} {'p50 ms':>9} {'p95 ms':>9} {'target':>8}"
-    print(f"\n{'browser (Playwright + Chromium)':<44} {head}\n{'':<44} {sub}")
+    print(f"\n{'browser (Playwright + Chromium), one session':<44} {head}\n{'':<44} {sub}")
     for r in rows:
         concurrent = "sessions at once" in r.what
         print(r.line(None if concurrent else TARGET_P95_MS))
@@ -241,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         "server: the rerun's script start to finish; drawn: the change to the page settled in "
         "Chromium."
     )
+    print(machine_load())
     return 0
 
 

@@ -11,7 +11,8 @@ sliders step between a few values. Sessions start spread over the first seconds.
 Per interaction it reports p50 / p95 of
 * ``response``: the change sent -> its run's ``script_finished`` received (what a user waits for
   before the browser draws);
-* ``server``: the run's ``new_session`` -> ``script_finished`` (the script start to finish).
+* ``server``: the script time of the runs the change started, start to finish as the server
+  measured them (tools/run_timer.py), a run cut short for a newer one included.
 
 Levels 1, 20 and 50 sessions are always measured; then the sessions one process holds with
 every interaction's response p95 under ``--limit`` (1 s) is found between the measured levels
@@ -26,10 +27,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,7 +40,8 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from tools.app_server import app_server
+from tools import run_timer
+from tools.app_server import app_server, machine_load
 
 LIMIT_S = 1.0
 LEVELS = (1, 20, 50)
@@ -82,10 +86,14 @@ class Widget:
         return str(raw if isinstance(raw, str) else raw[0])
 
 
-@dataclass(frozen=True)
+@dataclass
 class Timing:
     response: float  # seconds, the change sent -> script_finished received
-    server: float  # seconds, new_session -> script_finished
+    runs: tuple[str, ...]  # the script runs the change started (their script_run_id)
+    server: float = 0.0  # seconds of script time of those runs (``resolve``)
+
+    def resolve(self, run_times: dict[str, float]) -> None:
+        self.server = sum(run_times.get(r, 0.0) for r in self.runs)
 
 
 class Session:
@@ -102,7 +110,8 @@ class Session:
         self.page_name = ""
         self._started = 0.0
         self._drawn: set[str] = set()  # widgets drawn by the run in progress
-        self._runs: asyncio.Queue[tuple[int, float, float]] = asyncio.Queue()
+        # (status, run id, when its new_session arrived, when its script_finished arrived)
+        self._runs: asyncio.Queue[tuple[int, str, float, float]] = asyncio.Queue()
         self._reader: asyncio.Task[None] | None = None
 
     async def open(self, page: str, query: str = "") -> Timing:
@@ -148,8 +157,9 @@ class Session:
             elif kind == "script_finished":
                 if msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:  # a whole page:
                     self.widgets = {k: w for k, w in self.widgets.items() if k in self._drawn}
+                run = msg.metadata.run.script_run_id
                 now = time.perf_counter()
-                self._runs.put_nowait((msg.script_finished, self._started, now))
+                self._runs.put_nowait((msg.script_finished, run, self._started, now))
 
     async def _rerun(self, change: WidgetState | None, fragment_id: str = "") -> Timing:
         back = BackMsg()
@@ -168,10 +178,14 @@ class Session:
             rerun.widget_states.widgets.append(state)
         sent = time.perf_counter()
         await self.ws.send(back.SerializeToString())
-        while True:  # the first run that started after the change and ran to its end
-            status, started, finished = await asyncio.wait_for(self._runs.get(), TIMEOUT_S)
-            if status in FINISHED and started >= sent:
-                return Timing(finished - sent, finished - started)
+        runs: list[str] = []
+        while True:  # up to the first run that started after the change and ran to its end
+            status, run, started, finished = await asyncio.wait_for(self._runs.get(), TIMEOUT_S)
+            if started < sent:
+                continue  # a run of an earlier change that ended late
+            runs.append(run)
+            if status in FINISHED:
+                return Timing(finished - sent, tuple(runs))
 
     async def set(self, key: str, value: str | int) -> Timing:
         """Change widget ``key`` to ``value`` (a select_slider's label, a number)."""
@@ -217,6 +231,11 @@ class Level:
 
     def add(self, what: str, t: Timing) -> None:
         self.timings.setdefault(what, []).append(t)
+
+    def resolve(self, run_times: dict[str, float]) -> None:
+        for ts in self.timings.values():
+            for t in ts:
+                t.resolve(run_times)
 
     def worst_p95(self) -> float:
         changes = [v for k, v in self.timings.items() if k != "page load"]
@@ -269,6 +288,7 @@ def print_level(level: Level, limit: float) -> None:
             f"{what:<30} {len(ts):>4} {pct(resp, 0.5):>9,.0f} {pct(resp, 0.95):>9,.0f} "
             f"{pct(serv, 0.5):>9,.0f} {pct(serv, 0.95):>9,.0f}"
         )
+    print(machine_load())
     verdict = "under" if level.worst_p95() < limit else "over"
     print(f"worst interaction p95: {level.worst_p95() * 1000:,.0f} ms ({verdict} {limit:g} s)")
     for e in level.errors[:5]:
@@ -319,11 +339,13 @@ def main(argv: list[str] | None = None) -> int:
         f"\nsessions over Streamlit's websocket protocol, page {PAGE}: {rounds} round(s) of "
         f"{len(SCRIPT)} changes each, think time {THINK_S[0]:g}-{THINK_S[1]:g} s"
     )
-    with nullcontext(args.url) if args.url else app_server() as base:
+    log = Path(tempfile.mkdtemp()) / "runs.log"
+    with nullcontext(args.url) if args.url else app_server(run_log=log) as base:
         _warm(base)
 
         def measure(n: int) -> Level:
             level = asyncio.run(run_level(base, n, rounds, THINK_S))
+            level.resolve(run_timer.read(log))
             print_level(level, args.limit)
             return level
 
