@@ -45,7 +45,8 @@ def kept(key: str) -> Any:
 st.subheader(T("measure.first", engine=label))
 st.caption(T("measure.first_caption"))
 if d.plan is not None:
-    st.code(join(first_launch_for(d.plan)), language="bash")
+    # one long line: wrapped, so it reads without a sideways scroll
+    st.code(join(first_launch_for(d.plan)), language="bash", wrap_lines=True)
 st.subheader(T("measure.pool"))
 st.code("\n".join(metrics_commands(s.engine)), language="bash")
 

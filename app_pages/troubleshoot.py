@@ -6,6 +6,7 @@ import streamlit as st
 
 from engine.facts import model_facts
 from engine.present.sources import clean
+from engine.present.units import percent
 from engine.troubleshoot import symptoms, troubleshoot
 from ui import show, tables
 from ui import state as S
@@ -56,15 +57,16 @@ def causes_of_symptom() -> None:
     )
 
     for c in causes:
-        label = T("troubleshoot.page.cause", score=f"{c.score:.0%}", title=c.title)
+        label = T("troubleshoot.page.cause", score=percent(c.score), title=c.title)
         (base_text, base), *moves = c.score_reasons
-        reasons = [reason(base_text, f"{base:.0%}")] + [reason(x, f"{m:+.0%}") for x, m in moves]
+        reasons = [reason(base_text, percent(base))]
+        reasons += [reason(x, percent(m, signed=True)) for x, m in moves]
         with st.expander(label, expanded=c is causes[0]):
             st.markdown(T("troubleshoot.page.why", text=clean(c.why)))
             st.markdown(T("troubleshoot.page.check", text=clean(c.check)))
             st.markdown(bullets(T("troubleshoot.page.fix"), [clean(f) for f in c.fixes]))
             st.markdown(bullets(T("troubleshoot.page.ranked"), reasons))
-            st.caption(T("troubleshoot.page.ranked_help", score=f"{c.score:.0%}"))
+            st.caption(T("troubleshoot.page.ranked_help", score=percent(c.score)))
             show.sources([c.source])
 
 

@@ -58,12 +58,13 @@ def _validated(spec: str) -> Any:
     return PlotlyFigure(json.loads(spec))
 
 
-def draw(fig: Figure, caption: str, key: str | None = None) -> None:
+def draw(fig: Figure, caption: str, key: str | None = None, titled: bool = True) -> None:
     """A chart with the app's template (not Streamlit's theme, so every chart looks the same):
     its title as a heading above it (a plotly title cannot wrap, and two charts side by side
-    would run their titles together), then the caption that says what to read from it."""
+    would run their titles together), then the caption that says what to read from it.
+    ``titled=False``: the page's own heading above already names the chart."""
     title = fig["layout"].get("meta", {}).get("title")
-    if title:
+    if title and titled:
         st.markdown(f"**{title}**")
     figure = _validated(json.dumps(fig, sort_keys=True))
     st.plotly_chart(figure, width="stretch", theme=None, key=key, config={"displaylogo": False})

@@ -243,17 +243,19 @@ def draw() -> S.View:
                 view = S.build_view()
         else:
             view = S.build_view()
-        err = st.session_state.get(S.MODEL_ERROR) or view.error
-        if err:
-            error_slot.error(err)
-        if view.study is not None:
+        # An error is said once, on the page (with what to do); here only that nothing shows,
+        # never "Showing …" of the previous model
+        shown = None if st.session_state.get(S.MODEL_ERROR) else view.study
+        if shown is None:
+            error_slot.caption(T("sidebar.nothing_shown"))
+        else:
             st.caption(
                 T(
                     "sidebar.showing",
-                    model=view.study.model.name,
-                    source=T(f"common.source.{view.study.model.source}"),
+                    model=shown.model.name,
+                    source=T(f"common.source.{shown.model.source}"),
                     n=s.total_gpus,
-                    gpu=view.study.gpu.key,
+                    gpu=shown.gpu.key,
                 )
             )
         _share_section()

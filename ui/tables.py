@@ -17,6 +17,8 @@ from unicodedata import east_asian_width
 import pandas as pd  # type: ignore[import-untyped]
 import streamlit as st
 
+from engine.present.units import PERCENT_FORMAT
+
 ColumnConfig = Any  # streamlit.column_config.* returns typed dicts Streamlit does not export
 ROW = 35  # Streamlit's default row height in px
 HEADER = 38
@@ -52,9 +54,10 @@ def decimal(label: str, digits: int = 2, help: str | None = None) -> ColumnConfi
 
 
 def share(label: str, help: str | None = None) -> ColumnConfig:
-    """A fraction 0..1 as a progress bar with its percentage."""
+    """A fraction 0..1 as a progress bar with its percentage, written as the app writes every
+    percentage (``56 %``): ``show`` draws the column's values as percent."""
     return st.column_config.ProgressColumn(
-        label, help=help, format="percent", min_value=0.0, max_value=1.0, width="medium"
+        label, help=help, format=PERCENT_FORMAT, min_value=0.0, max_value=100.0, width="medium"
     )
 
 
@@ -65,7 +68,22 @@ def _px(text: str) -> float:
 
 
 def _is_text(col: object) -> bool:
-    return isinstance(col, Mapping) and col.get("type_config", {}).get("type") == "text"
+    return _type(col) == "text"
+
+
+def _type(col: object) -> object:
+    return col.get("type_config", {}).get("type") if isinstance(col, Mapping) else None
+
+
+def _as_percent(frame: pd.DataFrame, config: Mapping[str, ColumnConfig]) -> pd.DataFrame:
+    """Share columns (fractions 0..1) as percent, for their progress bars' labels."""
+    shares = [c for c, col in config.items() if c in frame.columns and _type(col) == "progress"]
+    if not shares:
+        return frame
+    out = frame.copy()
+    for c in shares:
+        out[c] = out[c] * 100
+    return out
 
 
 def _fitted(frame: pd.DataFrame, config: Mapping[str, ColumnConfig]) -> tuple[dict[str, Any], int]:
@@ -105,7 +123,7 @@ def show(
     shown = len(frame) if rows is None else min(rows, len(frame))
     height = min(HEADER + row * max(shown, 1) + 2, MAX_HEIGHT)
     st.dataframe(
-        frame,
+        _as_percent(frame, config),
         hide_index=True,
         width="stretch",
         height=height,
