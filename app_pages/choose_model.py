@@ -55,18 +55,19 @@ def catalog() -> None:
             "card",
         ],
     )
+    # the caption's promise first (and in view at 1400 px): weights, KV per token, KV at 32K
     config = {
         "model": tables.text(T("choose.col.model")),
-        "family": tables.text(T("choose.col.family")),
-        "layers": tables.count(T("choose.col.layers")),
-        "params_b": tables.decimal(T("choose.col.params"), 1, T("choose.col.params_help")),
-        "active_b": tables.decimal(T("choose.col.active"), 1, T("choose.col.active_help")),
         "weights_gib": tables.decimal(T("choose.col.weights"), 1, T("choose.col.weights_help")),
         "kv_bytes_per_token": tables.count(T("choose.col.kv_token"), T("choose.col.kv_token_help")),
+        "kv_gib_32k": tables.decimal(T("choose.col.kv_32k"), 2, T("choose.col.kv_32k_help")),
         "kv_bytes_per_token_32k": tables.count(
             T("choose.col.kv_token_32k"), T("choose.col.kv_token_32k_help")
         ),
-        "kv_gib_32k": tables.decimal(T("choose.col.kv_32k"), 2, T("choose.col.kv_32k_help")),
+        "family": tables.text(T("choose.col.family")),
+        "params_b": tables.decimal(T("choose.col.params"), 1, T("choose.col.params_help")),
+        "active_b": tables.decimal(T("choose.col.active"), 1, T("choose.col.active_help")),
+        "layers": tables.count(T("choose.col.layers")),
         "max_context": tables.count(T("choose.col.context"), T("choose.col.context_help")),
     }
     if any(r.note for r in hits):

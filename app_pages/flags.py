@@ -117,15 +117,17 @@ tables.show(
         ],
         ["layout", "gpus", "weights", "kv_space", "used", "context", "users", "why_not"],
     ),
+    # what a reader decides on first (and in view at 1400 px): the layout, the users that fit
+    # and why it was not chosen; the sizes behind them after
     {
         "layout": tables.text(T("flags.col.layout")),
-        "gpus": tables.count(T("flags.col.gpus")),
-        "weights": tables.decimal(T("flags.col.weights"), 1),
-        "kv_space": tables.decimal(T("flags.col.kv_space"), 1),
-        "used": tables.share(T("flags.col.used"), T("flags.col.used_help")),
-        "context": tables.count(T("flags.col.context")),
         "users": tables.count(T("flags.col.users")),
         "why_not": tables.text(T("flags.col.why_not")),
+        "context": tables.count(T("flags.col.context")),
+        "used": tables.share(T("flags.col.used"), T("flags.col.used_help")),
+        "weights": tables.decimal(T("flags.col.weights"), 1),
+        "kv_space": tables.decimal(T("flags.col.kv_space"), 1),
+        "gpus": tables.count(T("flags.col.gpus")),
     },
     key="flags.compared",
 )

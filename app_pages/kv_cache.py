@@ -190,12 +190,12 @@ def memory(d: Study, dtypes: tuple[str, ...], users_asked: int) -> None:
             ],
             ["part", "gib", "bytes", "share", "formula"],
         ),
-        {
+        {  # "How it is counted" beside the part it counts, in view at 1400 px
             "part": tables.text(T("kv.col.part")),
-            "gib": tables.decimal(T("kv.col.gib"), 2),
-            "bytes": tables.count(T("kv.col.bytes")),
-            "share": tables.share(T("kv.col.share"), T("kv.col.share_help")),
             "formula": tables.text(T("kv.col.formula")),
+            "gib": tables.decimal(T("kv.col.gib"), 2),
+            "share": tables.share(T("kv.col.share"), T("kv.col.share_help")),
+            "bytes": tables.count(T("kv.col.bytes")),
         },
         key="kv.memory",
     )

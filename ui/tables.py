@@ -86,9 +86,12 @@ def _as_percent(frame: pd.DataFrame, config: Mapping[str, ColumnConfig]) -> pd.D
     return out
 
 
-def _fitted(frame: pd.DataFrame, config: Mapping[str, ColumnConfig]) -> tuple[dict[str, Any], int]:
-    """Text columns sized to their content, and the row height that shows the longest value of
-    every text column whole (over 4 rem, Streamlit wraps text inside a cell)."""
+def _fitted(
+    frame: pd.DataFrame, config: Mapping[str, ColumnConfig], wrap_px: int = TEXT_MAX_PX
+) -> tuple[dict[str, Any], int]:
+    """Text columns sized to their content (up to ``wrap_px``, past which they wrap), and the
+    row height that shows the longest value of every text column whole (over 4 rem, Streamlit
+    wraps text inside a cell)."""
     out: dict[str, Any] = {}
     lines = 1
     for name, col in config.items():
@@ -99,7 +102,7 @@ def _fitted(frame: pd.DataFrame, config: Mapping[str, ColumnConfig]) -> tuple[di
         header = _px(str(col.get("label") or "")) + 20  # the sort arrow
         width = col.get("width")
         if width is None:
-            width = int(min(max(longest, header) + PADDING_PX, TEXT_MAX_PX))
+            width = int(min(max(longest, header) + PADDING_PX, wrap_px))
             col = {**col, "width": width}
         px = NAMED_PX.get(str(width), width) if not isinstance(width, int) else width
         room = max(int(px) - PADDING_PX, 60)
@@ -116,10 +119,12 @@ def show(
     *,
     key: str | None = None,
     rows: int | None = None,
+    wrap_px: int = TEXT_MAX_PX,
 ) -> None:
     """Draw ``frame`` with ``config`` (column id -> column config). ``rows``: how many rows to
-    show before scrolling (default: all of them)."""
-    fitted, row = _fitted(frame, config)
+    show before scrolling (default: all of them). ``wrap_px``: the widest a text column grows
+    before it wraps (narrower for a table in half the page)."""
+    fitted, row = _fitted(frame, config, wrap_px)
     shown = len(frame) if rows is None else min(rows, len(frame))
     height = min(HEADER + row * max(shown, 1) + 2, MAX_HEIGHT)
     st.dataframe(
