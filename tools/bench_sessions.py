@@ -49,7 +49,7 @@ THINK_S = (1.0, 3.0)
 RAMP_S = 0.2  # between two sessions' first page loads
 TIMEOUT_S = 120.0
 FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
-WIDGETS = ("number_input", "slider", "selectbox", "radio")
+WIDGETS = ("number_input", "slider", "selectbox", "radio", "text_input")
 
 
 @dataclass
@@ -65,7 +65,9 @@ class Widget:
         """The widget's current value, as the browser would report it."""
         state = WidgetState(id=self.id)
         e = self.element
-        if self.kind == "number_input":
+        if self.kind == "text_input":
+            state.string_value = e.value
+        elif self.kind == "number_input":
             if e.format == "%d":
                 state.int_value = int(e.value)
             else:
@@ -90,6 +92,7 @@ class Widget:
 class Timing:
     response: float  # seconds, the change sent -> script_finished received
     runs: tuple[str, ...]  # the script runs the change started (their script_run_id)
+    fragment: bool = False  # the run that ended it reran fragments, not the page
     server: float = 0.0  # seconds of script time of those runs (``resolve``)
 
     def resolve(self, run_times: dict[str, float]) -> None:
@@ -185,7 +188,8 @@ class Session:
                 continue  # a run of an earlier change that ended late
             runs.append(run)
             if status in FINISHED:
-                return Timing(finished - sent, tuple(runs))
+                fragment = status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+                return Timing(finished - sent, tuple(runs), fragment)
 
     async def set(self, key: str, value: str | int) -> Timing:
         """Change widget ``key`` to ``value`` (a select_slider's label, a number)."""

@@ -92,7 +92,9 @@ def sync_query_params() -> None:
 SIDEBAR_FRAGMENT = "sidebar"
 SHARE_FRAGMENT = "sidebar.share"  # the sidebar's share link, inside the sidebar's fragment
 FULL_RUN = "pb.full_run"  # set by app.py before it draws the sidebar in a whole-page run
-SYNC = "pb.sync"  # set by a page control: the sidebar fragment redraws instead of escalating
+# set by a page control: the sidebar fragment redraws instead of rerunning the page, for this
+# scenario and language only (a token left behind by a cut-short run cannot hide a later change)
+SYNC = "pb.sync"
 
 
 def _on_change(
@@ -103,7 +105,8 @@ def _on_change(
     set_scenario(**{field: convert(value) if convert else value})
     # warnings (shown above the page, outside any fragment) need the whole page to come or go
     if fragments and not before and not st.session_state.get(WARNINGS):
-        st.session_state[SYNC] = SIDEBAR_FRAGMENT in fragments
+        if SIDEBAR_FRAGMENT in fragments:
+            st.session_state[SYNC] = (scenario(), lang.current())
         st.rerun(list(fragments))
     if fragments:
         st.rerun()
@@ -114,7 +117,7 @@ def sidebar_fragment(draw: Callable[[], object]) -> None:
     or when a page control asked for it, it draws; when one of its own widgets changed, the
     scenario changed for every part of the page: it reruns the page instead."""
     whole_page = bool(st.session_state.pop(FULL_RUN, False))
-    synced = bool(st.session_state.pop(SYNC, False))
+    synced = st.session_state.pop(SYNC, None) == (scenario(), lang.current())
     if not whole_page and not synced:
         st.rerun()
     draw()
