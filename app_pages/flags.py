@@ -9,6 +9,7 @@ from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.report import candidate_json
 from engine.present.sources import clean, inert
+from engine.present.words import say, say_all
 from engine.scenario import ENGINE_LABELS
 from ui import memo, show, tables
 from ui import state as S
@@ -44,12 +45,12 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
                     "flags.cannot_run",
                     engine=ENGINE_LABELS[engine],
                     layout=M.layout_name(d.layout, lang),
-                    problem=clean(view.problem or ""),
+                    problem=say(view.problem, lang) if view.problem else "",
                 )
             )
             continue
         if not p.runnable:
-            st.error(T("flags.blocked", why="; ".join(M.blocked(d, p, lang))))
+            st.error(T("flags.blocked", why="; ".join(M.blocked(p, lang))))
         for warning in p.warnings:
             st.warning(clean(warning))
         st.code(shell(p), language="bash")
@@ -111,7 +112,7 @@ tables.show(
                 "used": c.taken_before_kv,
                 "context": j["context"],
                 "users": j["users"],
-                "why_not": "; ".join(clean(w) for w in j["why_not"]) or None,
+                "why_not": "; ".join(say_all(c.why, lang)) or None,
             }
             for c, j in ((x, candidate_json(x)) for x in d.search.candidates[:12])
         ],

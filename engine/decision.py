@@ -93,6 +93,12 @@ class Decision:
                 return value
         raise KeyError(name)
 
+    def __iter__(self) -> Iterator[Any]:
+        raise TypeError(f"{self.code}: a decision is not text; word it with present.words.say")
+
+    def __contains__(self, item: object) -> bool:
+        raise TypeError(f"{self.code}: a decision is not text; word it with present.words.say")
+
     def get(self, name: str, default: Param | None = None) -> Param | None:
         return next((v for k, v in self.params if k == name), default)
 

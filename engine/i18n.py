@@ -26,7 +26,8 @@ I18N_DIR = DATA_DIR / "i18n"
 def _flatten(node: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in node.items():
-        name = f"{prefix}{key}"
+        # "_" words the group itself: a code that is also the prefix of longer codes
+        name = prefix.rstrip(".") if key == "_" else f"{prefix}{key}"
         if isinstance(value, Mapping):
             out.update(_flatten(value, name + "."))
         elif isinstance(value, str):

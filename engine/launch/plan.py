@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from engine.decision import Code, Decision
+from engine.hardware.gates import fit_gate
 from engine.kv.sizing import KvSizing
 from engine.launch.command import (
     LEADER,
@@ -96,7 +98,7 @@ class LaunchPlan:
     env: tuple[EnvVar, ...]
     commands: tuple[NodeCommand, ...]
     runnable: bool
-    blocked_by: tuple[str, ...]
+    blocked_by: tuple[Decision, ...]  # why it cannot start: failed gates, weights that do not fit
     warnings: tuple[str, ...]  # what to check before launching (shown first, not as a note)
     notes: tuple[str, ...]
     users: int
@@ -157,6 +159,10 @@ def model_id_for(model: LoadedModel) -> str:
     """What an engine's command line loads: the hub or catalog id; a placeholder path for a
     config the user uploaded or pasted (its checkpoint lives wherever they keep it)."""
     return model.name if model.source in ("catalog", "hub") else PLACEHOLDER_MODEL
+
+
+BLOCKED = Code("plan.blocked", "gate", "reason")
+BLOCKED_FIX = Code("plan.blocked_fix", "gate", "reason", "fix")
 
 
 def smaller_checkpoints(model_id: str) -> list[str]:
@@ -303,13 +309,15 @@ def build_plan(
             "--trust-remote-code runs Python code from the model repository on every node: read "
             "the repository's modeling files before you launch"
         )
-    blocked = [
-        f"{g.name}: {g.reason}" + (f" (fix: {g.fix})" if g.fix else "")
-        for g in core.gates.gates
-        if g.status == "fail"
+    blocked: list[Decision] = [
+        BLOCKED_FIX(gate=g.failure, reason=g.reason, fix=g.fix)
+        if g.fix
+        else BLOCKED(gate=g.failure, reason=g.reason)
+        for g in core.gates.failed()
     ]
-    if not fit.weights_fit and not any(b.startswith("fits in memory") for b in blocked):
-        blocked.append(f"fits in memory: {fit.memory_formula()}")
+    if not fit.weights_fit and not any(g.kind == "fit" for g in core.gates.failed()):
+        memory = fit_gate(fit, core.gpu)  # this engine's own fit at the layout
+        blocked.append(BLOCKED(gate=memory.failure, reason=memory.reason))
     if not fit.context_fits and fit.weights_fit:
         notes.append(
             f"context shortened to {fit.context:,} tokens: one request of {core.context_asked:,} "

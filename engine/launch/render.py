@@ -14,6 +14,7 @@ import shlex
 from typing import Any
 
 from engine.launch.plan import LEADER, LaunchPlan, NodeCommand
+from engine.present.words import say
 
 # Every character that ends a line for a shell, a YAML parser or a Markdown renderer, plus the
 # other C0/C1 controls.
@@ -79,7 +80,7 @@ def script(plan: LaunchPlan) -> str:
         "",
     ]
     if not plan.runnable:
-        out += [comment(f"BLOCKED: {b}") for b in plan.blocked_by] + [""]
+        out += [comment(f"BLOCKED: {say(b)}") for b in plan.blocked_by] + [""]
     if plan.warnings:
         out += [comment(f"WARNING: {w}") for w in plan.warnings] + [""]
     for e in plan.env:
@@ -201,7 +202,8 @@ def plan_json(plan: LaunchPlan) -> dict[str, Any]:
         "flags": [f.to_json() for f in plan.flags],
         "left_to_engine": [x.to_json() for x in plan.left_to_engine],
         "runnable": plan.runnable,
-        "blocked_by": list(plan.blocked_by),
+        "blocked_by": [say(b) for b in plan.blocked_by],
+        "blocked_by_codes": [b.to_json() for b in plan.blocked_by],
         "warnings": list(plan.warnings),
         "notes": list(plan.notes),
         "kubernetes_yaml": kubernetes_yaml(plan, manifest_name(plan.model_name)),

@@ -15,6 +15,7 @@ from engine.lint.command import shown
 from engine.lint.context import Ctx
 from engine.lint.data import lint_rules, same_parser
 from engine.lint.report import Edit
+from engine.present.words import say
 from engine.rules import engine_rules
 from engine.software.report import SoftwareReport, software_report
 from engine.software.tables import engine_version
@@ -65,7 +66,7 @@ def layout(ctx: Ctx) -> None:
     if problem is not None:
         ctx.add(
             "layout-invalid",
-            f"The command's layout cannot split this model: {problem}; the engine refuses to "
+            f"The command's layout cannot split this model: {say(problem)}; the engine refuses to "
             "start.",
             "Pick parallel sizes that divide the model evenly (see the Flags page's layouts).",
             written,
@@ -272,7 +273,9 @@ def _software(ctx: Ctx) -> SoftwareReport | None:
     model_id = ctx.settings.model_id
     if model_id is None or "$" in model_id:
         model_id = st.model.name if st.model.source in ("catalog", "hub") else None
-    return software_report(st.config.raw, ctx.engine, model_id)
+    return software_report(
+        st.config.raw, ctx.engine, model_id, chat_template=st.model.chat_template
+    )
 
 
 def _base_checkpoint(ctx: Ctx, sw: SoftwareReport) -> bool:
@@ -358,6 +361,9 @@ def parsers(ctx: Ctx) -> None:
                 )
             continue
         if same_parser(ctx.engine, kind, value, expected):  # type: ignore[arg-type]
+            continue
+        others = sw.tool_call_alternatives if kind == "tool" else sw.reasoning_alternatives
+        if value in others:  # another checkpoint of this architecture; its template would say
             continue
         if value in _registry(ctx, kind):  # else bad-choice already says so
             ctx.add(

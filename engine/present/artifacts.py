@@ -14,6 +14,7 @@ from engine.i18n import DEFAULT_LANG, Lang
 from engine.launch.k8s import kubernetes_yaml, manifest_name
 from engine.launch.plan import LaunchPlan
 from engine.launch.render import comment, docker, script
+from engine.scenario import scenario_argv
 
 if TYPE_CHECKING:
     from engine.study import Study
@@ -84,23 +85,7 @@ def cli_command(st: Study) -> str | None:
     s = st.scenario
     if s.source == "file":
         return None
-    argv = ["python", "-m", "engine", "study", s.model]
-    argv += ["--gpu", s.gpu, "--gpus", str(s.gpus_per_node), "--nodes", str(s.nodes)]
-    argv += ["--engine", s.engine, "--users", str(s.users)]
-    if s.context is not None:
-        argv += ["--context", str(s.context)]
-    argv += ["--prefix-overlap", str(s.prefix_overlap), "--latency-priority", s.latency]
-    argv += ["--kv-dtype", s.kv_dtype]
-    if s.memory_fraction is not None:
-        argv += ["--memory-fraction", f"{s.memory_fraction:g}"]
-    if s.images:
-        argv.append("--images")
-    for name in ("tp", "dp", "pp", "replicas"):
-        value = getattr(s, name)
-        if value is not None:
-            argv += [f"--{name}", str(value)]
-    if s.ep is not None:
-        argv.append("--ep" if s.ep else "--no-ep")
+    argv = ["python", "-m", "engine", "study", s.model, *scenario_argv(s)]
     return " ".join(shlex.quote(a) for a in argv) + " --json"
 
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from engine.hardware.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.layout import Candidate
 from engine.launch.render import shell
 from engine.present.sources import escape_markdown
+from engine.present.words import say, say_all
 from engine.scenario import ENGINE_LABELS
 
 if TYPE_CHECKING:
@@ -66,14 +68,36 @@ def candidate_json(c: Candidate) -> dict[str, Any]:
         "weights_fit": c.weights_fit,
         "context_fits": c.context_fits,
         "users_fit": c.users_fit,
-        "why_not": list(c.why),
+        "why_not": say_all(c.why),
         "memory_formula": c.memory_formula(),
         "users_formula": c.users_formula(),
     }
 
 
+def gate_json(g: Gate) -> dict[str, Any]:
+    """A gate with its documented keys (English words) and its decision codes."""
+    return {
+        "name": say(g.name),
+        "status": g.status,
+        "reason": say(g.reason),
+        "fix": say(g.fix) if g.fix is not None else "",
+        "kind": g.kind,
+        "reason_code": g.reason.to_json(),
+    }
+
+
 def gates_json(st: Study) -> dict[str, Any]:
-    return st.gates.to_json() | {"model": st.model.name, "min_gpus": st.min_gpus}
+    r = st.gates
+    return {
+        "gpu": r.gpu.key,
+        "gpus": r.gpus,
+        "gates": [gate_json(g) for g in r.gates],
+        "fits": r.fits,
+        "min_gpus": st.min_gpus,
+        "weights_per_gpu": r.weights_per_gpu,
+        "request_bytes_per_gpu": r.request_bytes_per_gpu,
+        "model": st.model.name,
+    }
 
 
 def software_json(st: Study, engine: str) -> dict[str, Any]:
@@ -97,8 +121,9 @@ def study_json(st: Study) -> dict[str, Any]:
         "verdict": {
             "status": st.verdict.status,
             "runs": st.verdict.runs,
-            "reason": st.verdict.reason,
-            "suggestions": list(st.verdict.suggestions),
+            "reason": say(st.verdict.reason),
+            "reason_code": st.verdict.reason.to_json(),
+            "suggestions": [say(st.verdict.fix)] if st.verdict.fix is not None else [],
         },
         "context": {
             "asked": st.context_asked,
@@ -108,17 +133,21 @@ def study_json(st: Study) -> dict[str, Any]:
         },
         "layout": {
             "pick": candidate_json(found.pick),
-            "reasons": list(found.reasons),
+            "reasons": say_all(found.reasons),
+            "reason_codes": [r.to_json() for r in found.reasons],
             "pinned": found.pinned,
             "candidates": [candidate_json(c) for c in found.candidates],
-            "rejected": [{"layout": name, "why": why} for name, why in found.rejected],
+            "rejected": [
+                {"layout": r.layout.describe(), "why": say(r.why), "why_code": r.why.to_json()}
+                for r in found.rejected
+            ],
         },
         "diagnose": diagnose_json(st),
         "gates": gates_json(st),
         "software": {e: software_json(st, e) for e in st.engines},
         "plans": {e: plan_json_of(st, e) for e in st.engines},
-        "engine_problems": {e: v.problem for e, v in st.engines.items() if v.problem},
-        "notes": list(st.notes),
+        "engine_problems": {e: say(v.problem) for e, v in st.engines.items() if v.problem},
+        "notes": say_all(st.notes),
         "units": UNITS,
     }
 
@@ -220,7 +249,7 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
                     version=plan.engine_version, chosen=chosen).rstrip()  # fmt: skip
         out += ["", "## " + heading, ""]
         if not plan.runnable:
-            why = "; ".join(M.blocked(st, plan, lang))
+            why = "; ".join(M.blocked(plan, lang))
             out.append(escape_markdown(t("report.blocked", lang, why=why)))
             out.append("")
         if len(plan.commands) == 1:
