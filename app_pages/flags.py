@@ -59,13 +59,13 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
                 for c in p.commands:
                     st.markdown(T("flags.node", node=c.node, role=T(f"flags.role.{c.role}")))
                     st.code(shell(p, c), language="bash")
-        artifacts = {a.kind: a for a in memo.launch(d, engine)}
-        show.downloads(list(artifacts.values()), f"flags.dl.{engine}")
+        artifacts = {a.kind: a for a in memo.launch(d, engine, lang)}
+        show.downloads(list(artifacts.values()), f"flags.dl.{engine}", not p.runnable)
         st.markdown(T("flags.layout", layout=M.layout_name(p.layout, lang)))
         st.markdown("\n".join(f"- {inert(r)}" for r in reasons))
         st.markdown(T("flags.why_each"))
         tables.texts(
-            [{"flag": f.flag, "value": f.value, "reason": clean(f.reason)} for f in p.flags],
+            [{"flag": f.flag, "value": f.value, "reason": say(f.why, lang)} for f in p.flags],
             {
                 "flag": T("flags.col.flag"),
                 "value": T("flags.col.value"),
@@ -76,7 +76,7 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
         if p.env:
             st.markdown(T("flags.env"))
             tables.texts(
-                [{"name": e.name, "value": e.value, "reason": clean(e.reason)} for e in p.env],
+                [{"name": e.name, "value": e.value, "reason": say(e.why, lang)} for e in p.env],
                 {
                     "name": T("flags.col.env"),
                     "value": T("flags.col.value"),
@@ -86,7 +86,7 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
             )
         with st.expander(T("flags.left")):
             tables.texts(
-                [{"flag": x.flag, "reason": clean(x.reason)} for x in p.left_to_engine],
+                [{"flag": x.flag, "reason": say(x.why, lang)} for x in p.left_to_engine],
                 {"flag": T("flags.col.flag"), "reason": T("flags.col.reason")},
                 key=f"flags.left.{engine}",
             )
@@ -146,12 +146,13 @@ with left:
             engine=ENGINE_LABELS.get(advice.engine, T("flags.either")),
         )
     )
-    st.markdown("\n".join(f"- {clean(r)}" for r in advice.reasoning))
-    st.caption(T("flags.routing", routing=clean(advice.routing)))
+    st.markdown("\n".join(f"- {say(w, lang)}" for w in advice.why))
+    if advice.routing_why is not None:
+        st.caption(T("flags.routing", routing=say(advice.routing_why, lang)))
 with right:
     if d.family.moe:
         comm = moe_comm_advice(s.nodes, "mixed")
         advice_sources.append(comm.source)
         st.markdown(T("flags.moe_advice", nodes=s.nodes))
-        st.markdown("\n".join(f"- {clean(r)}" for r in comm.reasoning))
+        st.markdown("\n".join(f"- {say(w, lang)}" for w in comm.why))
 show.sources([*reason_sources, *advice_sources])

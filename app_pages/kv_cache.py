@@ -9,6 +9,7 @@ import streamlit as st
 
 from engine.present import charts_data as C
 from engine.present.sources import inert
+from engine.present.words import say
 from engine.scenario import DEFAULT_CONTEXT, ENGINE_LABELS, Scenario
 from engine.software.tables import engine_version
 from engine.study import Study
@@ -119,7 +120,7 @@ def controls(s: Scenario, d0: Study | None) -> tuple[str, ...]:
 
 def groups(d: Study) -> None:
     st.subheader(T("kv.groups"))
-    rows = C.group_rows(d.kv, max(d.context, 1))
+    rows = C.group_rows(d.kv, max(d.context, 1), current())
     at = C.tokens(d.context)
     tables.show(
         tables.frame(
@@ -156,7 +157,7 @@ def groups(d: Study) -> None:
             st.code(r.formula, language=None, wrap_lines=True)
         if d.kv.hybrid is not None:
             st.markdown(T("kv.hybrid_alignment"))
-            st.code(d.kv.hybrid.formula(), language=None, wrap_lines=True)
+            st.code(say(d.kv.hybrid.formula(), current()), language=None, wrap_lines=True)
 
 
 def memory(d: Study, dtypes: tuple[str, ...], users_asked: int) -> None:

@@ -33,6 +33,7 @@ st.caption(
 )
 
 show.verdict(d)
+show.alternatives(d)
 
 st.subheader(T("overview.layout"))
 st.markdown(M.layout_words(d, current()))
@@ -51,7 +52,7 @@ if plan is not None:
     st.code(shell(plan), language="bash")
     if len(plan.commands) > 1:
         st.caption(T("overview.multi_node", n=len(plan.commands)))
-    show.downloads(memo.launch(d, plan.engine), "overview.dl")
+    show.downloads(memo.launch(d, plan.engine, current()), "overview.dl", not plan.runnable)
 else:
     problem = d.primary.problem
     st.error(T("flags.no_plan", engine=engine, problem=say(problem, current()) if problem else ""))
@@ -60,7 +61,7 @@ st.subheader(T("overview.report"))
 st.caption(T("overview.report_caption"))
 show.downloads(memo.report(d, current(), share_link(S.view())), "overview.report")
 
-st.subheader(T("overview.numbers", family=d.family.summary()))
+st.subheader(T("overview.numbers", family=C.family_summary(d.family, current())))
 show.numbers(C.kv_headline(d, current()))
 show.numbers(C.weights_shown(d, current()))
 show.numbers(C.fit_shown(d, current()))

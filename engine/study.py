@@ -21,13 +21,12 @@ from typing import Any, Literal
 
 from engine.decision import Bytes, Code, Decimal, Decision, Name, Tokens
 from engine.diagnose import Diagnosis, Options
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.hardware.gates import GateReport, gate_report
 from engine.hardware.gpus import Gpu, lookup_gpu
-from engine.kv.dtype import KvDtype, resolve_kv_dtype
-from engine.kv.sglang import sglang_kv_dtype
+from engine.kv.dtype import KvDtype
 from engine.kv.sizing import KvSizing, size_kv
-from engine.launch.context import ContextLimit, context_limit
 from engine.launch.layout import (
     REJECT_ENGINE,
     Candidate,
@@ -39,12 +38,13 @@ from engine.launch.layout import (
     split_problem,
 )
 from engine.launch.plan import LaunchPlan, build_plan, chunk_tokens, launch_facts, model_id_for
-from engine.launch.recipes import has_draft_layers
 from engine.model import store
 from engine.model.architecture import Architecture, build_architecture
 from engine.model.config import ModelConfig
+from engine.model.context import ContextLimit, context_limit
 from engine.model.family import FamilyVerdict, classify
 from engine.model.loader import LoadedModel, load_catalog, load_hub
+from engine.model.mtp import has_draft_layers
 from engine.model.weights import WeightReport, weight_report
 from engine.scenario import ENGINES, MAX_NODES, Engine, Scenario
 from engine.software.report import SoftwareReport, software_report
@@ -182,9 +182,7 @@ def resolve_model(s: Scenario) -> LoadedModel:
 
 
 def _kv_dtype(engine: Engine, requested: str, cfg: ModelConfig, gpu: Gpu) -> KvDtype:
-    if engine == "vllm":
-        return resolve_kv_dtype(requested, cfg, gpu.arch)
-    return sglang_kv_dtype(requested, cfg, gpu.arch)
+    return adapter(engine).kv_dtype(requested, cfg, gpu.arch)
 
 
 def _compute(s: Scenario) -> Study:
@@ -207,7 +205,7 @@ def _compute(s: Scenario) -> Study:
         )
         asked = limit.tokens
     text_only = fam.multimodal and not s.images
-    mtp = has_draft_layers(cfg, fam) and s.users <= launch_facts().mtp.max_users
+    mtp = has_draft_layers(fam) and s.users <= launch_facts().mtp.max_users
     model_id = model_id_for(model)
     software = {
         e: software_report(

@@ -20,15 +20,16 @@ SIZE = 256
 
 
 @lru_cache(maxsize=SIZE)
-def _launch(scenario: Scenario, engine: Engine) -> tuple[Artifact, ...]:
+def _launch(scenario: Scenario, engine: Engine, lang: Lang) -> tuple[Artifact, ...]:
     d = study(scenario)
     plan = d.engines[engine].plan
-    return () if plan is None else tuple(launch_artifacts(d, plan))
+    return () if plan is None else tuple(launch_artifacts(d, plan, lang))
 
 
-def launch(d: Study, engine: Engine) -> list[Artifact]:
-    """``engine``'s launch script, docker run and manifests (none without a plan)."""
-    return list(_launch(d.scenario, engine))
+def launch(d: Study, engine: Engine, lang: Lang) -> list[Artifact]:
+    """``engine``'s launch script (its reasons in ``lang``), docker run and manifests (none
+    without a plan)."""
+    return list(_launch(d.scenario, engine, lang))
 
 
 @lru_cache(maxsize=SIZE)

@@ -129,22 +129,15 @@ def kv_backends(ctx: Ctx) -> None:
     if gpu is None or kv is None or not (kv.value or "").lower().startswith(("fp8", "mxfp8")):
         return
     backend = ctx.parsed.value("--attention-backend") or ""
-    if ctx.engine == "vllm" and backend.upper() == "FLASH_ATTN" and gpu.generation != "hopper":
+    for row in lint_rules().fp8_kv_backends.for_engine(ctx.engine):
+        if backend.lower() != row.backend.lower() or gpu.generation in row.works_on:
+            continue
         arg = ctx.arg("--attention-backend")
         ctx.add(
             "fp8-kv-backend",
-            f"`--attention-backend FLASH_ATTN` with an FP8 KV cache on {gpu.key} "
-            f"({gpu.generation}): FlashAttention reads FP8 KV only as FA3 on Hopper.",
-            "Drop `--attention-backend` (vLLM then picks one that reads FP8) or the FP8 KV.",
-            "--attention-backend",
-            (Edit("drop", arg.written, index=arg.index),) if arg is not None else (),
-        )
-    if ctx.engine == "sglang" and backend == "triton":
-        arg = ctx.arg("--attention-backend")
-        ctx.add(
-            "fp8-kv-backend",
-            "`--attention-backend triton` has no FP8 KV cache in SGLang's backend matrix.",
-            "Drop `--attention-backend`, or use fa3 (Hopper) / flashinfer.",
+            f"`--attention-backend {backend}` with an FP8 KV cache on {gpu.key} "
+            f"({gpu.generation}): {row.message}",
+            row.fix,
             "--attention-backend",
             (Edit("drop", arg.written, index=arg.index),) if arg is not None else (),
         )
