@@ -1,4 +1,5 @@
-# The same install and start as `make run`, in a container (CPU only: the app never needs a GPU).
+# `make run`'s install (requirements.txt: the runtime, no test tools) and its `streamlit run app.py`,
+# in a container, with the hosting settings below (CPU only: the app never needs a GPU).
 # Hosting for a team (several replicas behind a load balancer): deploy/README.md.
 FROM python:3.11-slim
 WORKDIR /app

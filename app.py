@@ -61,8 +61,14 @@ def guarded(step: Callable[[], object]) -> None:
         st.error(T("error.unexpected"))
 
 
-guarded(sidebar.draw)
-S.sync_query_params()
+@st.fragment(key=S.SIDEBAR_FRAGMENT)
+def _sidebar() -> None:
+    S.sidebar_fragment(lambda: guarded(sidebar.draw))
+
+
+st.session_state[S.FULL_RUN] = True
+with st.sidebar:
+    _sidebar()
 for warning in st.session_state.get(S.WARNINGS, []):
     st.warning(inert(warning))
 guarded(nav.run)

@@ -2,9 +2,10 @@
 
 ``study`` prints the whole Study of a scenario; ``diagnose``, ``gates``, ``software`` and
 ``plan`` print their slices of the same object; ``lint`` reads an inherited command into a
-scenario; ``backcalc`` and ``kernels`` measure. Every subcommand takes ``-h``. Bad input is one
-line on stderr (``error: <field>: <what was expected>``) and exit code 2; never a traceback.
-``lint`` exits 1 when the command has an error (``--strict``: or a warning), else 0.
+scenario; ``backcalc`` and ``kernels`` measure; ``gpus`` lists the GPU catalog. Every
+subcommand takes ``-h``. Bad input is one line on stderr (``error: <field>: <what was
+expected>``) and exit code 2; never a traceback. ``lint`` exits 1 when the command has an
+error (``--strict``: or a warning), else 0.
 """
 
 from __future__ import annotations
@@ -281,6 +282,43 @@ def cmd_kernels(args: argparse.Namespace) -> int:
     return run_kernels(args)
 
 
+def cmd_gpus(args: argparse.Namespace) -> int:
+    """The GPU catalog: the names ``--gpu`` accepts, the device memory, the aliases."""
+    from engine.hardware.gpus import aliases, all_gpus
+    from engine.present.units import gib
+
+    gpus = all_gpus()
+    if args.json:
+        rows = [
+            {
+                "key": g.key,
+                "name": g.name,
+                "memory_bytes": g.device_memory_bytes,
+                "memory": gib(g.device_memory_bytes),
+                "vendor_memory": g.memory_label,
+                "arch": g.arch,
+                "aliases": list(aliases(g.key)),
+            }
+            for g in gpus
+        ]
+        _print(rows)
+        return 0
+    cells = [("--gpu", "name", "memory", "vendor's", "arch", "also accepted")]
+    for g in gpus:
+        also = ", ".join(aliases(g.key)) or "—"
+        cells.append((g.key, g.name, gib(g.device_memory_bytes), g.memory_label, g.arch, also))
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    for row in cells:
+        line = "  ".join(
+            cell.rjust(w) if i == 2 else cell.ljust(w)  # memory: numbers right-aligned
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )
+        print(line.rstrip())
+    print("\nmemory: the device's own (GiB, 2^30 bytes), as the engines see it; vendor's: the "
+          "datasheet figure. --gpu takes a key, a name or an alias, in any case.")  # fmt: skip
+    return 0
+
+
 def build_parser() -> Parser:
     ap = Parser(
         prog="python -m engine",
@@ -323,6 +361,10 @@ def build_parser() -> Parser:
     bc = sub.add_parser("backcalc", help=bc_help, description=bc_help)
     add_backcalc_arguments(bc)
     bc.set_defaults(func=cmd_backcalc)
+    gpus_help = "the GPU catalog: the names --gpu accepts, device memory and aliases"
+    gp = sub.add_parser("gpus", help=gpus_help, description=gpus_help)
+    gp.add_argument("--json", action="store_true", help="print JSON")
+    gp.set_defaults(func=cmd_gpus)
     kn_help = "torch micro-kernels that check the model on CPU or GPU"
     kn = sub.add_parser("kernels", help=kn_help, description=kn_help)
     add_kernel_arguments(kn)

@@ -57,7 +57,9 @@ def or_error(call: Callable[P, T_], *args: P.args, **kwargs: P.kwargs) -> T_ | N
         return None
 
 
-def table(rows: Sequence[Mapping[str, Any]], height: int | None = None) -> None:
+def table(
+    rows: Sequence[Mapping[str, Any]], height: int | None = None, key: str | None = None
+) -> None:
     """A list of dicts as a table (the keys are the headers): numbers keep thousands
     separators, text columns are sized to fit and wrap past a limit, a missing value shows as
     "—". Pages with their own column configs use ``ui.tables`` directly."""
@@ -70,7 +72,8 @@ def table(rows: Sequence[Mapping[str, Any]], height: int | None = None) -> None:
             isinstance(v, int | float) and not isinstance(v, bool) for v in values
         )
         config[name] = tables.count(name) if numeric else tables.text(name)
-    tables.show(frame, config, rows=None if height is None else max(1, (height - 38) // 35))
+    rows_shown = None if height is None else max(1, (height - 38) // 35)
+    tables.show(frame, config, rows=rows_shown, key=key)
 
 
 VERDICT_BOX = {

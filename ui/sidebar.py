@@ -13,7 +13,6 @@ from engine.errors import InputError, JsonError
 from engine.hardware.gpus import all_gpus
 from engine.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_MIB
 from engine.model.loader import catalog_names, load_model
-from engine.present.safe import inert
 from engine.present.units import gib
 from ui import lang
 from ui import state as S
@@ -224,7 +223,12 @@ def share_link(v: S.View) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", "", "")) + query
 
 
-def _share_section(v: S.View) -> None:
+@st.fragment(key=S.SHARE_FRAGMENT)
+def _share_section() -> None:
+    """The share link: a fragment of its own, so a page control that moves the scenario can
+    redraw it without the rest of the sidebar (it reads the view itself: a fragment reruns with
+    the arguments of its first call)."""
+    v = S.view()
     with st.expander(T("sidebar.share"), icon=":material/share:"):
         st.caption(T("sidebar.share_caption"))
         st.code(share_link(v), language=None, wrap_lines=True)
@@ -246,18 +250,20 @@ def draw() -> S.View:
                 view = S.build_view()
         else:
             view = S.build_view()
-        err = st.session_state.get(S.MODEL_ERROR) or view.error
-        if err:
-            error_slot.error(inert(err))
-        if view.study is not None:
+        # An error is said once, on the page (with what to do); here only that nothing shows,
+        # never "Showing …" of the previous model
+        shown = None if st.session_state.get(S.MODEL_ERROR) else view.study
+        if shown is None:
+            error_slot.caption(T("sidebar.nothing_shown"))
+        else:
             st.caption(
                 T(
                     "sidebar.showing",
-                    model=view.study.model.name,
-                    source=T(f"common.source.{view.study.model.source}"),
+                    model=shown.model.name,
+                    source=T(f"common.source.{shown.model.source}"),
                     n=s.total_gpus,
-                    gpu=view.study.gpu.key,
+                    gpu=shown.gpu.key,
                 )
             )
-        _share_section(view)
+        _share_section()
     return view

@@ -95,9 +95,43 @@ def sync_query_params() -> None:
         st.query_params.from_dict(target)
 
 
-def _on_change(field: str, wkey: str, convert: Callable[[Any], Any] | None) -> None:
+# Fragments (``st.fragment``): a page's own controls rerun the page's fragment and the sidebar's,
+# not the whole page. The sidebar is a fragment of its own (app.py) so that a page control can
+# redraw it (the sidebar shows the same scenario); a change made in the sidebar itself reruns
+# the whole page (``sidebar_fragment``).
+SIDEBAR_FRAGMENT = "sidebar"
+SHARE_FRAGMENT = "sidebar.share"  # the sidebar's share link, inside the sidebar's fragment
+FULL_RUN = "pb.full_run"  # set by app.py before it draws the sidebar in a whole-page run
+# set by a page control: the sidebar fragment redraws instead of rerunning the page, for this
+# scenario and language only (a token left behind by a cut-short run cannot hide a later change)
+SYNC = "pb.sync"
+
+
+def _on_change(
+    field: str, wkey: str, convert: Callable[[Any], Any] | None, fragments: tuple[str, ...] = ()
+) -> None:
     value = st.session_state[wkey]
+    before = bool(st.session_state.get(WARNINGS))
     set_scenario(**{field: convert(value) if convert else value})
+    # warnings (shown above the page, outside any fragment) need the whole page to come or go
+    if fragments and not before and not st.session_state.get(WARNINGS):
+        if SIDEBAR_FRAGMENT in fragments:
+            st.session_state[SYNC] = (scenario(), lang.current())
+        st.rerun(list(fragments))
+    if fragments:
+        st.rerun()
+
+
+def sidebar_fragment(draw: Callable[[], object]) -> None:
+    """Run ``draw`` (the sidebar) as the fragment a page control can rerun. In a whole-page run,
+    or when a page control asked for it, it draws; when one of its own widgets changed, the
+    scenario changed for every part of the page: it reruns the page instead."""
+    whole_page = bool(st.session_state.pop(FULL_RUN, False))
+    synced = st.session_state.pop(SYNC, None) == (scenario(), lang.current())
+    if not whole_page and not synced:
+        st.rerun()
+    draw()
+    sync_query_params()
 
 
 def bound(
@@ -108,12 +142,15 @@ def bound(
     *,
     to_widget: Callable[[Any], Any] | None = None,
     from_widget: Callable[[Any], Any] | None = None,
+    fragments: tuple[str, ...] = (),
     **kwargs: Any,
 ) -> Any:
-    """Draw ``widget`` showing ``scenario().<field>``; a change writes it back."""
+    """Draw ``widget`` showing ``scenario().<field>``; a change writes it back. ``fragments``:
+    the keys of the fragments a change reruns (default: the whole page)."""
     value = getattr(scenario(), field)
     st.session_state[wkey] = to_widget(value) if to_widget else value
-    return widget(label, key=wkey, on_change=_on_change, args=(field, wkey, from_widget), **kwargs)
+    args = (field, wkey, from_widget, fragments)
+    return widget(label, key=wkey, on_change=_on_change, args=args, **kwargs)
 
 
 # --- the study every page reads --------------------------------------------------------------
@@ -140,8 +177,10 @@ def build_view() -> View:
 
 
 def view() -> View:
+    """The view the sidebar built, or a new one if the scenario moved on since (a fragment that
+    runs before the sidebar's in one rerun)."""
     value = st.session_state.get(VIEW)
-    if not isinstance(value, View):
+    if not isinstance(value, View) or value.scenario != scenario():
         return build_view()
     return value
 

@@ -266,8 +266,10 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
         if plan is None:
             continue
         chosen = t("report.chosen", lang) if engine == s.engine else ""
-        out += ["", "## " + t("report.launch", lang, engine=ENGINE_LABELS[engine],
-                                version=plan.engine_version, chosen=chosen), ""]  # fmt: skip
+        # the other engine has no "(chosen engine)": its heading must not end in a space
+        heading = t("report.launch", lang, engine=ENGINE_LABELS[engine],
+                    version=plan.engine_version, chosen=chosen).rstrip()  # fmt: skip
+        out += ["", "## " + heading, ""]
         if not plan.runnable:
             why = "; ".join(M.blocked(plan, lang))
             out.append(escape_markdown(t("report.blocked", lang, why=why)))
