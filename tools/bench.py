@@ -6,8 +6,10 @@
 2. ``study()`` of one scenario: cold (the study cache cleared; target < 50 ms), the first call
    in a fresh process (every data table loaded too), and cached (target < 1 ms); cold for every
    bundled config (median and worst);
-3. the app through AppTest (tools/bench_app.py);
-4. the app in a real browser (tools/bench_browser.py): sidebar and KV-slider changes per page,
+3. the speed model against measured serving runs (tools/bench_perf.py, alone:
+   ``python -m tools.bench_perf``): median and p90 |error| of TPOT, TTFT and tokens/s per GPU;
+4. the app through AppTest (tools/bench_app.py);
+5. the app in a real browser (tools/bench_browser.py): sidebar and KV-slider changes per page,
    and 20 sessions at once.
 
     python -m tools.bench [--quick]     # --quick: 5 browser changes, 5 sessions
@@ -173,7 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     _table("study()", bench_study())
 
-    from tools import bench_app
+    from tools import bench_app, bench_perf
+
+    bench_perf.main([])
 
     print()
     bench_app.main()
