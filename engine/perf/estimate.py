@@ -10,17 +10,20 @@ benchmarks drive an engine). ``replicas`` copies serve the same load each.
   against its FLOPs, max() of the two per operation; plus the collectives, a kernel floor per
   layer, the engine's cost per step and per running request.
 * Prefill: the prompt in chunks of the engine's batched-token budget, each chunk a pass of the
-  same operations at that many tokens (compute-bound, attention's quadratic term included).
-* TTFT = a fixed cost per request (tokenize, schedule, first sample) + half the decode step in
-  flight when the request arrives + its own prefill chunks + the prefills queued ahead of it:
-  ``burst_share`` of the other groups of its wave. Counted: queueing behind other requests'
-  prefill and the step in flight. Not counted: waiting for KV space (a concurrency above the
-  users that fit queues for whole requests, which ``users_fit`` elsewhere flags), network and
-  HTTP time outside the engine, and the first wave's full burst beyond ``burst_share``.
+  same operations at that many tokens (compute-bound, attention's quadratic term included) and
+  at least the host's launch time for every layer (prefill runs without CUDA graphs).
+* TTFT = a fixed cost per request (tokenize, schedule, first sample, detokenize) + half the
+  decode step in flight when it arrives + its own prefill (alone, chunk by chunk) + the
+  prefills queued ahead of it: a share ``burst_share`` of the requests arrives in bursts (those
+  that finished together), and half of the other requests of the rank are then ahead of it,
+  packed as many prompts to a chunk as the budget holds. Counted: that queueing and the step in
+  flight. Not counted: waiting for KV space (a concurrency above the users that fit queues for
+  whole requests; the memory model's ``users`` says when), the client's and the network's time,
+  and a cold start (the first wave, all arrivals at once, queues longer than ``burst_share``).
 * TPOT: the engine alternates decode steps and other requests' prefills, so per request the
   decode phase also pays for the prefills the GPU runs meanwhile: E2E = the fixed cost + every
-  request's prefill + (OSL − 1) decode steps, and TPOT = (E2E − TTFT) / (OSL − 1), at least one
-  decode step (Little's law for a closed loop: the GPU never idles).
+  request's prefill (alone, or packed with its burst) + (OSL − 1) decode steps, and TPOT =
+  (E2E − TTFT) / (OSL − 1), at least one decode step (a closed loop keeps the GPU busy).
 * Speculative decoding: a step verifies 1 + draft tokens per request after ``draft`` passes of
   the draft (the MTP layers, or one decoder layer for EAGLE) and commits the acceptance length
   kept in ``data/perf.yaml`` with its source.

@@ -36,7 +36,7 @@ class Factors(Strict):
     hbm_fraction: Factor  # weights and KV streamed per step, of the HBM bandwidth
     tensor_fraction: Factor  # GEMMs and attention math, of the dense tensor throughput
     layer_seconds: Factor  # kernel floor per decoder layer per step (norms, RoPE, launches)
-    prefill_layer_seconds: Factor  # CPU dispatch per layer of an eager (graph-less) prefill
+    prefill_layer_seconds: Factor  # host dispatch per layer of an eager (graph-less) prefill
     step_seconds_vllm: Factor  # scheduler, sampler and launch cost of one vLLM step
     step_seconds_sglang: Factor  # the same for SGLang
     request_step_seconds: Factor  # per running request per step (sampling, bookkeeping)

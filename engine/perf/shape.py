@@ -10,6 +10,8 @@ the other for a token, so a step sums every layer (see ``engine.perf.estimate``)
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -116,8 +118,33 @@ def _params_by_role(w: WeightReport, mtp: bool) -> dict[Role, int]:
     return out
 
 
+# Shapes already built, keyed by the identity of the objects they were built from (held here, so
+# an id is not reused while its entry lives): a sweep over concurrency, or the search's
+# candidates of one split, builds each shape once.
+_MAX_SHAPES = 256
+_Key = tuple[int, int, int, str, str, int, int, bool]
+_shapes: OrderedDict[_Key, tuple[tuple[object, ...], Shape]] = OrderedDict()
+_lock = threading.Lock()
+
+
 def model_shape(inp: PerfInputs, split: Split) -> Shape:
     """The per-GPU shape of ``inp``'s model at ``split`` (its pipeline stages summed)."""
+    cfg, arch, w = inp.cfg, inp.arch, inp.weights
+    key = (id(cfg), id(arch), id(w), inp.gpu.key, inp.engine, split.tp, split.dp, split.ep)
+    with _lock:
+        hit = _shapes.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], (cfg, arch, w), strict=True)):
+            _shapes.move_to_end(key)
+            return hit[1]
+    shape = _build_shape(inp, split)
+    with _lock:
+        _shapes[key] = ((cfg, arch, w), shape)
+        while len(_shapes) > _MAX_SHAPES:
+            _shapes.popitem(last=False)
+    return shape
+
+
+def _build_shape(inp: PerfInputs, split: Split) -> Shape:
     cfg, w, gpu = inp.cfg, inp.weights, inp.gpu
     flat = Split(split.tp, split.dp, 1, split.ep)
     n_layers = cfg.num_hidden_layers
