@@ -298,3 +298,30 @@ def test_bad_workloads_are_refused_naming_the_field() -> None:
         args = {"concurrency": 1, "isl": 10, "osl": 10, **kwargs}
         with pytest.raises(InputError, match=field):
             estimate(inp, Split(1), 1, args["concurrency"], args["isl"], args["osl"])
+
+
+def test_a_studys_search_inputs_are_what_estimate_reads() -> None:
+    # the layout search's inputs (built once per engine by the Study) satisfy PerfInputs, so
+    # wiring the speed model in needs no second copy of the model's objects
+    from engine.launch.layout import SearchInputs
+    from engine.scenario import make_scenario
+    from engine.study import study
+
+    st = study(make_scenario())  # DeepSeek-V3 on 8 x H200
+    inp = SearchInputs(
+        cfg=st.config,
+        arch=st.architecture,
+        family=st.family,
+        weights=st.weights,
+        gpu=st.gpu,
+        engine=st.scenario.engine,
+        kv_at=lambda tp: st.sizing(st.scenario.engine, tp),
+        context=st.context,
+        limit=st.limit.tokens,
+        mtp=st.mtp,
+        vision=False,
+        chunk_tokens=8192,
+    )
+    s = estimate(inp, st.layout.split, st.layout.replicas, 16, 1024, 1024)
+    assert s.chunk_tokens == 8192 and s.tpot_ms > 0
+    assert s.gpus == st.layout.gpus
