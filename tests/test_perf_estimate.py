@@ -325,3 +325,17 @@ def test_a_studys_search_inputs_are_what_estimate_reads() -> None:
     s = estimate(inp, st.layout.split, st.layout.replicas, 16, 1024, 1024)
     assert s.chunk_tokens == 8192 and s.tpot_ms > 0
     assert s.gpus == st.layout.gpus
+
+
+def test_clients_beyond_the_running_requests_wait_whole_requests_for_a_slot() -> None:
+    # 64 clients, 16 slots: the engine runs as for 16; each client cycles 64 / 16 = 4 request
+    # times, so TTFT gains 3 × the running requests' E2E and throughput stays the 16's
+    inp = inputs("meta-llama/Meta-Llama-3.1-8B", "H100 SXM")
+    f = round_factors()
+    sixteen = estimate(inp, Split(1), 1, 16, 1024, 128, factors=f)
+    capped = estimate(inp, Split(1), 1, 64, 1024, 128, max_running=16, factors=f)
+    e2e = (sixteen.ttft_ms + 127 * sixteen.tpot_ms) / 1e3
+    assert capped.tpot_ms == pytest.approx(sixteen.tpot_ms)
+    assert capped.ttft_ms / 1e3 == pytest.approx(sixteen.ttft_ms / 1e3 + 3 * e2e)
+    assert capped.output_tokens_per_s_per_gpu == pytest.approx(sixteen.output_tokens_per_s_per_gpu)
+    assert "(64 / 16 − 1)" in capped.formula.ttft

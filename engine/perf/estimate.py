@@ -17,8 +17,9 @@ benchmarks drive an engine). ``replicas`` copies serve the same load each.
   prefills queued ahead of it: a share ``burst_share`` of the requests arrives in bursts (those
   that finished together), and half of the other requests of the rank are then ahead of it,
   packed as many prompts to a chunk as the budget holds. Counted: that queueing and the step in
-  flight. Not counted: waiting for KV space (a concurrency above the users that fit queues for
-  whole requests; the memory model's ``users`` says when), the client's and the network's time,
+  flight; with ``max_running`` below the concurrency (the KV pool or the engine's request cap
+  holds fewer), the wait for a running request to finish: each client then cycles
+  concurrency / max_running request times. Not counted: the client's and the network's time,
   and a cold start (the first wave, all arrivals at once, queues longer than ``burst_share``).
 * TPOT: the engine alternates decode steps and other requests' prefills, so per request the
   decode phase also pays for the prefills the GPU runs meanwhile: E2E = the fixed cost + every
@@ -226,13 +227,17 @@ def estimate(
     speculative: Speculative | None = None,
     *,
     gpus_per_node: int | None = None,
+    max_running: int | None = None,
     calibration: Calibration | None = None,
     factors: Factors | None = None,
 ) -> Speed:
     """The speed of ``replicas`` copies cut as ``split``, each serving ``concurrency`` requests
     of ``isl`` input and ``osl`` output tokens. ``gpus_per_node``: where collectives leave
-    NVLink for the network (default: the GPU's own domain, ``node_gpus``); ``factors``: other
-    fitted factors than ``data/perf.yaml``'s (the fit script's trials)."""
+    NVLink for the network (default: the GPU's own domain, ``node_gpus``); ``max_running``: the
+    requests one copy can run at once (an engine's request cap, or the users the KV pool holds;
+    None: all of them. The engines admit by the KV a request holds now, not at its last token,
+    so the memory model's users at the full context undercount what they run); ``factors``:
+    other fitted factors than ``data/perf.yaml``'s (the fit script's trials)."""
     for name, value in (("replicas", replicas), ("concurrency", concurrency), ("isl", isl)):
         if value < 1:
             raise InputError(name, f"a positive integer, got {value}")
@@ -246,7 +251,9 @@ def estimate(
     cfg, arch, engine = inp.cfg, inp.arch, inp.engine
 
     # --- decode -----------------------------------------------------------------------------
-    per_rank = math.ceil(concurrency / split.dp)
+    # the engine runs at most ``max_running`` of the clients' requests at once; the rest wait
+    running = concurrency if max_running is None else max(1, min(concurrency, max_running))
+    per_rank = math.ceil(running / split.dp)
     micro = math.ceil(per_rank / split.pp)  # a pipeline keeps pp micro-batches in flight
     context = isl + (osl + 1) / 2
     costs = decode_costs(kv, cfg, arch, context)
@@ -299,25 +306,29 @@ def estimate(
     work = fixed_s + decode.seconds / 2 + prefills * gpu_prefill + decode_time
     tpot = max(per_token, (work - ttft) / (osl - 1)) if osl > 1 else per_token
     e2e = ttft + (osl - 1) * tpot
-    per_copy = concurrency * osl / e2e
+    # admission: clients beyond the running requests wait whole requests for a slot; each
+    # client's cycle is concurrency / running requests long, the engine's throughput unchanged
+    admission = e2e * (concurrency / running - 1)
+    ttft += admission
+    per_copy = running * osl / e2e
     per_gpu = per_copy / split.gpus
     speed_formula = Formula(
         decode_step=_sum_text(decode.terms),
         prefill_step=_sum_text(prefill.terms),
         ttft=(
             f"{_ms(fixed_s)} + {_ms(decode.seconds)} / 2 + {_ms(own)} + {burst:.3g} × "
-            f"({per_rank} − 1) / 2 × {_ms(per_queued)} = {_ms(ttft)}"
+            f"({per_rank} − 1) / 2 × {_ms(per_queued)}"
+            + (f" + {_ms(e2e)} × ({concurrency} / {running} − 1)" if admission else "")
+            + f" = {_ms(ttft)}"
         ),
         tpot=(
             f"max(({_ms(decode.seconds)} + {drafts} × {_ms(draft.seconds if draft else 0.0)})"
-            f" / {accepted:.3g}, ({_ms(work)} − {_ms(ttft)}) / ({osl} − 1)) = {_ms(tpot)}"
+            f" / {accepted:.3g}, ({_ms(work)} − {_ms(ttft - admission)}) / ({osl} − 1))"
+            f" = {_ms(tpot)}"
             if osl > 1
             else f"{_ms(tpot)}"
         ),
-        per_gpu=(
-            f"{concurrency} × {osl} / ({_ms(ttft)} + ({osl} − 1) × {_ms(tpot)}) / "
-            f"{split.gpus} = {per_gpu:.4g} /s"
-        ),
+        per_gpu=(f"{running} × {osl} / ({_ms(e2e)}) / {split.gpus} = {per_gpu:.4g} /s"),
     )
     return Speed(
         ttft_ms=ttft * 1e3,
