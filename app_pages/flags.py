@@ -11,6 +11,7 @@ from engine.present import messages as M
 from engine.present.artifacts import launch_artifacts
 from engine.present.report import candidate_json
 from engine.present.sources import clean, inert
+from engine.present.words import say, say_all
 from engine.scenario import ENGINE_LABELS
 from ui import show, tables
 from ui import state as S
@@ -46,12 +47,12 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
                     "flags.cannot_run",
                     engine=ENGINE_LABELS[engine],
                     layout=M.layout_name(d.layout, lang),
-                    problem=clean(view.problem or ""),
+                    problem=say(view.problem, lang) if view.problem else "",
                 )
             )
             continue
         if not p.runnable:
-            st.error(T("flags.blocked", why="; ".join(M.blocked(d, p, lang))))
+            st.error(T("flags.blocked", why="; ".join(M.blocked(p, lang))))
         for warning in p.warnings:
             st.warning(clean(warning))
         st.code(shell(p), language="bash")
@@ -60,12 +61,12 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
                 for c in p.commands:
                     st.markdown(T("flags.node", node=c.node, role=T(f"flags.role.{c.role}")))
                     st.code(shell(p, c), language="bash")
-        show.downloads(launch_artifacts(d, p), f"flags.dl.{engine}")
+        show.downloads(launch_artifacts(d, p, lang), f"flags.dl.{engine}")
         st.markdown(T("flags.layout", layout=M.layout_name(p.layout, lang)))
         st.markdown("\n".join(f"- {inert(r)}" for r in reasons))
         st.markdown(T("flags.why_each"))
         tables.texts(
-            [{"flag": f.flag, "value": f.value, "reason": clean(f.reason)} for f in p.flags],
+            [{"flag": f.flag, "value": f.value, "reason": say(f.why, lang)} for f in p.flags],
             {
                 "flag": T("flags.col.flag"),
                 "value": T("flags.col.value"),
@@ -76,7 +77,7 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
         if p.env:
             st.markdown(T("flags.env"))
             tables.texts(
-                [{"name": e.name, "value": e.value, "reason": clean(e.reason)} for e in p.env],
+                [{"name": e.name, "value": e.value, "reason": say(e.why, lang)} for e in p.env],
                 {
                     "name": T("flags.col.env"),
                     "value": T("flags.col.value"),
@@ -86,7 +87,7 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
             )
         with st.expander(T("flags.left")):
             tables.texts(
-                [{"flag": x.flag, "reason": clean(x.reason)} for x in p.left_to_engine],
+                [{"flag": x.flag, "reason": say(x.why, lang)} for x in p.left_to_engine],
                 {"flag": T("flags.col.flag"), "reason": T("flags.col.reason")},
                 key=f"flags.left.{engine}",
             )
@@ -112,7 +113,7 @@ tables.show(
                 "used": c.taken_before_kv,
                 "context": j["context"],
                 "users": j["users"],
-                "why_not": "; ".join(clean(w) for w in j["why_not"]) or None,
+                "why_not": "; ".join(say_all(c.why, lang)) or None,
             }
             for c, j in ((x, candidate_json(x)) for x in d.search.candidates[:12])
         ],
@@ -144,12 +145,13 @@ with left:
             engine=ENGINE_LABELS.get(advice.engine, T("flags.either")),
         )
     )
-    st.markdown("\n".join(f"- {clean(r)}" for r in advice.reasoning))
-    st.caption(T("flags.routing", routing=clean(advice.routing)))
+    st.markdown("\n".join(f"- {say(w, lang)}" for w in advice.why))
+    if advice.routing_why is not None:
+        st.caption(T("flags.routing", routing=say(advice.routing_why, lang)))
 with right:
     if d.family.moe:
         comm = moe_comm_advice(s.nodes, "mixed")
         advice_sources.append(comm.source)
         st.markdown(T("flags.moe_advice", nodes=s.nodes))
-        st.markdown("\n".join(f"- {clean(r)}" for r in comm.reasoning))
+        st.markdown("\n".join(f"- {say(w, lang)}" for w in comm.why))
 show.sources([*reason_sources, *advice_sources])

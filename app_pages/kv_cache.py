@@ -4,6 +4,7 @@ import streamlit as st
 
 from engine.present import charts_data as C
 from engine.present.sources import inert
+from engine.present.words import say
 from engine.scenario import DEFAULT_CONTEXT, ENGINE_LABELS
 from engine.software.tables import engine_version
 from ui import charts, show, tables
@@ -111,7 +112,7 @@ show.numbers(C.kv_headline(d, lang))
 show.numbers(C.fit_shown(d, lang))
 
 st.subheader(T("kv.groups"))
-rows = C.group_rows(d.kv, max(d.context, 1))
+rows = C.group_rows(d.kv, max(d.context, 1), lang)
 at = C.tokens(d.context)
 tables.show(
     tables.frame(
@@ -146,7 +147,7 @@ with st.expander(T("kv.group_formulas")):
         st.code(r.formula, language=None, wrap_lines=True)
     if d.kv.hybrid is not None:
         st.markdown(T("kv.hybrid_alignment"))
-        st.code(d.kv.hybrid.formula(), language=None, wrap_lines=True)
+        st.code(say(d.kv.hybrid.formula(), lang), language=None, wrap_lines=True)
 
 grid = C.context_grid(C.chart_limit(d))
 left, right = st.columns(2)

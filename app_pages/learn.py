@@ -65,7 +65,7 @@ if variants:
     with st.expander(T("learn.formulas")):
         for x in variants:
             st.markdown(f"**{x.name}**")
-            st.code(x.formula(), language=None, wrap_lines=True)
+            st.code(x.formula(lang), language=None, wrap_lines=True)
 
 st.header(T("learn.intensity"))
 st.markdown(T("learn.intensity_text"))

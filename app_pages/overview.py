@@ -7,7 +7,8 @@ from engine.launch.render import shell
 from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.artifacts import launch_artifacts, report_artifacts
-from engine.present.sources import clean, inert
+from engine.present.sources import inert
+from engine.present.words import say
 from engine.scenario import ENGINE_LABELS
 from ui import show
 from ui import state as S
@@ -33,6 +34,7 @@ st.caption(
 )
 
 show.verdict(d)
+show.alternatives(d)
 
 st.subheader(T("overview.layout"))
 st.markdown(M.layout_words(d, current()))
@@ -47,21 +49,22 @@ plan = d.plan
 if plan is not None:
     st.subheader(T("overview.command", engine=engine, version=plan.engine_version))
     if not plan.runnable:
-        st.error(T("flags.blocked", why="; ".join(M.blocked(d, plan, current()))))
+        st.error(T("flags.blocked", why="; ".join(M.blocked(plan, current()))))
     st.code(shell(plan), language="bash")
     if len(plan.commands) > 1:
         st.caption(T("overview.multi_node", n=len(plan.commands)))
-    show.downloads(launch_artifacts(d, plan), "overview.dl")
+    show.downloads(launch_artifacts(d, plan, current()), "overview.dl")
 else:
-    st.error(T("flags.no_plan", engine=engine, problem=d.primary.problem or ""))
+    problem = d.primary.problem
+    st.error(T("flags.no_plan", engine=engine, problem=say(problem, current()) if problem else ""))
 
 st.subheader(T("overview.report"))
 st.caption(T("overview.report_caption"))
 show.downloads(report_artifacts(d, current(), share_link(S.view())), "overview.report")
 
-st.subheader(T("overview.numbers", family=d.family.summary()))
+st.subheader(T("overview.numbers", family=C.family_summary(d.family, current())))
 show.numbers(C.kv_headline(d, current()))
 show.numbers(C.weights_shown(d, current()))
 show.numbers(C.fit_shown(d, current()))
 for note in d.notes:
-    st.info(clean(note), icon=":material/info:")
+    st.info(say(note, current()), icon=":material/info:")

@@ -3,13 +3,15 @@
 import streamlit as st
 
 from engine.present.sources import clean
+from engine.present.words import say
 from engine.scenario import ENGINE_LABELS
 from ui import show, tables
 from ui import state as S
-from ui.lang import T
+from ui.lang import T, current
 
 st.title(T("nav.software"))
 d = S.study_or_stop()
+lang = current()
 st.caption(T("software.caption", model=d.model.name, architecture=d.config.architecture))
 
 cols = st.columns(2)
@@ -25,13 +27,18 @@ for col, (engine, view) in zip(cols, d.engines.items(), strict=True):
             b.metric(T("software.format"), r.checkpoint_format)
             a.metric(T("software.tool_parser"), r.tool_call_parser or T("common.none"))
             b.metric(T("software.reasoning_parser"), r.reasoning_parser or T("common.none"))
-            st.caption(clean(r.checkpoint.detail))
+            st.caption(clean("".join(say(x, lang) for x in r.checkpoint.details)))
             if r.extra_flags:
                 st.markdown(T("software.extra_flags"))
                 tables.show(
                     tables.frame(
                         [
-                            {"flag": f, "reason": clean(r.flag_reasons.get(f, "")) or None}
+                            {
+                                "flag": f,
+                                "reason": clean(say(r.flag_decisions[f], lang))
+                                if f in r.flag_decisions
+                                else None,
+                            }
                             for f in r.extra_flags
                         ],
                         ["flag", "reason"],
@@ -44,7 +51,7 @@ for col, (engine, view) in zip(cols, d.engines.items(), strict=True):
                 )
             if not r.natively_supported:
                 st.warning(T("software.not_native"))
-            if r.notes:
+            if r.reasons:
                 with st.expander(T("software.notes")):
-                    st.markdown("\n".join(f"- {clean(n)}" for n in r.notes))
+                    st.markdown("\n".join(f"- {clean(say(n, lang))}" for n in r.reasons))
             show.sources(r.sources)

@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from engine.errors import InputError
-from engine.scenario import ENGINES, LATENCY_PRIORITIES, Scenario, make_scenario
+from engine.present.words import say
+from engine.scenario import AUTO, FieldRow, Scenario, fields, make_scenario
 
 MAX_ARG_CHARS = 65_536  # an argument longer than this is not a name, a number or a command
 
@@ -38,72 +39,98 @@ class Parser(argparse.ArgumentParser):
 # --- the scenario flags every study-based subcommand shares -----------------------------------
 
 
+_GROUPS = {
+    "gpu": "hardware",
+    "gpus_per_node": "hardware",
+    "nodes": "hardware",
+    "engine": "hardware",
+    "context": "workload",
+    "users": "workload",
+    "prefix_overlap": "workload",
+    "latency": "workload",
+    "images": "workload",
+    "input_tokens": "speed (workload and targets)",
+    "output_tokens": "speed (workload and targets)",
+    "ttft_ms": "speed (workload and targets)",
+    "tpot_ms": "speed (workload and targets)",
+    "kv_dtype": "memory",
+    "memory_fraction": "memory",
+    "max_num_seqs": "memory",
+}
+_LAYOUT_GROUP = "layout (pin; default: the layout search chooses)"
+
+
+def _default_words(row: FieldRow) -> str:
+    if row.default is None or row.default is False:
+        return row.spec.why
+    shown = f"{row.default:,}" if isinstance(row.default, int) else str(row.default)
+    return f"{shown}: {row.spec.why}" if row.spec.why else shown
+
+
+def _arg_type(row: FieldRow) -> Callable[[str], Any]:
+    """Text to the field's type; 'auto' for a field whose None is a value of its own."""
+
+    def convert(text: str) -> Any:
+        if row.spec.auto and text.strip().lower() == AUTO:
+            return None
+        if row.kind is int:
+            return int(text)
+        if row.kind is float:
+            return float(text)
+        return text
+
+    convert.__name__ = "a whole number" if row.kind is int else row.kind.__name__
+    return convert
+
+
 def add_scenario_args(p: argparse.ArgumentParser, *, source: bool = True) -> None:
+    """The scenario flags, one per field of the Scenario's table (engine/scenario.py)."""
     if source:
         p.add_argument(
             "source",
             help="a bundled catalog name, a Hugging Face id, a config.json path or JSON text",
         )
-    g = p.add_argument_group("hardware")
-    g.add_argument("--gpu", default=None, help="GPU name from the catalog (default H200)")
-    g.add_argument("--gpus", type=int, default=None, help="GPUs per node (default 8)")
-    g.add_argument("--nodes", type=int, default=None, help="nodes (default 1)")
-    g.add_argument("--engine", choices=ENGINES, default=None, help="serving engine (default vllm)")
-    w = p.add_argument_group("workload")
-    w.add_argument("--context", type=int, default=None, help="tokens per request")
-    w.add_argument("--users", type=int, default=None, help="concurrent users (default 16)")
-    w.add_argument("--prefix-overlap", type=int, default=None, help="percent of each prompt reused")
-    w.add_argument("--latency-priority", choices=LATENCY_PRIORITIES, default=None)
-    w.add_argument("--images", action="store_true", help="serve images (multimodal models)")
-    k = p.add_argument_group("memory")
-    k.add_argument("--kv-dtype", default=None, help="auto, bf16, fp16, fp8, fp8_e4m3, ...")
-    k.add_argument("--memory-fraction", type=float, default=None, help="engine memory fraction")
-    k.add_argument(
-        "--max-num-seqs",
-        type=int,
-        default=None,
-        help="requests one engine runs at once (vLLM --max-num-seqs, SGLang "
-        "--max-running-requests; default: the plan decides)",
-    )
-    lay = p.add_argument_group("layout (pin; default: the layout search chooses)")
-    lay.add_argument("--tp", type=int, default=None, help="attention tensor-parallel size")
-    lay.add_argument("--dp", type=int, default=None, help="attention data-parallel ranks (MoE)")
-    lay.add_argument("--pp", type=int, default=None, help="pipeline stages (across nodes)")
-    lay.add_argument("--ep", action=argparse.BooleanOptionalAction, default=None)
-    lay.add_argument("--replicas", type=int, default=None, help="independent copies")
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for row in fields():
+        if row.spec.cli is None:
+            continue
+        title = _GROUPS.get(row.name, _LAYOUT_GROUP)
+        g = groups.get(title) or groups.setdefault(title, p.add_argument_group(title))
+        help_text = f"{row.spec.help} (default {_default_words(row)})"
+        help_text = help_text.replace("%", "%%")
+        if row.kind is bool and row.optional:
+            g.add_argument(
+                row.spec.cli, dest=row.name, action=argparse.BooleanOptionalAction,
+                default=None, help=help_text,
+            )  # fmt: skip
+        elif row.kind is bool:
+            g.add_argument(row.spec.cli, dest=row.name, action="store_true", default=None,
+                           help=help_text)  # fmt: skip
+        else:
+            g.add_argument(
+                row.spec.cli, dest=row.name, type=_arg_type(row), default=_UNSET,
+                choices=row.choices or None, help=help_text,
+                metavar=row.name.upper() if not row.choices else None,
+            )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
+
+
+_UNSET: Any = argparse.SUPPRESS  # a flag left out leaves its field to the Scenario's default
 
 
 def scenario_from_args(args: argparse.Namespace) -> Scenario:
     """The Scenario the flags describe (the model source resolved and registered)."""
-    fields: dict[str, Any] = {}
+    given: dict[str, Any] = {}
     if getattr(args, "source", None) is not None:
-        fields.update(source_fields(args.source))
-    names = {
-        "gpu": "gpu",
-        "gpus": "gpus_per_node",
-        "nodes": "nodes",
-        "engine": "engine",
-        "context": "context",
-        "users": "users",
-        "prefix_overlap": "prefix_overlap",
-        "latency_priority": "latency",
-        "kv_dtype": "kv_dtype",
-        "memory_fraction": "memory_fraction",
-        "max_num_seqs": "max_num_seqs",
-        "tp": "tp",
-        "dp": "dp",
-        "pp": "pp",
-        "ep": "ep",
-        "replicas": "replicas",
-    }
-    for arg, field in names.items():
-        value = getattr(args, arg, None)
-        if value is not None:
-            fields[field] = value
-    if getattr(args, "images", False):
-        fields["images"] = True
-    return make_scenario(**fields)
+        given.update(source_fields(args.source))
+    for row in fields():
+        if row.spec.cli is None or not hasattr(args, row.name):
+            continue
+        value = getattr(args, row.name)
+        if row.kind is bool and value is None:
+            continue
+        given[row.name] = value
+    return make_scenario(**given)
 
 
 def source_fields(source: str) -> dict[str, Any]:
@@ -129,6 +156,11 @@ def source_fields(source: str) -> dict[str, Any]:
 
 
 # --- subcommands ----------------------------------------------------------------------------
+
+
+def error_text(err: InputError) -> str:
+    """``field: expected`` and, when the engine gave one, its decision in words."""
+    return f"{err} ({say(err.why)})" if err.why is not None else str(err)
 
 
 def _print(data: Any) -> None:
@@ -173,8 +205,11 @@ def cmd_gates(args: argparse.Namespace) -> int:
         _print(out)
         return 0
     print(f"{st.model.name} on {st.scenario.total_gpus} × {st.gpu.key}, {st.layout.describe()}")
-    for g in st.gates.gates:
-        print(f"  [{g.status:4}] {g.name}: {g.reason}" + (f"  -> {g.fix}" if g.fix else ""))
+    for g in out["gates"]:
+        print(
+            f"  [{g['status']:4}] {g['name']}: {g['reason']}"
+            + (f"  -> {g['fix']}" if g["fix"] else "")
+        )
     print(f"fits: {st.gates.fits}; minimum GPUs: {st.min_gpus}")
     return 0
 
@@ -184,12 +219,12 @@ def cmd_software(args: argparse.Namespace) -> int:
     from engine.study import study
 
     st = study(scenario_from_args(args))
-    out = software_json(st, st.scenario.engine)
     if args.json:
-        _print(out)
+        _print(software_json(st, st.scenario.engine))
         return 0
-    for k, v in out.items():
-        print(f"{k}: {v}")
+    from engine.present.text import software_text
+
+    print(software_text(st, st.scenario.engine, getattr(args, "lang", None) or "en"))
     return 0
 
 
@@ -248,6 +283,10 @@ def build_parser() -> Parser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         add_scenario_args(p)
         p.set_defaults(func=func)
+        if name == "software":
+            from engine.i18n import LANGS
+
+            p.add_argument("--lang", choices=LANGS, default="en", help="language of the text")
     lint_help = "lint an inherited vLLM / SGLang launch command against the Study of its scenario"
     lint = sub.add_parser("lint", help=lint_help, description=lint_help)
     lint.add_argument("command", help="the command, a launch script or a pod manifest, as text")
@@ -300,7 +339,7 @@ def main(argv: Sequence[str] | None = None, *, backcalc_predict: Any = None) -> 
         result: int = args.func(args)
         return result
     except InputError as err:
-        return fail(f"error: {err}")
+        return fail(f"error: {error_text(err)}")
     except BrokenPipeError:  # the reader went away (| head): nothing left to say
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115  # no flush error at exit

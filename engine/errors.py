@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.decision import Decision
+
 
 class InputError(ValueError):
-    """Bad user input. ``str(err)`` is one line: ``<field>: <what was expected>``."""
+    """Bad user input. ``str(err)`` is one line: ``<field>: <what was expected>``. ``why``: the
+    engine's decision behind it (a layout the model's shapes refuse), which the CLI and the
+    pages word in the reader's language after the expectation."""
 
-    def __init__(self, field: str, expected: str) -> None:
+    def __init__(self, field: str, expected: str, why: Decision | None = None) -> None:
         self.field = field
         self.expected = expected
+        self.why = why
         super().__init__(f"{field}: {expected}")

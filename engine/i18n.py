@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
+from pathlib import Path
 from typing import Any, Literal, get_args
 
 import yaml
@@ -25,7 +26,8 @@ I18N_DIR = DATA_DIR / "i18n"
 def _flatten(node: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in node.items():
-        name = f"{prefix}{key}"
+        # "_" words the group itself: a code that is also the prefix of longer codes
+        name = prefix.rstrip(".") if key == "_" else f"{prefix}{key}"
         if isinstance(value, Mapping):
             out.update(_flatten(value, name + "."))
         elif isinstance(value, str):
@@ -53,12 +55,24 @@ def _mapping(loader: _UniqueKeys, node: yaml.MappingNode, deep: bool = False) ->
 _UniqueKeys.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 
 
+def catalog_files(lang: Lang) -> list[Path]:
+    """``data/i18n/<lang>.yaml`` (the pages' messages) and ``data/i18n/<lang>/*.yaml`` (the
+    wording of the engine's decision codes, one file per concern)."""
+    return [I18N_DIR / f"{lang}.yaml", *sorted((I18N_DIR / lang).glob("*.yaml"))]
+
+
 @cache
 def catalog(lang: Lang) -> Mapping[str, str]:
-    """Every message of ``lang`` by dotted key (``data/i18n/<lang>.yaml``, read once)."""
-    text = (I18N_DIR / f"{lang}.yaml").read_text(encoding="utf-8")
-    raw = yaml.load(text, Loader=_UniqueKeys) or {}  # a SafeLoader subclass
-    return _flatten(raw)
+    """Every message of ``lang`` by dotted key, read once; a key given in two files is an
+    error, as a key given twice in one file is."""
+    out: dict[str, str] = {}
+    for path in catalog_files(lang):
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeys) or {}
+        for key, text in _flatten(raw).items():
+            if key in out:
+                raise ValueError(f"{key!r} given twice in data/i18n ({path.name})")
+            out[key] = text
+    return out
 
 
 class _Params(dict[str, Any]):

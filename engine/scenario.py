@@ -16,12 +16,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Annotated, Any, Literal, get_args
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engine.errors import InputError
+from engine.hardware.gpus import lookup_gpu
 from engine.kv.dtype import KV_DTYPE_CHOICES
+from engine.model.loader import HF_ID, catalog_names
 from engine.rules import load_data
 
 Engine = Literal["vllm", "sglang"]
@@ -44,6 +47,12 @@ class _Defaults(BaseModel):
     gpus_per_node: int = Field(ge=1)
     context: int = Field(ge=1)
     users: int = Field(ge=1)
+    output_tokens: int = Field(ge=1)
+    model_why: str
+    hardware_why: str
+    context_why: str
+    users_why: str
+    output_tokens_why: str
 
 
 def _load_defaults() -> _Defaults:
@@ -54,50 +63,264 @@ DEFAULTS = _load_defaults()
 DEFAULT_MODEL = DEFAULTS.model
 DEFAULT_GPU = DEFAULTS.gpu
 DEFAULT_CONTEXT = DEFAULTS.context
+DEFAULT_OUTPUT_TOKENS = DEFAULTS.output_tokens
 MAX_GPUS_PER_NODE = 64
 MAX_NODES = 128
 MAX_USERS = 1_000_000
 MAX_CONTEXT = 1 << 26
 MAX_NAME_CHARS = 200  # a model id, a file name or a GPU name; longer is not a name
 MAX_PARALLEL = MAX_GPUS_PER_NODE * MAX_NODES
+MAX_TARGET_MS = 3_600_000.0  # an hour: a latency target beyond it is not a target
+
+
+# --- the table of fields -------------------------------------------------------------------------
+
+Section = Literal["hardware", "engine", "workload", "targets"]
+Widget = Literal["select", "number", "slider", "radio"]
+
+
+@dataclass(frozen=True)
+class Control:
+    """How the sidebar draws a field: its widget, its section, the catalog keys of its label
+    and help, and (for a choice) the catalog prefix that words each option."""
+
+    widget: Widget
+    section: Section
+    label: str
+    help: str | None = None
+    step: int | float | None = None
+    options: str | None = None  # catalog prefix for the options' words (None: as written)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One scenario field's row: its link key (and the keys of older links), its CLI flag and
+    help (the default is added from the field), why its default is what it is, how the sidebar
+    draws it, and whether the reproduce line spells it.
+
+    The Scenario model below is the table: each field is declared once with its type, bounds,
+    default and this row; the CLI arguments (engine/cli.py), the link's parser and writer
+    (``from_query`` / ``to_query``), the sidebar (ui/sidebar.py) and the reproduce line
+    (engine/present/artifacts.py) are generated from it."""
+
+    query: str
+    cli: str | None = None  # None: not a flag (the model is the CLI's positional SOURCE)
+    help: str = ""
+    why: str = ""  # the reason for the default (CLI help, README)
+    control: Control | None = None
+    aliases: tuple[str, ...] = ()
+    auto: bool = False  # None is a value of its own, spelled "auto" (else None is the default)
 
 
 class Scenario(BaseModel):
-    """One serving question: which model, on which GPUs, with which engine, for what workload,
-    and any layout the user pins. Field bounds are the ones the engine accepts."""
+    """One serving question: which model, on which GPUs, with which engine, for what workload
+    and targets, and any layout the user pins. Field bounds are the ones the engine accepts."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    source: Source = "catalog"
-    model: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)] = DEFAULT_MODEL
-    digest: str | None = None  # sha256 of the config bytes when source == "file"
-    gpu: Annotated[str, Field(min_length=1, max_length=64)] = DEFAULT_GPU
-    gpus_per_node: Annotated[int, Field(strict=True, ge=1, le=MAX_GPUS_PER_NODE)] = (
-        DEFAULTS.gpus_per_node
+    source: Annotated[Source, Spec("src")] = "catalog"
+    model: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS), Spec("model")] = (
+        DEFAULT_MODEL
     )
-    nodes: Annotated[int, Field(strict=True, ge=1, le=MAX_NODES)] = 1
-    engine: Engine = "vllm"
-    context: Annotated[int, Field(strict=True, ge=1, le=MAX_CONTEXT)] | None = DEFAULT_CONTEXT
-    users: Annotated[int, Field(strict=True, ge=1, le=MAX_USERS)] = DEFAULTS.users
-    prefix_overlap: Annotated[int, Field(strict=True, ge=0, le=100)] = 0
-    latency: Latency = "balanced"
-    kv_dtype: str = "auto"
-    memory_fraction: Annotated[float, Field(ge=0.05, le=1.0, allow_inf_nan=False)] | None = None
-    images: bool = False
-    tp: Annotated[int, Field(strict=True, ge=1, le=MAX_PARALLEL)] | None = None
-    dp: Annotated[int, Field(strict=True, ge=1, le=MAX_PARALLEL)] | None = None
-    pp: Annotated[int, Field(strict=True, ge=1, le=MAX_NODES)] | None = None
-    ep: bool | None = None
-    replicas: Annotated[int, Field(strict=True, ge=1, le=MAX_PARALLEL)] | None = None
-    # requests one engine runs at once (vLLM --max-num-seqs, SGLang --max-running-requests);
-    # None: the plan decides (the engine's default, or fewer when that is what frees the memory)
-    max_num_seqs: Annotated[int, Field(strict=True, ge=1, le=MAX_USERS)] | None = None
+    # sha256 of the config bytes when source == "file" (a link cannot carry the bytes)
+    digest: Annotated[str | None, Spec("digest")] = None
+    gpu: Annotated[
+        str,
+        Field(min_length=1, max_length=64),
+        Spec(
+            "gpu",
+            "--gpu",
+            "GPU name or alias from the catalog (python -m engine gpus lists them)",
+            "one node of 8 × H200, the playbook's example (data/scenario.yaml)",
+            Control("select", "hardware", "sidebar.gpu", "sidebar.gpu_help"),
+        ),
+    ] = DEFAULT_GPU
+    gpus_per_node: Annotated[
+        int,
+        Field(strict=True, ge=1, le=MAX_GPUS_PER_NODE),
+        Spec(
+            "gpus",
+            "--gpus",
+            "GPUs per node",
+            "the playbook's 8-GPU node",
+            Control("number", "hardware", "sidebar.gpus"),
+        ),
+    ] = DEFAULTS.gpus_per_node
+    nodes: Annotated[
+        int,
+        Field(strict=True, ge=1, le=MAX_NODES),
+        Spec(
+            "nodes", "--nodes", "nodes", "one node", Control("number", "hardware", "sidebar.nodes")
+        ),
+    ] = 1
+    engine: Annotated[
+        Engine,
+        Spec(
+            "engine",
+            "--engine",
+            "serving engine",
+            "the playbook's first engine",
+            Control("radio", "engine", "sidebar.engine_label", options="common.engine"),
+        ),
+    ] = "vllm"
+    context: Annotated[
+        Annotated[int, Field(strict=True, ge=1, le=MAX_CONTEXT)] | None,
+        Spec(
+            "ctx",
+            "--context",
+            "tokens per request, prompt + output ('auto': the model's own limit); capped at the "
+            "model's limit",
+            "the playbook sizes one user at 32K (data/scenario.yaml)",
+            Control("number", "workload", "sidebar.context", "sidebar.context_help", step=1024),
+            auto=True,
+        ),
+    ] = DEFAULT_CONTEXT
+    users: Annotated[
+        int,
+        Field(strict=True, ge=1, le=MAX_USERS),
+        Spec(
+            "users",
+            "--users",
+            "concurrent users (requests in flight)",
+            "a small team's interactive load (data/scenario.yaml)",
+            Control("number", "workload", "sidebar.users", "sidebar.users_help"),
+        ),
+    ] = DEFAULTS.users
+    prefix_overlap: Annotated[
+        int,
+        Field(strict=True, ge=0, le=100),
+        Spec(
+            "prefix",
+            "--prefix-overlap",
+            "percent of each prompt that repeats an earlier one",
+            "no shared prefix assumed",
+            Control("slider", "workload", "sidebar.prefix", "sidebar.prefix_help"),
+        ),
+    ] = 0
+    latency: Annotated[
+        Latency,
+        Spec(
+            "latency",
+            "--latency-priority",
+            "what the layout search favours: latency (lowest time per output token), "
+            "throughput (most tokens/s per GPU) or balanced",
+            "the most tokens/s per GPU with the time per token within a bound",
+            Control(
+                "radio",
+                "workload",
+                "sidebar.latency",
+                "sidebar.latency_help",
+                options="sidebar.priority",
+            ),
+        ),
+    ] = "balanced"
+    input_tokens: Annotated[
+        Annotated[int, Field(strict=True, ge=1, le=MAX_CONTEXT)] | None,
+        Spec(
+            "isl",
+            "--input-tokens",
+            "prompt tokens per request, for the speed estimate",
+            "the context less the output tokens",
+            Control(
+                "number", "targets", "sidebar.input_tokens", "sidebar.input_tokens_help", step=256
+            ),
+        ),
+    ] = None
+    output_tokens: Annotated[
+        Annotated[int, Field(strict=True, ge=1, le=MAX_CONTEXT)] | None,
+        Spec(
+            "osl",
+            "--output-tokens",
+            "output tokens per request, for the speed estimate",
+            f"{DEFAULT_OUTPUT_TOKENS:,}, or half the context when that is shorter: the most "
+            "common published benchmark setting (data/scenario.yaml)",
+            Control(
+                "number", "targets", "sidebar.output_tokens", "sidebar.output_tokens_help", step=128
+            ),
+        ),
+    ] = None
+    ttft_ms: Annotated[
+        Annotated[float, Field(gt=0, le=MAX_TARGET_MS, allow_inf_nan=False)] | None,
+        Spec(
+            "ttft",
+            "--ttft-ms",
+            "target time to first token, ms",
+            "no target",
+            Control("number", "targets", "sidebar.ttft_ms", "sidebar.ttft_help", step=50.0),
+        ),
+    ] = None
+    tpot_ms: Annotated[
+        Annotated[float, Field(gt=0, le=MAX_TARGET_MS, allow_inf_nan=False)] | None,
+        Spec(
+            "tpot",
+            "--tpot-ms",
+            "target time per output token, ms (1000 / tokens per second per user)",
+            "no target",
+            Control("number", "targets", "sidebar.tpot_ms", "sidebar.tpot_help", step=1.0),
+        ),
+    ] = None
+    kv_dtype: Annotated[
+        str,
+        Spec(
+            "kv",
+            "--kv-dtype",
+            f"KV cache dtype: {', '.join(KV_DTYPE_CHOICES)}",
+            "the engine's own pick",
+        ),
+    ] = "auto"
+    memory_fraction: Annotated[
+        Annotated[float, Field(ge=0.05, le=1.0, allow_inf_nan=False)] | None,
+        Spec(
+            "mem",
+            "--memory-fraction",
+            "vLLM --gpu-memory-utilization / SGLang --mem-fraction-static",
+            "the engine's own",
+        ),
+    ] = None
+    images: Annotated[
+        bool, Spec("images", "--images", "serve images (multimodal models)", "text only")
+    ] = False
+    tp: Annotated[
+        Annotated[int, Field(strict=True, ge=1, le=MAX_PARALLEL)] | None,
+        Spec("tp", "--tp", "pin the attention tensor-parallel size", "the layout search's"),
+    ] = None
+    dp: Annotated[
+        Annotated[int, Field(strict=True, ge=1, le=MAX_PARALLEL)] | None,
+        Spec("dp", "--dp", "pin the DP-attention ranks (MoE)", "the layout search's"),
+    ] = None
+    pp: Annotated[
+        Annotated[int, Field(strict=True, ge=1, le=MAX_NODES)] | None,
+        Spec("pp", "--pp", "pin the pipeline stages (across nodes)", "the layout search's"),
+    ] = None
+    ep: Annotated[
+        bool | None,
+        Spec(
+            "ep", "--ep", "pin expert parallelism on (--ep) or off (--no-ep)", "the layout search's"
+        ),
+    ] = None
+    replicas: Annotated[
+        Annotated[int, Field(strict=True, ge=1, le=MAX_PARALLEL)] | None,
+        Spec(
+            "replicas",
+            "--replicas",
+            "pin the independent copies of the model",
+            "the layout search's",
+        ),
+    ] = None
+    # requests one engine runs at once (vLLM --max-num-seqs, SGLang --max-running-requests)
+    max_num_seqs: Annotated[
+        Annotated[int, Field(strict=True, ge=1, le=MAX_USERS)] | None,
+        Spec(
+            "seqs",
+            "--max-num-seqs",
+            "requests one engine runs at once (vLLM --max-num-seqs, SGLang --max-running-requests)",
+            "the plan decides: the engine's default, or fewer where that frees the memory",
+        ),
+    ] = None
 
     @field_validator("gpu")
     @classmethod
     def _gpu_key(cls, v: str) -> str:
-        from engine.hardware.gpus import lookup_gpu
-
         try:
             return lookup_gpu(v).key
         except InputError as err:
@@ -110,6 +333,16 @@ class Scenario(BaseModel):
         if key not in KV_DTYPE_CHOICES:
             raise ValueError(f"one of {', '.join(KV_DTYPE_CHOICES)}")
         return key
+
+    @field_validator("memory_fraction")
+    @classmethod
+    def _fraction(cls, v: float | None) -> float | None:
+        return None if v is None else round(v, 4)  # what a link and a flag write exactly
+
+    @field_validator("ttft_ms", "tpot_ms")
+    @classmethod
+    def _ms(cls, v: float | None) -> float | None:
+        return None if v is None else round(v, 1)
 
     @field_validator("digest")
     @classmethod
@@ -134,9 +367,77 @@ class Scenario(BaseModel):
         """True when the user fixed any part of the layout."""
         return any(v is not None for v in (self.tp, self.dp, self.pp, self.ep, self.replicas))
 
+    def workload(self, context: int) -> tuple[int, int]:
+        """(input, output) tokens of one request when the plan gives ``context`` tokens: the
+        fields when set, else the stated defaults (output 1,024 or half the context, input the
+        rest of the context)."""
+        out = self.output_tokens or max(1, min(DEFAULT_OUTPUT_TOKENS, context // 2))
+        inp = self.input_tokens or max(1, context - out)
+        return inp, out
+
     def replace(self, **changes: Any) -> Scenario:
         """A validated copy with ``changes`` applied (raises InputError naming the field)."""
         return make_scenario(**(self.model_dump() | changes))
+
+
+@dataclass(frozen=True)
+class FieldRow:
+    """A field of the table as its readers need it: name, row, default, and the plain type of
+    its value (``int``, ``float``, ``str``, ``bool``) with its choices for a Literal."""
+
+    name: str
+    spec: Spec
+    default: Any
+    kind: type
+    choices: tuple[str, ...] = ()
+    optional: bool = False
+    low: float | None = None  # the field's bounds (ge / gt), for a widget
+    high: float | None = None  # (le)
+
+
+def _kind(annotation: Any) -> tuple[type, tuple[str, ...], bool]:
+    union = get_origin(annotation) in (Union, UnionType)
+    args = [a for a in get_args(annotation) if a is not type(None)] if union else [annotation]
+    optional = union and type(None) in get_args(annotation)
+    base = args[0]
+    while get_origin(base) is Annotated:
+        base = get_args(base)[0]
+    if get_origin(base) is Literal:
+        return str, tuple(str(a) for a in get_args(base)), optional
+    return base, (), optional
+
+
+def _bounds(annotation: Any, metadata: list[Any]) -> tuple[float | None, float | None]:
+    """The ge / gt and le bounds of a field, wherever its Annotated layers keep them."""
+    found = list(metadata)
+    stack = [annotation]
+    while stack:
+        a = stack.pop()
+        if get_origin(a) is Annotated:
+            for m in get_args(a)[1:]:
+                found += getattr(m, "metadata", [m])
+        stack += [x for x in get_args(a) if not isinstance(x, str)]
+    low = next((float(m.ge) for m in found if hasattr(m, "ge")), None)
+    if low is None:
+        low = next((float(m.gt) for m in found if hasattr(m, "gt")), None)
+    high = next((float(m.le) for m in found if hasattr(m, "le")), None)
+    return low, high
+
+
+@cache
+def fields() -> tuple[FieldRow, ...]:
+    """The table, in declaration order."""
+    rows = []
+    for name, info in Scenario.model_fields.items():
+        spec = next(m for m in info.metadata if isinstance(m, Spec))
+        kind, choices, optional = _kind(info.annotation)
+        low, high = _bounds(info.annotation, info.metadata)
+        rows.append(FieldRow(name, spec, info.default, kind, choices, optional, low, high))
+    return tuple(rows)
+
+
+def field_row(name: str) -> FieldRow:
+    return next(r for r in fields() if r.name == name)
 
 
 def _expected(error: Mapping[str, Any]) -> str:
@@ -175,17 +476,20 @@ def make_scenario(**fields: Any) -> Scenario:
         raise InputError(name, _expected(first)) from None
     if s.source == "file" and s.digest is None:
         raise InputError("digest", "the digest of the uploaded config bytes")
-    if s.source == "hub":
-        from engine.model.loader import HF_ID
-
-        if not HF_ID.match(s.model):
-            raise InputError("model", f"a Hugging Face id like 'org/name', got {echo(s.model)}")
+    if s.source == "hub" and not HF_ID.match(s.model):
+        raise InputError("model", f"a Hugging Face id like 'org/name', got {echo(s.model)}")
     if s.source == "catalog":
         canonical = catalog_name(s.model)
         if canonical is None:
             raise InputError("model", f"a bundled catalog model name, got {echo(s.model)}")
         if canonical != s.model:
             s = s.model_copy(update={"model": canonical})
+    if s.context is not None and (s.input_tokens or 0) + (s.output_tokens or 0) > s.context:
+        raise InputError(
+            "input_tokens",
+            f"input + output tokens ({(s.input_tokens or 0) + (s.output_tokens or 0):,}) within "
+            f"the context ({s.context:,} tokens)",
+        )
     used = math.prod(v for v in (s.tp, s.dp, s.pp, s.replicas) if v is not None)
     if used > s.total_gpus:
         raise InputError(
@@ -203,8 +507,6 @@ DEFAULT_SCENARIO = Scenario()
 def _catalog_index() -> dict[str, str]:
     """Every spelling a bundled model answers to (``org/name`` and ``name``, any case) -> its
     canonical ``org/name``. Built once from the bundled folder's listing."""
-    from engine.model.loader import catalog_names
-
     index: dict[str, str] = {}
     for name in reversed(catalog_names()):  # the first name in sorted order wins a short name
         index[name.split("/", 1)[-1].lower()] = name
@@ -234,56 +536,22 @@ def echo(text: str, limit: int = 60) -> str:
 
 # --- URL query parameters ---------------------------------------------------------------------
 
-# Query-parameter name -> Scenario field. Short names keep a shared link readable; the names of
-# earlier links (gpus, ctx, prefix, kv, mem, hub) still work.
+# Query-parameter name -> Scenario field, from the table (short names keep a shared link
+# readable; the names of older links stay in each row's aliases).
 QUERY_KEYS: dict[str, str] = {
-    "src": "source",
-    "model": "model",
-    "digest": "digest",
-    "gpu": "gpu",
-    "gpus": "gpus_per_node",
-    "nodes": "nodes",
-    "engine": "engine",
-    "ctx": "context",
-    "users": "users",
-    "prefix": "prefix_overlap",
-    "latency": "latency",
-    "kv": "kv_dtype",
-    "mem": "memory_fraction",
-    "images": "images",
-    "tp": "tp",
-    "dp": "dp",
-    "pp": "pp",
-    "ep": "ep",
-    "replicas": "replicas",
-    "seqs": "max_num_seqs",
+    key: r.name for r in fields() for key in (r.spec.query, *r.spec.aliases)
 }
-FIELD_TO_QUERY = {v: k for k, v in QUERY_KEYS.items()}
+FIELD_TO_QUERY = {r.name: r.spec.query for r in fields()}
 UI_KEYS = frozenset({"lang", "page"})  # read by the app, not part of the scenario
 MAX_QUERY_VALUE = 256  # characters; a longer value is refused before any parsing
+AUTO = "auto"
 
 # fields whose empty query value means "not set" (the engine's or the search's choice)
-_OPTIONAL_FIELDS = frozenset(
-    {"tp", "dp", "pp", "ep", "replicas", "memory_fraction", "max_num_seqs"}
-)
+_OPTIONAL_FIELDS = frozenset(r.name for r in fields() if r.optional and r.default is None)
 _DIGITS = re.compile(r"[0-9]{1,12}")
-_DECIMAL = re.compile(r"[0-9]{0,3}(\.[0-9]{1,6})?")
+_DECIMAL = re.compile(r"[0-9]{1,7}(\.[0-9]{1,6})?|\.[0-9]{1,6}")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
-_INT_FIELDS = frozenset(
-    {
-        "gpus_per_node",
-        "nodes",
-        "context",
-        "users",
-        "prefix_overlap",
-        "tp",
-        "dp",
-        "pp",
-        "replicas",
-        "max_num_seqs",
-    }
-)
 
 
 def _single(value: str | list[str]) -> str:
@@ -295,21 +563,24 @@ def _single(value: str | list[str]) -> str:
 
 def _from_text(field: str, text: str) -> Any:
     """A query string value as the type the field takes (InputError naming the field)."""
-    if field in _INT_FIELDS:
-        if not _DIGITS.fullmatch(text):  # ASCII digits only: int() also reads '٣' and '1_0'
-            raise InputError(field, "a whole number")
-        return int(text)
-    if field == "memory_fraction":
-        if not _DECIMAL.fullmatch(text):
-            raise InputError(field, "a number between 0.05 and 1")
-        return float(text)
-    if field in ("images", "ep"):
+    row = field_row(field)
+    if row.spec.auto and text.lower() == AUTO:
+        return None
+    if row.kind is bool:
         low = text.lower()
         if low in _TRUE:
             return True
         if low in _FALSE:
             return False
         raise InputError(field, "1 or 0")
+    if row.kind is int:
+        if not _DIGITS.fullmatch(text):  # ASCII digits only: int() also reads '٣' and '1_0'
+            raise InputError(field, "a whole number")
+        return int(text)
+    if row.kind is float:
+        if not _DECIMAL.fullmatch(text):
+            raise InputError(field, "a decimal number")
+        return float(text)
     return text
 
 
@@ -421,17 +692,44 @@ def to_query(s: Scenario) -> dict[str, str]:
     """Every set field as a string, so a link stays exact even if defaults change later.
     Uploaded configs cannot travel in a link: the link names the source and the file's name."""
     out: dict[str, str] = {}
-    for field, key in FIELD_TO_QUERY.items():
-        value = getattr(s, field)
-        if value is None or field == "digest":
+    for row in fields():
+        value = getattr(s, row.name)
+        if row.name == "digest":
             continue
-        if isinstance(value, bool):
-            out[key] = "1" if value else "0"
-        elif isinstance(value, float):
-            out[key] = f"{value:g}"
-        else:
-            out[key] = str(value)
+        text = value_text(row, value)
+        if text is not None:
+            out[row.spec.query] = text
     return out
+
+
+def value_text(row: FieldRow, value: Any) -> str | None:
+    """A field's value as a link or a command line writes it (None: left out, the default)."""
+    if value is None:
+        return AUTO if row.spec.auto else None
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):  # fields keep at most 4 decimals: 6 write them exactly
+        return f"{value:.6f}".rstrip("0").rstrip(".")
+    return str(value)
+
+
+def scenario_argv(s: Scenario) -> list[str]:
+    """The CLI flags that give ``s`` back (engine/cli.py reads them with the same table): every
+    field that has a flag and a value, so the line stays exact if a default changes later. The
+    model is the CLI's positional SOURCE and is not among them."""
+    argv: list[str] = []
+    for row in fields():
+        value = getattr(s, row.name)
+        if row.spec.cli is None:
+            continue
+        if row.kind is bool:
+            if value is not None and (value or row.optional):
+                argv.append(row.spec.cli if value else "--no-" + row.spec.cli.removeprefix("--"))
+            continue
+        text = value_text(row, value)
+        if text is not None:
+            argv += [row.spec.cli, text]
+    return argv
 
 
 def link_source_note(s: Scenario) -> str | None:

@@ -19,15 +19,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from engine.decision import Bytes, Code, Decimal, Decision, Name, Tokens
 from engine.diagnose import Diagnosis, Options
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.hardware.gates import GateReport, gate_report
 from engine.hardware.gpus import Gpu, lookup_gpu
-from engine.kv.dtype import KvDtype, resolve_kv_dtype
-from engine.kv.sglang import sglang_kv_dtype
+from engine.kv.dtype import KvDtype
 from engine.kv.sizing import KvSizing, size_kv
-from engine.launch.context import ContextLimit, context_limit
 from engine.launch.layout import (
+    REJECT_ENGINE,
     Candidate,
     Layout,
     LayoutSearch,
@@ -37,12 +38,13 @@ from engine.launch.layout import (
     split_problem,
 )
 from engine.launch.plan import LaunchPlan, build_plan, chunk_tokens, launch_facts, model_id_for
-from engine.launch.recipes import has_draft_layers
 from engine.model import store
 from engine.model.architecture import Architecture, build_architecture
 from engine.model.config import ModelConfig
+from engine.model.context import ContextLimit, context_limit
 from engine.model.family import FamilyVerdict, classify
 from engine.model.loader import LoadedModel, load_catalog, load_hub
+from engine.model.mtp import has_draft_layers
 from engine.model.weights import WeightReport, weight_report
 from engine.scenario import ENGINES, MAX_NODES, Engine, Scenario
 from engine.software.report import SoftwareReport, software_report
@@ -50,13 +52,22 @@ from engine.software.report import SoftwareReport, software_report
 VerdictStatus = Literal["runs", "fewer_users", "shorter_context", "does_not_fit", "blocked"]
 
 
+RUNS = Code("verdict.runs", "layout", "users", "context")
+FEWER_USERS = Code("verdict.fewer_users", "users", "asked", "context", "layout")
+SHORTER_CONTEXT = Code("verdict.shorter_context", "fits", "asked", "layout")
+DOES_NOT_FIT = Code("verdict.does_not_fit", "weights", "layout", "usable", "times")
+BLOCKED = Code("verdict.blocked", "gate", "reason")
+CONTEXT_CAPPED = Code("study.context_capped", "asked", "formula", "limit")
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """The answer first: does it run on these GPUs, and the one reason."""
+    """The answer first: does it run on these GPUs, and the one reason (what to change is the
+    alternatives' business, engine/alternatives.py)."""
 
     status: VerdictStatus
-    reason: str
-    suggestions: tuple[str, ...] = ()
+    reason: Decision
+    fix: Decision | None = None  # a failed gate's own fix
 
     @property
     def runs(self) -> bool:
@@ -73,7 +84,7 @@ class EngineView:
     fit: Candidate | None  # None when this engine cannot run the chosen layout
     software: SoftwareReport
     plan: LaunchPlan | None
-    problem: str | None = None
+    problem: Decision | None = None  # why this engine cannot run the chosen layout
 
 
 @dataclass(frozen=True)
@@ -93,7 +104,7 @@ class Study:
     mtp: bool
     text_only: bool
     min_gpus: int | None
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[Decision, ...] = field(default_factory=tuple)
     _sizings: dict[tuple[str, int, str], KvSizing] = field(default_factory=dict, repr=False)
 
     @property
@@ -171,9 +182,7 @@ def resolve_model(s: Scenario) -> LoadedModel:
 
 
 def _kv_dtype(engine: Engine, requested: str, cfg: ModelConfig, gpu: Gpu) -> KvDtype:
-    if engine == "vllm":
-        return resolve_kv_dtype(requested, cfg, gpu.arch)
-    return sglang_kv_dtype(requested, cfg, gpu.arch)
+    return adapter(engine).kv_dtype(requested, cfg, gpu.arch)
 
 
 def _compute(s: Scenario) -> Study:
@@ -184,22 +193,27 @@ def _compute(s: Scenario) -> Study:
     fam = classify(cfg, arch)
     weights = weight_report(cfg, arch)
     limit = context_limit(cfg)
-    notes: list[str] = []
+    notes: list[Decision] = []
     if s.images and not fam.multimodal:
         raise InputError("images", f"a multimodal model; {cfg.architecture} has no vision encoder")
     asked = s.context or limit.tokens
     if asked > limit.tokens:
         notes.append(
-            f"The workload's {asked:,} tokens exceed the model's own limit ({limit.formula}); "
-            f"planning for {limit.tokens:,}."
+            CONTEXT_CAPPED(
+                asked=Tokens(asked), formula=Name(limit.formula), limit=Tokens(limit.tokens)
+            )
         )
         asked = limit.tokens
     text_only = fam.multimodal and not s.images
-    mtp = has_draft_layers(cfg, fam) and s.users <= launch_facts().mtp.max_users
+    mtp = has_draft_layers(fam) and s.users <= launch_facts().mtp.max_users
     model_id = model_id_for(model)
     software = {
         e: software_report(
-            cfg.raw, e, model_id if model.source != "file" else None, text_only=text_only
+            cfg.raw,
+            e,
+            model_id if model.source != "file" else None,
+            text_only=text_only,
+            chat_template=model.chat_template,
         )
         for e in ENGINES
     }
@@ -247,12 +261,12 @@ def _compute(s: Scenario) -> Study:
                     else evaluate(inputs(e), s, pick.layout.replicas, pick.layout.split)
                 )
             except InputError as err:
-                fit, problem = None, err.expected
+                fit, problem = None, err.why or REJECT_ENGINE(why=Name(err.expected))
         kv = kv_at(e)(pick.layout.tp)
         views[e] = EngineView(e, kv_dtypes[e], kv, fit, software[e], None, problem)
     gates = gate_report(fam, weights, views[s.engine].kv_dtype, gpu, pick, cfg)
     fewest = _fewest_gpus(inputs(s.engine), s) if not pick.context_fits else None
-    verdict = _verdict(s, fam, pick, gates, fewest, model, limit, asked)
+    verdict = _verdict(s, pick, gates, asked)
     core = _Core(model, cfg, gpu, arch, fam, weights, limit, asked, mtp, text_only, gates)
     for e, v in views.items():
         if v.fit is None:
@@ -324,47 +338,33 @@ def _fewest_gpus(inp: SearchInputs, s: Scenario) -> int | None:
     return None
 
 
-def _verdict(
-    s: Scenario,
-    fam: FamilyVerdict,
-    pick: Candidate,
-    gates: GateReport,
-    fewest: int | None,
-    model: LoadedModel,
-    limit: ContextLimit,
-    asked: int,
-) -> Verdict:
-    failed = [g for g in gates.gates if g.status == "fail" and g.name != "fits in memory"]
+def _verdict(s: Scenario, pick: Candidate, gates: GateReport, asked: int) -> Verdict:
+    failed = gates.failed(memory=False)
     if failed:
         g = failed[0]
-        return Verdict("blocked", f"{g.name}: {g.reason}", (g.fix,) if g.fix else ())
-    lay = pick.layout.describe()
+        return Verdict("blocked", BLOCKED(gate=g.failure, reason=g.reason), g.fix)
+    lay = pick.layout.name()
     if not pick.weights_fit or (not pick.context_fits and pick.users == 0):
-        tips: list[str] = []
-        if fewest is not None:
-            tips.append(f"{fewest} × {s.gpu} hold the weights and one {asked:,}-token request")
-        from engine.launch.plan import smaller_checkpoints
-
-        tips += smaller_checkpoints(model.name)
         return Verdict(
             "does_not_fit",
-            f"the weights ({pick.weights_per_gpu / 2**30:,.1f} GiB per GPU at {lay}) leave no "
-            f"room for KV in {pick.usable_per_gpu / 2**30:,.1f} GiB usable per GPU",
-            tuple(tips),
+            DOES_NOT_FIT(
+                weights=Bytes(pick.weights_per_gpu),
+                layout=lay,
+                usable=Bytes(pick.usable_per_gpu),
+                times=Decimal(pick.weights_per_gpu / max(pick.usable_per_gpu, 1), 1, "×"),
+            ),
         )
     if not pick.context_fits:
         return Verdict(
             "shorter_context",
-            f"one request fits {pick.context:,} tokens, not the {asked:,} asked, at {lay}",
-            (f"{fewest} × {s.gpu} fit the full context",) if fewest else (),
+            SHORTER_CONTEXT(fits=Tokens(pick.context), asked=Tokens(asked), layout=lay),
         )
     if not pick.users_fit:
         return Verdict(
             "fewer_users",
-            f"{pick.users:,} of {s.users:,} users fit at {pick.context:,} tokens ({lay}); the "
-            "rest wait in the queue",
+            FEWER_USERS(users=pick.users, asked=s.users, context=Tokens(pick.context), layout=lay),
         )
-    return Verdict("runs", f"{lay}: {pick.users:,} users fit at {pick.context:,} tokens")
+    return Verdict("runs", RUNS(layout=lay, users=pick.users, context=Tokens(pick.context)))
 
 
 # --- the cache ------------------------------------------------------------------------------------

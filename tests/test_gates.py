@@ -8,11 +8,13 @@ import json
 import pytest
 
 from engine.errors import InputError
-from engine.hardware.gates import family_gate, kernel_gates, weight_gates
+from engine.hardware.gates import TP_SPLIT, family_gate, kernel_gates, weight_gates
 from engine.hardware.gpus import lookup_gpu
+from engine.launch.layout import REJECT_HEADS
 from engine.model.architecture import build_architecture
 from engine.model.family import classify
 from engine.model.loader import MODELS_DIR, catalog_names, load_model
+from engine.present.words import say
 from tests.study_util import run
 
 GENERATIONS = {
@@ -23,7 +25,7 @@ GENERATIONS = {
     "RTX PRO 6000": "sm_120",
     "MI300X": "gfx942",
 }
-FAMILY_GATE = {"DSA": "DSA sparse-attention kernels", "MLA": "MLA attention backend"}
+FAMILY_GATE = {"DSA": "dsa", "MLA": "mla"}
 
 
 @pytest.mark.parametrize("gpu_name", list(GENERATIONS))
@@ -36,7 +38,7 @@ def test_family_gate_follows_the_kernel_table(model: str, gpu_name: str) -> None
     gate = family_gate(fam, gpu)
     if fam.attention_family in FAMILY_GATE:
         rules = getattr(kernel_gates(), fam.attention_family.lower())
-        assert gate.name == FAMILY_GATE[fam.attention_family]
+        assert gate.kind == FAMILY_GATE[fam.attention_family]
         assert gate.status == rules.archs[gpu.arch].status
         assert gate.status != "fail" or gate.fix
     else:
@@ -46,8 +48,9 @@ def test_family_gate_follows_the_kernel_table(model: str, gpu_name: str) -> None
 
 def test_deepseek_v32_on_rtx_4090_is_blocked_by_the_dsa_kernels() -> None:
     st = run("deepseek-ai/DeepSeek-V3.2", gpu="RTX 4090", gpus_per_node=2)
-    dsa = next(g for g in st.gates.gates if g.name.startswith("DSA"))
-    assert dsa.status == "fail" and "No valid attention backend" in dsa.reason
+    dsa = next(g for g in st.gates.gates if g.kind == "dsa")
+    assert dsa.status == "fail" and "No valid attention backend" in say(dsa.reason)
+    assert st.verdict.reason["gate"] == dsa.failure
     assert st.verdict.status == "blocked" and not st.gates.runs
 
 
@@ -61,23 +64,23 @@ def test_nvfp4_checkpoint_on_h200_fails_and_passes_on_b200() -> None:
     raw = json.loads((MODELS_DIR / "meta-llama__Meta-Llama-3.1-8B.json").read_text())
     raw["quantization_config"] = {"quant_method": "modelopt", "quant_algo": "NVFP4"}
     weights = run(raw).weights
-    h200 = weight_gates(weights.format, weights.weight_dtype, lookup_gpu("H200"))
-    b200 = weight_gates(weights.format, weights.weight_dtype, lookup_gpu("B200"))
-    assert next(g for g in h200 if g.name == "NVFP4 weights").status == "fail"
-    assert next(g for g in b200 if g.name == "NVFP4 weights").status == "pass"
+    h200 = weight_gates(weights.weight_dtype, lookup_gpu("H200"))
+    b200 = weight_gates(weights.weight_dtype, lookup_gpu("B200"))
+    assert next(g for g in h200 if g.kind == "nvfp4_weights").status == "fail"
+    assert next(g for g in b200 if g.kind == "nvfp4_weights").status == "pass"
     assert run(raw, gpu="H200").verdict.status == "blocked"
 
 
 def test_fp8_and_bf16_checkpoints_on_b200_raise_no_warning() -> None:
     for model in ("deepseek-ai/DeepSeek-V3", "meta-llama/Meta-Llama-3.1-8B", "openai/gpt-oss-120b"):
         st = run(model, gpu="B200")
-        assert [g.name for g in st.gates.gates if g.status != "pass"] == [], model
+        assert [g.kind for g in st.gates.gates if g.status != "pass"] == [], model
 
 
 def test_fp8_checkpoint_on_ampere_is_weight_only_marlin() -> None:
     st = run("deepseek-ai/DeepSeek-V3", gpu="A100 80GB", nodes=2)
-    g = next(g for g in st.gates.gates if g.name == "FP8 weights")
-    assert g.status == "warn" and "Marlin" in g.reason
+    g = next(g for g in st.gates.gates if g.kind == "fp8_weights")
+    assert g.status == "warn" and "Marlin" in say(g.reason)
 
 
 def test_deepseek_v3_needs_eight_h200_and_does_not_fit_on_four() -> None:
@@ -90,14 +93,16 @@ def test_deepseek_v3_needs_eight_h200_and_does_not_fit_on_four() -> None:
 
 
 def test_a_pinned_tp_that_does_not_divide_the_heads_is_refused_naming_tp() -> None:
-    with pytest.raises(InputError, match=r"^tp: .*71 attention heads"):
+    with pytest.raises(InputError, match=r"^tp: ") as err:
         run("tiiuae/falcon-7b-instruct", gpu="L40S", gpus_per_node=2, tp=2)
+    assert err.value.why == REJECT_HEADS(tp=2, heads=71)
 
 
 def test_the_tp_gate_checks_the_layouts_tp() -> None:
     st = run("tiiuae/falcon-7b-instruct", gpu="L40S", gpus_per_node=2)
-    g = next(g for g in st.gates.gates if g.name == "tensor-parallel split")
-    assert st.layout.tp == 1 and g.status == "pass" and "71 heads / TP 1 = 71" in g.reason
+    g = next(g for g in st.gates.gates if g.kind == "tp")
+    assert st.layout.tp == 1 and g.status == "pass"
+    assert g.reason == TP_SPLIT(heads=71, tp=1, per=71)
 
 
 def test_zero_gpus_and_missing_architectures_name_the_field() -> None:

@@ -139,7 +139,7 @@ def test_nvfp4_gate_reads_the_hf_quant_config(offline_hub: Path, gpu: str, statu
         },
     )
     st = study(make_scenario(source="hub", model=REPO, gpu=gpu, gpus_per_node=4))
-    gate = next(g for g in st.gates.gates if g.name == "NVFP4 weights")
+    gate = next(g for g in st.gates.gates if g.kind == "nvfp4_weights")
     assert gate.status == status
     assert st.weights.weight_dtype == "nvfp4"
     assert (st.verdict.status == "blocked") == (status == "fail")

@@ -57,22 +57,23 @@ def draw(fig: Figure, caption: str, key: str | None = None) -> None:
     st.caption(caption)
 
 
+# keyed by the label's decision code, so a layer keeps its colour in every language
 PALETTE = {
-    "full attention": "#1f77b4",
-    "sliding window": "#9ecae1",
-    "chunked local": "#6baed6",
-    "MLA": "#2ca02c",
-    "DSA (MLA + indexer)": "#98df8a",
-    "compressed + DSA (V4)": "#17becf",
-    "linear: Gated DeltaNet": "#ff7f0e",
-    "linear: Mamba-2": "#ffbb78",
-    "linear: Mamba-1": "#e6550d",
-    "linear: lightning": "#fdae6b",
-    "no mixer (FFN block)": "#d9d9d9",
-    "dense FFN": "#9467bd",
-    "MoE": "#d62728",
-    "MoE + dense": "#e377c2",
-    "no FFN": "#eeeeee",
+    "mixer.full": "#1f77b4",
+    "mixer.sliding": "#9ecae1",
+    "mixer.chunked": "#6baed6",
+    "mixer.mla": "#2ca02c",
+    "mixer.dsa": "#98df8a",
+    "mixer.compressed": "#17becf",
+    "mixer.gdn": "#ff7f0e",
+    "mixer.mamba2": "#ffbb78",
+    "mixer.mamba1": "#e6550d",
+    "mixer.lightning": "#fdae6b",
+    "mixer.none": "#d9d9d9",
+    "layer.ffn.dense": "#9467bd",
+    "layer.ffn.moe": "#d62728",
+    "layer.ffn.moe_dense": "#e377c2",
+    "layer.ffn.none": "#eeeeee",
 }
 FALLBACK = ("#8c564b", "#7f7f7f", "#bcbd22", "#393b79")
 ROWS = ("mixer", "FFN")
@@ -142,7 +143,9 @@ def layer_strip(strip: LayerStrip) -> Figure:
     """Each layer is a cell: the top row its token mixer, the bottom row its FFN."""
     fig = _figure(T("chart.strip.title"), height=280)
     extra = iter(FALLBACK * 4)
-    for row_i, (row_name, labels) in enumerate(zip(ROWS, (strip.mixers, strip.ffns), strict=True)):
+    rows = ((strip.mixers, strip.mixer_keys), (strip.ffns, strip.ffn_keys))
+    for row_i, (row_name, (labels, keys)) in enumerate(zip(ROWS, rows, strict=True)):
+        key_of = dict(zip(labels, keys, strict=True))
         for label in dict.fromkeys(labels):
             xs = [i for i, lab in enumerate(labels) if lab == label]
             fig["data"].append(
@@ -154,7 +157,7 @@ def layer_strip(strip: LayerStrip) -> Figure:
                     "width": 0.92,
                     "name": label,
                     "legendgroup": row_name,
-                    "marker": {"color": PALETTE.get(label) or next(extra)},
+                    "marker": {"color": PALETTE.get(key_of[label]) or next(extra)},
                     "hovertemplate": f"layer %{{x}}: {label}<extra>{row_name}</extra>",
                 }
             )

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
+from urllib.parse import urlencode
 
 import streamlit as st
 
+from engine.alternatives import alternatives as find_alternatives
+from engine.alternatives import ask
 from engine.errors import InputError
+from engine.i18n import DEFAULT_LANG
 from engine.present import messages as M
 from engine.present.artifacts import Artifact
 from engine.present.charts_data import Shown
 from engine.present.sources import SourceRef, clean, collect, escape_markdown, inert
+from engine.present.words import say
 from engine.study import Study
 from ui import tables
 from ui.lang import T, current
@@ -90,6 +95,29 @@ def verdict(study: Study) -> None:
     if v.tips:
         text += "\n\n" + "\n".join(T("verdict.tip_line", tip=tip) for tip in v.tips)
     VERDICT_BOX[v.status](text, icon=VERDICT_ICON[v.status])
+
+
+def alternatives(study: Study, limit: int = 3) -> None:
+    """Under the verdict: the first re-checked changes that meet the ask, each a link that
+    opens the changed scenario (its share query) on this page, with what it then gives."""
+    alts = find_alternatives(study)
+    if not alts:
+        return
+    lang = current()
+    lines = []
+    for a in alts[:limit]:
+        query = dict(a.query) | ({"lang": lang} if lang != DEFAULT_LANG else {})
+        link = "?" + urlencode(query)
+        lines.append(f"- [{say(a.what, lang)}]({link}) — {say(a.result, lang)}")
+    st.markdown(f"**{say(ask(study), lang)}:**\n" + "\n".join(lines))
+    if len(alts) > limit:
+        with st.expander(T("verdict.more_alternatives", n=len(alts) - limit)):
+            st.markdown(
+                "\n".join(
+                    f"- [{say(a.what, lang)}](?{urlencode(dict(a.query))}) — {say(a.result, lang)}"
+                    for a in alts[limit:]
+                )
+            )
 
 
 GATE_MARK = {"pass": ":green[**{}**]", "warn": ":orange[**{}**]", "fail": ":red[**{}**]"}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import streamlit as st
@@ -115,96 +117,88 @@ def _model_section() -> None:
         )
 
 
-def _hardware_section() -> None:
-    st.header(T("sidebar.hardware"))
-    gpus = {g.key: g for g in all_gpus()}
-    S.bound(
-        st.selectbox,
-        T("sidebar.gpu"),
-        "gpu",
-        "w.gpu",
-        options=list(gpus),
-        format_func={
+def _options(row: SC.FieldRow) -> dict[str, Any]:
+    """A choice field's options and their words (the GPU catalog for the GPU)."""
+    c = row.spec.control
+    assert c is not None
+    if row.name == "gpu":
+        gpus = {g.key: g for g in all_gpus()}
+        words = {
             k: T("sidebar.gpu_option", gpu=k, memory=gib(g.device_memory_bytes, 0))
             for k, g in gpus.items()
-        }.__getitem__,
-        help=T("sidebar.gpu_help"),
-    )
-    left, right = st.columns(2)
-    with left:
-        S.bound(
-            st.number_input,
-            T("sidebar.gpus"),
-            "gpus_per_node",
-            "w.gpus",
-            min_value=1,
-            max_value=SC.MAX_GPUS_PER_NODE,
-            step=1,
-        )
-    with right:
-        S.bound(
-            st.number_input,
-            T("sidebar.nodes"),
-            "nodes",
-            "w.nodes",
-            min_value=1,
-            max_value=SC.MAX_NODES,
-            step=1,
-        )
-    st.header(T("sidebar.engine"))
-    S.bound(
-        st.radio,
-        T("sidebar.engine_label"),
-        "engine",
-        "w.engine",
-        options=list(SC.ENGINES),
-        format_func=SC.ENGINE_LABELS.__getitem__,
-        horizontal=True,
-    )
+        }
+        return {"options": list(gpus), "format_func": words.__getitem__}
+    if row.name == "engine":
+        return {"options": list(row.choices), "format_func": SC.ENGINE_LABELS.__getitem__}
+    kwargs: dict[str, Any] = {"options": list(row.choices)}
+    if c.options:
+        kwargs["format_func"] = lang.labels(c.options, row.choices).__getitem__
+    return kwargs
+
+
+def _number(row: SC.FieldRow, value: float | None) -> float | None:
+    if value is None:
+        return None
+    return int(value) if row.kind is int else float(value)
+
+
+def control(row: SC.FieldRow) -> None:
+    """The widget the table declares for ``row`` (engine/scenario.py), bound to its field."""
+    c = row.spec.control
+    assert c is not None
+    kwargs: dict[str, Any] = {"help": T(c.help) if c.help else None}
+    to_widget = None
+    if c.widget in ("select", "radio"):
+        kwargs |= _options(row)
+        if c.widget == "radio":
+            kwargs["horizontal"] = True
+    else:
+        step = c.step if c.step is not None else 1
+        low = row.low if row.low is not None else 0
+        if row.low is not None and row.low <= 0 and row.kind is float and c.widget == "number":
+            low = float(step) / 10  # a target must be above zero
+        kwargs |= {
+            "min_value": _number(row, low),
+            "max_value": _number(row, row.high),
+            "step": _number(row, step),
+        }
+        if row.spec.auto:  # None is the model's own limit: the widget shows the default
+            default = row.default
+
+            def to_widget(v: Any, d: Any = default) -> Any:
+                return d if v is None else v
+
+    names = {"select": "selectbox", "radio": "radio", "number": "number_input", "slider": "slider"}
+    widget: Callable[..., Any] = getattr(st, names[c.widget])
+    S.bound(widget, T(c.label), row.name, f"w.{row.name}", to_widget=to_widget, **kwargs)
+
+
+def _section(section: SC.Section, title: str, columns: int = 1) -> None:
+    """The controls of one section of the table, in its order."""
+    rows = [r for r in SC.fields() if r.spec.control and r.spec.control.section == section]
+    st.header(T(title))
+    if columns == 1:
+        for row in rows:
+            control(row)
+        return
+    for i in range(0, len(rows), columns):
+        for col, row in zip(st.columns(columns), rows[i : i + columns], strict=False):
+            with col:
+                control(row)
+
+
+def _hardware_section() -> None:
+    _section("hardware", "sidebar.hardware")
+    _section("engine", "sidebar.engine")
 
 
 def _workload_section() -> None:
-    st.header(T("sidebar.workload"))
-    S.bound(
-        st.number_input,
-        T("sidebar.context"),
-        "context",
-        "w.context",
-        to_widget=lambda v: SC.DEFAULT_CONTEXT if v is None else v,
-        min_value=1,
-        max_value=SC.MAX_CONTEXT,
-        step=1024,
-        help=T("sidebar.context_help"),
-    )
-    S.bound(
-        st.number_input,
-        T("sidebar.users"),
-        "users",
-        "w.users",
-        min_value=1,
-        max_value=SC.MAX_USERS,
-        step=1,
-        help=T("sidebar.users_help"),
-    )
-    S.bound(
-        st.slider,
-        T("sidebar.prefix"),
-        "prefix_overlap",
-        "w.prefix",
-        min_value=0,
-        max_value=100,
-        help=T("sidebar.prefix_help"),
-    )
-    S.bound(
-        st.radio,
-        T("sidebar.latency"),
-        "latency",
-        "w.latency",
-        options=list(SC.LATENCY_PRIORITIES),
-        format_func=lang.labels("sidebar.priority", SC.LATENCY_PRIORITIES).__getitem__,
-        horizontal=True,
-        help=T("sidebar.latency_help"),
-    )
+    _section("workload", "sidebar.workload")
+    with st.expander(T("sidebar.targets"), icon=":material/speed:"):
+        st.caption(T("sidebar.targets_caption"))
+        for row in SC.fields():
+            if row.spec.control and row.spec.control.section == "targets":
+                control(row)
 
 
 def share_link(v: S.View) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
+from engine.decision import Bytes, Code, Decision, Name, Tokens
 from engine.hardware.gpus import Gpu
 from engine.kv.dtype import KvDtype
 from engine.model.config import ModelConfig
@@ -18,8 +19,6 @@ from engine.rules import load_data
 
 if TYPE_CHECKING:
     from engine.launch.layout import Candidate
-
-GIB = 1 << 30
 
 Status = Literal["pass", "warn", "fail"]
 
@@ -49,15 +48,79 @@ def kernel_gates() -> _KernelGates:
     return load_data(_KernelGates, "kernel_gates.yaml")
 
 
+GateKind = Literal[
+    "dsa",
+    "mla",
+    "linear",
+    "attention",
+    "fp8_weights",
+    "nvfp4_weights",
+    "mxfp4_weights",
+    "fp8_kv",
+    "tp",
+    "fit",
+]
+GATE_KINDS: tuple[GateKind, ...] = get_args(GateKind)
+# what each gate checks, and what it means when it fails ("does not fit in memory")
+GATE_NAME = {k: Code(f"gate.name.{k}") for k in GATE_KINDS}
+GATE_FAILED = {k: Code(f"gate.failed.{k}") for k in GATE_KINDS}
+
+KERNELS = Code("gate.kernels", "gpu", "arch", "rule")
+KERNELS_UNKNOWN = Code("gate.kernels.unknown", "arch")
+LINEAR = Code("gate.linear", "kind", "arch")
+ATTENTION = Code("gate.attention", "family", "arch")
+FP8_WEIGHTS = Code("gate.fp8_weights.pass", "gpu", "arch")
+FP8_WEIGHTS_MARLIN = Code("gate.fp8_weights.warn", "gpu", "arch")
+FP8_WEIGHTS_FIX = Code("gate.fp8_weights.fix")
+NVFP4_WEIGHTS = Code("gate.nvfp4_weights.pass", "gpu")
+NVFP4_NO_FP4 = Code("gate.nvfp4_weights.fail", "gpu", "arch")
+NVFP4_FIX = Code("gate.nvfp4_weights.fix")
+MXFP4_NATIVE = Code("gate.mxfp4_weights.native", "gpu")
+MXFP4_EMULATED = Code("gate.mxfp4_weights.emulated", "gpu")
+FP8_KV = Code("gate.fp8_kv.pass", "stored", "arch")
+FP8_KV_STORAGE = Code("gate.fp8_kv.warn", "gpu")
+FP8_KV_FIX = Code("gate.fp8_kv.fix")
+TP_SPLIT = Code("gate.tp.pass", "heads", "tp", "per")
+TP_NO_SPLIT = Code("gate.tp.fail", "heads", "tp")
+TP_FIX = Code("gate.tp.fix", "heads")
+FIT = Code(
+    "gate.fit.reason", "layout", "weights", "request", "context", "usable", "fraction", "memory"
+)
+FIT_SHORTENED = Code("gate.fit.shortened", "reason")
+FIT_FIX_SHORTER = Code("gate.fit.fix_warn")
+FIT_FIX_NONE = Code("gate.fit.fix_fail")
+# the kernel facts per generation (data/kernel_gates.yaml): one code per family and arch, worded
+# in the catalogs as the data states them (a test keeps the English equal to the data)
+KERNEL_RULE = {
+    (kind, arch): Code(f"gate.kernels.{kind}.{arch}.reason")
+    for kind in ("dsa", "mla")
+    for arch in getattr(kernel_gates(), kind).archs
+}
+KERNEL_FIX = {
+    (kind, arch): Code(f"gate.kernels.{kind}.{arch}.fix")
+    for kind in ("dsa", "mla")
+    for arch, rule in getattr(kernel_gates(), kind).archs.items()
+    if rule.fix
+}
+
+
 @dataclass(frozen=True)
 class Gate:
-    name: str
-    status: Status
-    reason: str
-    fix: str = ""
+    """One check: what it checks (``kind``), its status, why (a decision) and what to do."""
 
-    def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "status": self.status, "reason": self.reason, "fix": self.fix}
+    kind: GateKind
+    status: Status
+    reason: Decision
+    fix: Decision | None = None
+
+    @property
+    def name(self) -> Decision:
+        return GATE_NAME[self.kind]()
+
+    @property
+    def failure(self) -> Decision:
+        """The gate named by what failed (``does not fit in memory``)."""
+        return GATE_FAILED[self.kind]()
 
 
 @dataclass(frozen=True)
@@ -74,82 +137,57 @@ class GateReport:
     def runs(self) -> bool:
         return all(g.status != "fail" for g in self.gates)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "gpu": self.gpu.key,
-            "gpus": self.gpus,
-            "gates": [g.to_json() for g in self.gates],
-            "fits": self.fits,
-            "min_gpus": self.min_gpus,
-            "weights_per_gpu": self.weights_per_gpu,
-            "request_bytes_per_gpu": self.request_bytes_per_gpu,
-        }
+    def failed(self, *, memory: bool = True) -> list[Gate]:
+        """The gates that fail (without the memory gate when ``memory`` is False)."""
+        return [g for g in self.gates if g.status == "fail" and (memory or g.kind != "fit")]
 
 
-def _arch_rule(rules: _FamilyRules, arch: str) -> _ArchRule:
-    if arch in rules.archs:
-        return rules.archs[arch]
-    return _ArchRule(status="warn", reason=f"no kernel facts recorded for {arch}", fix="")
+def _kernels(kind: Literal["dsa", "mla"], gpu: Gpu) -> Gate:
+    rules: _FamilyRules = getattr(kernel_gates(), kind)
+    g, a = Name(gpu.key), Name(gpu.arch)
+    if gpu.arch not in rules.archs:
+        return Gate(kind, "warn", KERNELS(gpu=g, arch=a, rule=KERNELS_UNKNOWN(arch=a)))
+    rule = rules.archs[gpu.arch]
+    fix = KERNEL_FIX.get((kind, gpu.arch))
+    return Gate(
+        kind,
+        rule.status,
+        KERNELS(gpu=g, arch=a, rule=KERNEL_RULE[(kind, gpu.arch)]()),
+        fix() if fix else None,
+    )
 
 
 def family_gate(fam: FamilyVerdict, gpu: Gpu) -> Gate:
     """Do the attention kernels of this family exist on ``gpu``'s generation."""
     family = fam.attention_family
-    kg = kernel_gates()
     if family == AttentionFamily.DSA:
-        r = _arch_rule(kg.dsa, gpu.arch)
-        return Gate(
-            "DSA sparse-attention kernels", r.status, f"{gpu.key} ({gpu.arch}): {r.reason}", r.fix
-        )
+        return _kernels("dsa", gpu)
     if family == AttentionFamily.MLA:
-        r = _arch_rule(kg.mla, gpu.arch)
-        return Gate("MLA attention backend", r.status, f"{gpu.key} ({gpu.arch}): {r.reason}", r.fix)
+        return _kernels("mla", gpu)
     if family == AttentionFamily.HYBRID:
-        return Gate(
-            "linear-attention kernels",
-            "pass",
-            f"{fam.linear_kind} state kernels (Triton / FLA) run on {gpu.arch}",
-        )
-    return Gate(
-        "attention backend",
-        "pass",
-        f"{family} attention runs on every supported generation ({gpu.arch})",
-    )
+        return Gate("linear", "pass", LINEAR(kind=Name(fam.linear_kind or ""), arch=Name(gpu.arch)))
+    return Gate("attention", "pass", ATTENTION(family=Name(str(family)), arch=Name(gpu.arch)))
 
 
-def weight_gates(fmt: str, dtype: str, gpu: Gpu) -> list[Gate]:
-    """Gates on the checkpoint's weight dtype (``fmt`` is the format name shown)."""
+def weight_gates(dtype: str, gpu: Gpu) -> list[Gate]:
+    """Gates on the checkpoint's weight dtype."""
+    g, a = Name(gpu.key), Name(gpu.arch)
     gates: list[Gate] = []
     if dtype == "fp8":
         if gpu.fp8:
-            gates.append(
-                Gate("FP8 weights", "pass", f"{gpu.key} has FP8 tensor cores ({gpu.arch})")
-            )
+            gates.append(Gate("fp8_weights", "pass", FP8_WEIGHTS(gpu=g, arch=a)))
         else:
             gates.append(
-                Gate(
-                    "FP8 weights",
-                    "warn",
-                    f"{gpu.key} ({gpu.arch}) has no FP8 tensor cores: vLLM runs the FP8 checkpoint "
-                    "weight-only through Marlin (dequantised to bf16 for compute)",
-                    "expect bf16-class compute speed; FP8 KV is storage-only here",
-                )
+                Gate("fp8_weights", "warn", FP8_WEIGHTS_MARLIN(gpu=g, arch=a), FP8_WEIGHTS_FIX())
             )
     if dtype == "nvfp4":
         if gpu.fp4 and gpu.vendor == "nvidia":
-            gates.append(Gate("NVFP4 weights", "pass", f"{gpu.key} has FP4 tensor cores"))
+            gates.append(Gate("nvfp4_weights", "pass", NVFP4_WEIGHTS(gpu=g)))
         else:
-            gates.append(
-                Gate(
-                    "NVFP4 weights",
-                    "fail",
-                    f"NVFP4 needs Blackwell FP4 tensor cores; {gpu.key} ({gpu.arch}) has none",
-                    "use the FP8 or BF16 checkpoint of this model",
-                )
-            )
+            gates.append(Gate("nvfp4_weights", "fail", NVFP4_NO_FP4(gpu=g, arch=a), NVFP4_FIX()))
     if dtype == "mxfp4":
-        native = "native FP4 tensor cores" if gpu.fp4 else "dequantising kernels (no FP4 hardware)"
-        gates.append(Gate("MXFP4 weights", "pass", f"MXFP4 experts run on {gpu.key} with {native}"))
+        reason = MXFP4_NATIVE(gpu=g) if gpu.fp4 else MXFP4_EMULATED(gpu=g)
+        gates.append(Gate("mxfp4_weights", "pass", reason))
     return gates
 
 
@@ -158,50 +196,32 @@ def kv_gate(kv: KvDtype, gpu: Gpu) -> Gate | None:
     if not stored.startswith("fp8"):
         return None
     if not gpu.fp8:
-        return Gate(
-            "FP8 KV cache",
-            "warn",
-            f"{gpu.key} has no FP8 tensor cores: an FP8 KV cache saves memory but is dequantised "
-            "for compute (storage only, no speed-up)",
-            "keep FP8 KV for capacity only",
-        )
-    return Gate("FP8 KV cache", "pass", f"FP8 KV ({stored}) is supported on {gpu.arch}")
+        return Gate("fp8_kv", "warn", FP8_KV_STORAGE(gpu=Name(gpu.key)), FP8_KV_FIX())
+    return Gate("fp8_kv", "pass", FP8_KV(stored=Name(stored), arch=Name(gpu.arch)))
 
 
 def tp_gate(cfg: ModelConfig, tp: int) -> Gate:
     heads = cfg.num_attention_heads
     if heads % tp:
-        return Gate(
-            "tensor-parallel split",
-            "fail",
-            f"TP {tp} does not divide the {heads} attention heads",
-            f"use a TP size that divides {heads}",
-        )
-    return Gate("tensor-parallel split", "pass", f"{heads} heads / TP {tp} = {heads // tp} per GPU")
+        return Gate("tp", "fail", TP_NO_SPLIT(heads=heads, tp=tp), TP_FIX(heads=heads))
+    return Gate("tp", "pass", TP_SPLIT(heads=heads, tp=tp, per=heads // tp))
 
 
 def fit_gate(fit: Candidate, gpu: Gpu) -> Gate:
     """Weights plus one request at the workload's context against usable memory, per GPU."""
     ok = fit.weights_fit and fit.context > 0
-    reason = (
-        f"per GPU at {fit.layout.describe()}: {fit.weights_per_gpu / GIB:,.1f} GiB weights + "
-        f"{fit.bytes_per_request_per_gpu / GIB:,.2f} GiB for one {fit.context:,}-token request "
-        f"vs {fit.usable_per_gpu / GIB:,.1f} GiB usable ({fit.fraction:g} of "
-        f"{fit.memory_per_gpu / GIB:,.1f} GiB)"
+    reason = FIT(
+        layout=fit.layout.name(),
+        weights=Bytes(fit.weights_per_gpu),
+        request=Bytes(fit.bytes_per_request_per_gpu),
+        context=Tokens(fit.context),
+        usable=Bytes(fit.usable_per_gpu),
+        fraction=fit.fraction,
+        memory=Bytes(fit.memory_per_gpu),
     )
     if ok and not fit.context_fits:
-        return Gate(
-            "fits in memory",
-            "warn",
-            reason + "; the context is shortened to fit",
-            "add GPUs, use a smaller checkpoint format, or accept the shorter context",
-        )
-    return Gate(
-        "fits in memory",
-        "pass" if ok else "fail",
-        reason,
-        "" if ok else "add GPUs, use a smaller checkpoint format, or shorten the context",
-    )
+        return Gate("fit", "warn", FIT_SHORTENED(reason=reason), FIT_FIX_SHORTER())
+    return Gate("fit", "pass" if ok else "fail", reason, None if ok else FIT_FIX_NONE())
 
 
 def gate_report(
@@ -215,7 +235,7 @@ def gate_report(
 ) -> GateReport:
     """The gates for the chosen layout ``fit`` on ``gpu`` (computed once, in the Study)."""
     gates = [family_gate(fam, gpu)]
-    gates += weight_gates(weights.format, weights.weight_dtype, gpu)
+    gates += weight_gates(weights.weight_dtype, gpu)
     g = kv_gate(kv, gpu)
     if g is not None:
         gates.append(g)

@@ -15,51 +15,40 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cache
 
-from pydantic import Field
-
+from engine.decision import Bytes, Code, Decision, Name, Source, Tokens
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.kv.sizing import KvSizing
+from engine.launch.known_issues import KnownIssue, Where, avoided, fixes_for
 from engine.launch.memory import (
     Engine,
     Reserve,
     Split,
     WeightShare,
     device_memory,
-    sglang_default_fraction,
-    vllm_batch_defaults,
-    vllm_default_fraction,
-    vllm_reserve,
     weights_per_gpu,
 )
+from engine.launch.multinode import uses_deepep
+from engine.launch.ranking import layout_rules, rank_parts, reasons
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
-from engine.model.family import AttentionFamily, FamilyVerdict
+from engine.model.family import FamilyVerdict
 from engine.model.weights import WeightReport, is_gated
-from engine.rules import Strict, load_data
 from engine.scenario import Scenario
 
-
-class LayoutRules(Strict):
-    """``data/launch.yaml`` ``layout``: the thresholds the ranking uses, each with a source."""
-
-    dp_attention_min_users: int = Field(ge=1)
-    dp_attention_min_users_source: str
-    dsa_prefers_dp_attention: bool
-    dsa_source: str
-    replicate_source: str
-    latency_tp_source: str
-    expert_parallel_with_tp: bool
-    expert_parallel_source: str
-    fp8_block_divisibility_source: str
-    context_round_tokens: int = Field(ge=1)
-
-
-@cache
-def layout_rules() -> LayoutRules:
-    return load_data(LayoutRules, "launch.yaml", "layout")
+LAYOUT_NAME = {
+    "split": Code("layout.name.split", "tp"),
+    "split_ep": Code("layout.name.split_ep", "tp"),
+    "split_dp": Code("layout.name.split_dp", "tp", "dp"),
+    "split_dp_ep": Code("layout.name.split_dp_ep", "tp", "dp"),
+    "split_pp": Code("layout.name.split_pp", "tp", "pp"),
+    "split_pp_ep": Code("layout.name.split_pp_ep", "tp", "pp"),
+    "split_dp_pp": Code("layout.name.split_dp_pp", "tp", "dp", "pp"),
+    "split_dp_pp_ep": Code("layout.name.split_dp_pp_ep", "tp", "dp", "pp"),
+}
+LAYOUT_REPLICAS = Code("layout.name.replicas", "n", "copy")
 
 
 @dataclass(frozen=True)
@@ -89,7 +78,19 @@ class Layout:
     def ep(self) -> bool:
         return self.split.ep
 
+    def name(self) -> Decision:
+        """The layout's short name as a decision (``TP 8 + EP``, ``2 replicas of TP 4``)."""
+        s = self.split
+        variant = "split" + ("_dp" if s.dp > 1 else "") + ("_pp" if s.pp > 1 else "")
+        variant += "_ep" if s.ep else ""
+        params = {"tp": s.tp, "dp": s.dp, "pp": s.pp}
+        code = LAYOUT_NAME[variant]
+        copy = code(**{k: v for k, v in params.items() if k in code.params})
+        return copy if self.replicas == 1 else LAYOUT_REPLICAS(n=self.replicas, copy=copy)
+
     def describe(self) -> str:
+        """The same name in English, for the engine's own logs and comments (the reader's
+        language comes from ``name()``; a test keeps the two equal)."""
         s = self.split
         parts = [f"TP {s.tp}"]
         if s.dp > 1:
@@ -116,7 +117,7 @@ class Candidate:
     fraction_why: str
     usable_per_gpu: int
     reserve: Reserve | None
-    max_num_seqs: int | None  # a vLLM --max-num-seqs the plan sets (None: the default)
+    max_num_seqs: int | None  # a --max-num-seqs the plan sets to free a reserve (None: default)
     kv_space_per_gpu: int
     kv_bytes_per_token_per_gpu: int
     state_bytes_per_request_per_gpu: int
@@ -127,8 +128,17 @@ class Candidate:
     weights_fit: bool
     context_fits: bool
     users_fit: bool
-    why: tuple[str, ...]
-    rank_key: tuple[float, ...]
+    why: tuple[Decision, ...]
+    rank: tuple[tuple[str, float], ...]  # the ranking's parts by name, smaller is better
+
+    @property
+    def rank_key(self) -> tuple[float, ...]:
+        return tuple(v for _, v in self.rank)
+
+    chunk_tokens: int | None = None  # the prefill chunk this layout was sized with
+    decode_graph_bs: int | None = None  # a decode CUDA-graph batch the plan sets (SGLang)
+    fraction_pinned: bool = False  # the sizing assumed a fraction the plan must set
+    fixes: tuple[KnownIssue, ...] = ()  # the recipes' known-issue fixes applied here
 
     @property
     def taken_before_kv(self) -> float:
@@ -153,12 +163,20 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class Rejected:
+    """A layout the engines refuse for this model, and why."""
+
+    layout: Layout
+    why: Decision
+
+
+@dataclass(frozen=True)
 class LayoutSearch:
     pick: Candidate
     candidates: tuple[Candidate, ...]  # ranked, the pick first
-    rejected: tuple[tuple[str, str], ...]  # (layout, why it cannot run)
+    rejected: tuple[Rejected, ...]
     pinned: bool
-    reasons: tuple[str, ...]  # why the pick won, in the playbook's words
+    reasons: tuple[Decision, ...]  # why the pick won: the comparisons that decided it
 
 
 def divisors(n: int) -> list[int]:
@@ -168,33 +186,49 @@ def divisors(n: int) -> list[int]:
 # --- what a split must satisfy -----------------------------------------------------------------
 
 
-def split_problem(cfg: ModelConfig, arch: Architecture, fam: FamilyVerdict, s: Split) -> str | None:
+REJECT_HEADS = Code("layout.reject.heads", "tp", "heads")
+REJECT_KV_HEADS = Code("layout.reject.kv_heads", "tp", "kv_heads")
+REJECT_LINEAR_HEADS = Code("layout.reject.linear_heads", "tp", "field", "n")
+REJECT_DENSE_DP = Code("layout.reject.dense_dp")
+REJECT_DENSE_EP = Code("layout.reject.dense_ep")
+REJECT_EXPERTS = Code("layout.reject.experts", "experts", "ranks")
+REJECT_PP = Code("layout.reject.pp_layers", "pp", "layers")
+REJECT_FP8_DENSE = Code("layout.reject.fp8_dense", "inter", "tp", "block")
+REJECT_FP8_MOE = Code("layout.reject.fp8_moe", "inter", "ranks", "block")
+REJECT_ENGINE = Code("layout.reject.engine", "why")
+REJECT_KNOWN_ISSUE = Code("layout.reject.known_issue", "symptom", "source")
+REJECT_GPUS = Code("layout.reject.gpus", "field", "value", "gpus", "per_node")
+
+
+def split_problem(
+    cfg: ModelConfig, arch: Architecture, fam: FamilyVerdict, s: Split
+) -> Decision | None:
     """Why the engines refuse ``s`` for this model, or None."""
     heads = cfg.num_attention_heads
     if heads % s.tp:
-        return f"TP {s.tp} does not divide the {heads} attention heads"
+        return REJECT_HEADS(tp=s.tp, heads=heads)
     if arch.attention_layers and not fam.attention_family.latent:
         kv = cfg.num_key_value_heads
         if (kv >= s.tp and kv % s.tp) or (kv < s.tp and s.tp % kv):
-            return f"TP {s.tp} cannot split or replicate the {kv} KV heads evenly"
+            return REJECT_KV_HEADS(tp=s.tp, kv_heads=kv)
     for name in ("linear_num_value_heads", "mamba_num_heads", "kda_num_heads"):
         n = getattr(cfg, name)
         if n and n % s.tp:
-            return f"TP {s.tp} does not divide {name} ({n})"
+            return REJECT_LINEAR_HEADS(tp=s.tp, field=Name(name), n=n)
     if s.dp > 1 and not fam.moe:
-        return "DP-attention is for MoE models; a dense model replicates instead"
+        return REJECT_DENSE_DP()
     if s.ep and not fam.moe:
-        return "expert parallelism needs experts"
+        return REJECT_DENSE_EP()
     if s.ep and fam.num_experts % s.moe_group:
-        return f"{fam.num_experts} experts do not split evenly over {s.moe_group} EP ranks"
+        return REJECT_EXPERTS(experts=fam.num_experts, ranks=s.moe_group)
     if s.pp > cfg.num_hidden_layers:
-        return f"PP {s.pp} exceeds the {cfg.num_hidden_layers} layers"
+        return REJECT_PP(pp=s.pp, layers=cfg.num_hidden_layers)
     return _fp8_block_problem(cfg, arch, fam, s)
 
 
 def _fp8_block_problem(
     cfg: ModelConfig, arch: Architecture, fam: FamilyVerdict, s: Split
-) -> str | None:
+) -> Decision | None:
     """vLLM's block-FP8 shape checks (fp8_utils.validate_fp8_block_shape for linear layers,
     Fp8MoEMethod.create_weights for experts): a TP-split or merged (gate + up) projection must
     be a whole number of weight blocks per rank; an unsplit, unmerged one need not be."""
@@ -204,17 +238,11 @@ def _fp8_block_problem(
     inter = cfg.intermediate_size
     dense = any(layer.ffn == "dense" for layer in arch.layers)
     if dense and inter and (s.tp > 1 or is_gated(cfg)) and (inter // s.tp) % block:
-        return (
-            f"FP8 block quantization: intermediate_size {inter} ÷ TP {s.tp} "
-            f"is not a multiple of the {block}-wide weight block"
-        )
+        return REJECT_FP8_DENSE(inter=inter, tp=s.tp, block=block)
     if fam.moe and cfg.moe_intermediate_size:
         group = 1 if s.ep else s.moe_group  # expert parallelism keeps experts whole
         if (cfg.moe_intermediate_size // group) % block:
-            return (
-                f"FP8 block quantization: moe_intermediate_size {cfg.moe_intermediate_size} "
-                f"÷ {group} rank(s) is not a multiple of the {block}-wide weight block"
-            )
+            return REJECT_FP8_MOE(inter=cfg.moe_intermediate_size, ranks=group, block=block)
     return None
 
 
@@ -317,6 +345,11 @@ class SearchInputs:
     chunk_tokens: int | None  # the prefill chunk the plan sets
 
 
+WHY_WEIGHTS = Code("layout.why.weights", "weights", "usable")
+WHY_CONTEXT = Code("layout.why.context", "fits", "asked")
+WHY_USERS = Code("layout.why.users", "users", "asked", "context")
+
+
 def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> Candidate:
     cfg = inp.cfg
     w_gpu, shares = weights_per_gpu(
@@ -329,43 +362,60 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         vision_replicated=inp.vision and s.tp > 1,
     )
     memory = device_memory(inp.gpu)
-    reserve: Reserve | None = None
-    if inp.engine == "vllm":
-        fraction = scenario.memory_fraction or vllm_default_fraction()
-        fraction_why = (
-            "chosen for this scenario"
-            if scenario.memory_fraction
-            else "vllm serve's default --gpu-memory-utilization (pinned flag table)"
-        )
-        reserve = vllm_reserve(cfg, inp.gpu, s, inp.chunk_tokens)
-    elif scenario.memory_fraction:
+    eng = adapter(inp.engine)
+    where = Where(cfg, s, inp.gpu, scenario.gpus_per_node, w_gpu, scenario.memory_fraction is None)
+    fixes = fixes_for(inp.engine, where)
+    fixed_fraction = next(
+        (f.fix.memory_fraction for f in fixes if f.fix and f.fix.memory_fraction), None
+    )
+    chunk = next((f.fix.prefill_chunk for f in fixes if f.fix and f.fix.prefill_chunk), None)
+    chunk = chunk or inp.chunk_tokens
+    decode_bs = _decode_graph_bs(inp, scenario, replicas, s)
+    if scenario.memory_fraction:
         fraction, fraction_why = scenario.memory_fraction, "chosen for this scenario"
+    elif fixed_fraction is not None:
+        fraction = fixed_fraction
+        fraction_why = "; ".join(
+            f"{f.source}: {f.quote}" for f in fixes if f.fix and f.fix.memory_fraction
+        )
     else:
-        fraction, fraction_why = sglang_default_fraction(
+        fraction, fraction_why = eng.default_fraction(
             inp.gpu,
             s,
-            chunk_tokens=inp.chunk_tokens,
+            chunk_tokens=chunk,
             mla=inp.family.attention_family.latent,
             vision=_vision_dims(cfg) if inp.vision else None,
+            decode_graph_bs=decode_bs,
+            deepep=uses_deepep(s, scenario.gpus_per_node),
         )
-        fraction_why = "SGLang's own --mem-fraction-static: " + fraction_why
+        fraction_why = eng.fraction_note(fraction_why)
+    pinned = scenario.memory_fraction is None and (
+        fixed_fraction is not None or decode_bs is not None
+    )
+    reserve = eng.reserve(cfg, inp.gpu, s, chunk)
     usable = int(memory * fraction)
     kv = inp.kv_at(s.tp)
     stage = stage_share(cfg, s.pp)
     room = _room(inp, usable, w_gpu, reserve, kv, stage, s, replicas)
     max_num_seqs = scenario.max_num_seqs
+    default_seqs = eng.default_max_num_seqs(inp.gpu)
     if max_num_seqs is not None:
         if reserve is not None:  # the sampler rows of the sequences the scenario sets
-            reserve = vllm_reserve(cfg, inp.gpu, s, inp.chunk_tokens, max_num_seqs=max_num_seqs)
+            reserve = eng.reserve(cfg, inp.gpu, s, chunk, max_num_seqs=max_num_seqs)
             room = _room(inp, usable, w_gpu, reserve, kv, stage, s, replicas)
-    elif reserve is not None and not (room.context_fits and room.users >= scenario.users):
+    elif (
+        reserve is not None
+        and default_seqs is not None
+        and eng.sampler_reserve
+        and not (room.context_fits and room.users >= scenario.users)
+    ):
         # vLLM's profile run reserves sampler rows for max_num_seqs requests (1,024 by default
         # on large GPUs); a workload of a few users gets that memory back with --max-num-seqs
         wanted = math.ceil(scenario.users / (replicas * s.dp))
         cap = 1 << max(0, wanted - 1).bit_length()
-        if cap < vllm_batch_defaults(inp.gpu)[1]:
-            capped = vllm_reserve(cfg, inp.gpu, s, inp.chunk_tokens, max_num_seqs=cap)
-            if capped.total < reserve.total:
+        if cap < default_seqs:
+            capped = eng.reserve(cfg, inp.gpu, s, chunk, max_num_seqs=cap)
+            if capped is not None and capped.total < reserve.total:
                 reserve, max_num_seqs = capped, cap
                 room = _room(inp, usable, w_gpu, reserve, kv, stage, s, replicas)
     space, max_ctx, context = room.space, room.max_ctx, room.context
@@ -375,17 +425,14 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         users = min(users, max_num_seqs * s.dp * replicas)
     users_per_copy = users // replicas
     users_fit = users >= scenario.users
-    why: list[str] = []
+    why: list[Decision] = []
     if not weights_fit:
-        why.append(
-            f"weights {w_gpu / 2**30:,.1f} GiB per GPU leave no room in "
-            f"{usable / 2**30:,.1f} GiB usable"
-        )
+        why.append(WHY_WEIGHTS(weights=Bytes(w_gpu), usable=Bytes(usable)))
     elif not context_fits:
-        why.append(f"one request fits only {max_ctx:,} of the {inp.context:,} tokens asked")
+        why.append(WHY_CONTEXT(fits=Tokens(max_ctx), asked=Tokens(inp.context)))
     elif not users_fit:
-        why.append(f"{users:,} of {scenario.users:,} users fit at {context:,} tokens")
-    key = _rank_key(
+        why.append(WHY_USERS(users=users, asked=scenario.users, context=Tokens(context)))
+    rank = rank_parts(
         inp,
         scenario,
         replicas,
@@ -418,7 +465,11 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         context_fits=context_fits,
         users_fit=users_fit,
         why=tuple(why),
-        rank_key=key,
+        rank=rank,
+        chunk_tokens=chunk,
+        decode_graph_bs=decode_bs,
+        fraction_pinned=pinned,
+        fixes=fixes,
     )
 
 
@@ -456,6 +507,26 @@ def _room(
     return _Room(space, max_ctx, context_fits, context, per_request, users)
 
 
+def _decode_graph_bs(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> int | None:
+    """Under DP-attention, the decode CUDA-graph batch sized to the users per attention rank,
+    as the SGLang deployments set it (``--cuda-graph-max-bs-decode``): the engine's own default
+    batch multiplies its graph reserve by the DP size (memory_hook.py reserve_for_graph_mb:
+    ``max_bs × dp_size × 3`` MiB, ``× 1.5`` more above 300), which would shrink the static pool
+    of a DP 16 copy to a third of the GPU. None where the engine's memory accounting does not
+    read the batch, or the scenario pins the fraction itself."""
+    if s.dp <= 1 or scenario.memory_fraction is not None:
+        return None
+    eng = adapter(inp.engine)
+    default = eng.decode_graph_bs(inp.gpu, s)
+    if default is None:
+        return None
+    rules = layout_rules()
+    per_rank = math.ceil(scenario.users / (replicas * s.dp))
+    step = rules.decode_graph_bs_step
+    wanted = max(step, step * math.ceil(per_rank / step))
+    return min(default, wanted)
+
+
 def _vision_dims(cfg: ModelConfig) -> tuple[int, int] | None:
     vc = cfg.vision_config or {}
     layers = vc.get("num_hidden_layers") or vc.get("depth")
@@ -470,141 +541,51 @@ def _vision_dims(cfg: ModelConfig) -> tuple[int, int] | None:
     return None
 
 
-def _prefers_dp_attention(inp: SearchInputs, scenario: Scenario) -> bool:
-    rules = layout_rules()
-    fam = inp.family.attention_family
-    if not inp.family.moe or not fam.latent or scenario.latency == "latency":
-        return False
-    return (fam == AttentionFamily.DSA and rules.dsa_prefers_dp_attention) or (
-        scenario.users > rules.dp_attention_min_users
-    )
-
-
-def _rank_key(
-    inp: SearchInputs,
-    scenario: Scenario,
-    replicas: int,
-    s: Split,
-    weights_fit: bool,
-    context_fits: bool,
-    users_fit: bool,
-    users: int,
-    max_ctx: int,
-    deficit: int,
-) -> tuple[float, ...]:
-    """Smaller is better. Feasibility first (when nothing holds the weights, the layout that
-    comes closest), then the playbook's preferences."""
-    per_node = scenario.gpus_per_node
-    copy_gpus = s.gpus
-    cross_node = copy_gpus > per_node
-    tp_cross_node = s.tp > per_node
-    want_dp = _prefers_dp_attention(inp, scenario)
-    moe = inp.family.moe
-    # style: 0 = the shape the playbook wants for this model and workload
-    if moe and want_dp:
-        style = 0 if (s.dp > 1 and s.ep) else 1
-    elif moe:
-        style = 0 if s.dp == 1 else 1
-    else:
-        style = 0
-    ep_pref = 0
-    if moe and s.tp * s.dp > 1:
-        want_ep = s.dp > 1 or layout_rules().expert_parallel_with_tp
-        ep_pref = 0 if s.ep == want_ep else 1
-    # TP size: latency first wants the largest TP inside a node; otherwise the smallest copy
-    # that serves the workload, so the rest of the GPUs replicate
-    size_pref = -min(s.tp, per_node) if scenario.latency == "latency" else copy_gpus
-    return (
-        0 if weights_fit else 1,
-        0 if weights_fit else deficit,
-        0 if context_fits else 1,
-        -max_ctx if not context_fits else 0,
-        0 if users_fit else 1,
-        -users if not users_fit else 0,
-        1 if tp_cross_node else 0,
-        1 if cross_node else 0,
-        style,
-        size_pref,
-        ep_pref,
-        s.pp,
-        -replicas,
-    )
-
-
 def search(inp: SearchInputs, scenario: Scenario) -> LayoutSearch:
     """Evaluate every layout the GPUs allow and rank them; a pinned field narrows the set."""
     good: list[Candidate] = []
-    rejected: list[tuple[str, str]] = []
+    rejected: list[Rejected] = []
     for replicas, s in _splits(inp.cfg, scenario, inp.family):
         problem = split_problem(inp.cfg, inp.arch, inp.family, s)
-        name = Layout(replicas, s).describe()
+        layout = Layout(replicas, s)
+        issue = avoided(inp.engine, inp.cfg, s) if problem is None else None
+        if issue is not None:
+            problem = REJECT_KNOWN_ISSUE(symptom=Name(issue.symptom), source=Source(issue.source))
         if problem is not None:
-            rejected.append((name, problem))
+            rejected.append(Rejected(layout, problem))
             continue
         try:
             good.append(evaluate(inp, scenario, replicas, s))
         except InputError as err:  # e.g. a linear-attention head count TP cannot split
-            rejected.append((name, err.expected))
+            rejected.append(Rejected(layout, REJECT_ENGINE(why=Name(err.expected))))
     if not good:
-        why = rejected[0][1] if rejected else "no layout of these GPUs"
-        field = "tp" if scenario.pinned else "gpus"
-        raise InputError(field, f"a layout the engines can run on these GPUs ({why})")
+        raise _nothing_runs(inp, scenario, rejected)
     good.sort(key=lambda c: c.rank_key)
     pick = good[0]
     return LayoutSearch(
-        pick, tuple(good), tuple(rejected), scenario.pinned, _reasons(inp, scenario, pick)
+        pick,
+        tuple(good),
+        tuple(rejected),
+        scenario.pinned,
+        reasons(inp, scenario, pick, tuple(good)),
     )
 
 
-def _reasons(inp: SearchInputs, scenario: Scenario, c: Candidate) -> tuple[str, ...]:
-    rules = layout_rules()
-    fam = inp.family
-    lay = c.layout
-    out: list[str] = []
-    if scenario.pinned:
-        out.append("the layout fields you pinned (TP / DP / EP / PP / replicas)")
-    if not c.weights_fit:
-        out.append("no layout of these GPUs holds the weights")
-        return tuple(out)
-    if lay.split.gpus > scenario.gpus_per_node:
-        out.append(
-            f"one copy needs {lay.split.gpus} GPUs: the weights do not fit in one node's "
-            f"{scenario.gpus_per_node} GPUs with room for the workload"
-        )
-    if fam.moe and fam.attention_family.latent:
-        if lay.dp > 1:
-            out.append(
-                f"{fam.attention_family}: the compressed latent KV would be copied on every TP "
-                f"rank; DP-attention {lay.dp} keeps each request's KV on one rank "
-                + (
-                    f"({rules.dsa_source})"
-                    if fam.attention_family == AttentionFamily.DSA
-                    else f"(above {rules.dp_attention_min_users} concurrent users: "
-                    f"{rules.dp_attention_min_users_source})"
-                )
+def _nothing_runs(inp: SearchInputs, scenario: Scenario, rejected: list[Rejected]) -> InputError:
+    """The error when no layout of these GPUs can run: the field to blame, and the first
+    rejection's reason (worded by the reader: the CLI and the pages)."""
+    field = "tp" if scenario.pinned else "gpus"
+    expected = "a layout the engines can run on these GPUs"
+    if rejected:
+        return InputError(field, expected, rejected[0].why)
+    for name in ("tp", "dp", "pp", "replicas"):
+        value = getattr(scenario, name)
+        if value is not None and scenario.total_gpus % value:
+            why = REJECT_GPUS(
+                field=Name(name.upper()),
+                value=value,
+                gpus=scenario.total_gpus,
+                per_node=scenario.gpus_per_node,
             )
-        else:
-            out.append(
-                f"{fam.attention_family} at {scenario.users} concurrent users or latency first: "
-                f"TP keeps every GPU on every request ({rules.dp_attention_min_users_source})"
-            )
-    elif lay.replicas > 1 and lay.split.gpus < scenario.gpus_per_node * scenario.nodes:
-        out.append(
-            f"TP {lay.tp} is the smallest split that serves the workload; {lay.replicas} "
-            f"replicas use the other GPUs ({rules.replicate_source})"
-        )
-    elif scenario.latency == "latency" and lay.tp > 1:
-        out.append(f"latency first: TP {lay.tp} splits each request ({rules.latency_tp_source})")
-    if lay.ep:
-        out.append(
-            f"MoE: {fam.num_experts} experts placed whole on {lay.split.moe_group} ranks "
-            f"(expert parallel) instead of sliced ({rules.expert_parallel_source})"
-        )
-    elif fam.moe and lay.split.moe_group > 1:
-        out.append(
-            f"MoE: experts sliced over {lay.split.moe_group} ranks (both engines' default); "
-            "expert parallelism is the alternative"
-        )
-    if not c.context_fits:
-        out.append(f"the longest context that fits is {c.context:,} tokens")
-    return tuple(out)
+            return InputError(name, expected, why)
+    return InputError(field, expected)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from engine.engines import Setting
 from engine.lint.command import Settings, ValueProblem, flag_for
 from engine.lint.data import Severity, lint_rules
 from engine.lint.extract import Invocation
@@ -87,18 +88,18 @@ class Ctx:
         """``--config FILE``: options the linter cannot see, so an absent flag proves nothing."""
         return "--config" in self.parsed.last
 
-    def flag(self, setting: str) -> str:
+    def flag(self, setting: Setting) -> str:
         return flag_for(setting, self.engine)
 
     def arg(self, canonical: str) -> Arg | None:
         return self.parsed.last.get(canonical)
 
-    def written(self, setting: str) -> str:
+    def written(self, setting: Setting) -> str:
         """The flag as the command spells it (or this engine's spelling when absent)."""
         arg = self.arg(self.flag(setting))
         return arg.written if arg is not None else self.flag(setting)
 
-    def set_value(self, setting: str, value: str) -> Edit:
+    def set_value(self, setting: Setting, value: str) -> Edit:
         """The edit that sets ``setting`` to ``value``: change it where present, else add it."""
         flag = self.flag(setting)
         arg = self.arg(flag)

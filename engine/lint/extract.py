@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import yaml
 
+from engine.engines import other as other_engine
 from engine.errors import InputError
 from engine.lint.data import lint_rules
 from engine.lint.shell import Command, Word, assignment, commands, script_variables, tokenize
@@ -353,7 +354,7 @@ def _infer_engine(args: list[str]) -> Engine | None:
         table = flag_table(engine)
         counts[engine] = sum(1 for a in args if a.startswith("--") and a.split("=")[0] in table)
     best = max(ENGINES, key=lambda e: counts[e])
-    other: Engine = "sglang" if best == "vllm" else "vllm"
+    other: Engine = other_engine(best)
     if counts[best] == 0 or counts[best] == counts[other]:
         return None
     return best

@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu, lookup_gpu
 from engine.kv.dtype import ALIASES as VLLM_KV
@@ -52,6 +53,7 @@ RULES: tuple[Rule, ...] = (
     rules_model.experts,
     rules_model.parsers,
     rules_model.engine_choices,
+    rules_model.known_issues,
     rules_hardware.gates,
     rules_hardware.nvfp4,
     rules_hardware.kv_backends,
@@ -131,7 +133,6 @@ def _lint(
 def _study(ctx: Ctx) -> None:
     """The Study of the command's scenario (its layout pinned), and of the same model and GPUs
     with the layout left to the search (model facts, suggestions, the engine's own picks)."""
-    from engine.launch.memory import vllm_batch_defaults
     from engine.launch.plan import launch_facts
     from engine.study import study
 
@@ -151,8 +152,8 @@ def _study(ctx: Ctx) -> None:
     # the command's --max-num-seqs, else the engine's default: the plan may lower it to free
     # vLLM's sampler reserve, but a command that does not set it runs with the default
     seqs = s.max_num_seqs
-    if seqs is None and ctx.engine == "vllm":
-        seqs = vllm_batch_defaults(gpu)[1]
+    if seqs is None and adapter(ctx.engine).sampler_reserve:
+        seqs = adapter(ctx.engine).default_max_num_seqs(gpu)
     common: dict[str, Any] = scenario_fields(loaded) | {
         "max_num_seqs": seqs,
         "gpu": gpu.key,

@@ -12,6 +12,7 @@ from engine.lint.context import Ctx
 from engine.lint.data import lint_rules
 from engine.lint.model import tokens
 from engine.lint.report import Edit
+from engine.present.words import say
 
 _DSA_PATH: dict[str, Literal["native", "sm120", "none"]] = {
     "pass": "native",
@@ -37,44 +38,44 @@ def gates(ctx: Ctx) -> None:
         return
     kv_flag = ctx.arg("--kv-cache-dtype")
     for g in st.gates.gates:
-        if g.status == "pass" or g.name in ("fits in memory", "tensor-parallel split"):
+        if g.status == "pass" or g.kind in ("fit", "tp"):
             continue
-        fix = g.fix[:1].upper() + g.fix[1:] + "." if g.fix else ""
-        if g.name.startswith("DSA"):
+        said = say(g.fix) if g.fix is not None else ""
+        fix = said[:1].upper() + said[1:] + "." if said else ""
+        name, reason = say(g.name), say(g.reason)
+        if g.kind == "dsa":
             if g.status == "fail":
                 ctx.add(
                     "dsa-kernel-missing",
-                    f"DSA sparse attention has no kernels on {g.reason}; the engine stops with "
+                    f"DSA sparse attention has no kernels on {reason}; the engine stops with "
                     "'No valid attention backend'.",
                     fix or "Serve it on Hopper or datacenter Blackwell.",
                 )
             elif dsa_kernel_path(gpu) == "sm120":
-                ctx.add("dsa-kernel-sm120", f"DSA on {g.reason}.", fix or "Load-test it.")
+                ctx.add("dsa-kernel-sm120", f"DSA on {reason}.", fix or "Load-test it.")
             else:
-                ctx.add(
-                    "kernel-fallback", f"DSA on {g.reason}.", fix or "Follow the vendor recipe."
-                )
-        elif g.name == "NVFP4 weights":
+                ctx.add("kernel-fallback", f"DSA on {reason}.", fix or "Follow the vendor recipe.")
+        elif g.kind == "nvfp4_weights":
             quant = ctx.arg("--quantization")
             ctx.add(
                 "nvfp4-without-fp4",
-                f"NVFP4 weights: {g.reason}; the 4-bit kernels are missing (at best a slow "
+                f"NVFP4 weights: {reason}; the 4-bit kernels are missing (at best a slow "
                 "fallback), so the point of the checkpoint is lost.",
                 fix or "Use the FP8 or BF16 checkpoint.",
                 quant.written if quant is not None else None,
             )
-        elif g.name == "FP8 KV cache":
+        elif g.kind == "fp8_kv":
             if kv_flag is not None:
                 ctx.add(
                     "fp8-kv-storage-only",
-                    f"{g.reason}.",
+                    f"{reason}.",
                     "Keep it for the capacity; compare with `--kv-cache-dtype auto` for speed.",
                     kv_flag.written,
                 )
         elif g.status == "fail":
-            ctx.add("kernel-fallback", f"{g.name}: {g.reason}.", fix or "See the Hardware page.")
+            ctx.add("kernel-fallback", f"{name}: {reason}.", fix or "See the Hardware page.")
         else:
-            ctx.add("kernel-fallback", f"{g.name}: {g.reason}.", fix or "Expect slower kernels.")
+            ctx.add("kernel-fallback", f"{name}: {reason}.", fix or "Expect slower kernels.")
 
 
 def nvfp4(ctx: Ctx) -> None:
@@ -128,22 +129,15 @@ def kv_backends(ctx: Ctx) -> None:
     if gpu is None or kv is None or not (kv.value or "").lower().startswith(("fp8", "mxfp8")):
         return
     backend = ctx.parsed.value("--attention-backend") or ""
-    if ctx.engine == "vllm" and backend.upper() == "FLASH_ATTN" and gpu.generation != "hopper":
+    for row in lint_rules().fp8_kv_backends.for_engine(ctx.engine):
+        if backend.lower() != row.backend.lower() or gpu.generation in row.works_on:
+            continue
         arg = ctx.arg("--attention-backend")
         ctx.add(
             "fp8-kv-backend",
-            f"`--attention-backend FLASH_ATTN` with an FP8 KV cache on {gpu.key} "
-            f"({gpu.generation}): FlashAttention reads FP8 KV only as FA3 on Hopper.",
-            "Drop `--attention-backend` (vLLM then picks one that reads FP8) or the FP8 KV.",
-            "--attention-backend",
-            (Edit("drop", arg.written, index=arg.index),) if arg is not None else (),
-        )
-    if ctx.engine == "sglang" and backend == "triton":
-        arg = ctx.arg("--attention-backend")
-        ctx.add(
-            "fp8-kv-backend",
-            "`--attention-backend triton` has no FP8 KV cache in SGLang's backend matrix.",
-            "Drop `--attention-backend`, or use fa3 (Hopper) / flashinfer.",
+            f"`--attention-backend {backend}` with an FP8 KV cache on {gpu.key} "
+            f"({gpu.generation}): {row.message}",
+            row.fix,
             "--attention-backend",
             (Edit("drop", arg.written, index=arg.index),) if arg is not None else (),
         )

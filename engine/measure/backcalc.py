@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from engine.engines import adapter, check_engine
 from engine.errors import InputError
 from engine.measure.data import measure_facts
 from engine.measure.first_launch import default_port, first_launch, metrics_commands, minimal_launch
@@ -138,7 +139,7 @@ def _explain_agreement(reading: EngineReading, family: str, tp: int) -> str:
             f"{tp} TP ranks, so per-rank bytes do not shrink with TP (DP attention, or vLLM "
             "--data-parallel-size with expert parallel, keeps each request on one rank)."
         )
-    if family_kind(family) == "hybrid" and reading.engine == "sglang":
+    if family_kind(family) == "hybrid" and not adapter(reading.engine).state_in_kv_pool:
         return "SGLang keeps the recurrent state in its own Mamba pool, outside this KV pool."
     return ""
 
@@ -147,7 +148,7 @@ def _explain_hybrid(
     reading: EngineReading, predicted: float, measured: float, state_bytes: int | None
 ) -> str:
     length = reading.max_model_len
-    if reading.engine == "sglang" or length is None:
+    if not adapter(reading.engine).state_in_kv_pool or length is None:
         return (
             "Hybrid model: the KV pool also pays for recurrent (GDN/Mamba) state per sequence "
             "and for attention blocks rounded up to the mamba page; the per-token quotient "
@@ -199,14 +200,15 @@ def _explain_dtype(reading: EngineReading, ratio: float, family: str) -> str:
         f"{stored_bytes}-byte KV (cache dtype: {stored}) while the prediction assumed "
         f"{3 - stored_bytes}-byte."
     )
-    if "dsa" in family and reading.engine == "sglang":
-        auto = engine_rules().sglang.dsa_auto_dtype
+    eng = adapter(reading.engine)
+    auto = eng.dsa_auto_kv_dtypes
+    if "dsa" in family and auto is not None:
         text += (
-            f" SGLang picks the DSA KV dtype itself: {auto['hopper']} on Hopper, "
+            f" {eng.label} picks the DSA KV dtype itself: {auto['hopper']} on Hopper, "
             f"{auto['blackwell']} on Blackwell (SM>=10), when --kv-cache-dtype is auto."
         )
-    elif reading.engine == "vllm":
-        text += " vLLM's --kv-cache-dtype auto means the model dtype."
+    elif auto is None:
+        text += f" {eng.label}'s --kv-cache-dtype auto means the model dtype."
     return text
 
 
@@ -221,6 +223,13 @@ def _explain_memory_fraction(reading: EngineReading, planned: float | None) -> s
             f"{reading.memory_fraction - planned:+.2f} x GPU memory of KV, bytes per token do not"
         )
     return text + "."
+
+
+# Where each engine's log states the KV pool's bytes.
+_POOL_BYTES_LINES = {
+    "vllm": "'Available KV cache memory: Z GiB'",
+    "sglang": "'KV Cache is allocated. #tokens: N, K size: a GB, V size: b GB'",
+}
 
 
 def backcalculate(
@@ -246,11 +255,7 @@ def backcalculate(
     if reading.tokens_capacity is None or reading.tokens_capacity <= 0:
         raise InputError("log", "a positive KV token capacity ('GPU KV cache size: N tokens')")
     if reading.kv_bytes_available is None or reading.kv_bytes_available <= 0:
-        expected = (
-            "'Available KV cache memory: Z GiB'"
-            if reading.engine == "vllm"
-            else "'KV Cache is allocated. #tokens: N, K size: a GB, V size: b GB'"
-        )
+        expected = _POOL_BYTES_LINES[check_engine(reading.engine)]
         raise InputError("log", f"the line {expected}, which gives the KV pool's bytes")
 
     family = family.strip().lower()

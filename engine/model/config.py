@@ -47,6 +47,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "moe_k",
         "n_activated_experts",
         "moe_top_k",
+        "num_experts_per_token",  # Kimi-Linear / Kimi-K3 (kimi_linear.py)
     ),
     "dtype": ("torch_dtype",),
     "vocab_size": ("padded_vocab_size",),
@@ -140,6 +141,10 @@ class ModelConfig(BaseModel):
     moe_intermediate_size: Annotated[int, Field(strict=True, ge=1, le=4_194_304)] | None = None
     n_shared_experts: Annotated[int, Field(strict=True, ge=0, le=1024)] = 0
     shared_expert_intermediate_size: Annotated[int, Field(strict=True, ge=0)] | None = None
+    # latent MoE: routed experts run at this width between a down- and an up-projection
+    # (vLLM nemotron_h.py moe_latent_size; Kimi-K3's routed_expert_hidden_size)
+    moe_latent_size: Annotated[int, Field(strict=True, ge=1, le=1_048_576)] | None = None
+    moe_latent_norm: bool = False  # an RMSNorm on the latent before the up-projection
     first_k_dense_replace: NonNegInt = 0
     moe_layer_freq: PosInt = 1
     moe_layers: list[bool] | None = None  # moe_layer_freq given per layer (1 = MoE)
@@ -641,6 +646,8 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         or flat.get("expert_intermediate_size"),
         "n_shared_experts": flat.get("n_shared_experts") or flat.get("num_shared_experts") or 0,
         "shared_expert_intermediate_size": shared_inter,
+        "moe_latent_size": flat.get("moe_latent_size") or flat.get("routed_expert_hidden_size"),
+        "moe_latent_norm": flat.get("latent_moe_use_norm") is True,
         "first_k_dense_replace": flat.get("first_k_dense_replace") or 0,
         "moe_layer_freq": moe_freq,
         "moe_layers": moe_list,

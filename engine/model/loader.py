@@ -1,6 +1,7 @@
 """Where a config.json comes from: a file, pasted JSON text, a dict, an upload (with its
 hf_quant_config.json and safetensors index), the bundled catalog, or the Hugging Face hub
-(small JSON files only: never weights, never remote code)."""
+(small JSON files only: never weights, never remote code). Beside the config, the hub, a folder
+and an upload may give the chat template, read as text and never rendered."""
 
 from __future__ import annotations
 
@@ -23,6 +24,13 @@ CONFIG = "config.json"
 QUANT_CONFIG = "hf_quant_config.json"
 INDEX = "model.safetensors.index.json"
 COMPANIONS = (QUANT_CONFIG, INDEX)
+# Where a repo keeps its chat template, in transformers' order of precedence: a
+# chat_template.jinja beside the tokenizer wins over tokenizer_config.json's "chat_template";
+# processors of multimodal models keep theirs in chat_template.json.
+TEMPLATE_JINJA = "chat_template.jinja"
+TEMPLATE_JSON = "chat_template.json"
+TOKENIZER_CONFIG = "tokenizer_config.json"
+TEMPLATE_FILES = (TEMPLATE_JINJA, TEMPLATE_JSON, TOKENIZER_CONFIG)
 MAX_SOURCE_CHARS = 4096  # longer than any path or id; only JSON text may be longer
 _METADATA_FIRST = re.compile(rb'\s*\{\s*"metadata"\s*:\s*')
 
@@ -41,6 +49,17 @@ class CheckpointIndex:
 
 
 @dataclass(frozen=True)
+class ChatTemplate:
+    """A chat template as plain text, with the file it came from. ``text`` is None when the
+    file was larger than the limit and was not read (``chars`` then holds its size in bytes).
+    It is hostile text: engine.software.templates scans it for markers and never renders it."""
+
+    file: str
+    text: str | None
+    chars: int
+
+
+@dataclass(frozen=True)
 class LoadedModel:
     """A normalised config plus where it came from (shown on every page)."""
 
@@ -50,6 +69,7 @@ class LoadedModel:
     checkpoint: CheckpointIndex | None = None
     note: str = ""  # e.g. why a hub id was answered from the bundled catalog
     files: tuple[str, ...] = (CONFIG,)  # the files read (config.json and companions)
+    chat_template: ChatTemplate | None = None  # None: no template at hand (catalog, paste)
 
 
 def _size_error(what: str, size: int) -> InputError:
@@ -203,6 +223,78 @@ def parse_index(data: bytes, source: str) -> CheckpointIndex:
     return CheckpointIndex(total, total_params, tuple(by_dtype), tensors, source)
 
 
+def _template_limits() -> tuple[int, int]:
+    """(bytes read of a template file, characters of template kept): data/chat_templates.yaml."""
+    from engine.software.templates import max_file_bytes, max_template_chars
+
+    return max_file_bytes(), max_template_chars()
+
+
+def template_text(name: str, data: bytes) -> str | None:
+    """The chat template held by ``data``, a file named ``name`` (one of TEMPLATE_FILES): the
+    text of a .jinja file, or the "chat_template" of a JSON file (a string, or transformers'
+    list of named templates, joined). None when the file holds no template or is not UTF-8."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if name == TEMPLATE_JINJA:
+        return text if text.strip() else None
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    found = doc.get("chat_template") if isinstance(doc, Mapping) else None
+    if isinstance(found, str):
+        return found if found.strip() else None
+    if isinstance(found, list):
+        parts = [
+            t["template"]
+            for t in found
+            if isinstance(t, Mapping) and isinstance(t.get("template"), str)
+        ]
+        return "\n".join(parts) if parts else None
+    return None
+
+
+def read_template_file(name: str, data: bytes) -> ChatTemplate | None:
+    """The template in ``data`` (at most the byte limit plus one byte of a file named ``name``).
+    A file or a template over the limits is kept as its size only, never as text."""
+    max_bytes, max_chars = _template_limits()
+    if len(data) > max_bytes:
+        return ChatTemplate(name, None, len(data))
+    text = template_text(name, data)
+    if text is None:
+        return None
+    return ChatTemplate(name, text if len(text) <= max_chars else None, len(text))
+
+
+def _template_in(files: Mapping[str, bytes]) -> ChatTemplate | None:
+    for name in TEMPLATE_FILES:
+        data = files.get(name)
+        found = None if data is None else read_template_file(name, data)
+        if found is not None:
+            return found
+    return None
+
+
+def _template_at(paths: Mapping[str, Path]) -> ChatTemplate | None:
+    max_bytes, _ = _template_limits()
+    for name in TEMPLATE_FILES:
+        path = paths.get(name)
+        if path is None:
+            continue
+        try:
+            with path.open("rb") as f:
+                data = f.read(max_bytes + 1)  # bounded: a larger file is only known as larger
+        except OSError:
+            continue
+        found = read_template_file(name, data)
+        if found is not None:
+            return found
+    return None
+
+
 def _with_companions(
     config: Mapping[str, Any],
     quant: bytes | None,
@@ -233,6 +325,7 @@ def load_files(files: Mapping[str, bytes], name: str | None = None) -> LoadedMod
             raise InputError(str(fname)[:100], "the uploaded file's bytes")
         by_name[base] = data
     config = by_name.pop(CONFIG, None)
+    templates = {n: by_name.pop(n) for n in TEMPLATE_FILES if n in by_name}
     if config is None:
         others = [n for n in by_name if n not in COMPANIONS]
         if len(others) != 1:
@@ -250,7 +343,10 @@ def load_files(files: Mapping[str, bytes], name: str | None = None) -> LoadedMod
     cfg, ckpt, read = _with_companions(
         raw, by_name.get(QUANT_CONFIG), by_name.get(INDEX), f"upload {label}"
     )
-    return LoadedModel(cfg, "upload", label, ckpt, files=read)
+    template = _template_in(templates)
+    if template is not None:
+        read = (*read, template.file)
+    return LoadedModel(cfg, "upload", label, ckpt, files=read, chat_template=template)
 
 
 def load_pasted(
@@ -379,7 +475,20 @@ def load_hub(repo_id: str, revision: str | None = None) -> LoadedModel:
     quant = _read_small(quant_path, QUANT_CONFIG) if quant_path else None
     index = _read_small(index_path, INDEX) if index_path else None
     cfg, ckpt, read = _with_companions(raw, quant, index, f"hub {repo_id}")
-    return LoadedModel(cfg, "hub", repo_id, ckpt, files=read)
+    template = _hub_template(repo_id, revision, online)
+    if template is not None:
+        read = (*read, template.file)
+    return LoadedModel(cfg, "hub", repo_id, ckpt, files=read, chat_template=template)
+
+
+def _hub_template(repo_id: str, revision: str | None, online: bool) -> ChatTemplate | None:
+    """The repo's chat template, cache-first like config.json (offline: the cache only)."""
+    for name in TEMPLATE_FILES:
+        found = _hub_file(repo_id, name, revision, online)
+        template = _template_at({name: Path(found)}) if found is not None else None
+        if template is not None:
+            return template
+    return None
 
 
 def _catalog_fallback(repo_id: str, reason: str) -> LoadedModel:
@@ -403,6 +512,7 @@ def _read_path(path: Path) -> LoadedModel:
     data = _read_small(str(path), CONFIG)
     raw = _object(parse_json_bytes(data), CONFIG)
     quant = index = None
+    template = None
     if path.name == CONFIG:
         folder = path.parent
         try:
@@ -410,10 +520,15 @@ def _read_path(path: Path) -> LoadedModel:
                 quant = _read_small(str(folder / QUANT_CONFIG), QUANT_CONFIG)
             if (folder / INDEX).is_file():
                 index = _read_small(str(folder / INDEX), INDEX)
+            template = _template_at(
+                {n: folder / n for n in TEMPLATE_FILES if (folder / n).is_file()}
+            )
         except OSError:
-            quant = index = None
+            quant = index = template = None
     cfg, ckpt, read = _with_companions(raw, quant, index, f"file {path.name}")
-    return LoadedModel(cfg, "file", path.name, ckpt, files=read)
+    if template is not None:
+        read = (*read, template.file)
+    return LoadedModel(cfg, "file", path.name, ckpt, files=read, chat_template=template)
 
 
 def _as_path(text: str) -> Path | None:

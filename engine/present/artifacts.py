@@ -14,6 +14,7 @@ from engine.i18n import DEFAULT_LANG, Lang
 from engine.launch.k8s import kubernetes_yaml, manifest_name
 from engine.launch.plan import LaunchPlan
 from engine.launch.render import comment, docker, script
+from engine.scenario import scenario_argv
 
 if TYPE_CHECKING:
     from engine.study import Study
@@ -52,6 +53,12 @@ def docker_script(plan: LaunchPlan) -> str:
             ': "${LEADER_ADDR:?set LEADER_ADDR to the address of node 0}"',
             "",
         ]
+    if any(e.value == "${IFACE_NAME}" for e in plan.env):
+        head += [
+            ': "${IFACE_NAME:?set IFACE_NAME to the network interface that reaches the other '
+            'nodes}"',
+            "",
+        ]
     head += [
         'NODE="${1:?pass the node number (0 for the first node)}"',
         'case "$NODE" in',
@@ -84,31 +91,17 @@ def cli_command(st: Study) -> str | None:
     s = st.scenario
     if s.source == "file":
         return None
-    argv = ["python", "-m", "engine", "study", s.model]
-    argv += ["--gpu", s.gpu, "--gpus", str(s.gpus_per_node), "--nodes", str(s.nodes)]
-    argv += ["--engine", s.engine, "--users", str(s.users)]
-    if s.context is not None:
-        argv += ["--context", str(s.context)]
-    argv += ["--prefix-overlap", str(s.prefix_overlap), "--latency-priority", s.latency]
-    argv += ["--kv-dtype", s.kv_dtype]
-    if s.memory_fraction is not None:
-        argv += ["--memory-fraction", f"{s.memory_fraction:g}"]
-    if s.images:
-        argv.append("--images")
-    for name in ("tp", "dp", "pp", "replicas"):
-        value = getattr(s, name)
-        if value is not None:
-            argv += [f"--{name}", str(value)]
-    if s.ep is not None:
-        argv.append("--ep" if s.ep else "--no-ep")
+    argv = ["python", "-m", "engine", "study", s.model, *scenario_argv(s)]
     return " ".join(shlex.quote(a) for a in argv) + " --json"
 
 
-def launch_artifacts(st: Study, plan: LaunchPlan) -> list[Artifact]:
-    """What a launch plan downloads as: the script, docker run and the manifests."""
+def launch_artifacts(st: Study, plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> list[Artifact]:
+    """What a launch plan downloads as: the script (its reasons in ``lang``), docker run and the
+    manifests."""
     name = manifest_name(plan.model_name)
+    launch = script(plan, lang)
     return [
-        Artifact("script", f"launch-{name}-{plan.engine}.sh", "text/x-shellscript", script(plan)),
+        Artifact("script", f"launch-{name}-{plan.engine}.sh", "text/x-shellscript", launch),
         Artifact(
             "docker", f"docker-{name}-{plan.engine}.sh", "text/x-shellscript", docker_script(plan)
         ),

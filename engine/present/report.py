@@ -10,11 +10,16 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from engine.alternatives import alternatives, ask
+from engine.engines import check_engine
+from engine.hardware.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.layout import Candidate
 from engine.launch.render import shell
+from engine.present.evidence import evidence_json, group_json
 from engine.present.sources import escape_markdown
-from engine.scenario import ENGINE_LABELS
+from engine.present.words import say, say_all
+from engine.scenario import ENGINE_LABELS, Engine
 
 if TYPE_CHECKING:
     from engine.study import Study
@@ -26,9 +31,19 @@ def diagnose_json(st: Study) -> dict[str, Any]:
     """Family, KV cache, weights and fit (the ``diagnose --json`` keys): the step 1-2 slice of
     the Study plus the chosen layout's users and memory."""
     fit = st.fit
+    out = st.diagnosis.to_json()
+    out["evidence"] = evidence_json(st.family.evidence)
+    for group, g in zip(out["layer_groups"], st.diagnosis.kv.groups, strict=True):
+        group.update(group_json(g))
+    # kv_bytes_per_token is the model's figure (every KV head, TP 1, as the README documents);
+    # what one GPU holds at the picked layout's attention TP has a name that says so
+    parts: tuple[tuple[Engine, dict[str, Any]], ...] = (("vllm", out), ("sglang", out["sglang"]))
+    for engine, part in parts:
+        part["kv_bytes_per_token_per_gpu"] = part["kv_bytes_per_token"]
+        part["kv_bytes_per_token"] = st.sizing(engine, 1).kv_bytes_per_token
     return (
         {"model": st.model.name}
-        | st.diagnosis.to_json()
+        | out
         | {
             "gpu": st.gpu.key,
             "gpus": st.scenario.total_gpus,
@@ -66,25 +81,47 @@ def candidate_json(c: Candidate) -> dict[str, Any]:
         "weights_fit": c.weights_fit,
         "context_fits": c.context_fits,
         "users_fit": c.users_fit,
-        "why_not": list(c.why),
+        "why_not": say_all(c.why),
         "memory_formula": c.memory_formula(),
         "users_formula": c.users_formula(),
     }
 
 
+def gate_json(g: Gate) -> dict[str, Any]:
+    """A gate with its documented keys (English words) and its decision codes."""
+    return {
+        "name": say(g.name),
+        "status": g.status,
+        "reason": say(g.reason),
+        "fix": say(g.fix) if g.fix is not None else "",
+        "kind": g.kind,
+        "reason_code": g.reason.to_json(),
+    }
+
+
 def gates_json(st: Study) -> dict[str, Any]:
-    return st.gates.to_json() | {"model": st.model.name, "min_gpus": st.min_gpus}
+    r = st.gates
+    return {
+        "gpu": r.gpu.key,
+        "gpus": r.gpus,
+        "gates": [gate_json(g) for g in r.gates],
+        "fits": r.fits,
+        "min_gpus": st.min_gpus,
+        "weights_per_gpu": r.weights_per_gpu,
+        "request_bytes_per_gpu": r.request_bytes_per_gpu,
+        "model": st.model.name,
+    }
 
 
 def software_json(st: Study, engine: str) -> dict[str, Any]:
-    view = st.engines["vllm" if engine == "vllm" else "sglang"]
+    view = st.engines[check_engine(engine)]
     return view.software.to_json() | {"model": st.model.name}
 
 
 def plan_json_of(st: Study, engine: str) -> dict[str, Any] | None:
     from engine.launch.render import plan_json
 
-    view = st.engines["vllm" if engine == "vllm" else "sglang"]
+    view = st.engines[check_engine(engine)]
     return plan_json(view.plan) if view.plan is not None else None
 
 
@@ -97,8 +134,9 @@ def study_json(st: Study) -> dict[str, Any]:
         "verdict": {
             "status": st.verdict.status,
             "runs": st.verdict.runs,
-            "reason": st.verdict.reason,
-            "suggestions": list(st.verdict.suggestions),
+            "reason": say(st.verdict.reason),
+            "reason_code": st.verdict.reason.to_json(),
+            "suggestions": [say(st.verdict.fix)] if st.verdict.fix is not None else [],
         },
         "context": {
             "asked": st.context_asked,
@@ -108,17 +146,22 @@ def study_json(st: Study) -> dict[str, Any]:
         },
         "layout": {
             "pick": candidate_json(found.pick),
-            "reasons": list(found.reasons),
+            "reasons": say_all(found.reasons),
+            "reason_codes": [r.to_json() for r in found.reasons],
             "pinned": found.pinned,
             "candidates": [candidate_json(c) for c in found.candidates],
-            "rejected": [{"layout": name, "why": why} for name, why in found.rejected],
+            "rejected": [
+                {"layout": r.layout.describe(), "why": say(r.why), "why_code": r.why.to_json()}
+                for r in found.rejected
+            ],
         },
         "diagnose": diagnose_json(st),
         "gates": gates_json(st),
         "software": {e: software_json(st, e) for e in st.engines},
         "plans": {e: plan_json_of(st, e) for e in st.engines},
-        "engine_problems": {e: v.problem for e, v in st.engines.items() if v.problem},
-        "notes": list(st.notes),
+        "alternatives": [a.to_json() for a in alternatives(st)],
+        "engine_problems": {e: say(v.problem) for e, v in st.engines.items() if v.problem},
+        "notes": say_all(st.notes),
         "units": UNITS,
     }
 
@@ -164,6 +207,13 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
         f"**{escape_markdown(v.title)}** — {escape_markdown(v.reason)}",
     ]  # fmt: skip
     out += [f"- {escape_markdown(tip)}" for tip in v.tips]
+    alts = alternatives(st)
+    if alts:
+        out += ["", escape_markdown(say(ask(st), lang)) + ":", ""]
+        out += [
+            f"- {escape_markdown(say(a.what, lang))} — {escape_markdown(say(a.result, lang))}"
+            for a in alts
+        ]
     auto = t("common.auto", lang)
     pinned = ", ".join(
         f"{k.upper()} {getattr(s, k)}" for k in ("tp", "dp", "pp", "replicas") if getattr(s, k)
@@ -218,7 +268,7 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
         out += ["", "## " + t("report.launch", lang, engine=ENGINE_LABELS[engine],
                                 version=plan.engine_version, chosen=chosen), ""]  # fmt: skip
         if not plan.runnable:
-            why = "; ".join(M.blocked(st, plan, lang))
+            why = "; ".join(M.blocked(plan, lang))
             out.append(escape_markdown(t("report.blocked", lang, why=why)))
             out.append("")
         if len(plan.commands) == 1:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from engine.alternatives import alternatives
+from engine.present.words import say, say_all
+
 if TYPE_CHECKING:
+    from engine.i18n import Lang
     from engine.study import Study
 
 GIB = 1 << 30
@@ -22,7 +26,10 @@ def diagnose_text(out: dict[str, Any]) -> str:
     ]
     for g in out["layer_groups"]:
         lines.append(f"  {g['kind']:<10} {g['formula']}")
-    lines.append(f"KV bytes/token per rank: {out['kv_bytes_per_token']:,}")
+    lines.append(
+        f"KV bytes/token: {out['kv_bytes_per_token']:,} (model); "
+        f"{out['kv_bytes_per_token_per_gpu']:,} per GPU at TP {out['tp']}"
+    )
     if out["state_bytes_per_request"]:
         lines.append(f"state bytes/request per rank: {out['state_bytes_per_request']:,}")
     lines.append(
@@ -52,10 +59,11 @@ def study_text(st: Study) -> str:
     fit = st.fit
     lines = [
         f"{st.model.name} on {s.nodes} node(s) × {s.gpus_per_node} {st.gpu.key}, {s.engine}",
-        f"verdict: {st.verdict.status} — {st.verdict.reason}",
-        *[f"  try: {tip}" for tip in st.verdict.suggestions],
+        f"verdict: {st.verdict.status} — {say(st.verdict.reason)}",
+        *([f"  fix: {say(st.verdict.fix)}"] if st.verdict.fix is not None else []),
+        *[f"  {say(a.what)}: {say(a.result)}" for a in alternatives(st)],
         f"layout: {st.layout.describe()}",
-        *[f"  because {r}" for r in st.search.reasons],
+        *[f"  because {r}" for r in say_all(st.search.reasons)],
         f"context: {st.context:,} tokens (asked {st.context_asked:,}; model limit "
         f"{st.limit.tokens:,})",
         f"per GPU: {fit.weights_per_gpu / GIB:,.1f} GiB weights, "
@@ -65,4 +73,41 @@ def study_text(st: Study) -> str:
         from engine.launch.render import shell
 
         lines += ["", shell(st.plan)]
+    return "\n".join(lines)
+
+
+def software_text(st: Study, engine: str, lang: Lang = "en") -> str:
+    """Step 4 for one engine in ``lang``: versions, parsers (and where they came from), the
+    checkpoint format, the extra flags with their reasons, and the notes."""
+    from engine.i18n import t
+    from engine.present.sources import clean
+    from engine.present.words import say
+
+    r = st.engines[engine].software  # type: ignore[index]
+
+    def origin(source: str | None) -> str:
+        if source == "template":
+            return " (" + t("software.from.template", lang, file=r.chat_template or "") + ")"
+        return " (" + t("software.from.table", lang) + ")" if source == "table" else ""
+
+    none = t("common.none", lang)
+    title = t("software.title", lang, engine=engine, version=r.engine_version)
+    lines = [
+        f"{st.model.name}  ({r.architecture})  {title}",
+        f"{t('software.min_version', lang)}: {r.min_version or t('software.unknown', lang)}",
+        f"{t('software.tool_parser', lang)}: {r.tool_call_parser or none}"
+        + origin(r.tool_call_parser_from),
+        f"{t('software.reasoning_parser', lang)}: {r.reasoning_parser or none}"
+        + origin(r.reasoning_parser_from),
+        f"{t('software.format', lang)}: {r.checkpoint_format} - "
+        + clean("".join(say(d, lang) for d in r.checkpoint.details)),
+    ]
+    if r.extra_flags:
+        lines.append(t("software.extra_flags", lang).strip("*"))
+        for flag in r.extra_flags:
+            reason = r.flag_decisions.get(flag)
+            lines.append(f"  {flag}" + (f"  {clean(say(reason, lang))}" if reason else ""))
+    if r.reasons:
+        lines.append(t("software.notes", lang))
+        lines += [f"  - {clean(say(d, lang))}" for d in r.reasons]
     return "\n".join(lines)

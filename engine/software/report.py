@@ -4,21 +4,28 @@ The facts live in ``data/software.yaml`` (per architecture, per parser family, p
 method, each with its source) and in the pinned engine tables of ``data/engines/``. This module
 holds the rules that pick a row from config.json fields only (``architectures[0]``, ``model_type``,
 the fields a family row names), never from a model's display name, and checks every name it emits
-against the engine's own registries.
+against the engine's own registries. When the model's chat template is at hand, the tool-call and
+thinking format written in it checks the family's parsers and replaces one that does not read it
+(``engine.software.templates``).
+
+Every reason the report gives is a decision (``engine.decision``): a code and its parameters,
+worded by ``engine.present.words``. The notes written in ``data/software.yaml`` are note ids whose
+wording lives in the catalogs (``code.software.note.<id>`` in ``data/i18n/<lang>/software.yaml``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from engine.decision import Code, Decision, Name
 from engine.errors import InputError
-from engine.rules import DATA_DIR, load_data
+from engine.rules import DATA_DIR, data_yaml, load_data
 from engine.software.tables import (
     ENGINES,
     ENGINES_DIR,
@@ -31,7 +38,11 @@ from engine.software.tables import (
     table_path,
     tool_call_parsers,
 )
+from engine.software.templates import ParserOrigin, TemplateReading, pick_parsers, read_template
 from engine.software.versions import latest, version_key
+
+if TYPE_CHECKING:
+    from engine.model.loader import ChatTemplate
 
 SOFTWARE_YAML = DATA_DIR / "software.yaml"
 
@@ -49,21 +60,49 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# A note written in data/software.yaml: an id whose wording is code.software.note.<id> in the
+# catalogs ("" for none).
+NoteId = Annotated[str, Field(pattern=r"^[a-z0-9_]+$")]
+OptionalNote = Annotated[str, Field(pattern=r"^([a-z0-9_]+)?$")]
+_NOTE_FIELDS = frozenset({"note", "notes", "reason", "detail", "unknown_architecture_hint"})
+
+
+def _note_ids(node: Any, inside: bool = False) -> list[str]:
+    """Every note id written in software.yaml (under the keys that hold note ids)."""
+    if isinstance(node, Mapping):
+        return [i for k, v in node.items() for i in _note_ids(v, k in _NOTE_FIELDS)]
+    if isinstance(node, list):
+        return [i for v in node for i in _note_ids(v, inside)]
+    return [node] if inside and isinstance(node, str) and node else []
+
+
+# One code per note written in the data, declared when this module loads so the catalogs test
+# sees them all; a note id in the data is a data edit plus its wording in both catalogs.
+NOTES: dict[str, Code] = {
+    i: Code(f"software.note.{i}") for i in dict.fromkeys(_note_ids(data_yaml("software.yaml")))
+}
+
+
+def note(note_id: str) -> Decision:
+    """The decision that words a note of software.yaml."""
+    return NOTES[note_id]()
+
+
 class _FlagEntry(_Strict):
     flag: str = Field(pattern=r"^--?[A-Za-z0-9][\w.-]*(=\S+)?$")
-    reason: str = Field(min_length=1)
+    reason: NoteId
     source: str = ""
 
 
 class _EngineMeta(_Strict):
     tool_parser_companion_flags: list[_FlagEntry]
-    unknown_architecture_hint: str
+    unknown_architecture_hint: NoteId
 
 
 class _EngineArch(_Strict):
     min_version: str | None
     source: str = Field(min_length=1)
-    note: str = ""
+    note: OptionalNote = ""
     native: bool = True
 
     @field_validator("min_version")
@@ -95,6 +134,9 @@ class _Match(_Strict):
 class _EngineParsers(_Strict):
     tool_call_parser: str | None
     reasoning_parser: str | None
+    # parsers other checkpoints of this architecture use, told apart by their chat template only
+    alternatives: list[str] = []
+    reasoning_alternatives: list[str] = []
     flags: list[_FlagEntry] = []
     min_version: str | None = None
     min_version_source: str | None = None
@@ -102,7 +144,7 @@ class _EngineParsers(_Strict):
 
 class _TrustRemoteCode(_Strict):
     engines: list[Engine]
-    reason: str
+    reason: NoteId
     source: str
 
 
@@ -113,12 +155,12 @@ class _Family(_Strict):
     sglang: _EngineParsers
     trust_remote_code: _TrustRemoteCode | None = None
     source: str = Field(min_length=1)
-    notes: list[str] = []
+    notes: list[NoteId] = []
 
 
 class _FormatEngine(_Strict):
     resolves_to: str | None
-    note: str = ""
+    note: OptionalNote = ""
 
 
 class _When(_Strict):
@@ -131,24 +173,36 @@ class _Format(_Strict):
     when: _When | None = None
     name: str
     weight_dtype: str
-    detail: str
+    detail: NoteId
     vllm: _FormatEngine
     sglang: _FormatEngine
     source: str = Field(min_length=1)
-    notes: list[str] = []
+    notes: list[NoteId] = []
 
 
 class _Hint(_Strict):
     token: str = Field(pattern=r"^[a-z0-9]+$")
     format: str
     weight_dtype: str
-    note: str = ""
+    note: OptionalNote = ""
+
+
+class UnregisteredParser(_Strict):
+    """A parser name an official command passes that the pinned engine does not register."""
+
+    engine: Engine
+    kind: Literal["tool", "reasoning"]
+    name: str
+    instead: str | None
+    models: list[str] = Field(min_length=1)
+    source: str = Field(min_length=1)
 
 
 class _SoftwareFile(_Strict):
     engines: dict[Engine, _EngineMeta]
     architectures: dict[str, _ArchRow]
     parser_families: list[_Family]
+    unregistered_recipe_parsers: list[UnregisteredParser] = []
     checkpoint_formats: list[_Format]
     model_id_hints: list[_Hint]
     unquantized_dtypes: dict[str, str]
@@ -172,6 +226,14 @@ def data_problems(data: _SoftwareFile | None = None) -> list[str]:
                 problems.append(f"{fam.name}: {engine} tool parser {p.tool_call_parser!r}")
             if p.reasoning_parser is not None and p.reasoning_parser not in reasons:
                 problems.append(f"{fam.name}: {engine} reasoning parser {p.reasoning_parser!r}")
+            problems += [
+                f"{fam.name}: {engine} tool {a!r}" for a in p.alternatives if a not in tools
+            ]
+            problems += [
+                f"{fam.name}: {engine} reasoning {a!r}"
+                for a in p.reasoning_alternatives
+                if a not in reasons
+            ]
             flags += [f.flag for f in p.flags]
         for flag in flags:
             if lookup_flag(engine, flag) is None:
@@ -180,6 +242,12 @@ def data_problems(data: _SoftwareFile | None = None) -> list[str]:
             resolved = getattr(fmt, engine).resolves_to
             if resolved is not None and resolved not in quants:
                 problems.append(f"{fmt.name}: {engine} quantization {resolved!r}")
+    for u in data.unregistered_recipe_parsers:
+        names = tool_call_parsers(u.engine) if u.kind == "tool" else reasoning_parsers(u.engine)
+        if u.name in names:
+            problems.append(f"{u.engine} {u.kind} parser {u.name!r} is registered after all")
+        if u.instead is not None and u.instead not in names:
+            problems.append(f"{u.engine} {u.kind} parser {u.instead!r} (instead of {u.name})")
     for needed in ("--trust-remote-code", "--language-model-only"):
         for engine in ENGINES:
             if lookup_flag(engine, needed) is None:
@@ -302,12 +370,35 @@ def _matches(
 # ---------------------------------------------------------------------------------------------
 
 
+FMT_UNKNOWN_METHOD = Code("software.format.unknown_method", "method")
+FMT_SCHEME = Code("software.format.scheme", "scheme")
+FMT_BITS = Code("software.format.bits", "bits")
+FMT_GROUP = Code("software.format.group", "group")
+FMT_BLOCK = Code("software.format.block", "block")
+FMT_SCALE = Code("software.format.scale_fmt", "scale_fmt")
+FMT_NAMED = Code("software.format.named", "format")
+FMT_UNQUANTIZED = Code("software.format.unquantized", "dtype")
+FMT_NO_DTYPE = Code("software.format.no_dtype")
+FMT_NO_DTYPE_NOTE = Code("software.format.no_dtype_note")
+FMT_ID_CONFLICT = Code("software.format.id_conflict", "hint", "format")
+FMT_FROM_ID = Code("software.format.from_id")
+
+
+def _english(decisions: tuple[Decision, ...], sep: str) -> str:
+    """The English wording, for readers that take text (the launch plan, the weights report)."""
+    from engine.present.words import say
+
+    return sep.join(say(d) for d in decisions)
+
+
 @dataclass(frozen=True)
 class CheckpointFormat:
     """How the weights are stored, read from ``quantization_config`` (or the model id, or dtype).
 
     ``weight_dtype`` is what hardware gates care about: "bf16", "fp16", "fp32", "fp8", "nvfp4",
-    "mxfp4", "int4", "int8", "nf4", "bnb-fp4", "mixed" or "unknown".
+    "mxfp4", "int4", "int8", "nf4", "bnb-fp4", "mixed" or "unknown". ``details`` word the format
+    (a head and its clauses, joined without a separator) and ``reasons`` the notes on it;
+    ``detail`` and ``notes`` are their English wording.
     """
 
     name: str
@@ -315,10 +406,37 @@ class CheckpointFormat:
     quant_method: str | None
     bits: int | None
     group_size: int | None
-    detail: str
+    details: tuple[Decision, ...]
     from_model_id: bool
     source: str
-    notes: tuple[str, ...] = ()
+    reasons: tuple[Decision, ...] = ()
+
+    @property
+    def detail(self) -> str:
+        return _english(self.details, "")
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        from engine.present.words import say
+
+        return tuple(say(d) for d in self.reasons)
+
+    def to_json(self) -> dict[str, Any]:
+        from engine.present.words import as_json
+
+        return {
+            "name": self.name,
+            "weight_dtype": self.weight_dtype,
+            "quant_method": self.quant_method,
+            "bits": self.bits,
+            "group_size": self.group_size,
+            "detail": self.detail,
+            "from_model_id": self.from_model_id,
+            "source": self.source,
+            "notes": list(self.notes),
+            "detail_codes": [as_json(d) for d in self.details],
+            "note_codes": [as_json(d) for d in self.reasons],
+        }
 
 
 def _int(value: Any) -> int | None:
@@ -388,16 +506,17 @@ def _from_quant_config(qc: dict[str, Any], data: _SoftwareFile) -> CheckpointFor
             quant_method=method or None,
             bits=_int(view.get("bits")),
             group_size=_int(view.get("group_size")),
-            detail=f"quant_method {method!r} is not described in data/software.yaml",
+            details=(FMT_UNKNOWN_METHOD(method=Name(method)),),
             from_model_id=False,
             source="config.json quantization_config",
         )
     bits = _int(view.get("bits")) or _int(view.get("w_bit"))
     group = _int(view.get("group_size")) or _int(view.get("q_group_size"))
-    detail, dtype = row.detail, row.weight_dtype
+    details = [note(row.detail)]
+    dtype = row.weight_dtype
     if method == "compressed-tensors":
         dtype, bits, group, scheme = _compressed_tensors_scheme(view)
-        detail = f"{row.detail}: {scheme}"
+        details.append(FMT_SCHEME(scheme=Name(scheme)))
     elif method == "bitsandbytes":
         if view.get("load_in_4bit"):
             # bitsandbytes FP4 is dequantized in software: keep it apart from FP4 tensor cores.
@@ -410,22 +529,24 @@ def _from_quant_config(qc: dict[str, Any], data: _SoftwareFile) -> CheckpointFor
     elif dtype == "from-config":
         dtype = "unknown"
     if bits and method in ("awq", "gptq"):
-        detail += f", {bits}-bit" + (f", group size {group}" if group else "")
+        details.append(FMT_BITS(bits=bits))
+        if group:
+            details.append(FMT_GROUP(group=group))
     block = view.get("weight_block_size")
     if isinstance(block, list) and block:
-        detail += f", block {'x'.join(str(b) for b in block)}"
+        details.append(FMT_BLOCK(block=Name("x".join(str(b) for b in block))))
     if view.get("scale_fmt"):
-        detail += f", scale format {view['scale_fmt']}"
+        details.append(FMT_SCALE(scale_fmt=Name(str(view["scale_fmt"]))))
     return CheckpointFormat(
         name=row.name,
         weight_dtype=dtype,
         quant_method=method,
         bits=bits,
         group_size=group,
-        detail=detail,
+        details=tuple(details),
         from_model_id=False,
         source=row.source,
-        notes=tuple(row.notes),
+        reasons=tuple(note(n) for n in row.notes),
     )
 
 
@@ -463,11 +584,8 @@ def _detect(view: _ConfigView, model_id: str | None, data: _SoftwareFile) -> Che
     if qc is not None:
         fmt = _from_quant_config(qc, data)
         if hint is not None and hint.format != fmt.name and hint.weight_dtype != fmt.weight_dtype:
-            note = (
-                f"The model id suggests {hint.format}, but config.json's quantization_config "
-                f"says {fmt.name}; the config wins."
-            )
-            fmt = CheckpointFormat(**{**asdict(fmt), "notes": (*fmt.notes, note)})
+            conflict = FMT_ID_CONFLICT(hint=Name(hint.format), format=Name(fmt.name))
+            fmt = CheckpointFormat(**{**_fields(fmt), "reasons": (*fmt.reasons, conflict)})
         return fmt
     if hint is not None:
         row = next((f for f in data.checkpoint_formats if f.name == hint.format), None)
@@ -477,22 +595,19 @@ def _detect(view: _ConfigView, model_id: str | None, data: _SoftwareFile) -> Che
             hint_dtype = f"int{bits}" if bits else "unknown"
         elif hint_dtype == "from-config":
             hint_dtype = "unknown"
-        notes = [
-            "config.json has no quantization_config (a base model's config?); the format comes "
-            "from the model id. The real checkpoint's config.json should carry it."
-        ]
+        reasons = [FMT_FROM_ID()]
         if hint.note:
-            notes.append(hint.note)
+            reasons.append(note(hint.note))
         return CheckpointFormat(
             name=hint.format,
             weight_dtype=hint_dtype,
             quant_method=row.quant_method if row else None,
             bits=bits,
             group_size=None,
-            detail=row.detail if row else hint.format,
+            details=(note(row.detail),) if row else (FMT_NAMED(format=Name(hint.format)),),
             from_model_id=True,
             source=f"model id token {hint.token!r} (data/software.yaml model_id_hints)",
-            notes=tuple(notes),
+            reasons=tuple(reasons),
         )
     text = view.text_config or {}
     dtype: Any = view.torch_dtype or view.dtype or text.get("torch_dtype") or text.get("dtype")
@@ -504,7 +619,7 @@ def _detect(view: _ConfigView, model_id: str | None, data: _SoftwareFile) -> Che
             quant_method=None,
             bits=None,
             group_size=None,
-            detail=f"unquantized {dtype} weights",
+            details=(FMT_UNQUANTIZED(dtype=Name(dtype)),),
             from_model_id=False,
             source="config.json torch_dtype",
         )
@@ -514,11 +629,15 @@ def _detect(view: _ConfigView, model_id: str | None, data: _SoftwareFile) -> Che
         quant_method=None,
         bits=None,
         group_size=None,
-        detail="no torch_dtype in config.json; with --dtype auto the engines serve it in bfloat16",
+        details=(FMT_NO_DTYPE(),),
         from_model_id=False,
         source="config.json (no torch_dtype, no quantization_config)",
-        notes=("The weights' dtype is not stated in config.json: check the safetensors header.",),
+        reasons=(FMT_NO_DTYPE_NOTE(),),
     )
+
+
+def _fields(fmt: CheckpointFormat) -> dict[str, Any]:
+    return {k: getattr(fmt, k) for k in fmt.__dataclass_fields__}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -526,14 +645,38 @@ def _detect(view: _ConfigView, model_id: str | None, data: _SoftwareFile) -> Che
 # ---------------------------------------------------------------------------------------------
 
 
+FLAG_NOT_IN_TABLE = Code("software.flag_not_in_table", "flag", "engine", "version")
+ARCH_UNKNOWN = Code("software.arch_unknown", "architecture", "engine", "hint")
+NO_TOOL_PARSER = Code("software.no_tool_parser", "engine", "family")
+NO_PARSER_FAMILY = Code("software.no_parser_family", "architecture")
+PARSERS_UNKNOWN = Code("software.parsers_unknown", "architecture")
+MIN_UNKNOWN = Code("software.min_version_unknown", "engine", "architecture")
+MIN_NEWER = Code("software.min_version_newer", "engine", "min_version", "version")
+REMOTE_CODE = Code("software.reason.remote_code", "architecture", "engine")
+REMOTE_CODE_NOT_NEEDED = Code("software.remote_code_not_needed", "engine", "architecture")
+LANGUAGE_MODEL_ONLY = Code("software.reason.language_model_only")
+EARLY_FUSION = Code("software.early_fusion", "architecture")
+TEXT_ONLY_HINT = Code("software.text_only_hint")
+QUANT_RESOLVES = Code("software.quant_resolves", "engine", "method", "resolved")
+QUANT_UNKNOWN = Code("software.quant_unknown", "method", "engine", "version")
+TEMPLATE_FAMILY = Code("software.template_family", "format")
+
+
 @dataclass(frozen=True)
 class SoftwareReport:
-    """What step 4 tells the user for one engine; ``notes`` carry the why, ``sources`` the where.
+    """What step 4 tells the user for one engine; ``reasons`` carry the why (decisions, worded
+    per language by ``engine.present.words``), ``sources`` the where.
 
     ``quantization`` is the ``--quantization`` value to pass, and None when the engine reads
     quant_method from config.json itself (the note names what it resolves to).
     ``extra_flags`` are single tokens (``--flag`` or ``--flag=value``) that the engine's pinned
-    table accepts; ``flag_reasons`` gives each one's reason.
+    table accepts; ``flag_decisions`` gives each one's reason. ``notes`` and ``flag_reasons`` are
+    the English wording of both, for readers that take text.
+
+    ``tool_call_parser_from`` / ``reasoning_parser_from`` say whether the chat template decided
+    ("template": its format names the parser, or confirms the table's) or the architecture table
+    did ("table"); ``*_alternatives`` are other parsers of the same architecture that only a chat
+    template could tell apart (empty when a template decided).
     """
 
     engine: Engine
@@ -544,7 +687,7 @@ class SoftwareReport:
     checkpoint_format: str
     quantization: str | None
     extra_flags: list[str]
-    notes: list[str]
+    reasons: tuple[Decision, ...]
     sources: list[str]
     engine_version: str
     model_type: str | None
@@ -552,16 +695,74 @@ class SoftwareReport:
     natively_supported: bool
     multimodal: Literal["early-fusion", "multimodal"] | None
     checkpoint: CheckpointFormat
-    flag_reasons: dict[str, str] = field(default_factory=dict)
+    flag_decisions: dict[str, Decision] = field(default_factory=dict)
+    tool_call_parser_from: ParserOrigin | None = None
+    reasoning_parser_from: ParserOrigin | None = None
+    tool_call_alternatives: tuple[str, ...] = ()
+    reasoning_alternatives: tuple[str, ...] = ()
+    chat_template: str | None = None  # the file the template was read from
+    template_tool_format: str | None = None  # data/chat_templates.yaml tool format id
+    template_thinking_format: str | None = None
+
+    @property
+    def notes(self) -> list[str]:
+        from engine.present.words import say
+
+        return [say(d) for d in self.reasons]
+
+    @property
+    def flag_reasons(self) -> dict[str, str]:
+        from engine.present.words import say
+
+        return {flag: say(d) for flag, d in self.flag_decisions.items()}
 
     def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["checkpoint"]["notes"] = list(self.checkpoint.notes)
-        return out
+        """The documented keys (reasons as English text under ``notes`` and ``flag_reasons``)
+        plus each reason's code and parameters (``note_codes``, ``flag_reason_codes``)."""
+        from engine.present.words import as_json
+
+        return {
+            "engine": self.engine,
+            "architecture": self.architecture,
+            "min_version": self.min_version,
+            "tool_call_parser": self.tool_call_parser,
+            "reasoning_parser": self.reasoning_parser,
+            "checkpoint_format": self.checkpoint_format,
+            "quantization": self.quantization,
+            "extra_flags": list(self.extra_flags),
+            "notes": self.notes,
+            "sources": list(self.sources),
+            "engine_version": self.engine_version,
+            "model_type": self.model_type,
+            "family": self.family,
+            "natively_supported": self.natively_supported,
+            "multimodal": self.multimodal,
+            "checkpoint": self.checkpoint.to_json(),
+            "flag_reasons": self.flag_reasons,
+            "note_codes": [as_json(d) for d in self.reasons],
+            "flag_reason_codes": {f: as_json(d) for f, d in self.flag_decisions.items()},
+            "parsers": {
+                "tool_call_from": self.tool_call_parser_from,
+                "reasoning_from": self.reasoning_parser_from,
+                "tool_call_alternatives": list(self.tool_call_alternatives),
+                "reasoning_alternatives": list(self.reasoning_alternatives),
+                "chat_template": self.chat_template,
+                "template_tool_format": self.template_tool_format,
+                "template_thinking_format": self.template_thinking_format,
+            },
+        }
 
 
 def _table_source(engine: Engine) -> str:
     return f"data/engines/{table_path(engine, 'flags').relative_to(ENGINES_DIR)}"
+
+
+def _reading(template: ChatTemplate | str | None) -> TemplateReading | None:
+    if template is None:
+        return None
+    if isinstance(template, str):
+        return read_template("chat template", template, len(template))
+    return read_template(template.file, template.text, template.chars)
 
 
 def software_report(
@@ -570,11 +771,14 @@ def software_report(
     model_id: str | None = None,
     *,
     text_only: bool = False,
+    chat_template: ChatTemplate | str | None = None,
 ) -> SoftwareReport:
     """Minimum engine version, parsers, checkpoint format and special flags for ``config``.
 
     ``text_only`` says the user serves a multimodal checkpoint for text alone, which adds
-    ``--language-model-only`` (the vision tower is then never loaded).
+    ``--language-model-only`` (the vision tower is then never loaded). ``chat_template`` is the
+    model's template when one is at hand (the loader's ``ChatTemplate``, or its text): the tool
+    calls and thinking it writes decide the parsers (``engine.software.templates``).
     """
     if engine not in ENGINES:
         raise InputError("engine", f"one of {', '.join(ENGINES)}")
@@ -583,13 +787,15 @@ def software_report(
     raw = dict(config)
     arch = view.architectures[0] if view.architectures else ""
     version = engine_version(engine)
-    notes: list[str] = []
+    reasons: list[Decision] = []
     sources: list[str] = []
-    flags: dict[str, str] = {}
+    flags: dict[str, Decision] = {}
 
-    def add_flag(flag: str, reason: str) -> None:
+    def add_flag(flag: str, reason: Decision) -> None:
         if lookup_flag(engine, flag) is None:
-            notes.append(f"{flag} would be needed but is not in {engine} {version}'s flag table.")
+            reasons.append(
+                FLAG_NOT_IN_TABLE(flag=Name(flag), engine=Name(engine), version=Name(version))
+            )
         else:
             flags.setdefault(flag, reason)
 
@@ -608,72 +814,69 @@ def software_report(
         if eng_arch.min_version is not None:
             minimums.append(eng_arch.min_version)
         if eng_arch.note:
-            notes.append(eng_arch.note)
+            reasons.append(note(eng_arch.note))
     else:
-        notes.append(
-            f"{arch} is not in data/software.yaml for {engine}: the minimum version is not known "
-            f"and native support is unconfirmed. {data.engines[engine].unknown_architecture_hint}"
-        )
+        hint = note(data.engines[engine].unknown_architecture_hint)
+        reasons.append(ARCH_UNKNOWN(architecture=Name(arch), engine=Name(engine), hint=hint))
 
-    # Parser family.
+    # Parser family (the architecture table), then the chat template's word on it.
     family = next(
         (f for f in data.parser_families if _matches(f.match, arch, view, raw, model_id)),
         None,
     )
-    tool: str | None = None
-    reasoning: str | None = None
-    if family is not None:
-        parsers: _EngineParsers = getattr(family, engine)
-        tool, reasoning = parsers.tool_call_parser, parsers.reasoning_parser
+    parsers: _EngineParsers | None = getattr(family, engine) if family is not None else None
+    reading = _reading(chat_template)
+    pick = pick_parsers(
+        reading,
+        engine,
+        version,
+        parsers.tool_call_parser if parsers is not None else None,
+        parsers.reasoning_parser if parsers is not None else None,
+    )
+    tool, reasoning = pick.tool, pick.reasoning
+    family_name = family.name if family is not None else None
+    if family is not None and parsers is not None:
         sources.append(family.source)
-        notes.extend(family.notes)
+        reasons.extend(note(n) for n in family.notes)
         if parsers.min_version is not None:
             minimums.append(parsers.min_version)
             if parsers.min_version_source:
                 sources.append(parsers.min_version_source)
         for entry in parsers.flags:
-            add_flag(entry.flag, entry.reason)
-        if tool is not None:
-            for entry in data.engines[engine].tool_parser_companion_flags:
-                add_flag(entry.flag, entry.reason)
-        if tool is None:
-            notes.append(f"No {engine} tool-call parser is recorded for {family.name}.")
+            add_flag(entry.flag, note(entry.reason))
         trc = family.trust_remote_code
         if trc is not None and engine in trc.engines:
-            add_flag("--trust-remote-code", trc.reason)
+            add_flag("--trust-remote-code", note(trc.reason))
             sources.append(trc.source)
-    elif eng_arch is not None:
-        notes.append(
-            f"No tool-call or reasoning parser is recorded for {arch}: base and older chat "
-            "models emit no tool-call format these engines parse."
-        )
-    else:
-        notes.append(
-            f"Risk: parser names for {arch} are unknown. Check the model card before enabling "
-            "tool calling; a wrong --tool-call-parser silently returns tool calls as plain text."
-        )
+    elif reading is not None and reading.tool is not None and (tool or reasoning):
+        family_name = _template_family(reading)
+    reasons.extend(pick.reasons)
+    if reading is not None and reading.tool is not None and (tool or reasoning):
+        sources.append(_template_source(reading, engine))
+    if tool is not None:
+        for entry in data.engines[engine].tool_parser_companion_flags:
+            add_flag(entry.flag, note(entry.reason))
+    if family is not None and tool is None:
+        reasons.append(NO_TOOL_PARSER(engine=Name(engine), family=Name(family.name)))
+    elif family is None and tool is None and reasoning is None:
+        if eng_arch is not None:
+            reasons.append(NO_PARSER_FAMILY(architecture=Name(arch)))
+        else:
+            reasons.append(PARSERS_UNKNOWN(architecture=Name(arch)))
 
     min_version = latest(minimums) if minimums else None
     if min_version is None and eng_arch is not None:
-        notes.append(f"Minimum {engine} release for {arch}: not known.")
+        reasons.append(MIN_UNKNOWN(engine=Name(engine), architecture=Name(arch)))
     if min_version is not None and version_key(min_version) > version_key(version):
-        notes.append(
-            f"{engine} >= {min_version} is newer than the pinned flag tables ({version}); "
-            "flags were checked against those tables."
+        reasons.append(
+            MIN_NEWER(engine=Name(engine), min_version=Name(min_version), version=Name(version))
         )
 
     # Remote code: custom modeling files the engine has no native class for.
     if view.auto_map and not native:
-        add_flag(
-            "--trust-remote-code",
-            f"config.json has auto_map (modeling code in the model repo) and {arch} is not "
-            f"known to be implemented natively by {engine}.",
-        )
+        add_flag("--trust-remote-code", REMOTE_CODE(architecture=Name(arch), engine=Name(engine)))
     elif view.auto_map:
-        notes.append(
-            f"config.json has auto_map, but {engine} implements {arch} natively: "
-            "--trust-remote-code is not needed for the model code."
-        )
+        reasons.append(REMOTE_CODE_NOT_NEEDED(engine=Name(engine), architecture=Name(arch)))
 
     # Multimodal checkpoints served for text only.
     is_mm = view.vision_config is not None or view.audio_config is not None
@@ -685,39 +888,50 @@ def software_report(
         if row is not None and row.fusion_source:
             sources.append(row.fusion_source)
         if text_only:
-            add_flag(
-                "--language-model-only",
-                "Served for text only: the multimodal encoder is never loaded, which frees its "
-                "memory for KV cache.",
-            )
+            add_flag("--language-model-only", LANGUAGE_MODEL_ONLY())
         elif early:
-            notes.append(
-                f"{arch} is an early-fusion model: every checkpoint carries the vision tower and "
-                "there is no text-only sibling. Serving text only? --language-model-only skips it."
-            )
+            reasons.append(EARLY_FUSION(architecture=Name(arch)))
         else:
-            notes.append("Serving text only? --language-model-only skips the multimodal encoder.")
+            reasons.append(TEXT_ONLY_HINT())
 
     # Checkpoint format and what --quantization the engine wants.
     ckpt = _detect(view, model_id, data)
     sources.append(ckpt.source)
-    notes.extend(ckpt.notes)
+    reasons.extend(ckpt.reasons)
     fmt_row = next((f for f in data.checkpoint_formats if f.name == ckpt.name), None)
     if fmt_row is not None and ckpt.quant_method is not None:
         eng_fmt: _FormatEngine = getattr(fmt_row, engine)
         if eng_fmt.resolves_to is not None:
-            notes.append(
-                f"{engine} reads quant_method {ckpt.quant_method!r} from config.json and uses its "
-                f"{eng_fmt.resolves_to!r} method: no --quantization flag needed."
+            reasons.append(
+                QUANT_RESOLVES(
+                    engine=Name(engine),
+                    method=Name(ckpt.quant_method),
+                    resolved=Name(eng_fmt.resolves_to),
+                )
             )
         if eng_fmt.note:
-            notes.append(eng_fmt.note)
+            reasons.append(note(eng_fmt.note))
     elif ckpt.quant_method is not None and ckpt.quant_method not in quantization_methods(engine):
-        notes.append(
-            f"quant_method {ckpt.quant_method!r} is not a {engine} {version} quantization method."
+        reasons.append(
+            QUANT_UNKNOWN(
+                method=Name(ckpt.quant_method), engine=Name(engine), version=Name(version)
+            )
         )
 
     sources.append(_table_source(engine))
+    # other parsers of this architecture stand only where no template placed the model
+    placed = reading is not None and reading.tool is not None
+    thinks = reading is not None and reading.thinking is not None
+    alternatives = (
+        tuple(a for a in parsers.alternatives if a != tool)
+        if parsers is not None and not placed
+        else ()
+    )
+    reasoning_alternatives = (
+        tuple(a for a in parsers.reasoning_alternatives if a != reasoning)
+        if parsers is not None and not placed and not thinks
+        else ()
+    )
     return SoftwareReport(
         engine=engine,
         architecture=arch,
@@ -727,20 +941,51 @@ def software_report(
         checkpoint_format=ckpt.name,
         quantization=None,
         extra_flags=list(flags),
-        notes=_unique(notes),
+        reasons=tuple(dict.fromkeys(reasons)),
         sources=_unique(sources),
         engine_version=version,
         model_type=_model_type(view),
-        family=family.name if family is not None else None,
+        family=family_name,
         natively_supported=native,
         multimodal=multimodal,
         checkpoint=ckpt,
-        flag_reasons=flags,
+        flag_decisions=flags,
+        tool_call_parser_from=pick.tool_from,
+        reasoning_parser_from=pick.reasoning_from,
+        tool_call_alternatives=alternatives,
+        reasoning_alternatives=reasoning_alternatives,
+        chat_template=reading.file if reading is not None else None,
+        template_tool_format=reading.tool.id if reading is not None and reading.tool else None,
+        template_thinking_format=(
+            reading.thinking.id if reading is not None and reading.thinking else None
+        ),
     )
+
+
+def _template_family(reading: TemplateReading) -> str:
+    """A family name for a model the table does not know, from its template's tool format."""
+    from engine.present.words import say
+
+    assert reading.tool is not None
+    return say(TEMPLATE_FAMILY(format=Name(reading.tool.shown)))
+
+
+def _template_source(reading: TemplateReading, engine: Engine) -> str:
+    parts = [f"{reading.file} (chat template)"]
+    if reading.tool is not None:
+        parts.append(getattr(reading.tool, engine).source)
+    if reading.thinking is not None:
+        parts.append(getattr(reading.thinking, engine).source)
+    return "; ".join(parts)
 
 
 def _unique(items: list[str]) -> list[str]:
     return [s for s in dict.fromkeys(items) if s]
+
+
+def unregistered_recipe_parsers() -> tuple[UnregisteredParser, ...]:
+    """Parser names official commands pass that the pinned engines do not register."""
+    return tuple(_data().unregistered_recipe_parsers)
 
 
 def known_architectures() -> frozenset[str]:
