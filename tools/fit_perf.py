@@ -38,9 +38,9 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "hbm_fraction": (0.3, 1.0),
     "tensor_fraction": (0.1, 1.0),
     "layer_seconds": (1e-7, 2e-4),
+    "moe_layer_seconds": (1e-7, 5e-4),
     "prefill_layer_seconds": (1e-6, 5e-3),
-    "step_seconds_vllm": (1e-5, 0.02),
-    "step_seconds_sglang": (1e-5, 0.02),
+    "step_seconds": (1e-5, 0.02),
     "request_step_seconds": (1e-8, 2e-4),
     "ttft_seconds_vllm": (1e-4, 0.3),
     "ttft_seconds_sglang": (1e-4, 0.3),
@@ -55,9 +55,9 @@ PRIOR: dict[str, float] = {
     "hbm_fraction": 0.8,  # AIC systems/*.yaml mem_bw_empirical_scaling_factor
     "tensor_fraction": 0.6,
     "layer_seconds": 3e-5,
+    "moe_layer_seconds": 2e-5,
     "prefill_layer_seconds": 8e-4,  # AIC vllm_backend._prefill_dispatch_overhead_ms
-    "step_seconds_vllm": 2e-3,
-    "step_seconds_sglang": 2e-3,
+    "step_seconds": 2e-3,
     "request_step_seconds": 2e-5,
     "ttft_seconds_vllm": 0.02,
     "ttft_seconds_sglang": 0.1,
@@ -132,7 +132,16 @@ def nelder_mead(
     return simplex[min(range(n + 1), key=lambda i: scores[i])]
 
 
-def fit(rows: Sequence[Case], base: Factors, iters: int, names: Sequence[str] = FIT) -> Factors:
+TIED = {"ttft_seconds_sglang": "ttft_seconds_vllm"}
+
+
+def fit(
+    rows: Sequence[Case],
+    base: Factors,
+    iters: int,
+    names: Sequence[str] = FIT,
+    tie: bool = False,
+) -> Factors:
     """Factors minimising ``loss`` on ``rows``; the search runs on log(value) (burst_share on
     log(value + 0.01), so it may reach 0)."""
 
@@ -141,12 +150,16 @@ def fit(rows: Sequence[Case], base: Factors, iters: int, names: Sequence[str] = 
         for name, v in zip(names, x, strict=True):
             raw = math.exp(v) - (0.01 if name == "burst_share" else 0.0)
             out[name] = _clip(name, raw)
+        if tie:
+            out.update({a: out[b] for a, b in TIED.items() if b in out})
         return out
 
     def start(name: str) -> float:
         v = getattr(base, name).value
         return math.log(v + 0.01) if name == "burst_share" else math.log(max(v, 1e-9))
 
+    if tie:
+        names = [n for n in names if n not in TIED]
     x = [start(name) for name in names]
     for step in (0.5, 0.2):  # a restart from the best point with a fresh simplex
         x = nelder_mead(lambda v: loss(rows, with_values(base, decode(v))), x, step, iters // 2)
@@ -178,6 +191,7 @@ def leave_out(
     key: Callable[[Case], str],
     iters: int,
     names: Sequence[str] = FIT,
+    tie: bool = False,
 ) -> dict[str, object]:
     """Refit without each group, score the group with that fit; pooled errors over all groups."""
     groups = sorted({key(c) for c in rows})
@@ -187,7 +201,7 @@ def leave_out(
         test = [c for c in rows if key(c) == g]
         if not train or not test:
             continue
-        fitted = fit(train, base, iters, names)
+        fitted = fit(train, base, iters, names, tie)
         held += [(c, fitted) for c in test]
         print(f"  left out {g}: {len(test)} rows", file=sys.stderr, flush=True)
     errs: dict[str, list[float]] = {"tpot": [], "ttft": [], "tps_per_gpu": []}
@@ -254,13 +268,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-leave-out", action="store_true", help="skip the leave-out checks")
     ap.add_argument("--iters", type=int, default=1500, help="Nelder-Mead iterations")
     ap.add_argument("--fix", action="append", default=[], help="NAME=VALUE: hold a factor")
+    ap.add_argument("--only-model-out", action="store_true", help="skip the GPU leave-out")
+    ap.add_argument("--tie-engines", action="store_true", help="one TTFT cost for both engines")
     args = ap.parse_args(argv)
     rows = fit_rows()
     held = {k: float(v) for k, v in (item.split("=", 1) for item in args.fix)}
     base = with_values(perf_facts().factors, {**PRIOR, **held})
     names = [n for n in FIT if n not in held]
     print(f"fitting {len(names)} factors on {len(rows)} rows", file=sys.stderr, flush=True)
-    fitted = fit(rows, base, args.iters, names)
+    fitted = fit(rows, base, args.iters, names, args.tie_engines)
     print(f"loss {loss(rows, fitted):.4f}", file=sys.stderr)
     report: dict[str, object] = {
         "rows": len(rows),
@@ -269,8 +285,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     if not args.no_leave_out:
         # each refit starts from the prior, as the main fit did: nothing of the held-out rows
-        report["leave_one_model_out"] = leave_out(rows, base, family, args.iters, names)
-        report["leave_one_gpu_out"] = leave_out(rows, base, lambda c: c.gpu, args.iters, names)
+        report["leave_one_model_out"] = leave_out(
+            rows, base, family, args.iters, names, args.tie_engines
+        )
+        if not args.only_model_out:
+            report["leave_one_gpu_out"] = leave_out(rows, base, lambda c: c.gpu, args.iters, names)
     for name in FIT:
         print(f"{name:28} {getattr(base, name).value:>12.4g} -> {getattr(fitted, name).value:.4g}")
     report["factors_start"] = {n: PRIOR[n] for n in names}

@@ -37,10 +37,9 @@ from engine.perf.factors import Factors
 from engine.rules import DATA_DIR
 
 MEASURED = DATA_DIR / "perf" / "measured.jsonl"
-EXTRA_MODELS = DATA_DIR / "perf" / "models"
 NODE_GPUS = 8
 
-# model name in a row -> bundled config (a catalog name, or a file under data/perf/models)
+# model name in a row -> the bundled catalog config (data/models/)
 MODELS: dict[str, str] = {
     "deepseek-ai/DeepSeek-R1": "deepseek-ai/DeepSeek-R1",
     "deepseek-ai/DeepSeek-R1-0528": "deepseek-ai/DeepSeek-R1",
@@ -57,7 +56,7 @@ MODELS: dict[str, str] = {
     "Qwen/Qwen3-8B": "Qwen/Qwen3-8B",
     "openai/gpt-oss-120b": "openai/gpt-oss-120b",
     "openai/gpt-oss-20b": "openai/gpt-oss-20b",
-    "moonshotai/Kimi-K2.5": "moonshotai__Kimi-K2.5.json",
+    "moonshotai/Kimi-K2.5": "moonshotai/Kimi-K2.5",
 }
 
 NVFP4 = {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16}
@@ -180,7 +179,7 @@ def cases(rows: Iterable[dict[str, Any]]) -> tuple[list[Case], list[Skip]]:
 
 
 def _raw_config(config: str) -> dict[str, Any]:
-    path = catalog_path(config) if "/" in config else EXTRA_MODELS / config
+    path = catalog_path(config)
     assert path is not None, config
     raw: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return raw

@@ -265,7 +265,7 @@ def estimate(
         )
     q = 1 + drafts
     step = Pass("decode", micro * q, micro * q, micro, tuple(costs), False)
-    decode = _phase(forward(step, shape, split, rates, f, engine, node))
+    decode = _phase(forward(step, shape, split, rates, f, node))
     draft: Phase | None = None
     step_seconds = decode.seconds
     if speculative is not None:
@@ -279,7 +279,7 @@ def estimate(
 
     def chunk(tokens: int, requests: int) -> tuple[Term, ...]:
         p = Pass("prefill", tokens, requests, requests, pcosts, True)
-        return forward(p, shape, split, rates, f, engine, node)
+        return forward(p, shape, split, rates, f, node)
 
     # a request prefills alone in its own steps; the share of arrivals that come in a burst
     # queue behind each other and are packed up to the budget, ``batch`` prompts per step

@@ -36,9 +36,9 @@ class Factors(Strict):
     hbm_fraction: Factor  # weights and KV streamed per step, of the HBM bandwidth
     tensor_fraction: Factor  # GEMMs and attention math, of the dense tensor throughput
     layer_seconds: Factor  # kernel floor per decoder layer per step (norms, RoPE, launches)
+    moe_layer_seconds: Factor  # the MoE layer's own floor: routing, top-k, permute, combine
     prefill_layer_seconds: Factor  # host dispatch per layer of an eager (graph-less) prefill
-    step_seconds_vllm: Factor  # scheduler, sampler and launch cost of one vLLM step
-    step_seconds_sglang: Factor  # the same for SGLang
+    step_seconds: Factor  # scheduler, sampler and launch cost of one step (both engines)
     request_step_seconds: Factor  # per running request per step (sampling, bookkeeping)
     ttft_seconds_vllm: Factor  # per request, once: tokenize, schedule, first sample, detokenize
     ttft_seconds_sglang: Factor  # the same for SGLang (its tokenizer, scheduler, detokenizer
@@ -47,9 +47,6 @@ class Factors(Strict):
     collective_latency_seconds: Factor  # one collective inside a node / NVLink domain
     network_latency_seconds: Factor  # one collective that crosses nodes
     bus_efficiency: Factor  # achieved share of the link bandwidth in a collective
-
-    def step_seconds(self, engine: Engine) -> float:
-        return (self.step_seconds_vllm if engine == "vllm" else self.step_seconds_sglang).value
 
     def ttft_seconds(self, engine: Engine) -> float:
         return (self.ttft_seconds_vllm if engine == "vllm" else self.ttft_seconds_sglang).value

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.launch.memory import Engine, Split
+from engine.launch.memory import Split
 from engine.perf.attention import GroupCost
 from engine.perf.comm import ACTIVATION_BYTES, all_reduce, collective, gather_scatter
 from engine.perf.factors import Factors
@@ -126,14 +126,15 @@ def comm_terms(p: Pass, shape: Shape, split: Split, rates: Rates, gpus_per_node:
     return [t for t in out if t is not None]
 
 
-def overhead_terms(
-    p: Pass, shape: Shape, f: Factors, engine: Engine, per_request: bool
-) -> list[Term]:
-    out = [fixed(f"{p.phase}.overhead.step", f.step_seconds(engine))]
+def overhead_terms(p: Pass, shape: Shape, f: Factors, per_request: bool) -> list[Term]:
+    out = [fixed(f"{p.phase}.overhead.step", f.step_seconds.value)]
     if p.phase != "prefill":  # a prefill's small kernels hide behind its dispatch floor
         out.append(
             fixed(f"{p.phase}.overhead.layers", shape.layers * f.layer_seconds.value, shape.layers)
         )
+        if shape.experts is not None:
+            n = shape.experts.layers
+            out.append(fixed(f"{p.phase}.overhead.moe_layers", n * f.moe_layer_seconds.value, n))
     if per_request and p.requests:
         out.append(
             fixed(
@@ -151,7 +152,6 @@ def forward(
     split: Split,
     rates: Rates,
     f: Factors,
-    engine: Engine,
     gpus_per_node: int,
 ) -> tuple[Term, ...]:
     """Every term of one pass through every layer (all pipeline stages)."""
@@ -168,5 +168,5 @@ def forward(
         gpu = sum(t.seconds for t in terms)
         launch = shape.layers * f.prefill_layer_seconds.value
         terms.append(fixed("prefill.overhead.dispatch", max(0.0, launch - gpu), shape.layers))
-    terms += overhead_terms(p, shape, f, engine, per_request=p.phase == "decode")
+    terms += overhead_terms(p, shape, f, per_request=p.phase == "decode")
     return tuple(terms)
