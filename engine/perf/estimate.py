@@ -36,9 +36,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.kv.sizing import KvSizing
-from engine.launch.memory import Split, sglang_capacity, vllm_batch_defaults
+from engine.launch.memory import Split
 from engine.perf.attention import GroupCost, decode_costs, prefill_costs
 from engine.perf.calibration import Calibration
 from engine.perf.factors import Factors, SpecMethod, acceptance, perf_facts
@@ -141,11 +142,7 @@ class Speed:
 def chunk_budget(inp: PerfInputs, split: Split) -> int:
     """Prompt tokens one step may prefill: the plan's chunk, else the engine's default for
     this GPU (vLLM's max_num_batched_tokens, SGLang's chunked_prefill_size)."""
-    if inp.chunk_tokens:
-        return inp.chunk_tokens
-    if inp.engine == "vllm":
-        return vllm_batch_defaults(inp.gpu)[0]
-    return sglang_capacity(inp.gpu, split.tp * split.dp)[0]
+    return inp.chunk_tokens or adapter(inp.engine).default_prefill_chunk(inp.gpu, split)
 
 
 def _phase(terms: tuple[Term, ...]) -> Phase:

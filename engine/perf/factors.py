@@ -49,7 +49,8 @@ class Factors(Strict):
     bus_efficiency: Factor  # achieved share of the link bandwidth in a collective
 
     def ttft_seconds(self, engine: Engine) -> float:
-        return (self.ttft_seconds_vllm if engine == "vllm" else self.ttft_seconds_sglang).value
+        factor: Factor = getattr(self, f"ttft_seconds_{engine}")
+        return factor.value
 
 
 class Acceptance(Strict):

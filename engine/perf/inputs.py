@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.engines import adapter
 from engine.hardware.gpus import Gpu
-from engine.kv.dtype import KvDtype, resolve_kv_dtype
-from engine.kv.sglang import sglang_kv_dtype
+from engine.kv.dtype import KvDtype
 from engine.kv.sizing import KvSizing, size_kv
 from engine.launch.memory import Engine
 from engine.model.architecture import Architecture, build_architecture
@@ -49,8 +49,5 @@ def model_inputs(
     arch = build_architecture(cfg)
     fam = classify(cfg, arch)
     weights = weight_report(cfg, arch)
-    if engine == "vllm":
-        kvd = resolve_kv_dtype(kv_dtype, cfg, gpu.arch)
-    else:
-        kvd = sglang_kv_dtype(kv_dtype, cfg, gpu.arch)
+    kvd = adapter(engine).kv_dtype(kv_dtype, cfg, gpu.arch)
     return ModelInputs(cfg, arch, fam, weights, gpu, engine, kvd, chunk_tokens)
