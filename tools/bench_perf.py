@@ -59,8 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nspeed model vs measured runs ({args.file.name}): {len(rows)} rows, {len(used)} used")
     for why, n in Counter(s.why for s in skipped).most_common():
         print(f"  skipped {n:>3}: {why}")
-    header = "".join(f"{m + ' med p90 n':>19}" for m in METRICS)
-    print(f"\n{'|error|':<58}{header}")
+    names = {"tpot": "TPOT", "ttft": "TTFT", "tps_per_gpu": "tok/s/GPU"}
+    top = "".join(f"  {names[m]:^17}" for m in METRICS)
+    sub = "".join(f"  {'median':>6} {'p90':>6} {'n':>3}" for _ in METRICS)
+    print(f"\n{'|error|':<58}{top}\n{'':<58}{sub}")
     for name, errs in table(used):
         print(f"{name[:57]:<58}" + "".join(f"  {_cell(errs[m])}" for m in METRICS))
     overall = dict(table(used)[:1])["all rows"]
