@@ -53,4 +53,8 @@ tables.texts(
 
 st.subheader(T("family.pattern"))
 strip = C.layer_strip(d.architecture, lang)
-charts.draw(charts.layer_strip(strip), T("family.pattern_caption", summary=strip.summary()))
+charts.draw(
+    charts.layer_strip(strip),
+    T("family.pattern_caption", summary=strip.summary()),
+    titled=False,  # the subheader above says "Layer pattern" already
+)

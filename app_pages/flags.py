@@ -4,16 +4,15 @@ the engine, the layouts the search compared, the manifests and the advisors."""
 import streamlit as st
 
 from engine.launch.advisors import engine_advice, moe_comm_advice
-from engine.launch.k8s import kubernetes_yaml, manifest_name
 from engine.launch.render import docker, shell
 from engine.present import charts_data as C
 from engine.present import messages as M
-from engine.present.artifacts import launch_artifacts
 from engine.present.report import candidate_json
-from engine.present.sources import clean, inert
+from engine.present.safe import inert
+from engine.present.sources import clean
 from engine.present.words import say, say_all
 from engine.scenario import ENGINE_LABELS
-from ui import show, tables
+from ui import memo, show, tables
 from ui import state as S
 from ui.lang import T, current
 
@@ -54,14 +53,15 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
         if not p.runnable:
             st.error(T("flags.blocked", why="; ".join(M.blocked(p, lang))))
         for warning in p.warnings:
-            st.warning(clean(warning))
+            st.warning(inert(clean(warning)))
         st.code(shell(p), language="bash")
         if len(p.commands) > 1:
             with st.expander(T("flags.every_node", n=len(p.commands))):
                 for c in p.commands:
                     st.markdown(T("flags.node", node=c.node, role=T(f"flags.role.{c.role}")))
                     st.code(shell(p, c), language="bash")
-        show.downloads(launch_artifacts(d, p, lang), f"flags.dl.{engine}")
+        artifacts = {a.kind: a for a in memo.launch(d, engine, lang)}
+        show.downloads(list(artifacts.values()), f"flags.dl.{engine}", not p.runnable)
         st.markdown(T("flags.layout", layout=M.layout_name(p.layout, lang)))
         st.markdown("\n".join(f"- {inert(r)}" for r in reasons))
         st.markdown(T("flags.why_each"))
@@ -93,12 +93,12 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
             )
         if p.notes:
             with st.expander(T("flags.notes")):
-                st.markdown("\n".join(f"- {clean(n)}" for n in p.notes))
+                st.markdown("\n".join(f"- {inert(clean(n))}" for n in p.notes))
         with st.expander(T("flags.docker")):
             for c in p.commands:
                 st.code(docker(p, c), language="bash")
         with st.expander(T("flags.kubernetes")):
-            st.code(kubernetes_yaml(p, manifest_name(p.model_name)), language="yaml")
+            st.code(artifacts["kubernetes"].text, language="yaml")
 
 st.subheader(T("flags.compared"))
 st.caption(T("flags.compared_caption"))
@@ -119,15 +119,17 @@ tables.show(
         ],
         ["layout", "gpus", "weights", "kv_space", "used", "context", "users", "why_not"],
     ),
+    # what a reader decides on first (and in view at 1400 px): the layout, the users that fit
+    # and why it was not chosen; the sizes behind them after
     {
         "layout": tables.text(T("flags.col.layout")),
-        "gpus": tables.count(T("flags.col.gpus")),
-        "weights": tables.decimal(T("flags.col.weights"), 1),
-        "kv_space": tables.decimal(T("flags.col.kv_space"), 1),
-        "used": tables.share(T("flags.col.used"), T("flags.col.used_help")),
-        "context": tables.count(T("flags.col.context")),
         "users": tables.count(T("flags.col.users")),
         "why_not": tables.text(T("flags.col.why_not")),
+        "context": tables.count(T("flags.col.context")),
+        "used": tables.share(T("flags.col.used"), T("flags.col.used_help")),
+        "weights": tables.decimal(T("flags.col.weights"), 1),
+        "kv_space": tables.decimal(T("flags.col.kv_space"), 1),
+        "gpus": tables.count(T("flags.col.gpus")),
     },
     key="flags.compared",
 )
@@ -136,7 +138,12 @@ st.subheader(T("flags.advisors"))
 left, right = st.columns(2)
 advice_sources: list[str] = []
 with left:
-    advice = engine_advice(s.prefix_overlap, replicas=C.instances(d))
+    advice = engine_advice(
+        s.prefix_overlap,
+        replicas=C.instances(d),
+        family=str(d.family.attention_family),
+        gpu_generation=d.gpu.generation,
+    )
     advice_sources.append(advice.source)
     st.markdown(
         T(

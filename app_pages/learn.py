@@ -6,7 +6,7 @@ import streamlit as st
 from engine.errors import InputError
 from engine.present import charts_data as C
 from engine.present import learn
-from ui import charts, show, tables
+from ui import charts, memo, show, tables
 from ui import state as S
 from ui.lang import T, current
 
@@ -28,7 +28,7 @@ st.caption(
 st.header(T("learn.designs"))
 st.markdown(T("learn.designs_text"))
 try:
-    variants = learn.attention_variants(cfg, lang=lang)
+    variants = memo.attention_variants(d, lang)
 except InputError as err:
     st.error(T("learn.designs_error", error=str(err)))
     variants = []

@@ -370,14 +370,54 @@ def _verdict(s: Scenario, pick: Candidate, gates: GateReport, asked: int) -> Ver
 # --- the cache ------------------------------------------------------------------------------------
 
 MAX_CACHED = 512
+# Bytes as well as entries: a Study of a catalog model holds 20-110 KB (its layout candidates);
+# one of a hostile upload also holds that config (engine.model.store's bound per config).
+MAX_CACHED_BYTES = 256 * 1024 * 1024
 _lock = threading.Lock()
 _cache: OrderedDict[Scenario, Study] = OrderedDict()
+_sizes: dict[Scenario, int] = {}
+_cached_bytes = 0
 _inflight: dict[Scenario, threading.Lock] = {}  # scenarios being computed, one lock each
 
 
+def footprint(st: Study) -> int:
+    """An upper bound of the memory a cached Study holds: its candidates (about 1.5 KB each,
+    measured by pickling 8 × H200 and 128 × 8 × H200 studies) and its config (the store's
+    bound: 8 bytes per byte of its compact JSON)."""
+    import json
+
+    from engine.model.store import BYTES_PER_JSON_BYTE
+
+    raw = json.dumps(st.config.raw, separators=(",", ":"), default=str)
+    return 16_384 + 1_536 * len(st.search.candidates) + BYTES_PER_JSON_BYTE * len(raw)
+
+
+def clear_cache() -> None:
+    global _cached_bytes
+    with _lock:
+        _cache.clear()
+        _sizes.clear()
+        _cached_bytes = 0
+
+
+def forget(s: Scenario) -> None:
+    global _cached_bytes
+    with _lock:
+        _cache.pop(s, None)
+        _cached_bytes -= _sizes.pop(s, 0)
+
+
+def cached() -> tuple[int, int]:
+    """(Studies cached, the bytes they are counted as)."""
+    with _lock:
+        return len(_cache), _cached_bytes
+
+
 def study(s: Scenario) -> Study:
-    """The Study of ``s``, computed once per distinct scenario (LRU of the last 512). Sessions
-    asking for the same scenario at once wait for one computation instead of each running it."""
+    """The Study of ``s``, computed once per distinct scenario (LRU of the last 512, at most
+    ``MAX_CACHED_BYTES``). Sessions asking for the same scenario at once wait for one
+    computation instead of each running it."""
+    global _cached_bytes
     with _lock:
         hit = _cache.get(s)
         if hit is not None:
@@ -396,9 +436,15 @@ def study(s: Scenario) -> Study:
             with _lock:
                 _inflight.pop(s, None)
             raise
+        size = footprint(result)
         with _lock:
             _cache[s] = result
-            while len(_cache) > MAX_CACHED:
-                _cache.popitem(last=False)
+            _cached_bytes += size - _sizes.get(s, 0)
+            _sizes[s] = size
+            while len(_cache) > 1 and (
+                len(_cache) > MAX_CACHED or _cached_bytes > MAX_CACHED_BYTES
+            ):
+                old, _ = _cache.popitem(last=False)
+                _cached_bytes -= _sizes.pop(old, 0)
             _inflight.pop(s, None)
     return result

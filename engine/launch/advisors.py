@@ -31,6 +31,11 @@ ENGINE_BETWEEN = Code("advice.engine.between", "low", "high")
 ENGINE_SGLANG = Code(
     "advice.engine.sglang", "vllm", "sglang", "band", "vllm_high", "sglang_high", "band_high"
 )
+# the same rules without the figures, where the rows were not measured for this model and GPU
+ENGINE_VLLM_RULE = Code("advice.engine.vllm_rule", "below")
+ENGINE_EVEN_RULE = Code("advice.engine.even_rule", "low", "high")
+ENGINE_SGLANG_RULE = Code("advice.engine.sglang_rule", "above")
+NOT_MEASURED = Code("advice.engine.not_measured", "family", "generation")
 ROUTING_MANY = Code("advice.routing.many", "replicas")
 ROUTING_ONE = Code("advice.routing.one")
 A2A_ONE_NODE = Code("advice.a2a.one_node")
@@ -56,11 +61,17 @@ class _EngineRow(Strict):
     workload: str
 
 
+class _MeasuredOn(Strict):
+    attention_families: list[str]
+    gpu_generations: list[str]
+
+
 class _EngineChoice(Strict):
     rows: list[_EngineRow] = Field(min_length=4)
     even_from_pct: float = Field(ge=0, le=100)
     sglang_from_pct: float = Field(ge=0, le=100)
     measured_even_to_pct: float = Field(ge=0, le=100)
+    measured_on: _MeasuredOn
 
 
 class _MultiNodeA2a(Strict):
@@ -183,8 +194,15 @@ def _choice(name: str, value: object, options: tuple[str, ...]) -> str:
 # --- engine choice --------------------------------------------------------------------------
 
 
-def engine_advice(prefix_overlap_pct: float, replicas: int = 1) -> EngineAdvice:
-    """vLLM or SGLang from how much of each prompt repeats an earlier one (0–100 %)."""
+def engine_advice(
+    prefix_overlap_pct: float,
+    replicas: int = 1,
+    family: str | None = None,
+    gpu_generation: str | None = None,
+) -> EngineAdvice:
+    """vLLM or SGLang from how much of each prompt repeats an earlier one (0–100 %). The
+    benchmark's tok/s are quoted only for a model of a family and a GPU generation they were
+    measured on (``data/advisors.yaml`` ``measured_on``); otherwise the rule alone, said so."""
     if (
         isinstance(prefix_overlap_pct, bool)
         or not isinstance(prefix_overlap_pct, int | float)
@@ -199,6 +217,10 @@ def engine_advice(prefix_overlap_pct: float, replicas: int = 1) -> EngineAdvice:
     choice = facts.engine_choice
     rows = [(r.band, r.vllm, r.sglang, r.workload) for r in choice.rows]
     bench = facts.sources["engine_bench"]
+    on = choice.measured_on
+    measured = (family in on.attention_families and gpu_generation in on.gpu_generations) or (
+        family is None and gpu_generation is None
+    )  # no model given: the table as read
 
     def row_figure(i: int) -> Figure:
         band, v, s, workload = rows[i]
@@ -240,6 +262,18 @@ def engine_advice(prefix_overlap_pct: float, replicas: int = 1) -> EngineAdvice:
     figures = [row_figure(i)]
     if i == 2:  # the SGLang band: its 80 % row too
         figures.append(row_figure(3))
+    if not measured:  # the same choice, without numbers measured elsewhere
+        low, high = Percent(choice.even_from_pct / 100), Percent(choice.sglang_from_pct / 100)
+        rule = {
+            "vllm": ENGINE_VLLM_RULE(below=low),
+            "either": ENGINE_EVEN_RULE(low=low, high=high),
+            "sglang": ENGINE_SGLANG_RULE(above=high),
+        }[engine]
+        why = [
+            rule,
+            NOT_MEASURED(family=Name(family or ""), generation=Name(gpu_generation or "")),
+        ]
+        figures = []
 
     sglang_flags: list[str] = []
     if pct >= choice.even_from_pct:

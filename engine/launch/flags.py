@@ -45,6 +45,7 @@ KV_SCENARIO_DSA = Code("flag.kv.scenario_dsa", "stored")
 LEFT_KV_DSA = Code("left.kv.dsa", "picked")
 LEFT_BACKEND_DSA = Code("left.attention_backend.dsa", "arch")
 LEFT_KV_AUTO = Code("left.kv.auto", "stored")
+LEFT_KV_AUTO_SHORT = Code("left.kv.auto_short", "stored", "users", "asked")
 LEFT_BACKEND = Code("left.attention_backend.engine", "family", "arch", "generation")
 SEQS_SCENARIO = Code("flag.max_num_seqs.scenario", "n")
 SEQS_RESERVE = Code("flag.max_num_seqs.reserve", "reserve")
@@ -127,7 +128,7 @@ def parser_flags(
 
 
 def kv_flags(
-    engine: Engine, core: _Core, s: Scenario, kv: KvSizing
+    engine: Engine, core: _Core, s: Scenario, kv: KvSizing, fit: Candidate | None = None
 ) -> tuple[list[PlanFlag], list[LeftOut]]:
     eng = adapter(engine)
     fam = core.family.attention_family
@@ -146,8 +147,14 @@ def kv_flags(
             LeftOut(flag, LEFT_KV_DSA(picked=Name(picked))),
             LeftOut(backend, LEFT_BACKEND_DSA(arch=Name(gpu.arch))),
         ]
+    short = fit is not None and fit.weights_fit and not (fit.users_fit and fit.context_fits)
+    auto = (
+        LEFT_KV_AUTO_SHORT(stored=Name(stored), users=fit.users, asked=s.users)
+        if short and fit is not None
+        else LEFT_KV_AUTO(stored=Name(stored))
+    )
     return [], [
-        LeftOut(flag, LEFT_KV_AUTO(stored=Name(stored))),
+        LeftOut(flag, auto),
         LeftOut(
             backend,
             LEFT_BACKEND(family=Name(fam), arch=Name(gpu.arch), generation=Name(gpu.generation)),

@@ -26,7 +26,8 @@ from engine.engines import adapter
 from engine.engines.memory import GIB
 from engine.errors import InputError
 from engine.launch.plan import LEADER, LaunchPlan, NodeCommand, launch_facts
-from engine.launch.render import join
+from engine.launch.render import comment, join, one_line
+from engine.present.words import say
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _RESOURCE = re.compile(
@@ -194,6 +195,9 @@ def _metadata(plan: LaunchPlan, name: str) -> dict[str, Any]:
         f"{math.ceil(plan.checkpoint_bytes * 1.1 / GIB)} GiB for the checkpoint at "
         f"{cache.mount_path}; the default claim name {cache.claim} is a placeholder"
     )
+    if not plan.runnable:  # kubectl describe says why nothing runs
+        for i, b in enumerate(plan.blocked_by, 1):
+            notes[f"serving-playbook/blocked-{i}"] = one_line(say(b))
     meta["annotations"] = notes
     return meta
 
@@ -206,7 +210,7 @@ def _deployment(
         "kind": "Deployment",
         "metadata": _metadata(plan, name),
         "spec": {
-            "replicas": replicas,
+            "replicas": replicas if plan.runnable else 0,
             "selector": {"matchLabels": _labels(name)},
             "template": {
                 "metadata": {"labels": _labels(name)},
@@ -293,7 +297,7 @@ def _lws(plan: LaunchPlan, name: str, groups: int, opts: KubeOptions) -> dict[st
         "kind": "LeaderWorkerSet",
         "metadata": _metadata(plan, name),
         "spec": {
-            "replicas": groups,
+            "replicas": groups if plan.runnable else 0,
             "leaderWorkerTemplate": {
                 "size": plan.nodes_per_copy,
                 "restartPolicy": "RecreateGroupOnPodRestart",
@@ -397,7 +401,12 @@ def kubernetes_yaml(
         ]
     if servers > 1:
         docs.append(_router_configmap(plan, name, servers))
-    return yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False, width=100)
+    text = yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False, width=100)
+    if plan.runnable:
+        return text
+    head = [comment("BLOCKED: " + say(b)) for b in plan.blocked_by]
+    head.append(comment("replicas: 0 - this plan cannot start; the annotations say why"))
+    return "\n".join(head) + "\n" + text
 
 
 def _gpus_per_server(plan: LaunchPlan) -> int:

@@ -285,7 +285,7 @@ def build_plan(
     mf, ml = memory_flag(engine, s, fit)
     flags += mf
     left += ml
-    kf, kl = kv_flags(engine, core, s, kv)
+    kf, kl = kv_flags(engine, core, s, kv, fit)
     flags += kf
     left += kl
     cf, cl, cn = chunk_flags(

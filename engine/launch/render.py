@@ -75,6 +75,17 @@ def _prefix(command: NodeCommand) -> str:
     return "CUDA_VISIBLE_DEVICES=" + ",".join(str(d) for d in command.devices) + " "
 
 
+def blocked_stop(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> list[str]:
+    """For a plan that cannot start: the reasons on stderr and ``exit 1``, before any
+    launcher line of the script runs (the commands below stay for reading)."""
+    if plan.runnable:
+        return []
+    lines = [comment("BLOCKED: " + say(b, lang)) for b in plan.blocked_by]
+    for b in plan.blocked_by:
+        lines.append(f"echo {shlex.quote('BLOCKED: ' + one_line(say(b, lang)))} >&2")
+    return [*lines, "exit 1", ""]
+
+
 def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
     """A bash script for the whole launch: ``set -euo pipefail``, the environment, the reasons as
     comments (in ``lang``), and one command per node (or per server) with the node it belongs
@@ -89,8 +100,7 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
         "set -euo pipefail",
         "",
     ]
-    if not plan.runnable:
-        out += [comment(f"BLOCKED: {say(b)}") for b in plan.blocked_by] + [""]
+    out += blocked_stop(plan, lang)
     if plan.warnings:
         out += [comment(f"WARNING: {w}") for w in plan.warnings] + [""]
     nic = launch_facts().multi_node.nic_env.placeholder

@@ -5,7 +5,7 @@ GPU, and the findings so far."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.engines import Setting
 from engine.lint.command import Settings, ValueProblem, flag_for
@@ -35,6 +35,7 @@ class Ctx:
     study: Study | None = None  # the Study of the command's own layout
     base: Study | None = None  # the Study of the same model and GPUs, layout chosen by search
     layout_problem: str | None = None  # why the command's layout could not be studied
+    scenario_fields: dict[str, Any] | None = None  # the Scenario of the command's layout
     reading: dict[str, str] = field(default_factory=dict)  # variable values expanded
     findings: list[Finding] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)  # findings per code, over the cap too
@@ -82,6 +83,9 @@ class Ctx:
                         severity=first.severity,
                     )
                 )
+
+    def findings_by(self, severity: Severity) -> list[Finding]:
+        return [f for f in self.findings if f.severity == severity]
 
     @property
     def config_file(self) -> bool:

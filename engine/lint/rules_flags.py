@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from engine.engines import adapter
 from engine.engines import other as other_engine
+from engine.lint import rules_hardware
 from engine.lint.command import shown
 from engine.lint.context import Ctx
 from engine.lint.data import lint_rules
@@ -203,6 +204,13 @@ def values(ctx: Ctx) -> None:
             if close
             else Edit("drop", arg.written, index=arg.index)
         )
+        if info.flag == "--kv-cache-dtype" and close and rules_hardware.fp4_kv(ctx, close[0]):
+            # the nearest spelling is an FP4 layout this GPU cannot store: ask for what it can
+            edit = rules_hardware.kv_fallback(ctx, arg.written, arg.index)
+            hint = f"{close[0]} needs FP4 hardware; " if close else ""
+            close = [edit.value] if edit.value else []
+            if close:
+                hint += f"`{arg.written} {close[0]}` is the nearest this GPU stores. "
         code = "bad-choice" if info.choices_enforced else "unknown-choice"
         tail = (
             f"{ctx.label} accepts only {_short_list(choices)}."
@@ -233,8 +241,9 @@ def values(ctx: Ctx) -> None:
             "bad-value",
             f"`{arg.written} {shown(arg.value or '')}` is not a value {ctx.label} can use: it "
             f"expects {problem.expected}.",
-            f"Give {problem.expected}.",
+            f"Give {problem.expected}, or drop the flag for the engine's default.",
             arg.written,
+            (Edit("drop", arg.written, index=arg.index),),
         )
 
 

@@ -31,6 +31,32 @@ def dsa_kernel_path(gpu: Gpu) -> Literal["native", "sm120", "none", "other-vendo
     return "none" if rule is None else _DSA_PATH[rule.status]
 
 
+def kv_fallback(ctx: Ctx, written: str, index: int) -> Edit:
+    """The KV dtype a GPU without FP4 can use instead: fp8 where it has FP8 (half the bytes,
+    as close to the 4-bit ask as it gets), else the engine's default (the flag dropped)."""
+    if ctx.gpu is not None and ctx.gpu.fp8 and "fp8" in _kv_choices(ctx):
+        return Edit("change", written, "fp8", index)
+    return Edit("drop", written, index=index)
+
+
+def _kv_choices(ctx: Ctx) -> list[str]:
+    arg = ctx.arg("--kv-cache-dtype")
+    info = arg.info if arg is not None else None
+    return [str(c) for c in (info.choices or [])] if info is not None else []
+
+
+def fp4_kv(ctx: Ctx, value: str) -> bool:
+    """A --kv-cache-dtype this GPU cannot store (an FP4 layout without FP4 hardware)."""
+    rules = lint_rules().nvfp4
+    gpu = ctx.gpu
+    if gpu is None:
+        return False
+    low = value.lower()
+    if low in rules.blackwell_only_kv_dtypes:
+        return gpu.generation != "blackwell"
+    return (low in rules.kv_dtypes or "fp4" in low) and not gpu.fp4
+
+
 def gates(ctx: Ctx) -> None:
     """The Study's gates at the command's layout, as findings (fit and TP have their own rules)."""
     st, gpu = ctx.study or ctx.base, ctx.gpu
@@ -93,7 +119,7 @@ def nvfp4(ctx: Ctx) -> None:
             "has none.",
             "Use `--kv-cache-dtype fp8` (Hopper, Ada) or leave it on auto.",
             kv.written,
-            (Edit("drop", kv.written, index=kv.index),),
+            (kv_fallback(ctx, kv.written, kv.index),),
         )
     elif (
         kv is not None

@@ -49,6 +49,7 @@ def gpu_count(ctx: Ctx) -> None:
             f"{world // max(ctx.settings.tp * ctx.settings.pp, 1)}), but {ctx.gpus} are available.",
             f"Lower the parallel sizes to fit {ctx.gpus} GPUs, or add GPUs / nodes.",
             ctx.written("tp"),
+            (ctx.set_value("tp", str(best)),) if (best := tp_choice(ctx)) is not None else (),
         )
 
 
@@ -62,12 +63,20 @@ def layout(ctx: Ctx) -> None:
     written = ctx.written("tp")
     if heads % tp:
         divisors = [d for d in range(1, min(heads, 64) + 1) if heads % d == 0]
+        best = tp_choice(ctx)
+        pick = (
+            f"`{ctx.flag('tp')} {best}` is the nearest that also holds the weights on the GPUs "
+            "given; "
+            if best is not None
+            else ""
+        )
         ctx.add(
             "tp-heads",
             f"Attention TP {tp} does not divide the model's {heads} attention heads; the engine "
             "splits heads evenly over TP ranks and refuses to start.",
-            f"Use a TP size that divides {heads}: {', '.join(map(str, divisors))}.",
+            f"{pick}TP sizes that divide {heads}: {', '.join(map(str, divisors))}.",
             written,
+            (ctx.set_value("tp", str(best)),) if best is not None else (),
         )
         return
     split = Split(tp, lay["dp"], lay["pp"], bool(lay["ep"]))
@@ -80,6 +89,48 @@ def layout(ctx: Ctx) -> None:
             "Pick parallel sizes that divide the model evenly (see the Flags page's layouts).",
             written,
         )
+
+
+def tp_choice(ctx: Ctx) -> int | None:
+    """The TP flag value nearest the command's (ties: the larger) that splits the model, stays
+    within the GPUs given (or the command's own), and holds the weights there, studied like the
+    command; None when no TP does."""
+    from engine.errors import InputError
+    from engine.launch.layout import divisors
+    from engine.scenario import MAX_GPUS_PER_NODE, make_scenario
+    from engine.study import study
+
+    st, fields = ctx.facts, ctx.scenario_fields
+    if st is None or fields is None:
+        return None
+    s = ctx.settings
+    lay = s.layout(st.family.moe)
+    scale = max(1, s.tp // max(lay["tp"], 1))  # SGLang: --tp-size spans the attention-DP ranks
+    others = max(1, s.world // max(s.tp, 1))  # PP stages × DP copies
+    available = ctx.gpus or s.world
+    nodes = int(fields["nodes"])
+    options: list[tuple[int, int]] = []
+    for d in divisors(st.config.num_attention_heads):
+        world = others * d * scale
+        if d == lay["tp"] or world > available or world % nodes:
+            continue
+        if world // nodes > MAX_GPUS_PER_NODE:
+            continue
+        ep = bool(lay["ep"]) and d * lay["dp"] > 1
+        if split_problem(st.config, st.architecture, st.family, Split(d, lay["dp"], lay["pp"], ep)):
+            continue
+        options.append((d, world))
+    options.sort(key=lambda o: (abs(o[0] - lay["tp"]), -o[0]))
+    for d, world in options[:8]:
+        changes = {"tp": d, "ep": fields["ep"] if d * lay["dp"] > 1 else None}
+        hardware = {"gpus_per_node": world // nodes, "nodes": nodes}
+        try:
+            sized = study(make_scenario(**fields | changes | hardware))
+        except InputError:
+            continue
+        if sized.search.pick.weights_fit:
+            return int(d * scale)
+    return None
 
 
 def _describe(ctx: Ctx) -> str:
@@ -104,12 +155,17 @@ def fit(ctx: Ctx) -> None:
         f"{pick.memory_per_gpu / GIB:,.1f} GiB)"
     )
     if weights > usable:
+        best = tp_choice(ctx)
+        options = _fit_options(ctx)
+        if best is not None:
+            options = f"`{ctx.flag('tp')} {best}` holds the weights on the GPUs given. " + options
         ctx.add(
             "does-not-fit",
             f"The weights do not fit: at {lay} on {gpu} each GPU holds {weights / GIB:,.1f} GiB "
             f"of weights, more than the {share}; the engine stops with out of memory while "
             "loading.",
-            _fit_options(ctx),
+            options,
+            edits=(ctx.set_value("tp", str(best)),) if best is not None else (),
         )
         return
     if not pick.weights_fit:

@@ -5,7 +5,6 @@ Markdown. Each is text made by the engine's own writers; this module names the f
 
 from __future__ import annotations
 
-import json
 import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 from engine.i18n import DEFAULT_LANG, Lang
 from engine.launch.k8s import kubernetes_yaml, manifest_name
 from engine.launch.plan import LaunchPlan
-from engine.launch.render import comment, docker, script
+from engine.launch.render import blocked_stop, comment, docker, script
 from engine.scenario import scenario_argv
 
 if TYPE_CHECKING:
@@ -41,6 +40,7 @@ def docker_script(plan: LaunchPlan) -> str:
         ),
         "set -euo pipefail",
         "",
+        *blocked_stop(plan),
     ]
     if len(plan.commands) == 1:
         return "\n".join([*head, docker(plan)]) + "\n"
@@ -81,8 +81,9 @@ def docker_script(plan: LaunchPlan) -> str:
 def study_json_text(st: Study) -> str:
     """The Study as ``python -m engine study … --json`` prints it."""
     from engine.present.report import study_json
+    from engine.present.safe import json_text
 
-    return json.dumps(study_json(st), indent=2, ensure_ascii=False) + "\n"
+    return json_text(study_json(st)) + "\n"
 
 
 def cli_command(st: Study) -> str | None:

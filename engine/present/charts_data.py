@@ -28,7 +28,7 @@ from engine.model.family import FamilyVerdict, classify
 from engine.model.loader import catalog_names, load_catalog
 from engine.model.weights import weight_report
 from engine.present.evidence import EvidenceRow, evidence_rows, formula, formulas, group_labels
-from engine.present.units import GB, GIB, gib, in_gib, nbytes, tb_per_s, tokens
+from engine.present.units import GB, GIB, Count, gib, in_gib, nbytes, tb_per_s, tokens
 from engine.present.words import say
 
 if TYPE_CHECKING:
@@ -66,10 +66,6 @@ def size(n: float) -> str:
 def per_instance(users: int, instances: int) -> int:
     """Requests each instance must hold: the users spread over the instances, rounded up."""
     return -(-users // instances)
-
-
-def params(n: int) -> str:
-    return f"{n / 1e9:,.1f} B params" if n >= 1e9 else f"{n / 1e6:,.0f} M params"
 
 
 # --- a shown number ----------------------------------------------------------------------
@@ -201,8 +197,9 @@ def weights_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
             t(
                 "shown.params_value",
                 lang,
-                total=f"{w.params_total / 1e9:,.1f}",
-                active=f"{w.params_active / 1e9:,.1f}",
+                # each language's own unit (billions, 억): never a "B" that reads as bytes
+                total=Count(w.params_total),
+                active=Count(w.params_active),
             ),
             w.params_total,
             f"{blocks} = {w.params_total:,} parameters; active per token excludes the "

@@ -17,6 +17,7 @@ from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.layout import Candidate
 from engine.launch.render import shell
 from engine.present.evidence import evidence_json, group_json
+from engine.present.safe import plain
 from engine.present.sources import escape_markdown
 from engine.present.words import say, say_all
 from engine.scenario import ENGINE_LABELS, Engine
@@ -265,8 +266,10 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
         if plan is None:
             continue
         chosen = t("report.chosen", lang) if engine == s.engine else ""
-        out += ["", "## " + t("report.launch", lang, engine=ENGINE_LABELS[engine],
-                                version=plan.engine_version, chosen=chosen), ""]  # fmt: skip
+        # the other engine has no "(chosen engine)": its heading must not end in a space
+        heading = t("report.launch", lang, engine=ENGINE_LABELS[engine],
+                    version=plan.engine_version, chosen=chosen).rstrip()  # fmt: skip
+        out += ["", "## " + heading, ""]
         if not plan.runnable:
             why = "; ".join(M.blocked(plan, lang))
             out.append(escape_markdown(t("report.blocked", lang, why=why)))
@@ -285,4 +288,5 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
     if command:
         out += ["", "## " + t("report.reproduce", lang), "", _fence(command, "bash")]
     out += ["", t("report.units", lang)]
-    return "\n".join(out).rstrip() + "\n"
+    # the last word on control characters: a fenced command keeps a config's ESC as "\x1b"
+    return plain("\n".join(out)).rstrip() + "\n"
