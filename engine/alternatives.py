@@ -29,7 +29,8 @@ from pydantic import Field
 
 from engine.decision import Code, Decision, Name, Percent, Source, Tokens
 from engine.errors import InputError
-from engine.launch.layout import Layout, largest_context, stage_share
+from engine.launch.candidate import Layout
+from engine.launch.layout import largest_context, stage_share
 from engine.launch.ranking import layout_rules
 from engine.launch.recipes import checkpoints_of
 from engine.model import store

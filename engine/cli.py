@@ -19,8 +19,21 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from engine.errors import InputError
+from engine.facts import predict_for_source
+from engine.hardware.gpus import aliases, all_gpus
+from engine.i18n import LANGS
+from engine.launch.render import script
+from engine.lint import format_report, json_report, lint_command
+from engine.measure.cli import add_backcalc_arguments, run_backcalc
+from engine.model import store
+from engine.model.loader import HF_ID, load_model
+from engine.present.report import diagnose_json, gates_json, plan_json, software_json, study_json
+from engine.present.safe import json_text, plain
+from engine.present.text import diagnose_text, software_text, study_text
+from engine.present.units import gib
 from engine.present.words import say
-from engine.scenario import AUTO, FieldRow, Scenario, fields, make_scenario
+from engine.scenario import AUTO, FieldRow, Scenario, catalog_name, fields, make_scenario
+from engine.study import study
 
 MAX_ARG_CHARS = 65_536  # an argument longer than this is not a name, a number or a command
 
@@ -137,9 +150,6 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
 def source_fields(source: str) -> dict[str, Any]:
     """Scenario fields for a SOURCE: catalog and hub ids by name, anything else (a path, JSON
     text) loaded here and held by digest."""
-    from engine.model import store
-    from engine.model.loader import HF_ID, load_model
-    from engine.scenario import catalog_name
 
     text = source.strip()
     name = catalog_name(text)
@@ -166,36 +176,28 @@ def error_text(err: InputError) -> str:
 
 def _print(data: Any) -> None:
     """JSON for a terminal: every control character of a config string escaped."""
-    from engine.present.safe import json_text
 
     print(json_text(data))
 
 
 def _say(text: str) -> None:
     """Text for a terminal: a config string's ESC, BEL or OSC shows as an escape, never acts."""
-    from engine.present.safe import plain
 
     print(plain(text))
 
 
 def cmd_study(args: argparse.Namespace) -> int:
-    from engine.present.report import study_json
-    from engine.study import study
 
     st = study(scenario_from_args(args))
     if args.json:
         _print(study_json(st))
         return 0
-    from engine.present.text import study_text
 
     _say(study_text(st))
     return 0
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
-    from engine.present.report import diagnose_json
-    from engine.present.text import diagnose_text
-    from engine.study import study
 
     st = study(scenario_from_args(args))
     out = diagnose_json(st)
@@ -207,8 +209,6 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
 
 def cmd_gates(args: argparse.Namespace) -> int:
-    from engine.present.report import gates_json
-    from engine.study import study
 
     st = study(scenario_from_args(args))
     out = gates_json(st)
@@ -227,22 +227,17 @@ def cmd_gates(args: argparse.Namespace) -> int:
 
 
 def cmd_software(args: argparse.Namespace) -> int:
-    from engine.present.report import software_json
-    from engine.study import study
 
     st = study(scenario_from_args(args))
     if args.json:
         _print(software_json(st, st.scenario.engine))
         return 0
-    from engine.present.text import software_text
 
     _say(software_text(st, st.scenario.engine, getattr(args, "lang", None) or "en"))
     return 0
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from engine.launch.render import plan_json, script
-    from engine.study import study
 
     st = study(scenario_from_args(args))
     plan = st.plan
@@ -256,8 +251,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from engine.lint import format_report, json_report, lint_command
-    from engine.model.loader import load_model
 
     given = load_model(args.model) if args.model is not None else None
     report = lint_command(args.command, given, args.gpu, args.gpus, hub=True)
@@ -270,22 +263,18 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_backcalc(args: argparse.Namespace) -> int:
-    from engine.facts import predict_for_source
-    from engine.measure.cli import run_backcalc
 
     return run_backcalc(args, getattr(args, "predict", None) or predict_for_source)
 
 
 def cmd_kernels(args: argparse.Namespace) -> int:
-    from engine.measure.kernels.__main__ import run_kernels
+    from engine.measure.kernels.run import run_kernels  # torch, on demand
 
     return run_kernels(args)
 
 
 def cmd_gpus(args: argparse.Namespace) -> int:
     """The GPU catalog: the names ``--gpu`` accepts, the device memory, the aliases."""
-    from engine.hardware.gpus import aliases, all_gpus
-    from engine.present.units import gib
 
     gpus = all_gpus()
     if args.json:
@@ -337,8 +326,6 @@ def build_parser() -> Parser:
         add_scenario_args(p)
         p.set_defaults(func=func)
         if name == "software":
-            from engine.i18n import LANGS
-
             p.add_argument("--lang", choices=LANGS, default="en", help="language of the text")
     lint_help = "lint an inherited vLLM / SGLang launch command against the Study of its scenario"
     lint = sub.add_parser("lint", help=lint_help, description=lint_help)
@@ -354,7 +341,6 @@ def build_parser() -> Parser:
         "--strict", action="store_true", help="exit 1 on a warning too (default: on an error)"
     )
     lint.set_defaults(func=cmd_lint)
-    from engine.measure.cli import add_backcalc_arguments
     from engine.measure.kernels.args import add_kernel_arguments
 
     bc_help = "read a running engine's log or /metrics back"
@@ -376,7 +362,6 @@ MAX_ERROR_CHARS = 1_000  # an error line quotes the input; a whole expanded docu
 
 
 def fail(message: str) -> int:
-    from engine.present.safe import plain
 
     line = plain(message.replace("\n", " ").replace("\r", " "))
     if len(line) > MAX_ERROR_CHARS:

@@ -15,6 +15,7 @@ from engine.model.architecture import Architecture, build_architecture
 from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict, classify
 from engine.model.weights import WeightReport, weight_report
+from engine.scenario import DEFAULT_CONTEXT
 
 GIB = 1 << 30
 GB = 1_000_000_000
@@ -125,8 +126,6 @@ def _num(x: float) -> float | int:
 
 def default_context(cfg: ModelConfig) -> int:
     """The scenario's default context, within the config's max_position_embeddings."""
-    from engine.scenario import DEFAULT_CONTEXT
-
     return min(cfg.max_position_embeddings or DEFAULT_CONTEXT, DEFAULT_CONTEXT)
 
 

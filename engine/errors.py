@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from engine.decision import Decision
+from engine.decision import Decision
 
 
 class InputError(ValueError):

@@ -3,17 +3,15 @@ read. One place, so every consumer sees the model the way the planner and the li
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from engine.diagnose import Options, diagnose
 from engine.lint import ModelFacts, ParserNames
+from engine.lint.model import scenario_fields
 from engine.measure.kernels.from_model import kernel_dims, kernel_layer_groups
 from engine.model.loader import LoadedModel, load_model
 from engine.present.evidence import formulas
 from engine.present.words import say
-
-if TYPE_CHECKING:
-    from engine.study import Study
+from engine.scenario import make_scenario
+from engine.study import Study, study
 
 UNQUANTIZED = ("bf16", "fp16", "fp32")
 
@@ -48,9 +46,6 @@ def facts_from_study(st: Study) -> ModelFacts:
 def model_facts(model: LoadedModel | Study) -> ModelFacts:
     """The facts of a Study, or of a loaded model studied on the default hardware (the facts
     read here do not depend on it)."""
-    from engine.lint.model import scenario_fields
-    from engine.scenario import make_scenario
-    from engine.study import Study, study
 
     if isinstance(model, Study):
         return facts_from_study(model)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -730,6 +731,15 @@ def scenario_argv(s: Scenario) -> list[str]:
         if text is not None:
             argv += [row.spec.cli, text]
     return argv
+
+
+def cli_line(s: Scenario) -> str | None:
+    """The CLI command that prints the Study of ``s`` as JSON (None for an uploaded config,
+    which the command line names by its path): the reproduce line."""
+    if s.source == "file":
+        return None
+    argv = ["python", "-m", "engine", "study", s.model, *scenario_argv(s)]
+    return " ".join(shlex.quote(a) for a in argv) + " --json"
 
 
 def link_source_note(s: Scenario) -> str | None:

@@ -13,11 +13,12 @@ page re-render or a second CLI slice costs a dictionary lookup.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from engine.decision import Bytes, Code, Decimal, Decision, Name, Tokens
 from engine.diagnose import Diagnosis, Options
@@ -27,17 +28,10 @@ from engine.hardware.gates import GateReport, gate_report
 from engine.hardware.gpus import Gpu, lookup_gpu
 from engine.kv.dtype import KvDtype
 from engine.kv.sizing import KvSizing, size_kv
-from engine.launch.layout import (
-    REJECT_ENGINE,
-    Candidate,
-    Layout,
-    LayoutSearch,
-    SearchInputs,
-    evaluate,
-    search,
-    split_problem,
-)
+from engine.launch.candidate import Candidate, Layout, LayoutSearch, SearchInputs
+from engine.launch.layout import REJECT_ENGINE, evaluate, search, split_problem
 from engine.launch.plan import LaunchPlan, build_plan, chunk_tokens, launch_facts, model_id_for
+from engine.launch.plan_inputs import PlanInputs
 from engine.model import store
 from engine.model.architecture import Architecture, build_architecture
 from engine.model.config import ModelConfig
@@ -45,6 +39,7 @@ from engine.model.context import ContextLimit, context_limit
 from engine.model.family import FamilyVerdict, classify
 from engine.model.loader import LoadedModel, load_catalog, load_hub
 from engine.model.mtp import has_draft_layers
+from engine.model.store import BYTES_PER_JSON_BYTE
 from engine.model.weights import WeightReport, weight_report
 from engine.scenario import ENGINES, MAX_NODES, Engine, Scenario
 from engine.software.report import SoftwareReport, software_report
@@ -160,11 +155,6 @@ class Study:
             max(self.context, 1),
         )
 
-    def to_json(self) -> dict[str, Any]:
-        from engine.present.report import study_json
-
-        return study_json(self)
-
 
 # --- the model a scenario names ------------------------------------------------------------------
 
@@ -267,7 +257,7 @@ def _compute(s: Scenario) -> Study:
     gates = gate_report(fam, weights, views[s.engine].kv_dtype, gpu, pick, cfg)
     fewest = _fewest_gpus(inputs(s.engine), s) if not pick.context_fits else None
     verdict = _verdict(s, pick, gates, asked)
-    core = _Core(model, cfg, gpu, arch, fam, weights, limit, asked, mtp, text_only, gates)
+    core = PlanInputs(model, cfg, gpu, arch, fam, weights, limit, asked, mtp, text_only, gates)
     for e, v in views.items():
         if v.fit is None:
             continue
@@ -291,23 +281,6 @@ def _compute(s: Scenario) -> Study:
         min_gpus=fewest,
         notes=tuple(notes),
     )
-
-
-@dataclass(frozen=True)
-class _Core:
-    """The model-side facts a plan reads (a slice of the Study, before the plans exist)."""
-
-    model: LoadedModel
-    cfg: ModelConfig
-    gpu: Gpu
-    arch: Architecture
-    family: FamilyVerdict
-    weights: WeightReport
-    limit: ContextLimit
-    context_asked: int
-    mtp: bool
-    text_only: bool
-    gates: GateReport
 
 
 def _fewest_gpus(inp: SearchInputs, s: Scenario) -> int | None:
@@ -384,10 +357,6 @@ def footprint(st: Study) -> int:
     """An upper bound of the memory a cached Study holds: its candidates (about 1.5 KB each,
     measured by pickling 8 × H200 and 128 × 8 × H200 studies) and its config (the store's
     bound: 8 bytes per byte of its compact JSON)."""
-    import json
-
-    from engine.model.store import BYTES_PER_JSON_BYTE
-
     raw = json.dumps(st.config.raw, separators=(",", ":"), default=str)
     return 16_384 + 1_536 * len(st.search.candidates) + BYTES_PER_JSON_BYTE * len(raw)
 

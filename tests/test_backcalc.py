@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,10 +25,19 @@ from engine.measure.backcalc import (
     BackcalcResult,
     EngineReading,
     backcalculate,
-    cli_main,
     family_kind,
     parse_engine_text,
 )
+
+
+def cli_main(argv: list[str], predict: Any) -> int:
+    """``python -m engine backcalc`` with a stand-in prediction (a leading ``backcalc`` is
+    accepted)."""
+    from engine.cli import main
+
+    args = argv[1:] if argv[:1] == ["backcalc"] else argv
+    return main(["backcalc", *args], backcalc_predict=predict)
+
 
 GIB = 1024**3
 

@@ -18,6 +18,7 @@ import pytest
 from engine.cli import main
 from engine.decision import CODES
 from engine.lint import lint_command
+from engine.model import loader
 from engine.model.loader import load_hub, load_model
 from engine.present.words import say
 from engine.scenario import make_scenario
@@ -584,7 +585,9 @@ def test_a_huge_template_is_not_scanned_and_the_table_decides(offline_hub: Path)
 def test_a_template_file_over_the_byte_limit_is_read_no_further(
     offline_hub: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(templates, "max_file_bytes", lambda: 4_096)
+    monkeypatch.setattr(
+        loader, "_template_limits", lambda: (4_096, templates.max_template_chars())
+    )
     repo = "unseen-org/big-file"
     hub_cache(
         offline_hub,

@@ -37,7 +37,7 @@ from engine.launch.plan import LEADER, LaunchPlan
 from engine.model import store
 from engine.model.config import normalize
 from engine.model.loader import HF_ID, LoadedModel, load_catalog
-from engine.present.report import study_json
+from engine.present.report import plan_json, study_json
 from engine.scenario import Scenario, make_scenario
 from engine.study import Study, study
 
@@ -214,7 +214,7 @@ def check_json(st_: Study) -> None:
     assert report["model"]["name"] == st_.model.name
     for view in st_.engines.values():
         if view.plan is not None:
-            p = render.plan_json(view.plan)
+            p = plan_json(view.plan)
             assert json.loads(json.dumps(p)) == p
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from engine.decision import Bytes, Decision, Name, Tokens
 from engine.errors import InputError
-from engine.launch.layout import Candidate
+from engine.launch.candidate import Candidate
 from engine.launch.ranking import layout_rules
 from engine.present.words import say
 from engine.scenario import make_scenario

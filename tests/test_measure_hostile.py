@@ -18,10 +18,20 @@ from typing import Any
 import pytest
 
 from engine.errors import InputError
-from engine.measure.backcalc import backcalculate, cli_main, parse_engine_text
+from engine.measure.backcalc import backcalculate, parse_engine_text
 from engine.measure.data import measure_facts
 from engine.measure.kernels import __main__ as kernels_cli
 from engine.measure.logs import MAX_HITS, scan_log
+
+
+def cli_main(argv: list[str], predict: Any) -> int:
+    """``python -m engine backcalc`` with a stand-in prediction (a leading ``backcalc`` is
+    accepted)."""
+    from engine.cli import main
+
+    args = argv[1:] if argv[:1] == ["backcalc"] else argv
+    return main(["backcalc", *args], backcalc_predict=predict)
+
 
 pytestmark = pytest.mark.timeout(20)  # a regression fails here instead of hanging the run
 

@@ -303,7 +303,7 @@ def test_bad_workloads_are_refused_naming_the_field() -> None:
 def test_a_studys_search_inputs_are_what_estimate_reads() -> None:
     # the layout search's inputs (built once per engine by the Study) satisfy PerfInputs, so
     # wiring the speed model in needs no second copy of the model's objects
-    from engine.launch.layout import SearchInputs
+    from engine.launch.candidate import SearchInputs
     from engine.scenario import make_scenario
     from engine.study import study
 

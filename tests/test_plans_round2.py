@@ -12,8 +12,8 @@ import pytest
 
 from engine.engines import adapter
 from engine.launch.plan import LaunchPlan
-from engine.launch.render import plan_json, script
-from engine.present.report import study_json
+from engine.launch.render import script
+from engine.present.report import plan_json, study_json
 from engine.present.words import say
 from engine.rules import DATA_DIR
 from engine.study import Study

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -17,10 +17,38 @@ from engine.model.family import AttentionFamily, FamilyVerdict
 from engine.model.weights import WeightReport
 from engine.rules import load_data
 
-if TYPE_CHECKING:
-    from engine.launch.layout import Candidate
-
 Status = Literal["pass", "warn", "fail"]
+
+
+class _Layout(Protocol):
+    @property
+    def tp(self) -> int: ...
+    @property
+    def gpus(self) -> int: ...
+    def name(self) -> Decision: ...
+
+
+class FitFigures(Protocol):
+    """What the gates read of a layout candidate (engine.launch.layout.Candidate)."""
+
+    @property
+    def layout(self) -> _Layout: ...
+    @property
+    def weights_fit(self) -> bool: ...
+    @property
+    def context_fits(self) -> bool: ...
+    @property
+    def context(self) -> int: ...
+    @property
+    def weights_per_gpu(self) -> int: ...
+    @property
+    def bytes_per_request_per_gpu(self) -> int: ...
+    @property
+    def usable_per_gpu(self) -> int: ...
+    @property
+    def fraction(self) -> float: ...
+    @property
+    def memory_per_gpu(self) -> int: ...
 
 
 class _ArchRule(BaseModel):
@@ -207,7 +235,7 @@ def tp_gate(cfg: ModelConfig, tp: int) -> Gate:
     return Gate("tp", "pass", TP_SPLIT(heads=heads, tp=tp, per=heads // tp))
 
 
-def fit_gate(fit: Candidate, gpu: Gpu) -> Gate:
+def fit_gate(fit: FitFigures, gpu: Gpu) -> Gate:
     """Weights plus one request at the workload's context against usable memory, per GPU."""
     ok = fit.weights_fit and fit.context > 0
     reason = FIT(
@@ -229,7 +257,7 @@ def gate_report(
     weights: WeightReport,
     kv: KvDtype,
     gpu: Gpu,
-    fit: Candidate,
+    fit: FitFigures,
     cfg: ModelConfig,
     min_gpus: int | None = None,
 ) -> GateReport:

@@ -7,23 +7,20 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING
 
 from engine.decision import Bytes, Code, Decimal, Decision, Name, Source, Tokens
 from engine.engines import ENGINES, adapter
 from engine.kv.sizing import KvSizing
+from engine.launch.candidate import Candidate, Layout
 from engine.launch.command import LeftOut, PlanFlag, checked
 from engine.launch.facts import launch_facts
-from engine.launch.layout import Candidate, Layout
 from engine.launch.nodes import copies_per_node
+from engine.launch.plan_inputs import PlanInputs
 from engine.launch.ranking import layout_rules
 from engine.launch.recipes import speculative_for, tool_chat_template
 from engine.model.family import AttentionFamily
 from engine.scenario import Engine, Scenario
 from engine.software.report import SoftwareReport
-
-if TYPE_CHECKING:
-    from engine.study import _Core
 
 # The flags that carry the layout, in both engines' spellings (from the one settings table).
 PARALLEL_FLAGS = frozenset(
@@ -128,7 +125,7 @@ def parser_flags(
 
 
 def kv_flags(
-    engine: Engine, core: _Core, s: Scenario, kv: KvSizing, fit: Candidate | None = None
+    engine: Engine, core: PlanInputs, s: Scenario, kv: KvSizing, fit: Candidate | None = None
 ) -> tuple[list[PlanFlag], list[LeftOut]]:
     eng = adapter(engine)
     fam = core.family.attention_family
@@ -273,7 +270,7 @@ def chunk_flags(
     return [checked(engine, eng.flag("prefill_chunk"), str(chunk), why)], left, notes
 
 
-def mtp_flags(engine: Engine, core: _Core, users: int) -> list[PlanFlag]:
+def mtp_flags(engine: Engine, core: PlanInputs, users: int) -> list[PlanFlag]:
     eng = adapter(engine)
     layers = core.family.mtp_layers
     limit = launch_facts().mtp.max_users
@@ -321,7 +318,7 @@ def mm_flags(engine: Engine, lay: Layout) -> list[PlanFlag]:
     return out
 
 
-def context_flag(engine: Engine, core: _Core, fit: Candidate) -> PlanFlag:
+def context_flag(engine: Engine, core: PlanInputs, fit: Candidate) -> PlanFlag:
     flag = adapter(engine).flag("context")
     asked = core.context_asked
     if fit.context_fits:

@@ -13,20 +13,24 @@ keeps why it ranked where it did, so the page can show the table with the pick a
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from engine.decision import Bytes, Code, Decision, Name, Source, Tokens
 from engine.engines import adapter
 from engine.errors import InputError
-from engine.hardware.gpus import Gpu
 from engine.kv.sizing import KvSizing
-from engine.launch.known_issues import KnownIssue, Where, avoided, fixes_for
+from engine.launch.candidate import (
+    Candidate,
+    Layout,
+    LayoutSearch,
+    Rejected,
+    SearchInputs,
+)
+from engine.launch.known_issues import Where, avoided, fixes_for
 from engine.launch.memory import (
-    Engine,
     Reserve,
     Split,
-    WeightShare,
     device_memory,
     weights_per_gpu,
 )
@@ -35,148 +39,8 @@ from engine.launch.ranking import layout_rules, rank_parts, reasons
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict
-from engine.model.weights import WeightReport, is_gated
+from engine.model.weights import is_gated
 from engine.scenario import Scenario
-
-LAYOUT_NAME = {
-    "split": Code("layout.name.split", "tp"),
-    "split_ep": Code("layout.name.split_ep", "tp"),
-    "split_dp": Code("layout.name.split_dp", "tp", "dp"),
-    "split_dp_ep": Code("layout.name.split_dp_ep", "tp", "dp"),
-    "split_pp": Code("layout.name.split_pp", "tp", "pp"),
-    "split_pp_ep": Code("layout.name.split_pp_ep", "tp", "pp"),
-    "split_dp_pp": Code("layout.name.split_dp_pp", "tp", "dp", "pp"),
-    "split_dp_pp_ep": Code("layout.name.split_dp_pp_ep", "tp", "dp", "pp"),
-}
-LAYOUT_REPLICAS = Code("layout.name.replicas", "n", "copy")
-
-
-@dataclass(frozen=True)
-class Layout:
-    """``replicas`` independent copies of the model, each cut as ``split``."""
-
-    replicas: int
-    split: Split
-
-    @property
-    def gpus(self) -> int:
-        return self.replicas * self.split.gpus
-
-    @property
-    def tp(self) -> int:
-        return self.split.tp
-
-    @property
-    def dp(self) -> int:
-        return self.split.dp
-
-    @property
-    def pp(self) -> int:
-        return self.split.pp
-
-    @property
-    def ep(self) -> bool:
-        return self.split.ep
-
-    def name(self) -> Decision:
-        """The layout's short name as a decision (``TP 8 + EP``, ``2 replicas of TP 4``)."""
-        s = self.split
-        variant = "split" + ("_dp" if s.dp > 1 else "") + ("_pp" if s.pp > 1 else "")
-        variant += "_ep" if s.ep else ""
-        params = {"tp": s.tp, "dp": s.dp, "pp": s.pp}
-        code = LAYOUT_NAME[variant]
-        copy = code(**{k: v for k, v in params.items() if k in code.params})
-        return copy if self.replicas == 1 else LAYOUT_REPLICAS(n=self.replicas, copy=copy)
-
-    def describe(self) -> str:
-        """The same name in English, for the engine's own logs and comments (the reader's
-        language comes from ``name()``; a test keeps the two equal)."""
-        s = self.split
-        parts = [f"TP {s.tp}"]
-        if s.dp > 1:
-            parts.append(f"DP-attention {s.dp}")
-        if s.pp > 1:
-            parts.append(f"PP {s.pp}")
-        if s.ep:
-            parts.append("EP")
-        copy = " × ".join(parts[:1] + [p for p in parts[1:] if p != "EP"])
-        if s.ep:
-            copy += " + EP"
-        return copy if self.replicas == 1 else f"{self.replicas} replicas of {copy}"
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One layout with its memory and users on the busiest GPU of each copy."""
-
-    layout: Layout
-    weights_per_gpu: int
-    weight_shares: tuple[WeightShare, ...]
-    memory_per_gpu: int
-    fraction: float
-    fraction_why: str
-    usable_per_gpu: int
-    reserve: Reserve | None
-    max_num_seqs: int | None  # a --max-num-seqs the plan sets to free a reserve (None: default)
-    kv_space_per_gpu: int
-    kv_bytes_per_token_per_gpu: int
-    state_bytes_per_request_per_gpu: int
-    context: int  # the context this layout can give (the workload's, or the largest that fits)
-    bytes_per_request_per_gpu: int
-    users_per_copy: int
-    users: int
-    weights_fit: bool
-    context_fits: bool
-    users_fit: bool
-    why: tuple[Decision, ...]
-    rank: tuple[tuple[str, float], ...]  # the ranking's parts by name, smaller is better
-
-    @property
-    def rank_key(self) -> tuple[float, ...]:
-        return tuple(v for _, v in self.rank)
-
-    chunk_tokens: int | None = None  # the prefill chunk this layout was sized with
-    decode_graph_bs: int | None = None  # a decode CUDA-graph batch the plan sets (SGLang)
-    fraction_pinned: bool = False  # the sizing assumed a fraction the plan must set
-    fixes: tuple[KnownIssue, ...] = ()  # the recipes' known-issue fixes applied here
-
-    @property
-    def taken_before_kv(self) -> float:
-        """Share of the GPU's memory the weights and the engine's reserve take before any KV."""
-        reserve = self.reserve.total if self.reserve else 0
-        return (self.weights_per_gpu + reserve) / self.memory_per_gpu if self.memory_per_gpu else 0
-
-    def memory_formula(self) -> str:
-        reserve = f" − reserve {self.reserve.total:,} B" if self.reserve else ""
-        return (
-            f"{self.memory_per_gpu:,} B × {self.fraction:g} = {self.usable_per_gpu:,} B usable"
-            f"{reserve} − weights {self.weights_per_gpu:,} B = {self.kv_space_per_gpu:,} B for KV"
-        )
-
-    def users_formula(self) -> str:
-        per_rank = self.users_per_copy // max(self.layout.dp, 1)
-        return (
-            f"{self.kv_space_per_gpu:,} B ÷ {self.bytes_per_request_per_gpu:,} B per request at "
-            f"{self.context:,} tokens = {per_rank} per attention rank × DP {self.layout.dp} × "
-            f"{self.layout.replicas} replica(s) = {self.users}"
-        )
-
-
-@dataclass(frozen=True)
-class Rejected:
-    """A layout the engines refuse for this model, and why."""
-
-    layout: Layout
-    why: Decision
-
-
-@dataclass(frozen=True)
-class LayoutSearch:
-    pick: Candidate
-    candidates: tuple[Candidate, ...]  # ranked, the pick first
-    rejected: tuple[Rejected, ...]
-    pinned: bool
-    reasons: tuple[Decision, ...]  # why the pick won: the comparisons that decided it
 
 
 def divisors(n: int) -> list[int]:
@@ -325,24 +189,6 @@ def users_at(
 def stage_share(cfg: ModelConfig, pp: int) -> float:
     """Share of the layers (and so of the KV) on the busiest pipeline stage."""
     return math.ceil(cfg.num_hidden_layers / pp) / cfg.num_hidden_layers if pp > 1 else 1.0
-
-
-@dataclass(frozen=True)
-class SearchInputs:
-    """What the search reads besides the scenario (all computed once by the Study)."""
-
-    cfg: ModelConfig
-    arch: Architecture
-    family: FamilyVerdict
-    weights: WeightReport
-    gpu: Gpu
-    engine: Engine
-    kv_at: Callable[[int], KvSizing]  # the engine's KV sizing at an attention TP size
-    context: int  # the workload's context, already capped at the model's limit
-    limit: int  # the model's own maximum context
-    mtp: bool  # MTP layers loaded (speculative decoding planned)
-    vision: bool  # the vision encoder is loaded
-    chunk_tokens: int | None  # the prefill chunk the plan sets
 
 
 WHY_WEIGHTS = Code("layout.why.weights", "weights", "usable")

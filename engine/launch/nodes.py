@@ -5,9 +5,9 @@ multi-node flags of the engine's adapter (spelled from its pinned table)."""
 from __future__ import annotations
 
 from engine.engines import adapter
+from engine.launch.candidate import Layout
 from engine.launch.command import LEADER, NodeCommand, PlanError, PlanFlag, Role
 from engine.launch.facts import launch_facts
-from engine.launch.layout import Layout
 from engine.scenario import Engine, Scenario
 
 

@@ -17,12 +17,13 @@ Rendering (shell script, docker, Kubernetes) lives in ``engine.launch.render`` a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from engine.decision import Code, Decision, Name, Percent, Source
 from engine.engines import adapter
 from engine.hardware.gates import fit_gate
 from engine.kv.sizing import KvSizing
+from engine.launch.candidate import Candidate, Layout
 from engine.launch.command import (
     LEADER,
     PLACEHOLDER_MODEL,
@@ -49,9 +50,9 @@ from engine.launch.flags import (
     parallel_flags,
     parser_flags,
 )
-from engine.launch.layout import Candidate, Layout
 from engine.launch.multinode import a2a_flags, nic_env
 from engine.launch.nodes import node_commands
+from engine.launch.plan_inputs import PlanInputs
 from engine.launch.recipes import (
     base_flags_for,
     checkpoints_of,
@@ -62,9 +63,6 @@ from engine.model.family import AttentionFamily
 from engine.model.loader import LoadedModel
 from engine.scenario import Engine, Scenario
 from engine.software.report import SoftwareReport
-
-if TYPE_CHECKING:
-    from engine.study import _Core
 
 __all__ = [
     "LEADER",
@@ -205,7 +203,7 @@ RECIPE_ALSO = "The official recipe also sets"
 
 
 def build_plan(
-    core: _Core,
+    core: PlanInputs,
     s: Scenario,
     engine: Engine,
     fit: Candidate,

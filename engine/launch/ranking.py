@@ -17,18 +17,15 @@ scenario is on the side of it that the preference needs).
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING
 
 from pydantic import Field
 
 from engine.decision import Bytes, Code, Decision, Source, Tokens
+from engine.launch.candidate import Candidate, SearchInputs
 from engine.launch.memory import Split
 from engine.model.family import AttentionFamily
 from engine.rules import Strict, load_data
 from engine.scenario import Scenario
-
-if TYPE_CHECKING:
-    from engine.launch.layout import Candidate, SearchInputs
 
 
 class LayoutRules(Strict):

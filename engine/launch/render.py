@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any
 
-from engine.engines import adapter
 from engine.i18n import DEFAULT_LANG, Lang
 from engine.launch.facts import launch_facts
 from engine.launch.plan import LEADER, LaunchPlan, NodeCommand
@@ -181,73 +179,12 @@ def docker(plan: LaunchPlan, command: NodeCommand | None = None) -> str:
     return f"{text} {cache} {shlex.quote(plan.image)} \\\n  " + join(container_args(plan, c))
 
 
-def plan_json(plan: LaunchPlan) -> dict[str, Any]:
-    """The plan's JSON (the ``plan --json`` contract plus the per-node commands)."""
-    from engine.launch.k8s import kubernetes_yaml, manifest_name
-
-    s = plan.layout.split
-    return {
-        "engine": plan.engine,
-        "engine_version": plan.engine_version,
-        "model": plan.model_id,
-        "gpu": plan.gpu_key,
-        "gpus": plan.gpus,
-        "nodes": plan.nodes,
-        "gpus_per_node": plan.gpus_per_node,
-        "layout": {
-            "replicas": plan.layout.replicas,
-            "tp": s.tp,
-            "dp": s.dp,
-            "attn_dp": s.dp,
-            "pp": s.pp,
-            "expert_parallel": s.ep,
-            "description": plan.layout.describe(),
-            "reason": "; ".join(_layout_reasons(plan)),
-        },
-        "context": plan.context,
-        "users": plan.fit.users,
-        "weights_per_gpu": plan.fit.weights_per_gpu,
-        "kv_space_per_gpu": plan.fit.kv_space_per_gpu,
-        "memory_fraction": plan.fit.fraction,
-        "argv": plan.argv,
-        "shell": shell(plan),
-        "script": script(plan),
-        "docker": docker(plan),
-        "commands": [
-            {
-                "node": c.node,
-                "role": c.role,
-                "rank": c.rank,
-                "argv": list(c.argv),
-                "devices": list(c.devices) if c.devices is not None else None,
-                "port": c.port,
-            }
-            for c in plan.commands
-        ],
-        "env": [e.to_json() for e in plan.env],
-        "flags": [f.to_json() for f in plan.flags],
-        "left_to_engine": [x.to_json() for x in plan.left_to_engine],
-        "runnable": plan.runnable,
-        "blocked_by": [say(b) for b in plan.blocked_by],
-        "blocked_by_codes": [b.to_json() for b in plan.blocked_by],
-        "warnings": list(plan.warnings),
-        "notes": list(plan.notes),
-        "kubernetes_yaml": kubernetes_yaml(plan, manifest_name(plan.model_name)),
-    }
-
-
-def _layout_reasons(plan: LaunchPlan) -> list[str]:
-    flag = adapter(plan.engine).flag("tp")
-    return [f.reason for f in plan.flags if f.flag == flag]
-
-
 __all__ = [
     "LEADER",
     "comment",
     "docker",
     "join",
     "one_line",
-    "plan_json",
     "script",
     "shell",
     "word",

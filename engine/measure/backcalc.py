@@ -38,7 +38,6 @@ __all__ = [
     "FamilyKind",
     "Predict",
     "backcalculate",
-    "cli_main",
     "default_port",
     "family_kind",
     "first_launch",
@@ -343,13 +342,3 @@ def backcalculate(
         tp=tp,
         evidence=reading.evidence,
     )
-
-
-def cli_main(argv: list[str], predict: Predict) -> int:
-    """``backcalc SOURCE --log FILE [--metrics FILE] [--tp N] [--json]`` through the one
-    ``python -m engine`` tree, with ``predict(source, tp)`` giving (predicted bytes/token per
-    rank, attention family, notes). A leading ``backcalc`` in ``argv`` is accepted."""
-    from engine.cli import main
-
-    args_in = argv[1:] if argv[:1] == ["backcalc"] else argv
-    return main(["backcalc", *args_in], backcalc_predict=predict)

@@ -16,7 +16,7 @@ from typing import Any
 
 from engine.errors import InputError, JsonError
 from engine.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_MIB, ModelConfig, normalize
-from engine.rules import DATA_DIR
+from engine.rules import DATA_DIR, data_yaml
 
 MODELS_DIR = DATA_DIR / "models"
 HF_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
@@ -236,10 +236,10 @@ def parse_index(data: bytes, source: str) -> CheckpointIndex:
 
 
 def _template_limits() -> tuple[int, int]:
-    """(bytes read of a template file, characters of template kept): data/chat_templates.yaml."""
-    from engine.software.templates import max_file_bytes, max_template_chars
-
-    return max_file_bytes(), max_template_chars()
+    """(bytes read of a template file, characters of template kept): data/chat_templates.yaml
+    (read as data: the template scanner in engine/software sits above the loader)."""
+    limits = data_yaml("chat_templates.yaml")["limits"]
+    return int(limits["max_file_bytes"]), int(limits["max_template_chars"])
 
 
 def template_text(name: str, data: bytes) -> str | None:

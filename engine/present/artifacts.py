@@ -5,18 +5,17 @@ Markdown. Each is text made by the engine's own writers; this module names the f
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from engine.i18n import DEFAULT_LANG, Lang
 from engine.launch.k8s import kubernetes_yaml, manifest_name
 from engine.launch.plan import LaunchPlan
 from engine.launch.render import blocked_stop, comment, docker, script
-from engine.scenario import scenario_argv
-
-if TYPE_CHECKING:
-    from engine.study import Study
+from engine.present.report import study_json, study_markdown
+from engine.present.safe import json_text
+from engine.scenario import cli_line
+from engine.study import Study
 
 Kind = Literal["script", "docker", "kubernetes", "json", "markdown", "command"]
 
@@ -80,20 +79,12 @@ def docker_script(plan: LaunchPlan) -> str:
 
 def study_json_text(st: Study) -> str:
     """The Study as ``python -m engine study … --json`` prints it."""
-    from engine.present.report import study_json
-    from engine.present.safe import json_text
-
     return json_text(study_json(st)) + "\n"
 
 
 def cli_command(st: Study) -> str | None:
-    """The CLI command that prints this Study (None for an uploaded config, which the command
-    line names by its path)."""
-    s = st.scenario
-    if s.source == "file":
-        return None
-    argv = ["python", "-m", "engine", "study", s.model, *scenario_argv(s)]
-    return " ".join(shlex.quote(a) for a in argv) + " --json"
+    """The CLI command that prints this Study (None for an uploaded config)."""
+    return cli_line(st.scenario)
 
 
 def launch_artifacts(st: Study, plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> list[Artifact]:
@@ -119,8 +110,6 @@ def report_artifacts(
     st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
 ) -> list[Artifact]:
     """The whole Study as JSON (language-free, the CLI's) and as Markdown in ``lang``."""
-    from engine.present.report import study_markdown
-
     name = manifest_name(st.model.name)
     return [
         Artifact("json", f"study-{name}.json", "application/json", study_json_text(st)),

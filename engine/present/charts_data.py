@@ -11,7 +11,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
 
 from engine.decision import Code, Decision, Name
 from engine.engines import check_engine
@@ -30,10 +29,8 @@ from engine.model.weights import weight_report
 from engine.present.evidence import EvidenceRow, evidence_rows, formula, formulas, group_labels
 from engine.present.units import GB, GIB, Count, gib, in_gib, nbytes, tb_per_s, tokens
 from engine.present.words import say
-
-if TYPE_CHECKING:
-    from engine.scenario import Engine
-    from engine.study import Study
+from engine.scenario import Engine
+from engine.study import Study
 
 
 def _first_spellings() -> tuple[str, ...]:

@@ -9,17 +9,14 @@ language say the same thing from the same decision.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from engine.hardware.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
-from engine.launch.layout import Layout
+from engine.launch.candidate import Layout
 from engine.launch.plan import LaunchPlan
 from engine.present.units import tokens
 from engine.present.words import say, say_all, sources
-
-if TYPE_CHECKING:
-    from engine.study import Study
+from engine.study import Study
 
 
 @dataclass(frozen=True)

@@ -8,22 +8,24 @@ Markdown report (``study_markdown``) is the same Study worded for a wiki page or
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.alternatives import alternatives, ask
-from engine.engines import check_engine
+from engine.engines import adapter, check_engine
 from engine.hardware.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
-from engine.launch.layout import Candidate
-from engine.launch.render import shell
+from engine.launch.candidate import Candidate
+from engine.launch.k8s import kubernetes_yaml, manifest_name
+from engine.launch.plan import LaunchPlan
+from engine.launch.render import docker, script, shell
+from engine.present import charts_data as C
+from engine.present import messages as M
 from engine.present.evidence import evidence_json, group_json
 from engine.present.safe import plain
 from engine.present.sources import escape_markdown
 from engine.present.words import say, say_all
-from engine.scenario import ENGINE_LABELS, Engine
-
-if TYPE_CHECKING:
-    from engine.study import Study
+from engine.scenario import ENGINE_LABELS, Engine, cli_line
+from engine.study import Study
 
 UNITS = "bytes; GiB = 2^30 bytes, GB = 10^9 bytes"
 
@@ -119,9 +121,65 @@ def software_json(st: Study, engine: str) -> dict[str, Any]:
     return view.software.to_json() | {"model": st.model.name}
 
 
-def plan_json_of(st: Study, engine: str) -> dict[str, Any] | None:
-    from engine.launch.render import plan_json
+def plan_json(plan: LaunchPlan) -> dict[str, Any]:
+    """The plan's JSON (the ``plan --json`` contract plus the per-node commands)."""
+    s = plan.layout.split
+    return {
+        "engine": plan.engine,
+        "engine_version": plan.engine_version,
+        "model": plan.model_id,
+        "gpu": plan.gpu_key,
+        "gpus": plan.gpus,
+        "nodes": plan.nodes,
+        "gpus_per_node": plan.gpus_per_node,
+        "layout": {
+            "replicas": plan.layout.replicas,
+            "tp": s.tp,
+            "dp": s.dp,
+            "attn_dp": s.dp,
+            "pp": s.pp,
+            "expert_parallel": s.ep,
+            "description": plan.layout.describe(),
+            "reason": "; ".join(_layout_reasons(plan)),
+        },
+        "context": plan.context,
+        "users": plan.fit.users,
+        "weights_per_gpu": plan.fit.weights_per_gpu,
+        "kv_space_per_gpu": plan.fit.kv_space_per_gpu,
+        "memory_fraction": plan.fit.fraction,
+        "argv": plan.argv,
+        "shell": shell(plan),
+        "script": script(plan),
+        "docker": docker(plan),
+        "commands": [
+            {
+                "node": c.node,
+                "role": c.role,
+                "rank": c.rank,
+                "argv": list(c.argv),
+                "devices": list(c.devices) if c.devices is not None else None,
+                "port": c.port,
+            }
+            for c in plan.commands
+        ],
+        "env": [e.to_json() for e in plan.env],
+        "flags": [f.to_json() for f in plan.flags],
+        "left_to_engine": [x.to_json() for x in plan.left_to_engine],
+        "runnable": plan.runnable,
+        "blocked_by": [say(b) for b in plan.blocked_by],
+        "blocked_by_codes": [b.to_json() for b in plan.blocked_by],
+        "warnings": list(plan.warnings),
+        "notes": list(plan.notes),
+        "kubernetes_yaml": kubernetes_yaml(plan, manifest_name(plan.model_name)),
+    }
 
+
+def _layout_reasons(plan: LaunchPlan) -> list[str]:
+    flag = adapter(plan.engine).flag("tp")
+    return [f.reason for f in plan.flags if f.flag == flag]
+
+
+def plan_json_of(st: Study, engine: str) -> dict[str, Any] | None:
     view = st.engines[check_engine(engine)]
     return plan_json(view.plan) if view.plan is not None else None
 
@@ -194,9 +252,6 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
     verdict, the layout, every headline number with its formula, the gates, the launch
     commands, the share link and the command that reproduces it. Every text from a config or a
     user is escaped; commands sit in fences they cannot close."""
-    from engine.present import charts_data as C
-    from engine.present import messages as M
-    from engine.present.artifacts import cli_command
 
     s = st.scenario
     v = M.verdict(st, lang)
@@ -284,7 +339,7 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
                 out.append("")
     if link:
         out += ["", "## " + t("report.link", lang), "", f"<{link}>"]
-    command = cli_command(st)
+    command = cli_line(st.scenario)
     if command:
         out += ["", "## " + t("report.reproduce", lang), "", _fence(command, "bash")]
     out += ["", t("report.units", lang)]

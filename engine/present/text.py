@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.alternatives import alternatives
+from engine.i18n import Lang, t
+from engine.launch.render import shell
+from engine.present.sources import clean
 from engine.present.words import say, say_all
-
-if TYPE_CHECKING:
-    from engine.i18n import Lang
-    from engine.study import Study
+from engine.study import Study
 
 GIB = 1 << 30
 
@@ -70,8 +70,6 @@ def study_text(st: Study) -> str:
         f"{fit.kv_space_per_gpu / GIB:,.1f} GiB for KV; users that fit: {fit.users:,}",
     ]
     if st.plan is not None:
-        from engine.launch.render import shell
-
         lines += ["", shell(st.plan)]
     return "\n".join(lines)
 
@@ -79,9 +77,6 @@ def study_text(st: Study) -> str:
 def software_text(st: Study, engine: str, lang: Lang = "en") -> str:
     """Step 4 for one engine in ``lang``: versions, parsers (and where they came from), the
     checkpoint format, the extra flags with their reasons, and the notes."""
-    from engine.i18n import t
-    from engine.present.sources import clean
-    from engine.present.words import say
 
     r = st.engines[engine].software  # type: ignore[index]
 

@@ -19,12 +19,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engine.decision import Code, Decision, Name
 from engine.errors import InputError
+from engine.model.loader import ChatTemplate
+from engine.present.words import as_json, say
 from engine.rules import DATA_DIR, data_yaml, load_data
 from engine.software.tables import (
     ENGINES,
@@ -40,9 +42,6 @@ from engine.software.tables import (
 )
 from engine.software.templates import ParserOrigin, TemplateReading, pick_parsers, read_template
 from engine.software.versions import latest, version_key
-
-if TYPE_CHECKING:
-    from engine.model.loader import ChatTemplate
 
 SOFTWARE_YAML = DATA_DIR / "software.yaml"
 
@@ -386,7 +385,6 @@ FMT_FROM_ID = Code("software.format.from_id")
 
 def _english(decisions: tuple[Decision, ...], sep: str) -> str:
     """The English wording, for readers that take text (the launch plan, the weights report)."""
-    from engine.present.words import say
 
     return sep.join(say(d) for d in decisions)
 
@@ -417,12 +415,10 @@ class CheckpointFormat:
 
     @property
     def notes(self) -> tuple[str, ...]:
-        from engine.present.words import say
 
         return tuple(say(d) for d in self.reasons)
 
     def to_json(self) -> dict[str, Any]:
-        from engine.present.words import as_json
 
         return {
             "name": self.name,
@@ -706,20 +702,17 @@ class SoftwareReport:
 
     @property
     def notes(self) -> list[str]:
-        from engine.present.words import say
 
         return [say(d) for d in self.reasons]
 
     @property
     def flag_reasons(self) -> dict[str, str]:
-        from engine.present.words import say
 
         return {flag: say(d) for flag, d in self.flag_decisions.items()}
 
     def to_json(self) -> dict[str, Any]:
         """The documented keys (reasons as English text under ``notes`` and ``flag_reasons``)
         plus each reason's code and parameters (``note_codes``, ``flag_reason_codes``)."""
-        from engine.present.words import as_json
 
         return {
             "engine": self.engine,
@@ -964,7 +957,6 @@ def software_report(
 
 def _template_family(reading: TemplateReading) -> str:
     """A family name for a model the table does not know, from its template's tool format."""
-    from engine.present.words import say
 
     assert reading.tool is not None
     return say(TEMPLATE_FAMILY(format=Name(reading.tool.shown)))

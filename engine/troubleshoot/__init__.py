@@ -12,16 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.errors import InputError
+from engine.hardware.gpus import Gpu
 from engine.i18n import DEFAULT_LANG, LANGS, Lang, t
 from engine.lint import ModelFacts
 from engine.troubleshoot.scoring import BASE, CONDITIONS, problems, score
 from engine.troubleshoot.table import CauseRow, Table, troubleshoot_table
-
-if TYPE_CHECKING:
-    from engine.hardware.gpus import Gpu
 
 __all__ = ["SYMPTOMS", "Cause", "Symptom", "symptoms", "troubleshoot"]
 

@@ -15,15 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from engine.hardware.gates import kernel_gates
+from engine.hardware.gpus import Gpu
 from engine.lint import ModelFacts, dsa_kernel_path
 from engine.rules import engine_rules
 from engine.troubleshoot.table import CauseRow, Table, troubleshoot_table
-
-if TYPE_CHECKING:
-    from engine.hardware.gpus import Gpu
 
 BASE = "base"  # the first move of every score: the cause's base
 

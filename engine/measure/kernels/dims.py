@@ -189,16 +189,6 @@ class KernelDims:
         )
 
 
-def __getattr__(name: str) -> Any:
-    # app_pages/measure.py imports PRESETS from here; it lives in from_model now (catalog
-    # presets need the engine, which this module must not import eagerly).
-    if name == "PRESETS":
-        from engine.measure.kernels.from_model import PRESETS
-
-        return PRESETS
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 @dataclass(frozen=True)
 class Sizes:
     """Workload sizes per device: small on CPU (seconds in total), real on CUDA."""

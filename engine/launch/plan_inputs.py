@@ -1,0 +1,32 @@
+"""What a launch plan reads of the model and the hardware, as one public object."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.hardware.gates import GateReport
+from engine.hardware.gpus import Gpu
+from engine.model.architecture import Architecture
+from engine.model.config import ModelConfig
+from engine.model.context import ContextLimit
+from engine.model.family import FamilyVerdict
+from engine.model.loader import LoadedModel
+from engine.model.weights import WeightReport
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """The model-side facts a launch plan reads: the slice of the Study that exists before the
+    plans do (the Study builds it; the planner never reaches back into the Study)."""
+
+    model: LoadedModel
+    cfg: ModelConfig
+    gpu: Gpu
+    arch: Architecture
+    family: FamilyVerdict
+    weights: WeightReport
+    limit: ContextLimit
+    context_asked: int
+    mtp: bool
+    text_only: bool
+    gates: GateReport
