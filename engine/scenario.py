@@ -49,11 +49,13 @@ class _Defaults(BaseModel):
     context: int = Field(ge=1)
     users: int = Field(ge=1)
     output_tokens: int = Field(ge=1)
+    input_tokens: int = Field(ge=1)
     model_why: str
     hardware_why: str
     context_why: str
     users_why: str
     output_tokens_why: str
+    input_tokens_why: str
 
 
 def _load_defaults() -> _Defaults:
@@ -65,6 +67,7 @@ DEFAULT_MODEL = DEFAULTS.model
 DEFAULT_GPU = DEFAULTS.gpu
 DEFAULT_CONTEXT = DEFAULTS.context
 DEFAULT_OUTPUT_TOKENS = DEFAULTS.output_tokens
+DEFAULT_INPUT_TOKENS = DEFAULTS.input_tokens
 MAX_GPUS_PER_NODE = 64
 MAX_NODES = 128
 MAX_USERS = 1_000_000
@@ -221,7 +224,8 @@ class Scenario(BaseModel):
             "isl",
             "--input-tokens",
             "prompt tokens per request, for the speed estimate",
-            "the context less the output tokens",
+            f"{DEFAULT_INPUT_TOKENS:,}, or the context less the output tokens when shorter: "
+            "a typical long prompt of the published benchmarks (data/scenario.yaml)",
             Control(
                 "number", "targets", "sidebar.input_tokens", "sidebar.input_tokens_help", step=256
             ),
@@ -308,6 +312,16 @@ class Scenario(BaseModel):
             "the layout search's",
         ),
     ] = None
+    speculative: Annotated[
+        bool | None,
+        Spec(
+            "spec",
+            "--speculative",
+            "pin speculative decoding with the checkpoint's MTP layers on (--speculative) or off "
+            "(--no-speculative)",
+            "the speed model's: drafts where they lower the objective",
+        ),
+    ] = None
     # requests one engine runs at once (vLLM --max-num-seqs, SGLang --max-running-requests)
     max_num_seqs: Annotated[
         Annotated[int, Field(strict=True, ge=1, le=MAX_USERS)] | None,
@@ -370,10 +384,10 @@ class Scenario(BaseModel):
 
     def workload(self, context: int) -> tuple[int, int]:
         """(input, output) tokens of one request when the plan gives ``context`` tokens: the
-        fields when set, else the stated defaults (output 1,024 or half the context, input the
-        rest of the context)."""
+        fields when set, else the stated defaults (output 1,024 or half the context, input
+        8,192 or the rest of the context)."""
         out = self.output_tokens or max(1, min(DEFAULT_OUTPUT_TOKENS, context // 2))
-        inp = self.input_tokens or max(1, context - out)
+        inp = self.input_tokens or max(1, min(DEFAULT_INPUT_TOKENS, context - out))
         return inp, out
 
     def replace(self, **changes: Any) -> Scenario:

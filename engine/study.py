@@ -30,8 +30,10 @@ from engine.kv.dtype import KvDtype
 from engine.kv.sizing import KvSizing, size_kv
 from engine.launch.candidate import Candidate, Layout, LayoutSearch, SearchInputs
 from engine.launch.layout import REJECT_ENGINE, evaluate, search, split_problem
-from engine.launch.plan import LaunchPlan, build_plan, chunk_tokens, launch_facts, model_id_for
+from engine.launch.plan import LaunchPlan, build_plan, chunk_tokens, model_id_for
 from engine.launch.plan_inputs import PlanInputs
+from engine.launch.ranking import drafts_pay
+from engine.launch.recipes import speculative_for
 from engine.model import store
 from engine.model.architecture import Architecture, build_architecture
 from engine.model.config import ModelConfig
@@ -41,6 +43,7 @@ from engine.model.loader import LoadedModel, load_catalog, load_hub
 from engine.model.mtp import has_draft_layers
 from engine.model.store import BYTES_PER_JSON_BYTE
 from engine.model.weights import WeightReport, weight_report
+from engine.perf import Speculative, Speed
 from engine.scenario import ENGINES, MAX_NODES, Engine, Scenario
 from engine.software.report import SoftwareReport, software_report
 
@@ -195,7 +198,7 @@ def _compute(s: Scenario) -> Study:
         )
         asked = limit.tokens
     text_only = fam.multimodal and not s.images
-    mtp = has_draft_layers(fam) and s.users <= launch_facts().mtp.max_users
+    drafts = has_draft_layers(fam)
     model_id = model_id_for(model)
     software = {
         e: software_report(
@@ -219,7 +222,14 @@ def _compute(s: Scenario) -> Study:
 
         return at
 
-    def inputs(engine: Engine) -> SearchInputs:
+    def inputs(engine: Engine, mtp: bool) -> SearchInputs:
+        spec = None
+        if mtp:
+            rec = speculative_for(cfg, engine)
+            one_config = adapter(engine).speculative_config_json  # vLLM's --speculative-config
+            spec = Speculative(
+                "mtp", max(1, rec.num_speculative_tokens if one_config else rec.num_steps)
+            )
         return SearchInputs(
             cfg=cfg,
             arch=arch,
@@ -233,9 +243,12 @@ def _compute(s: Scenario) -> Study:
             mtp=mtp,
             vision=fam.multimodal and not text_only,
             chunk_tokens=chunk_tokens(s.latency, s.images),
+            speculative=spec,
         )
 
-    found = search(inputs(s.engine), s)
+    found, mtp, draft_speeds = _with_or_without_drafts(
+        lambda m: search(inputs(s.engine, m), s), s, drafts
+    )
     pick = found.pick
     views: dict[Engine, EngineView] = {}
     for e in ENGINES:
@@ -248,16 +261,18 @@ def _compute(s: Scenario) -> Study:
                 fit = (
                     None
                     if problem
-                    else evaluate(inputs(e), s, pick.layout.replicas, pick.layout.split)
+                    else evaluate(inputs(e, mtp), s, pick.layout.replicas, pick.layout.split)
                 )
             except InputError as err:
                 fit, problem = None, err.why or REJECT_ENGINE(why=Name(err.expected))
         kv = kv_at(e)(pick.layout.tp)
         views[e] = EngineView(e, kv_dtypes[e], kv, fit, software[e], None, problem)
     gates = gate_report(fam, weights, views[s.engine].kv_dtype, gpu, pick, cfg)
-    fewest = _fewest_gpus(inputs(s.engine), s) if not pick.context_fits else None
+    fewest = _fewest_gpus(inputs(s.engine, mtp), s) if not pick.context_fits else None
     verdict = _verdict(s, pick, gates, asked)
-    core = PlanInputs(model, cfg, gpu, arch, fam, weights, limit, asked, mtp, text_only, gates)
+    core = PlanInputs(
+        model, cfg, gpu, arch, fam, weights, limit, asked, mtp, text_only, gates, draft_speeds
+    )
     for e, v in views.items():
         if v.fit is None:
             continue
@@ -281,6 +296,23 @@ def _compute(s: Scenario) -> Study:
         min_gpus=fewest,
         notes=tuple(notes),
     )
+
+
+def _with_or_without_drafts(
+    run: Callable[[bool], LayoutSearch], s: Scenario, drafts: bool
+) -> tuple[LayoutSearch, bool, tuple[Speed | None, Speed | None] | None]:
+    """The search with the checkpoint's MTP layers as drafts, or without: the scenario's pin,
+    else the one the speed model says pays (``drafts_pay``). Also both picks' speeds (with,
+    without) when both were searched, for the plan's reason."""
+    if not drafts or s.speculative is False:
+        return run(False), False, None
+    if s.speculative:
+        return run(True), True, None
+    without, with_drafts = run(False), run(True)
+    speeds = (with_drafts.pick.speed, without.pick.speed)
+    if drafts_pay(s, with_drafts.pick, without.pick):
+        return with_drafts, True, speeds
+    return without, False, speeds
 
 
 def _fewest_gpus(inp: SearchInputs, s: Scenario) -> int | None:

@@ -23,7 +23,9 @@ def test_hardware_shows_the_gpu_the_gates_and_the_fit() -> None:
     assert ":green[**pass**] **fits in memory**" in texts(at)
     assert "**Runs**" in texts(at)
     st = study(state(at))
-    assert metric_starting(at, "Weights per GPU") == gib(st.fit.weights_per_gpu) == "79.29 GiB"
+    assert (
+        metric_starting(at, "Weights per GPU") == gib(st.fit.weights_per_gpu) == "80.74 GiB"
+    )  # with the MTP layer the speed model loads
 
 
 def test_hardware_blocks_dsa_on_ada() -> None:

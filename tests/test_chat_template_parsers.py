@@ -585,9 +585,7 @@ def test_a_huge_template_is_not_scanned_and_the_table_decides(offline_hub: Path)
 def test_a_template_file_over_the_byte_limit_is_read_no_further(
     offline_hub: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(
-        loader, "_template_limits", lambda: (4_096, templates.max_template_chars())
-    )
+    monkeypatch.setattr(loader, "_template_limits", lambda: (4_096, templates.max_template_chars()))
     repo = "unseen-org/big-file"
     hub_cache(
         offline_hub,

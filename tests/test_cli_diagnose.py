@@ -113,7 +113,7 @@ def test_gpu_gives_max_concurrency_from_memory_weights_and_request_bytes(
     pick = st["layout"]["pick"]
     space = pick["usable_per_gpu"] - pick["reserve_per_gpu"] - data["weights_per_gpu"]
     assert rc == 0 and pick["bytes_per_request_per_gpu"] == per_request
-    assert data["max_concurrency"] == space // per_request == 20
+    assert data["max_concurrency"] == space // per_request == 19
 
 
 def test_kv_bytes_per_token_is_the_models_figure_and_the_per_gpu_one_says_so(

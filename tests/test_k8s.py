@@ -21,7 +21,7 @@ from tests.study_util import run
 
 
 def make(name: str, engine: str, gpu: str = "H200", n: int = 8) -> LaunchPlan:
-    p = run(name, engine=engine, gpu=gpu, gpus_per_node=n, users=64, latency="latency").plan
+    p = run(name, engine=engine, gpu=gpu, gpus_per_node=n, users=64, latency="latency", tp=n).plan
     assert p is not None
     return p
 
@@ -126,6 +126,9 @@ def two_nodes(engine: str) -> LaunchPlan:
         nodes=2,
         users=users,
         context=16384,
+        tp=1,
+        dp=16,
+        ep=True,  # DP 16 + EP over both nodes: the plumbing under test
     )
     assert st.plan is not None and st.plan.nodes_per_copy == 2
     return st.plan

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engine.decision import Bytes, Decision, Name, Tokens
+from engine.decision import Bytes, Decimal, Decision, Name, Tokens
 from engine.errors import InputError
 from engine.launch.candidate import Candidate
 from engine.launch.ranking import layout_rules
@@ -41,7 +41,7 @@ def _study(fields: dict[str, Any]) -> Study:
 
 
 def _figures(c: Candidate) -> dict[str, set[object]]:
-    return {
+    out: dict[str, set[object]] = {
         "users": {c.users},
         "context": {c.context},
         "weights": {c.weights_per_gpu},
@@ -49,6 +49,13 @@ def _figures(c: Candidate) -> dict[str, set[object]]:
         "gpus": {c.layout.split.gpus},
         "tp": {c.layout.tp},
     }
+    if c.speed is not None:  # what the speed model gave this layout
+        out |= {
+            "tpot": {c.speed.tpot_ms},
+            "ttft": {c.speed.ttft_ms},
+            "tps": {c.speed.output_tokens_per_s_per_gpu},
+        }
+    return out
 
 
 def _name(c: Candidate) -> Decision:
@@ -66,6 +73,7 @@ def test_every_number_in_a_layout_reason_is_the_studys_own(case: str) -> None:
         assert pick is st.fit  # the reason is about the pick
         for key, value in r.params:
             n = value.n if isinstance(value, Bytes | Tokens) else value
+            n = value.value if isinstance(value, Decimal) else n
             if key.startswith("rival_") or (
                 key in ("weights", "usable") and r.code.endswith("weights_fit")
             ):
@@ -80,6 +88,8 @@ def test_every_number_in_a_layout_reason_is_the_studys_own(case: str) -> None:
                 assert n == st.scenario.users
             elif key == "threshold":
                 assert n == layout_rules().dp_attention_min_users
+            elif key == "bound":
+                assert n == layout_rules().balanced_tpot_ms
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -96,7 +106,7 @@ def test_no_reason_quotes_a_threshold_whose_condition_does_not_hold(case: str) -
 
 def test_deepseek_v3_at_64_users_says_how_many_users_each_shape_fits() -> None:
     st = _study(EXTRA["DeepSeek-V3, 8 x H200, 64 users at 32K"])
-    assert (st.layout.tp, st.layout.dp, st.layout.ep) == (1, 8, True)
+    assert st.layout.dp > 1  # DP-attention: the latent stored once per request
     said = next(r for r in st.search.reasons if r.code == "layout.vs.users_fit")
     tp8 = next(c for c in st.search.candidates if c.layout.split.tp == 8 and c.layout.ep)
     assert said["rival"] == tp8.layout.name() and said["rival_users"] == tp8.users < 64

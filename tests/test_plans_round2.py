@@ -140,6 +140,9 @@ def _vllm_two_nodes() -> Study:
         nodes=2,
         users=512,
         context=16384,
+        tp=1,
+        dp=16,
+        ep=True,  # the layout the plumbing is for (the Kimi-K2 recipe's DP 16 + EP)
     )
 
 

@@ -17,6 +17,7 @@ from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict
 from engine.model.weights import WeightReport
+from engine.perf import Calibration, Speculative, Speed
 
 LAYOUT_NAME = {
     "split": Code("layout.name.split", "tp"),
@@ -119,6 +120,15 @@ class Candidate:
     decode_graph_bs: int | None = None  # a decode CUDA-graph batch the plan sets (SGLang)
     fraction_pinned: bool = False  # the sizing assumed a fraction the plan must set
     fixes: tuple[KnownIssue, ...] = ()  # the recipes' known-issue fixes applied here
+    speed: Speed | None = None  # TTFT, TPOT, tokens/s at the workload (None: nothing fits)
+    # throughput first: the speed at full load, every user that fits (None: other objectives)
+    peak: Speed | None = None
+    running: int = 0  # requests of the workload's own length the KV holds at once
+
+    @property
+    def throughput(self) -> Speed | None:
+        """The speed the throughput objective ranks: at full load when known."""
+        return self.peak or self.speed
 
     @property
     def taken_before_kv(self) -> float:
@@ -175,3 +185,5 @@ class SearchInputs:
     mtp: bool  # MTP layers loaded (speculative decoding planned)
     vision: bool  # the vision encoder is loaded
     chunk_tokens: int | None  # the prefill chunk the plan sets
+    speculative: Speculative | None = None  # the draft the plan sets (MTP), for the speed
+    calibration: Calibration | None = None  # rates measured on the user's GPU

@@ -45,8 +45,6 @@ class _PrefillChunk(Strict):
 
 
 class _Mtp(Strict):
-    max_users: int = Field(ge=1)
-    max_users_source: str = Field(min_length=1)
     vllm_num_speculative_tokens: int = Field(ge=1)
     sglang_num_steps: int = Field(ge=1)
     sglang_eagle_topk: int = Field(ge=1)

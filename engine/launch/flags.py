@@ -64,8 +64,28 @@ CHUNK_HYBRID = Code("flag.prefill_chunk.hybrid", "base", "chunk", "blocks", "blo
 CHUNK_KNOWN_ISSUE = Code("flag.prefill_chunk.known_issue", "chunk", "symptom", "source")
 LEFT_BLOCK_HYBRID = Code("left.block.hybrid", "block")
 LEFT_PAGE_HYBRID = Code("left.page.hybrid")
-MTP_ONE_CONFIG = Code("flag.mtp.config", "layers", "users", "limit", "tokens", "source")
-MTP_ALGORITHM = Code("flag.mtp.algorithm", "layers", "users", "limit", "algorithm", "source")
+MTP_ONE_CONFIG = Code("flag.mtp.config", "layers", "why", "tokens", "source")
+MTP_ALGORITHM = Code("flag.mtp.algorithm", "layers", "why", "algorithm", "source")
+SPEC_PINNED = Code("flag.mtp.pinned")
+SPEC_SPEED = Code("flag.mtp.speed", "tpot", "tpot_without", "tps", "tps_without")
+SPEC_SLOWER = Code("flag.mtp.slower", "tpot", "tpot_without", "tps", "tps_without")
+
+
+def draft_why(core: PlanInputs, code: Code) -> Decision:
+    """Why drafts are on (or off): the scenario's pin, or the speed model's comparison of the
+    search's picks with and without them."""
+    if core.draft_speeds is None or None in core.draft_speeds:
+        return SPEC_PINNED()
+    with_drafts, without = core.draft_speeds
+    assert with_drafts is not None and without is not None
+    return code(
+        tpot=Decimal(with_drafts.tpot_ms, 1, "ms"),
+        tpot_without=Decimal(without.tpot_ms, 1, "ms"),
+        tps=Decimal(with_drafts.output_tokens_per_s_per_gpu, 0, "tok/s"),
+        tps_without=Decimal(without.output_tokens_per_s_per_gpu, 0, "tok/s"),
+    )
+
+
 MTP_STEPS = Code("flag.mtp.steps")
 MTP_TOPK = Code("flag.mtp.topk")
 MTP_DRAFT = Code("flag.mtp.draft_tokens")
@@ -270,33 +290,31 @@ def chunk_flags(
     return [checked(engine, eng.flag("prefill_chunk"), str(chunk), why)], left, notes
 
 
-def mtp_flags(engine: Engine, core: PlanInputs, users: int) -> list[PlanFlag]:
+def mtp_flags(engine: Engine, core: PlanInputs) -> list[PlanFlag]:
     eng = adapter(engine)
     layers = core.family.mtp_layers
-    limit = launch_facts().mtp.max_users
+    why = draft_why(core, SPEC_SPEED)
     spec = speculative_for(core.cfg, engine)
     if eng.speculative_config_json:
         value = json.dumps(
             {"method": spec.method, "num_speculative_tokens": spec.num_speculative_tokens},
             separators=(",", ":"),
         )
-        why = MTP_ONE_CONFIG(
+        reason = MTP_ONE_CONFIG(
             layers=layers,
-            users=users,
-            limit=limit,
+            why=why,
             tokens=spec.num_speculative_tokens,
             source=Source(spec.source),
         )
-        return [checked(engine, eng.flag("speculative"), value, why)]
-    why = MTP_ALGORITHM(
+        return [checked(engine, eng.flag("speculative"), value, reason)]
+    reason = MTP_ALGORITHM(
         layers=layers,
-        users=users,
-        limit=limit,
+        why=why,
         algorithm=Name(spec.algorithm),
         source=Source(spec.source),
     )
     return [
-        checked(engine, eng.flag("speculative"), spec.algorithm, why),
+        checked(engine, eng.flag("speculative"), spec.algorithm, reason),
         checked(engine, eng.flag("speculative_steps"), str(spec.num_steps), MTP_STEPS()),
         checked(engine, eng.flag("speculative_topk"), str(spec.eagle_topk), MTP_TOPK()),
         checked(

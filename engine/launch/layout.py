@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.decision import Bytes, Code, Decision, Name, Source, Tokens
 from engine.engines import adapter
@@ -35,11 +35,12 @@ from engine.launch.memory import (
     weights_per_gpu,
 )
 from engine.launch.multinode import uses_deepep
-from engine.launch.ranking import layout_rules, rank_parts, reasons
+from engine.launch.ranking import layout_rules, rank_parts, reasons, with_speed
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict
 from engine.model.weights import is_gated
+from engine.perf import Speed, estimate
 from engine.scenario import Scenario
 
 
@@ -290,6 +291,16 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         max_ctx,
         max(0, w_gpu + (reserve.total if reserve else 0) - usable),
     )
+    # requests the engine runs at once: the engines admit by the KV a request holds now, so at
+    # the workload's own length (prompt + output), not at the full context
+    isl, osl = scenario.workload(context)
+    _, running = users_at(kv, space, min(isl + osl, context), s, replicas, stage)
+    running = min(running, max_num_seqs * s.dp * replicas) if max_num_seqs else running
+    speed = peak = None
+    if weights_fit and context >= 1:
+        speed = _speed(inp, scenario, replicas, s, chunk, context, min(scenario.users, running))
+        if scenario.latency == "throughput" and running > scenario.users:
+            peak = _speed(inp, scenario, replicas, s, chunk, context, running)  # full load
     return Candidate(
         layout=Layout(replicas, s),
         weights_per_gpu=w_gpu,
@@ -316,7 +327,42 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         decode_graph_bs=decode_bs,
         fraction_pinned=pinned,
         fixes=fixes,
+        speed=speed,
+        peak=peak,
+        running=running,
     )
+
+
+def _speed(
+    inp: SearchInputs,
+    scenario: Scenario,
+    replicas: int,
+    s: Split,
+    chunk: int | None,
+    context: int,
+    concurrent: int,
+) -> Speed | None:
+    """The layout's speed with ``concurrent`` requests spread over its copies, each of the
+    workload's input and output tokens at this context."""
+    if concurrent < 1:
+        return None
+    per_copy = math.ceil(concurrent / replicas)
+    isl, osl = scenario.workload(context)
+    perf_in = inp if chunk == inp.chunk_tokens else replace(inp, chunk_tokens=chunk)
+    try:
+        return estimate(
+            perf_in,
+            s,
+            replicas,
+            per_copy,
+            isl,
+            osl,
+            inp.speculative,
+            gpus_per_node=scenario.gpus_per_node,
+            calibration=inp.calibration,
+        )
+    except InputError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -406,6 +452,7 @@ def search(inp: SearchInputs, scenario: Scenario) -> LayoutSearch:
             rejected.append(Rejected(layout, REJECT_ENGINE(why=Name(err.expected))))
     if not good:
         raise _nothing_runs(inp, scenario, rejected)
+    good = with_speed(scenario, good)
     good.sort(key=lambda c: c.rank_key)
     pick = good[0]
     return LayoutSearch(

@@ -40,8 +40,10 @@ from engine.launch.command import (
 from engine.launch.facts import LaunchFacts, launch_facts
 from engine.launch.flags import (
     PARALLEL_FLAGS,
+    SPEC_SLOWER,
     chunk_flags,
     context_flag,
+    draft_why,
     experts_shape,
     kv_flags,
     memory_flag,
@@ -195,7 +197,7 @@ LEFT_QUANTIZATION = Code("left.quantization", "format", "engine")
 SOFTWARE = Code("flag.software", "reason")
 RECIPE = Code("flag.recipe", "reason", "source")
 TEXT_ONLY = Code("flag.language_model_only", "fusion")
-LEFT_MTP_BUSY = Code("left.speculative.busy", "users", "limit")
+LEFT_MTP_BUSY = Code("left.speculative.busy", "why")
 LEFT_PREFIX_USED = Code("left.prefix_cache.used", "overlap")
 LEFT_PREFIX_UNUSED = Code("left.prefix_cache.unused", "overlap")
 HYBRID_LB = Code("flag.dp_hybrid_lb", "source")
@@ -299,12 +301,12 @@ def build_plan(
     left += cl
     notes += cn
     if core.mtp:
-        flags += mtp_flags(engine, core, s.users)
+        flags += mtp_flags(engine, core)
     elif fam.mtp_layers > 0:
         left.append(
             LeftOut(
                 eng.flag("speculative"),
-                LEFT_MTP_BUSY(users=s.users, limit=facts.mtp.max_users),
+                LEFT_MTP_BUSY(why=draft_why(core, SPEC_SLOWER)),
             )
         )
     overlap = Percent(s.prefix_overlap / 100)

@@ -12,6 +12,7 @@ from engine.model.context import ContextLimit
 from engine.model.family import FamilyVerdict
 from engine.model.loader import LoadedModel
 from engine.model.weights import WeightReport
+from engine.perf import Speed
 
 
 @dataclass(frozen=True)
@@ -30,3 +31,6 @@ class PlanInputs:
     mtp: bool
     text_only: bool
     gates: GateReport
+    # the speed of the search's pick with and without speculative decoding, when the speed
+    # model chose between them (None: the scenario pinned it, or there are no draft layers)
+    draft_speeds: tuple[Speed | None, Speed | None] | None = None

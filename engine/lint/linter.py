@@ -222,7 +222,6 @@ def _report(
 def _study(ctx: Ctx) -> None:
     """The Study of the command's scenario (its layout pinned), and of the same model and GPUs
     with the layout left to the search (model facts, suggestions, the engine's own picks)."""
-    from engine.launch.plan import launch_facts
     from engine.study import study
 
     loaded = ctx.choice.loaded
@@ -235,7 +234,7 @@ def _study(ctx: Ctx) -> None:
     nodes = s.nodes if s.world % s.nodes == 0 else 1
     per_node = s.world // nodes
     hardware_ok = 1 <= per_node <= MAX_GPUS_PER_NODE and nodes <= MAX_NODES
-    users = 1 if s.speculative else launch_facts().mtp.max_users + 1  # MTP layers load with drafts
+    users = 1  # the command's own load is unknown; its drafts are what it sets
     fraction = s.memory_fraction if s.memory_fraction and 0.05 <= s.memory_fraction <= 1 else None
     kv = (s.kv_dtype or "auto").strip().lower()
     # the command's --max-num-seqs, else the engine's default: the plan may lower it to free
@@ -248,6 +247,7 @@ def _study(ctx: Ctx) -> None:
         "gpu": gpu.key,
         "engine": ctx.engine,
         "users": users,
+        "speculative": bool(s.speculative),
         "context": s.context,
         "memory_fraction": fraction,
         "gpus_per_node": per_node if hardware_ok else 8,

@@ -85,8 +85,25 @@ def candidate_json(c: Candidate) -> dict[str, Any]:
         "context_fits": c.context_fits,
         "users_fit": c.users_fit,
         "why_not": say_all(c.why),
+        "speed": c.speed.to_json() if c.speed is not None else None,
         "memory_formula": c.memory_formula(),
         "users_formula": c.users_formula(),
+    }
+
+
+def speed_json(st: Study) -> dict[str, Any] | None:
+    """The picked (or pinned) layout's speed at the scenario's workload, with the workload and
+    whether speculative decoding was counted."""
+    sp = st.fit.speed
+    if sp is None:
+        return None
+    isl, osl = st.scenario.workload(st.context)
+    return sp.to_json() | {
+        "input_tokens": isl,
+        "output_tokens": osl,
+        "concurrency": min(st.scenario.users, st.fit.running),
+        "speculative": st.mtp,
+        "measured_on_this_gpu": sp.measured,
     }
 
 
@@ -218,6 +235,7 @@ def study_json(st: Study) -> dict[str, Any]:
         "gates": gates_json(st),
         "software": {e: software_json(st, e) for e in st.engines},
         "plans": {e: plan_json_of(st, e) for e in st.engines},
+        "speed": speed_json(st),
         "alternatives": [a.to_json() for a in alternatives(st)],
         "engine_problems": {e: say(v.problem) for e, v in st.engines.items() if v.problem},
         "notes": say_all(st.notes),

@@ -58,7 +58,8 @@ def study_text(st: Study) -> str:
     s = st.scenario
     fit = st.fit
     lines = [
-        f"{st.model.name} on {s.nodes} node(s) × {s.gpus_per_node} {st.gpu.key}, {s.engine}",
+        f"{st.model.name} on {s.nodes} node{'' if s.nodes == 1 else 's'} × {s.gpus_per_node} "
+        f"{st.gpu.key}, {s.engine}",
         f"verdict: {st.verdict.status} — {say(st.verdict.reason)}",
         *([f"  fix: {say(st.verdict.fix)}"] if st.verdict.fix is not None else []),
         *[f"  {say(a.what)}: {say(a.result)}" for a in alternatives(st)],
@@ -69,6 +70,17 @@ def study_text(st: Study) -> str:
         f"per GPU: {fit.weights_per_gpu / GIB:,.1f} GiB weights, "
         f"{fit.kv_space_per_gpu / GIB:,.1f} GiB for KV; users that fit: {fit.users:,}",
     ]
+    sp = fit.speed
+    if sp is not None:
+        isl, osl = s.workload(st.context)
+        lines.append(
+            f"speed ({isl:,} in / {osl:,} out, {min(s.users, fit.running):,} at once"
+            + (", MTP drafts" if st.mtp else "")
+            + f"): TTFT {sp.ttft_ms:,.0f} ms, TPOT {sp.tpot_ms:,.1f} ms, "
+            f"{sp.output_tokens_per_s_per_user:,.1f} tok/s per user, "
+            f"{sp.output_tokens_per_s_per_gpu:,.0f} per GPU, {sp.output_tokens_per_s:,.0f} in all "
+            f"(decode {sp.decode_bound}-bound, prefill {sp.prefill_bound}-bound)"
+        )
     if st.plan is not None:
         lines += ["", shell(st.plan)]
     return "\n".join(lines)

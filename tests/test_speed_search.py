@@ -1,0 +1,75 @@
+"""The search ranks by speed among the layouts that fit: latency first and throughput first pick
+different layouts where the speed model says they differ, and say the TPOT and tokens/s that
+decided; study --json carries the pick's speed and every candidate's."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.cli import main
+from tests.study_util import run
+
+DIFFER = [
+    ("meta-llama/Meta-Llama-3.1-8B", "H200"),
+    ("Qwen/Qwen3-32B", "H100"),
+    ("Qwen/Qwen3-30B-A3B", "H200"),
+]
+
+
+@pytest.mark.parametrize(("model", "gpu"), DIFFER)
+def test_latency_first_and_throughput_first_pick_what_the_speed_model_says(
+    model: str, gpu: str
+) -> None:
+    """16 users: latency first takes the lowest time per output token at that load, throughput
+    first the most tokens/s per GPU at full load (every user the layout holds)."""
+    fast = run(model, gpu=gpu, gpus_per_node=8, users=16, context=8192, latency="latency")
+    many = run(model, gpu=gpu, gpus_per_node=8, users=16, context=8192, latency="throughput")
+    assert fast.layout != many.layout
+    assert fast.fit.speed is not None and many.fit.speed is not None
+    assert fast.fit.speed.tpot_ms < many.fit.speed.tpot_ms
+    as_latency_pick = next(c for c in many.search.candidates if c.layout == fast.layout)
+    assert many.fit.throughput is not None and as_latency_pick.throughput is not None
+    assert (
+        many.fit.throughput.output_tokens_per_s_per_gpu
+        > as_latency_pick.throughput.output_tokens_per_s_per_gpu
+    )
+    lat = next(r for r in fast.search.reasons if r.code == "layout.vs.speed.latency")
+    assert lat["pick_tpot"].value < lat["rival_tpot"].value  # type: ignore[union-attr]
+    thr = next(r for r in many.search.reasons if r.code == "layout.vs.speed.peak")
+    assert thr["pick_tps"].value > thr["rival_tps"].value  # type: ignore[union-attr]
+    assert {"pick_tpot", "pick_tps"} <= set(dict(lat.params)) & set(dict(thr.params))
+
+
+def test_a_target_the_fastest_layout_meets_wins_over_one_it_does_not() -> None:
+    free = run("meta-llama/Meta-Llama-3.1-8B", gpus_per_node=8, users=512, context=8192,
+               latency="throughput")  # fmt: skip
+    assert free.fit.speed is not None
+    tight = free.fit.speed.tpot_ms * 0.8
+    held = run("meta-llama/Meta-Llama-3.1-8B", gpus_per_node=8, users=512, context=8192,
+               latency="throughput", tpot_ms=round(tight, 1))  # fmt: skip
+    assert held.fit.speed is not None
+    met = [c for c in held.search.candidates if c.speed and c.speed.tpot_ms <= round(tight, 1)]
+    if met:
+        assert held.fit.speed.tpot_ms <= round(tight, 1)
+    assert held.layout != free.layout or not met
+
+
+def test_study_json_carries_the_speed_of_a_pinned_layout(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["study", "Qwen/Qwen3-8B", "--tp", "2", "--replicas", "1", "--gpus", "2", "--users",
+            "64", "--input-tokens", "1024", "--output-tokens", "1024", "--json"]  # fmt: skip
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    speed = out["speed"]
+    keys = ("ttft_ms", "tpot_ms", "output_tokens_per_s_per_user", "output_tokens_per_s_per_gpu",
+            "output_tokens_per_s", "bound", "formula")  # fmt: skip
+    assert set(keys) <= set(speed)
+    assert (speed["input_tokens"], speed["output_tokens"], speed["concurrency"]) == (1024, 1024, 64)
+    assert speed["output_tokens_per_s"] == pytest.approx(speed["output_tokens_per_s_per_gpu"] * 2)
+    assert speed["output_tokens_per_s"] == pytest.approx(
+        64 * speed["output_tokens_per_s_per_user"], rel=0.35
+    )
+    assert all(c["speed"] is not None for c in out["layout"]["candidates"])
