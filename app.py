@@ -19,7 +19,7 @@ if str(ROOT) not in sys.path:  # AppTest and `streamlit run` from elsewhere
     sys.path.insert(0, str(ROOT))
 
 from engine.errors import InputError  # noqa: E402
-from ui import sidebar  # noqa: E402
+from ui import show, sidebar  # noqa: E402
 from ui import state as S  # noqa: E402
 from ui.lang import T  # noqa: E402
 from ui.nav import DEFAULT_PAGE, SECTIONS  # noqa: E402
@@ -60,6 +60,7 @@ def guarded(step: Callable[[], object]) -> None:
         st.error(T("error.unexpected"))
 
 
+show.new_run()
 guarded(sidebar.draw)
 S.sync_query_params()
 for warning in st.session_state.get(S.WARNINGS, []):

@@ -19,14 +19,16 @@ from engine.measure.kernels import PRESETS
 from engine.measure.kernels.dims import LayerGroup
 from engine.present import charts_data as C
 from engine.present.sources import clean, inert
+from engine.present.words import say, say_all
 from engine.scenario import ENGINE_LABELS
 from ui import state as S
 from ui import tables
-from ui.lang import T
+from ui.lang import T, current
 
 BACKCALC = "measure.result.backcalc"
 KERNELS = "measure.result.kernels"
 
+lang = current()
 st.title(T("nav.measure"))
 d = S.study_or_stop()
 s = d.scenario
@@ -49,12 +51,10 @@ st.subheader(T("measure.pool"))
 st.code("\n".join(metrics_commands(s.engine)), language="bash")
 
 st.subheader(T("measure.backcalc"))
+st.caption(T("measure.backcalc_caption"))
 left, right = st.columns(2)
 log = left.text_area(
-    T("measure.log"),
-    key="measure.log",
-    height=180,
-    placeholder="… Available KV cache memory: 38.47 GiB … GPU KV cache size: 587,776 tokens",
+    T("measure.log"), key="measure.log", height=180, placeholder=T("measure.log_placeholder")
 )
 metrics = right.text_area(T("measure.metrics"), key="measure.metrics", height=180)
 if st.button(T("measure.go"), key="measure.go"):
@@ -80,16 +80,12 @@ elif isinstance(outcome, C.Measured):
         C.gib(result.kv_bytes_available),
         help=T("shown.exact_bytes", bytes=f"{result.kv_bytes_available:,}"),
     )
-    st.info(clean(result.explanation))
+    st.info(" ".join(say_all(result.findings, lang)))
     with st.expander(T("measure.evidence")):
         st.code(
-            f"{result.kv_bytes_available:,} B ÷ {result.tokens_capacity:,} tokens = "
-            f"{result.bytes_per_token_measured:,.1f} B/token; predicted "
-            f"{result.bytes_per_token_predicted:,.0f} B/token at TP {outcome.tp}",
-            language=None,
-            wrap_lines=True,
+            "\n".join([say(result.formula, lang), *result.notes]), language=None, wrap_lines=True
         )
-        st.markdown("\n".join(f"- {clean(e)}" for e in result.evidence))
+        st.markdown("\n".join(f"- {say(e, lang)}" for e in result.evidence))
 
 st.subheader(T("measure.kernels"))
 st.caption(T("measure.kernels_caption"))
