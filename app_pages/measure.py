@@ -114,9 +114,7 @@ if st.button(T("measure.run"), key="measure.kernels"):
     else:
         dims = PRESETS[preset]()
     try:
-        rows: object = [r.as_dict() for r in run_all(
-            device, dims, progress, layer_groups=groups, hybrid_block=block
-        )]  # fmt: skip
+        rows: object = run_all(device, dims, progress, layer_groups=groups, hybrid_block=block)
     except InputError as err:
         rows = str(err)
     bar.empty()
@@ -126,22 +124,11 @@ rows = kept(KERNELS)
 if isinstance(rows, str):
     st.error(inert(rows))
 elif isinstance(rows, list):
-    passed = sum(1 for r in rows if r["passed"])
+    passed = sum(1 for r in rows if r.as_dict()["passed"])
     st.caption(T("measure.passed", passed=passed, total=len(rows)))
     tables.show(
         tables.frame(
-            [
-                {
-                    "passed": bool(r["passed"]),
-                    "name": r["name"],
-                    "check": r["check"],
-                    "measured": r["measured"],
-                    "expected": r["expected"],
-                    "unit": r["unit"],
-                    "note": clean(str(r["note"])) or None,
-                }
-                for r in rows
-            ],
+            [{**r.as_dict(), "note": clean(r.note_in(lang)) or None} for r in rows],
             ["passed", "name", "check", "measured", "expected", "unit", "note"],
         ),
         {

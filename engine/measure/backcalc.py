@@ -27,7 +27,7 @@ from engine.measure.data import measure_facts
 from engine.measure.first_launch import default_port, first_launch, metrics_commands, minimal_launch
 from engine.measure.inputs import GIB
 from engine.measure.parse import parse_engine_text
-from engine.measure.reading import EngineReading
+from engine.measure.reading import EngineReading, as_printed
 from engine.present.words import as_json, say_all
 from engine.rules import engine_rules
 from engine.software.tables import Engine
@@ -180,12 +180,6 @@ def _size(value: float) -> Decimal:
     return Decimal(value, 0, "B")
 
 
-def _shown(value: float) -> Decimal:
-    """A setting as the engine prints it (0.9, 0.85): no trailing zeros."""
-    text = f"{value:g}"
-    return Decimal(value, len(text.partition(".")[2]))
-
-
 def _dtype_bytes(dtype: str | None) -> int | None:
     if dtype is None or dtype == "auto":
         return None
@@ -267,11 +261,13 @@ def _explain_memory_fraction(reading: EngineReading, planned: float | None) -> D
     if reading.memory_fraction is None:
         return None
     name = Name(measure_facts().launch_args.for_engine(reading.engine)["memory_fraction"].arg)
-    value = _shown(reading.memory_fraction)
+    value = as_printed(reading.memory_fraction)
     if planned is not None and abs(planned - reading.memory_fraction) > 0.005:
         delta = reading.memory_fraction - planned
         code = MEMORY_FRACTION_MORE if delta > 0 else MEMORY_FRACTION_LESS
-        return code(flag=name, value=value, planned=_shown(planned), delta=Decimal(abs(delta), 2))
+        return code(
+            flag=name, value=value, planned=as_printed(planned), delta=Decimal(abs(delta), 2)
+        )
     return MEMORY_FRACTION(flag=name, value=value)
 
 

@@ -32,11 +32,19 @@ LEFT_OUT = Code("measure.evidence.left_out", "field", "at", "value")
 LATER_KV_LINES = Code("measure.evidence.later_kv_lines")
 
 
+def as_printed(value: float) -> Decimal:
+    """A number as Python's ``:g`` prints it (0.9, 0.85, 7.06404): no trailing zeros."""
+    text = f"{value:g}"
+    if "e" in text:  # too large or small for plain digits: keep six significant ones
+        return Decimal(value, 6)
+    return Decimal(value, len(text.partition(".")[2]))
+
+
 def _param(value: Value) -> int | Decimal | Name:
     if isinstance(value, int):
         return value
     if isinstance(value, float):
-        return Decimal(value, max(len(f"{value:g}".partition(".")[2]), 0))
+        return as_printed(value)
     return Name(value)
 
 
