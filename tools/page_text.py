@@ -12,7 +12,8 @@ table cell, a label, a chart's text) tagged:
 - ``source``: a citation: a Sources list (``ui.show.sources`` marks it) or a link to another
   site, titled as the source titles itself.
 
-Icons drawn as ligature text (``keyboard_arrow_right``) and toolbar labels are not text. A
+Icons drawn as ligature text (``keyboard_arrow_right``), toolbar labels and what a reader typed
+into a field are not text; an empty field's placeholder is. A
 table (``st.dataframe``) draws on a canvas; its cells are read from the accessible copy the grid
 keeps inside that canvas, one line per cell.
 """
@@ -75,9 +76,11 @@ WALK = r"""
     const block = BLOCK.has(el.tagName) || BLOCK.has(el.tagName.toUpperCase()) || own !== k
       || el.getAttribute("role") === "gridcell" || el.getAttribute("role") === "columnheader";
     if (block) flush();
-    const ph = el.getAttribute("placeholder");
-    if (ph && (el.tagName === "INPUT" || el.tagName === "TEXTAREA") && !el.value) {
-      flush(); kind = own; buf = ph; flush();
+    if (el.tagName === "INPUT" || el.tagName === "TEXTAREA") {
+      // what a reader typed is theirs; an empty field's hint is the page's
+      const ph = el.getAttribute("placeholder");
+      if (ph && !el.value) { flush(); kind = own; buf = ph; flush(); kind = k; }
+      return;
     }
     for (const child of el.childNodes) walk(child, own);
     if (block) { flush(); kind = k; }
@@ -105,10 +108,40 @@ OPEN_ALL = r"""
 """
 
 
-# Every table has drawn its cells (a table loads its code lazily, then draws on first sight).
+# Every table in sight has drawn its cells (a table loads its code lazily, then draws when it is
+# first shown: one in a tab not yet visited waits for its visit).
 TABLES_DRAWN = r"""
 () => [...document.querySelectorAll('[data-testid="stDataFrame"]')]
+  .filter((d) => d.getClientRects().length)
   .every((d) => d.querySelector('canvas table [role="columnheader"]'))
+"""
+
+
+# A table draws (and keeps in its accessible copy) only the columns in sight: scroll each one
+# across, half a view at a time, and keep every cell seen.
+TABLE_CELLS = r"""
+async () => {
+  const seen = new Map();
+  const pause = () => new Promise((done) => setTimeout(done, 150));
+  for (const grid of document.querySelectorAll('[data-testid="stDataFrame"]')) {
+    if (!grid.getClientRects().length) continue;
+    const area = grid.closest('[data-testid="stSidebar"]') ? "sidebar" : "main";
+    const scroller = grid.querySelector(".dvn-scroller");
+    const step = scroller ? Math.max(scroller.clientWidth / 2, 100) : 1;
+    const end = scroller ? scroller.scrollWidth : 0;
+    for (let x = 0; ; x += step) {
+      if (scroller) { scroller.scrollLeft = x; await pause(); }
+      for (const cell of grid.querySelectorAll('[role="gridcell"], [role="columnheader"]')) {
+        const text = cell.textContent.replace(/\s+/g, " ").trim();
+        const key = area + "|" + (cell.id || cell.getAttribute("aria-colindex")) + "|" + text;
+        if (text && !seen.has(key)) seen.set(key, [area, text]);
+      }
+      if (!scroller || x >= end) break;
+    }
+    if (scroller) scroller.scrollLeft = 0;
+  }
+  return [...seen.values()];
+}
 """
 
 
@@ -127,6 +160,8 @@ def page_lines(page: Any) -> dict[str, list[tuple[str, str]]]:
             page.wait_for_function(TABLES_DRAWN)
         page.wait_for_timeout(300)
         got = page.evaluate(WALK, [f"st-key-{SOURCE_KEY}"])
+        for area, text in page.evaluate(TABLE_CELLS):
+            got[area].append(["text", text])
         for area in seen:
             for kind, line in got[area]:
                 item = (str(kind), str(line))
