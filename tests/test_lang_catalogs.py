@@ -35,6 +35,7 @@ SECTIONS = (
     "troubleshoot.",
     "code.measure.",
     "code.gpu.",
+    "code.learn.",
 )
 SHOWN_AS_WRITTEN = re.compile(r"`[^`]*`|\{\w+\}")
 # The language switch names both languages (ui/lang.py): meant for readers of either.
