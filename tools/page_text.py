@@ -145,9 +145,32 @@ async () => {
 """
 
 
+# How much the page holds now: it is drawn when this stops changing and nothing loads.
+DRAWN_SIZE = r"""
+() => document.querySelector('[data-testid="stSkeleton"], [data-testid^="stSkeleton"]')
+  ? -1
+  : document.body.innerHTML.length
+"""
+
+
+def settle(page: Any, quiet_ms: int = 500, timeout_ms: int = 60_000) -> None:
+    """Wait until ``page`` is drawn: no element still loading, and the document unchanged for
+    ``quiet_ms`` (Streamlit sends a page element by element; a run may not have started yet)."""
+    last, waited = -2, 0
+    while waited < timeout_ms:
+        size = page.evaluate(DRAWN_SIZE)
+        if size == last and size >= 0:
+            return
+        last = size
+        page.wait_for_timeout(quiet_ms)
+        waited += quiet_ms
+    raise TimeoutError(f"the page kept changing for {timeout_ms} ms")
+
+
 def page_lines(page: Any) -> dict[str, list[tuple[str, str]]]:
     """The main area's and the sidebar's lines, ``{"main": [(kind, text), …], "sidebar": …}``,
     after opening every expander and visiting every tab of ``page`` (a Playwright page)."""
+    settle(page)
     page.evaluate(OPEN_ALL)
     page.wait_for_function(TABLES_DRAWN)
     seen: dict[str, list[tuple[str, str]]] = {"main": [], "sidebar": []}
