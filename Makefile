@@ -2,42 +2,56 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# Two installs: the app's runtime (requirements.txt, torch included: the Measure page runs its
+# kernels) for `make run`; the test tools on top (requirements-dev.txt) for everything else.
+RUN_STAMP := $(VENV)/.installed-run
+DEV_STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: run test lint typecheck unit browser bench gpu-check clean
+.PHONY: run install test lint typecheck unit browser bench gpu-check clean
 
-$(STAMP): requirements.txt requirements-dev.txt
-	$(PY) -m venv $(VENV)
+$(RUN_STAMP): requirements.txt
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -r requirements.txt
+	touch $(RUN_STAMP)
+
+# requirements-dev.txt starts with -r requirements.txt: the test install is the runtime's plus
+# the test tools, whichever of the two came first
+$(DEV_STAMP): requirements.txt requirements-dev.txt
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -r requirements-dev.txt
-	touch $(STAMP)
+	touch $(DEV_STAMP)
 
-run: $(STAMP)
+install: $(RUN_STAMP)
+
+# Ctrl+C stops the app.
+run: $(RUN_STAMP)
 	$(BIN)/streamlit run app.py --server.headless true --server.port $(PORT)
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: $(STAMP)
+typecheck: $(DEV_STAMP)
 	$(BIN)/mypy engine
 	$(BIN)/mypy app.py app_pages ui tools
 
-unit: $(STAMP)
+unit: $(DEV_STAMP)
 	$(BIN)/pytest -q -n 2 -m "not browser"
 
-browser: $(STAMP)
+browser: $(DEV_STAMP)
 	bash tools/install_browser.sh
 	$(BIN)/pytest -q -m browser
 
 test: lint typecheck unit browser
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	bash tools/install_browser.sh
 	$(BIN)/python -m tools.bench
 
-gpu-check: $(STAMP)
+gpu-check: $(DEV_STAMP)
 	$(BIN)/python -m tools.gpu_check
 
 clean:

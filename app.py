@@ -19,6 +19,7 @@ if str(ROOT) not in sys.path:  # AppTest and `streamlit run` from elsewhere
     sys.path.insert(0, str(ROOT))
 
 from engine.errors import InputError  # noqa: E402
+from engine.present.safe import inert  # noqa: E402
 from ui import show, sidebar  # noqa: E402
 from ui import state as S  # noqa: E402
 from ui.lang import T  # noqa: E402
@@ -54,15 +55,21 @@ def guarded(step: Callable[[], object]) -> None:
     try:
         step()
     except InputError as err:
-        st.error(str(err))
+        st.error(inert(str(err)))
     except Exception:
         log.exception("page failed")
         st.error(T("error.unexpected"))
 
 
+@st.fragment(key=S.SIDEBAR_FRAGMENT)
+def _sidebar() -> None:
+    S.sidebar_fragment(lambda: guarded(sidebar.draw))
+
+
+st.session_state[S.FULL_RUN] = True
 show.new_run()
-guarded(sidebar.draw)
-S.sync_query_params()
+with st.sidebar:
+    _sidebar()
 for warning in st.session_state.get(S.WARNINGS, []):
-    st.warning(warning)
+    st.warning(inert(warning))
 guarded(nav.run)

@@ -6,11 +6,12 @@ from engine.present import charts_data as C
 from engine.present.sources import clean
 from ui import charts, tables
 from ui import state as S
-from ui.lang import T
+from ui.lang import T, current
 
 st.title(T("nav.family"))
 d = S.study_or_stop()
 fam = d.family
+lang = current()
 st.caption(
     T(
         "family.caption",
@@ -21,7 +22,7 @@ st.caption(
 )
 
 with st.container(border=True):
-    st.subheader(fam.summary())
+    st.subheader(C.family_summary(fam, lang))
     cols = st.columns(5)
     cols[0].metric(T("family.attention"), fam.attention_family, help=T("family.attention_help"))
     cols[1].metric(
@@ -39,11 +40,11 @@ with st.container(border=True):
     window = "chunked" if fam.chunked_local and not fam.sliding_window else window
     cols[4].metric(T("family.window"), T(f"family.window_{window or 'no'}"))
     if fam.linear_kind:
-        st.caption(T("family.linear", mixer=C.MIXER_LABELS.get(fam.linear_kind, fam.linear_kind)))
+        st.caption(T("family.linear", mixer=C.mixer_label(fam.linear_kind, lang)))
 
 st.subheader(T("family.evidence"))
 st.caption(T("family.evidence_caption"))
-evidence = C.evidence_rows(d)
+evidence = C.family_rows(d, lang)
 tables.texts(
     [{"field": e.field, "value": e.value, "rule": clean(e.rule)} for e in evidence],
     {"field": T("family.col.field"), "value": T("family.col.value"), "rule": T("family.col.rule")},
@@ -51,5 +52,9 @@ tables.texts(
 )
 
 st.subheader(T("family.pattern"))
-strip = C.layer_strip(d.architecture)
-charts.draw(charts.layer_strip(strip), T("family.pattern_caption", summary=strip.summary()))
+strip = C.layer_strip(d.architecture, lang)
+charts.draw(
+    charts.layer_strip(strip),
+    T("family.pattern_caption", summary=strip.summary()),
+    titled=False,  # the subheader above says "Layer pattern" already
+)

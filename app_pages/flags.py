@@ -4,16 +4,15 @@ the engine, the layouts the search compared, the manifests and the advisors."""
 import streamlit as st
 
 from engine.launch.advisors import engine_advice, moe_comm_advice
-from engine.launch.k8s import kubernetes_yaml, manifest_name
 from engine.launch.render import docker, shell
 from engine.present import charts_data as C
 from engine.present import messages as M
-from engine.present.artifacts import launch_artifacts
 from engine.present.report import candidate_json
-from engine.present.sources import clean, inert
+from engine.present.safe import inert
+from engine.present.sources import clean
 from engine.present.words import say, say_all
 from engine.scenario import ENGINE_LABELS
-from ui import show, tables
+from ui import memo, show, tables
 from ui import state as S
 from ui.lang import T, current
 
@@ -54,19 +53,20 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
         if not p.runnable:
             st.error(T("flags.blocked", why="; ".join(M.blocked(p, lang))))
         for warning in p.warnings:
-            st.warning(clean(warning))
+            st.warning(inert(clean(warning)))
         st.code(shell(p), language="bash")
         if len(p.commands) > 1:
             with st.expander(T("flags.every_node", n=len(p.commands))):
                 for c in p.commands:
                     st.markdown(T("flags.node", node=c.node, role=T(f"flags.role.{c.role}")))
                     st.code(shell(p, c), language="bash")
-        show.downloads(launch_artifacts(d, p), f"flags.dl.{engine}")
+        artifacts = {a.kind: a for a in memo.launch(d, engine, lang)}
+        show.downloads(list(artifacts.values()), f"flags.dl.{engine}", not p.runnable)
         st.markdown(T("flags.layout", layout=M.layout_name(p.layout, lang)))
         st.markdown("\n".join(f"- {inert(r)}" for r in reasons))
         st.markdown(T("flags.why_each"))
         tables.texts(
-            [{"flag": f.flag, "value": f.value, "reason": clean(f.reason)} for f in p.flags],
+            [{"flag": f.flag, "value": f.value, "reason": say(f.why, lang)} for f in p.flags],
             {
                 "flag": T("flags.col.flag"),
                 "value": T("flags.col.value"),
@@ -77,7 +77,7 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
         if p.env:
             st.markdown(T("flags.env"))
             tables.texts(
-                [{"name": e.name, "value": e.value, "reason": clean(e.reason)} for e in p.env],
+                [{"name": e.name, "value": e.value, "reason": say(e.why, lang)} for e in p.env],
                 {
                     "name": T("flags.col.env"),
                     "value": T("flags.col.value"),
@@ -87,18 +87,18 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
             )
         with st.expander(T("flags.left")):
             tables.texts(
-                [{"flag": x.flag, "reason": clean(x.reason)} for x in p.left_to_engine],
+                [{"flag": x.flag, "reason": say(x.why, lang)} for x in p.left_to_engine],
                 {"flag": T("flags.col.flag"), "reason": T("flags.col.reason")},
                 key=f"flags.left.{engine}",
             )
         if p.notes:
             with st.expander(T("flags.notes")):
-                st.markdown("\n".join(f"- {clean(n)}" for n in p.notes))
+                st.markdown("\n".join(f"- {inert(clean(n))}" for n in p.notes))
         with st.expander(T("flags.docker")):
             for c in p.commands:
                 st.code(docker(p, c), language="bash")
         with st.expander(T("flags.kubernetes")):
-            st.code(kubernetes_yaml(p, manifest_name(p.model_name)), language="yaml")
+            st.code(artifacts["kubernetes"].text, language="yaml")
 
 st.subheader(T("flags.compared"))
 st.caption(T("flags.compared_caption"))
@@ -119,15 +119,17 @@ tables.show(
         ],
         ["layout", "gpus", "weights", "kv_space", "used", "context", "users", "why_not"],
     ),
+    # what a reader decides on first (and in view at 1400 px): the layout, the users that fit
+    # and why it was not chosen; the sizes behind them after
     {
         "layout": tables.text(T("flags.col.layout")),
-        "gpus": tables.count(T("flags.col.gpus")),
-        "weights": tables.decimal(T("flags.col.weights"), 1),
-        "kv_space": tables.decimal(T("flags.col.kv_space"), 1),
-        "used": tables.share(T("flags.col.used"), T("flags.col.used_help")),
-        "context": tables.count(T("flags.col.context")),
         "users": tables.count(T("flags.col.users")),
         "why_not": tables.text(T("flags.col.why_not")),
+        "context": tables.count(T("flags.col.context")),
+        "used": tables.share(T("flags.col.used"), T("flags.col.used_help")),
+        "weights": tables.decimal(T("flags.col.weights"), 1),
+        "kv_space": tables.decimal(T("flags.col.kv_space"), 1),
+        "gpus": tables.count(T("flags.col.gpus")),
     },
     key="flags.compared",
 )
@@ -136,7 +138,12 @@ st.subheader(T("flags.advisors"))
 left, right = st.columns(2)
 advice_sources: list[str] = []
 with left:
-    advice = engine_advice(s.prefix_overlap, replicas=C.instances(d))
+    advice = engine_advice(
+        s.prefix_overlap,
+        replicas=C.instances(d),
+        family=str(d.family.attention_family),
+        gpu_generation=d.gpu.generation,
+    )
     advice_sources.append(advice.source)
     st.markdown(
         T(
@@ -145,12 +152,13 @@ with left:
             engine=ENGINE_LABELS.get(advice.engine, T("flags.either")),
         )
     )
-    st.markdown("\n".join(f"- {clean(r)}" for r in advice.reasoning))
-    st.caption(T("flags.routing", routing=clean(advice.routing)))
+    st.markdown("\n".join(f"- {say(w, lang)}" for w in advice.why))
+    if advice.routing_why is not None:
+        st.caption(T("flags.routing", routing=say(advice.routing_why, lang)))
 with right:
     if d.family.moe:
         comm = moe_comm_advice(s.nodes, "mixed")
         advice_sources.append(comm.source)
         st.markdown(T("flags.moe_advice", nodes=s.nodes))
-        st.markdown("\n".join(f"- {clean(r)}" for r in comm.reasoning))
+        st.markdown("\n".join(f"- {say(w, lang)}" for w in comm.why))
 show.sources([*reason_sources, *advice_sources])

@@ -7,7 +7,7 @@ from engine.errors import InputError
 from engine.present import charts_data as C
 from engine.present import learn
 from engine.present.words import say
-from ui import charts, show, tables
+from ui import charts, memo, show, tables
 from ui import state as S
 from ui.lang import T, current
 
@@ -29,7 +29,7 @@ st.caption(
 st.header(T("learn.designs"))
 st.markdown(T("learn.designs_text"))
 try:
-    variants = learn.attention_variants(cfg, lang=lang)
+    variants = memo.attention_variants(d, lang)
 except InputError as err:
     st.error(T("learn.designs_error", error=str(err)))
     variants = []
@@ -66,7 +66,7 @@ if variants:
     with st.expander(T("learn.formulas")):
         for x in variants:
             st.markdown(f"**{x.name}**")
-            st.code(x.formula(), language=None, wrap_lines=True)
+            st.code(x.formula(lang), language=None, wrap_lines=True)
 
 st.header(T("learn.intensity"))
 st.markdown(T("learn.intensity_text"))

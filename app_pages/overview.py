@@ -6,11 +6,9 @@ import streamlit as st
 from engine.launch.render import shell
 from engine.present import charts_data as C
 from engine.present import messages as M
-from engine.present.artifacts import launch_artifacts, report_artifacts
-from engine.present.sources import inert
 from engine.present.words import say
 from engine.scenario import ENGINE_LABELS
-from ui import show
+from ui import memo, show
 from ui import state as S
 from ui.lang import T, current
 from ui.sidebar import share_link
@@ -34,6 +32,7 @@ st.caption(
 )
 
 show.verdict(d)
+show.alternatives(d)
 
 st.subheader(T("overview.layout"))
 st.markdown(M.layout_words(d, current()))
@@ -41,7 +40,7 @@ show.metrics(C.layout_shown(d, current()))
 reasons, reason_sources = M.layout_reasons(d, current())
 if reasons:
     with st.expander(T("overview.why_layout")):
-        st.markdown("\n".join(f"- {inert(r)}" for r in reasons))
+        st.markdown("\n".join(f"- {r}" for r in reasons))  # worded inert by say()
         show.sources(reason_sources, inline=True)
 
 plan = d.plan
@@ -52,16 +51,16 @@ if plan is not None:
     st.code(shell(plan), language="bash")
     if len(plan.commands) > 1:
         st.caption(T("overview.multi_node", n=len(plan.commands)))
-    show.downloads(launch_artifacts(d, plan), "overview.dl")
+    show.downloads(memo.launch(d, plan.engine, current()), "overview.dl", not plan.runnable)
 else:
     problem = d.primary.problem
     st.error(T("flags.no_plan", engine=engine, problem=say(problem, current()) if problem else ""))
 
 st.subheader(T("overview.report"))
 st.caption(T("overview.report_caption"))
-show.downloads(report_artifacts(d, current(), share_link(S.view())), "overview.report")
+show.downloads(memo.report(d, current(), share_link(S.view())), "overview.report")
 
-st.subheader(T("overview.numbers", family=d.family.summary()))
+st.subheader(T("overview.numbers", family=C.family_summary(d.family, current())))
 show.numbers(C.kv_headline(d, current()))
 show.numbers(C.weights_shown(d, current()))
 show.numbers(C.fit_shown(d, current()))

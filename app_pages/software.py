@@ -9,6 +9,10 @@ from ui import show, tables
 from ui import state as S
 from ui.lang import T, current
 
+# A table in one of the two engine columns has about 430 px at 1400 px: the flag column takes
+# what it needs, "Why" wraps in the rest instead of running past the edge.
+HALF_PAGE_TEXT_PX = 220
+
 st.title(T("nav.software"))
 d = S.study_or_stop()
 lang = current()
@@ -48,6 +52,7 @@ for col, (engine, view) in zip(cols, d.engines.items(), strict=True):
                         "reason": tables.text(T("software.col.reason")),
                     },
                     key=f"software.flags.{engine}",
+                    wrap_px=HALF_PAGE_TEXT_PX,  # "Why" wraps inside half the page
                 )
             if not r.natively_supported:
                 st.warning(T("software.not_native"))

@@ -2,15 +2,16 @@
 
 ``study`` prints the whole Study of a scenario; ``diagnose``, ``gates``, ``software`` and
 ``plan`` print their slices of the same object; ``lint`` reads an inherited command into a
-scenario; ``backcalc`` and ``kernels`` measure. Every subcommand takes ``-h``. Bad input is one
-line on stderr (``error: <field>: <what was expected>``) and exit code 2; never a traceback.
+scenario; ``backcalc`` and ``kernels`` measure; ``gpus`` lists the GPU catalog. Every
+subcommand takes ``-h``. Bad input is one line on stderr (``error: <field>: <what was
+expected>``) and exit code 2; never a traceback. ``lint`` exits 1 when the command has an
+error (``--strict``: or a warning), else 0.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 import traceback
@@ -164,7 +165,17 @@ def error_text(err: InputError) -> str:
 
 
 def _print(data: Any) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False))
+    """JSON for a terminal: every control character of a config string escaped."""
+    from engine.present.safe import json_text
+
+    print(json_text(data))
+
+
+def _say(text: str) -> None:
+    """Text for a terminal: a config string's ESC, BEL or OSC shows as an escape, never acts."""
+    from engine.present.safe import plain
+
+    print(plain(text))
 
 
 def cmd_study(args: argparse.Namespace) -> int:
@@ -177,7 +188,7 @@ def cmd_study(args: argparse.Namespace) -> int:
         return 0
     from engine.present.text import study_text
 
-    print(study_text(st))
+    _say(study_text(st))
     return 0
 
 
@@ -191,7 +202,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.json:
         _print(out)
     else:
-        print(diagnose_text(out))
+        _say(diagnose_text(out))
     return 0
 
 
@@ -204,13 +215,14 @@ def cmd_gates(args: argparse.Namespace) -> int:
     if args.json:
         _print(out)
         return 0
-    print(f"{st.model.name} on {st.scenario.total_gpus} × {st.gpu.key}, {st.layout.describe()}")
+    lines = [f"{st.model.name} on {st.scenario.total_gpus} × {st.gpu.key}, {st.layout.describe()}"]
     for g in out["gates"]:
-        print(
+        lines.append(
             f"  [{g['status']:4}] {g['name']}: {g['reason']}"
             + (f"  -> {g['fix']}" if g["fix"] else "")
         )
-    print(f"fits: {st.gates.fits}; minimum GPUs: {st.min_gpus}")
+    lines.append(f"fits: {st.gates.fits}; minimum GPUs: {st.min_gpus}")
+    _say("\n".join(lines))
     return 0
 
 
@@ -224,7 +236,7 @@ def cmd_software(args: argparse.Namespace) -> int:
         return 0
     from engine.present.text import software_text
 
-    print(software_text(st, st.scenario.engine, getattr(args, "lang", None) or "en"))
+    _say(software_text(st, st.scenario.engine, getattr(args, "lang", None) or "en"))
     return 0
 
 
@@ -239,7 +251,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.json:
         _print(plan_json(plan))
     else:
-        print(script(plan), end="")
+        _say(script(plan).rstrip("\n"))
     return 0
 
 
@@ -249,8 +261,12 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
     given = load_model(args.model) if args.model is not None else None
     report = lint_command(args.command, given, args.gpu, args.gpus, hub=True)
-    print(json_report(report) if args.json else format_report(report))
-    return 0
+    if args.json:
+        print(json_report(report))
+    else:
+        _say(format_report(report))
+    # a CI gate: 1 when the command has an error (with --strict, a warning too)
+    return 1 if report.errors or (args.strict and report.warnings) else 0
 
 
 def cmd_backcalc(args: argparse.Namespace) -> int:
@@ -264,6 +280,43 @@ def cmd_kernels(args: argparse.Namespace) -> int:
     from engine.measure.kernels.__main__ import run_kernels
 
     return run_kernels(args)
+
+
+def cmd_gpus(args: argparse.Namespace) -> int:
+    """The GPU catalog: the names ``--gpu`` accepts, the device memory, the aliases."""
+    from engine.hardware.gpus import aliases, all_gpus
+    from engine.present.units import gib
+
+    gpus = all_gpus()
+    if args.json:
+        rows = [
+            {
+                "key": g.key,
+                "name": g.name,
+                "memory_bytes": g.device_memory_bytes,
+                "memory": gib(g.device_memory_bytes),
+                "vendor_memory": g.memory_label,
+                "arch": g.arch,
+                "aliases": list(aliases(g.key)),
+            }
+            for g in gpus
+        ]
+        _print(rows)
+        return 0
+    cells = [("--gpu", "name", "memory", "vendor's", "arch", "also accepted")]
+    for g in gpus:
+        also = ", ".join(aliases(g.key)) or "—"
+        cells.append((g.key, g.name, gib(g.device_memory_bytes), g.memory_label, g.arch, also))
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    for row in cells:
+        line = "  ".join(
+            cell.rjust(w) if i == 2 else cell.ljust(w)  # memory: numbers right-aligned
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )
+        print(line.rstrip())
+    print("\nmemory: the device's own (GiB, 2^30 bytes), as the engines see it; vendor's: the "
+          "datasheet figure. --gpu takes a key, a name or an alias, in any case.")  # fmt: skip
+    return 0
 
 
 def build_parser() -> Parser:
@@ -297,6 +350,9 @@ def build_parser() -> Parser:
     lint.add_argument("--gpu", help="GPU name from the catalog (memory and kernel checks)")
     lint.add_argument("--gpus", type=int, help="GPUs available in all")
     lint.add_argument("--json", action="store_true", help="print JSON")
+    lint.add_argument(
+        "--strict", action="store_true", help="exit 1 on a warning too (default: on an error)"
+    )
     lint.set_defaults(func=cmd_lint)
     from engine.measure.cli import add_backcalc_arguments
     from engine.measure.kernels.args import add_kernel_arguments
@@ -305,6 +361,10 @@ def build_parser() -> Parser:
     bc = sub.add_parser("backcalc", help=bc_help, description=bc_help)
     add_backcalc_arguments(bc)
     bc.set_defaults(func=cmd_backcalc)
+    gpus_help = "the GPU catalog: the names --gpu accepts, device memory and aliases"
+    gp = sub.add_parser("gpus", help=gpus_help, description=gpus_help)
+    gp.add_argument("--json", action="store_true", help="print JSON")
+    gp.set_defaults(func=cmd_gpus)
     kn_help = "torch micro-kernels that check the model on CPU or GPU"
     kn = sub.add_parser("kernels", help=kn_help, description=kn_help)
     add_kernel_arguments(kn)
@@ -316,7 +376,9 @@ MAX_ERROR_CHARS = 1_000  # an error line quotes the input; a whole expanded docu
 
 
 def fail(message: str) -> int:
-    line = message.replace("\n", " ").replace("\r", " ")
+    from engine.present.safe import plain
+
+    line = plain(message.replace("\n", " ").replace("\r", " "))
     if len(line) > MAX_ERROR_CHARS:
         line = line[: MAX_ERROR_CHARS - 1] + "…"
     print(line, file=sys.stderr)

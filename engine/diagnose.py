@@ -79,9 +79,7 @@ class Diagnosis:
             "shared_experts": fam.shared_experts,
             "mtp_layers": fam.mtp_layers,
             "linear_kind": fam.linear_kind,
-            "evidence": [
-                {"field": e.field, "value": e.value, "rule": e.rule} for e in fam.evidence
-            ],
+            "evidence": [],  # worded by engine/present/report.py (field, value, rule, code)
             "tp": self.kv.tp,
             "kv_dtype": self.kv.kv_dtype.requested,
             "kv_dtype_stored": self.kv.kv_dtype.stored,
@@ -96,7 +94,6 @@ class Diagnosis:
                     "bytes_per_token_per_layer": _num(g.spec.bytes_per_token),
                     "state_bytes_per_request": g.state_bytes_per_request,
                     "window": g.spec.window,
-                    "formula": g.formula(),
                 }
                 for g in self.kv.groups
             ],

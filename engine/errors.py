@@ -18,3 +18,13 @@ class InputError(ValueError):
         self.expected = expected
         self.why = why
         super().__init__(f"{field}: {expected}")
+
+
+class JsonError(InputError):
+    """Text that is not JSON: where it stops being JSON (so a page can say it in its language)."""
+
+    def __init__(self, field: str, msg: str, line: int, column: int) -> None:
+        self.msg = msg
+        self.line = line
+        self.column = column
+        super().__init__(field, f"valid JSON ({msg} at line {line}, column {column})")

@@ -9,6 +9,8 @@ from engine.diagnose import Options, diagnose
 from engine.lint import ModelFacts, ParserNames
 from engine.measure.kernels.from_model import kernel_dims, kernel_layer_groups
 from engine.model.loader import LoadedModel, load_model
+from engine.present.evidence import formulas
+from engine.present.words import say
 
 if TYPE_CHECKING:
     from engine.study import Study
@@ -72,9 +74,9 @@ def facts_for_source(source: str) -> ModelFacts:
 def predict_for_source(source: str, tp: int) -> tuple[float, str, list[str]]:
     """Predicted KV bytes per token per rank, the family and notes, for back-calculation."""
     d = diagnose(load_model(source).config, Options(tp=tp))
-    notes = [g.formula() for g in d.kv.groups]
+    notes = formulas(d.kv)
     if d.kv.hybrid is not None:
-        notes.append("hybrid: " + d.kv.hybrid.formula())
+        notes.append("hybrid: " + say(d.kv.hybrid.formula()))
     if d.kv.state_bytes_per_request:
         notes.append(f"constant state per request: {d.kv.state_bytes_per_request:,} B")
     return float(d.kv.kv_bytes_per_token), d.family.attention_family, notes

@@ -76,10 +76,30 @@ def catalog(lang: Lang) -> Mapping[str, str]:
 
 
 class _Params(dict[str, Any]):
-    """Named parameters; a name the text uses but the caller did not give stays visible."""
+    """Named parameters; a name the text uses but the caller did not give stays visible.
+
+    Plurals are the catalog's own: ``{nodes|node|nodes}`` in a message is "node" when the
+    parameter ``nodes`` is 1 and "nodes" otherwise (a language without plural forms, such as
+    Korean, writes its counter word and needs none)."""
 
     def __missing__(self, key: str) -> str:
+        name, _, forms = key.partition("|")
+        one, _, other = forms.partition("|")
+        if forms and name in self:
+            return one if count_of(self[name]) == 1 else other
         return "{" + key + "}"
+
+
+def count_of(value: object) -> float | None:
+    """A parameter as a number: an int or float, or text such as "1,024"."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return value
+    try:
+        return float(str(value).replace(",", ""))
+    except ValueError:
+        return None
 
 
 def t(key: str, lang: Lang = DEFAULT_LANG, /, **params: Any) -> str:

@@ -98,11 +98,32 @@ class DefaultBlockSize(Strict):
     mla: int
 
 
+class SglangModelOptKv(Strict):
+    source: str
+    static_only: bool
+
+
 class SglangRules(Strict):
     source: str
     dsa_auto_dtype: dict[str, str]
     dsa_fp8_cell_on_hopper_bytes: int
     mamba_ssm_dtype_default: str
+    modelopt_kv: SglangModelOptKv
+
+
+class KvDifferenceRule(Strict):
+    when: str
+    source: str
+
+
+class SameStorage(Strict):
+    source: str
+    values: dict[str, str]
+
+
+class KvDtypeDifferences(Strict):
+    same_storage: SameStorage
+    rules: list[KvDifferenceRule]
 
 
 class FusionRule(Strict):
@@ -133,6 +154,7 @@ class EngineRules(Strict):
     ungated_ffn_model_types: SourcedList
     default_sliding_patterns: SourcedBytes
     weight_storage: WeightStorage
+    kv_dtype_differences: KvDtypeDifferences
 
 
 @cache

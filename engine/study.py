@@ -21,13 +21,12 @@ from typing import Any, Literal
 
 from engine.decision import Bytes, Code, Decimal, Decision, Name, Tokens
 from engine.diagnose import Diagnosis, Options
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.hardware.gates import GateReport, gate_report
 from engine.hardware.gpus import Gpu, lookup_gpu
-from engine.kv.dtype import KvDtype, resolve_kv_dtype
-from engine.kv.sglang import sglang_kv_dtype
+from engine.kv.dtype import KvDtype
 from engine.kv.sizing import KvSizing, size_kv
-from engine.launch.context import ContextLimit, context_limit
 from engine.launch.layout import (
     REJECT_ENGINE,
     Candidate,
@@ -39,12 +38,13 @@ from engine.launch.layout import (
     split_problem,
 )
 from engine.launch.plan import LaunchPlan, build_plan, chunk_tokens, launch_facts, model_id_for
-from engine.launch.recipes import has_draft_layers
 from engine.model import store
 from engine.model.architecture import Architecture, build_architecture
 from engine.model.config import ModelConfig
+from engine.model.context import ContextLimit, context_limit
 from engine.model.family import FamilyVerdict, classify
 from engine.model.loader import LoadedModel, load_catalog, load_hub
+from engine.model.mtp import has_draft_layers
 from engine.model.weights import WeightReport, weight_report
 from engine.scenario import ENGINES, MAX_NODES, Engine, Scenario
 from engine.software.report import SoftwareReport, software_report
@@ -182,9 +182,7 @@ def resolve_model(s: Scenario) -> LoadedModel:
 
 
 def _kv_dtype(engine: Engine, requested: str, cfg: ModelConfig, gpu: Gpu) -> KvDtype:
-    if engine == "vllm":
-        return resolve_kv_dtype(requested, cfg, gpu.arch)
-    return sglang_kv_dtype(requested, cfg, gpu.arch)
+    return adapter(engine).kv_dtype(requested, cfg, gpu.arch)
 
 
 def _compute(s: Scenario) -> Study:
@@ -207,7 +205,7 @@ def _compute(s: Scenario) -> Study:
         )
         asked = limit.tokens
     text_only = fam.multimodal and not s.images
-    mtp = has_draft_layers(cfg, fam) and s.users <= launch_facts().mtp.max_users
+    mtp = has_draft_layers(fam) and s.users <= launch_facts().mtp.max_users
     model_id = model_id_for(model)
     software = {
         e: software_report(
@@ -372,14 +370,54 @@ def _verdict(s: Scenario, pick: Candidate, gates: GateReport, asked: int) -> Ver
 # --- the cache ------------------------------------------------------------------------------------
 
 MAX_CACHED = 512
+# Bytes as well as entries: a Study of a catalog model holds 20-110 KB (its layout candidates);
+# one of a hostile upload also holds that config (engine.model.store's bound per config).
+MAX_CACHED_BYTES = 256 * 1024 * 1024
 _lock = threading.Lock()
 _cache: OrderedDict[Scenario, Study] = OrderedDict()
+_sizes: dict[Scenario, int] = {}
+_cached_bytes = 0
 _inflight: dict[Scenario, threading.Lock] = {}  # scenarios being computed, one lock each
 
 
+def footprint(st: Study) -> int:
+    """An upper bound of the memory a cached Study holds: its candidates (about 1.5 KB each,
+    measured by pickling 8 × H200 and 128 × 8 × H200 studies) and its config (the store's
+    bound: 8 bytes per byte of its compact JSON)."""
+    import json
+
+    from engine.model.store import BYTES_PER_JSON_BYTE
+
+    raw = json.dumps(st.config.raw, separators=(",", ":"), default=str)
+    return 16_384 + 1_536 * len(st.search.candidates) + BYTES_PER_JSON_BYTE * len(raw)
+
+
+def clear_cache() -> None:
+    global _cached_bytes
+    with _lock:
+        _cache.clear()
+        _sizes.clear()
+        _cached_bytes = 0
+
+
+def forget(s: Scenario) -> None:
+    global _cached_bytes
+    with _lock:
+        _cache.pop(s, None)
+        _cached_bytes -= _sizes.pop(s, 0)
+
+
+def cached() -> tuple[int, int]:
+    """(Studies cached, the bytes they are counted as)."""
+    with _lock:
+        return len(_cache), _cached_bytes
+
+
 def study(s: Scenario) -> Study:
-    """The Study of ``s``, computed once per distinct scenario (LRU of the last 512). Sessions
-    asking for the same scenario at once wait for one computation instead of each running it."""
+    """The Study of ``s``, computed once per distinct scenario (LRU of the last 512, at most
+    ``MAX_CACHED_BYTES``). Sessions asking for the same scenario at once wait for one
+    computation instead of each running it."""
+    global _cached_bytes
     with _lock:
         hit = _cache.get(s)
         if hit is not None:
@@ -398,9 +436,15 @@ def study(s: Scenario) -> Study:
             with _lock:
                 _inflight.pop(s, None)
             raise
+        size = footprint(result)
         with _lock:
             _cache[s] = result
-            while len(_cache) > MAX_CACHED:
-                _cache.popitem(last=False)
+            _cached_bytes += size - _sizes.get(s, 0)
+            _sizes[s] = size
+            while len(_cache) > 1 and (
+                len(_cache) > MAX_CACHED or _cached_bytes > MAX_CACHED_BYTES
+            ):
+                old, _ = _cache.popitem(last=False)
+                _cached_bytes -= _sizes.pop(old, 0)
             _inflight.pop(s, None)
     return result

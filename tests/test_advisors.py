@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 
+from engine.decision import Decimal
 from engine.errors import InputError
 from engine.launch.advisors import (
     PHASES,
@@ -134,3 +135,16 @@ def test_eplb_bad_input_names_the_field() -> None:
     with pytest.raises(InputError) as err:
         eplb_advice(256, -1)
     assert err.value.field == "redundant"
+
+
+def test_the_engine_advisor_quotes_tok_s_only_where_they_were_measured() -> None:
+    """The benchmark's rows name their models (a dense GQA and an MLA MoE) but no GPU: for any
+    model on any catalogued GPU the advice is the rule alone, never the same figures."""
+    for family, generation in (("MLA", "hopper"), ("GQA", "ampere"), ("hybrid", "blackwell")):
+        for pct in (0, 35, 80):
+            advice = engine_advice(pct, family=family, gpu_generation=generation)
+            assert advice.figures == ()
+            codes = [w.code for w in advice.why]
+            assert codes[-1] == "advice.engine.not_measured"
+            assert all(not isinstance(v, Decimal) for w in advice.why for _, v in w.params)
+    assert engine_advice(0).figures  # the table as read, with no model to match

@@ -132,6 +132,17 @@ def _no_exception(page: object) -> None:
     assert dialogs.count() == 0, dialogs.first.inner_text()
 
 
+# A metric's value is drawn on one line and cut with an ellipsis when its column is too narrow.
+METRICS_CUT = """() => [...document.querySelectorAll('[data-testid="stMetricValue"]')]
+  .filter(m => [m, ...m.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1))
+  .map(m => m.textContent)"""
+
+
+def _no_metric_cut(page: object) -> None:
+    cut = page.evaluate(METRICS_CUT)  # type: ignore[attr-defined]
+    assert cut == [], f"metric values cut short: {cut}"
+
+
 def _shot(page: object, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)  # type: ignore[attr-defined]
@@ -146,6 +157,7 @@ def test_every_page_renders_its_content_without_an_exception(
         texts, charts = PAGES[path]
         _settle(page, texts, charts)
         _no_exception(page)
+        _no_metric_cut(page)
         _shot(page, f"page-{path}-en")
         assert (
             "model=deepseek-ai%2FDeepSeek-V3" in page.url
@@ -182,6 +194,7 @@ def test_every_page_in_korean_draws_hangul_with_a_cjk_font(
     try:
         _settle(page, PAGES_KO[path], PAGES[path][1])
         _no_exception(page)
+        _no_metric_cut(page)
         _shot(page, f"page-{path}-ko")
         assert "lang=ko" in page.url  # type: ignore[attr-defined]
         # the page title (h1) is Hangul: every glyph of it comes from a CJK font, none from a
@@ -329,7 +342,11 @@ def test_an_invalid_paste_shows_the_error_in_the_main_area_and_no_stale_numbers(
         main.get_by_text("Invalid JSON at line 3, column 3").first.wait_for(state="visible")
         page.wait_for_function(RUN_OVER)  # type: ignore[attr-defined]
         sidebar = page.locator('[data-testid="stSidebar"]')  # type: ignore[attr-defined]
-        assert sidebar.get_by_text("Invalid JSON at line 3, column 3").count() >= 1
+        # said once, on the page; the sidebar shows that nothing is shown, not the old model
+        assert sidebar.get_by_text("Invalid JSON at line 3, column 3").count() == 0
+        assert main.get_by_text("Invalid JSON at line 3, column 3").count() == 1
+        assert "Nothing is shown" in sidebar.inner_text()
+        assert "Showing" not in sidebar.inner_text()
         assert main.locator('[data-testid="stMetric"]').count() == 0
         assert "70,272 B" not in main.inner_text()
         _no_exception(page)
@@ -346,5 +363,78 @@ def test_the_language_switch_translates_the_page_and_the_link(server: str, brows
         _settle(page, ["2 KV 캐시", "레이어 그룹별"], 3)
         page.wait_for_url("**/kv_cache?*lang=ko*")  # type: ignore[attr-defined]
         _no_exception(page)
+    finally:
+        page.close()  # type: ignore[attr-defined]
+
+
+# Each table's key columns: (page, the table's key, the headers a reader decides on, in order,
+# then the header of the column after them, which must show too, so theirs are wholly in view).
+# A header is a message key, or "=text" for a header that is the text itself.
+KEY_COLUMNS = {
+    "flags": (
+        "flags.compared",
+        ["flags.col.layout", "flags.col.users", "flags.col.why_not"],
+        "flags.col.context",
+    ),
+    "choose_model": (
+        "choose.table",
+        ["choose.col.model", "choose.col.weights", "choose.col.kv_token", "choose.col.kv_32k"],
+        "choose.col.kv_token_32k",
+    ),
+    "kv_cache": ("kv.memory", ["kv.col.part", "kv.col.formula"], "kv.col.gib"),
+    "software": ("software.flags.vllm", ["software.col.flag", "software.col.reason"], None),
+    "lint": ("lint.findings", ["=severity", "=code", "=fix"], "=message"),
+}
+LINTED = "vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 3 --max-model-len 999999"
+
+
+def _header(name: str, lang: str) -> str:
+    from engine.i18n import t
+
+    return name[1:] if name.startswith("=") else t(name, lang)  # type: ignore[arg-type]
+
+
+# The headers each Streamlit dataframe draws: glide-data-grid keeps an accessible table of the
+# columns it renders, which are the columns in view (it renders no column scrolled away).
+VISIBLE_HEADERS = """() => [
+  ...document.querySelectorAll('[data-testid="stMain"] [data-testid="stDataFrame"]')
+].map(df => {
+    const r = df.getBoundingClientRect();
+    const heads = [...df.querySelectorAll('[role="columnheader"]')].map(h => h.textContent.trim());
+    return {heads, left: r.left, right: r.right, width: window.innerWidth};
+  })"""
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("path", list(KEY_COLUMNS))
+def test_every_tables_key_columns_are_in_view_at_1400_px(
+    server: str, browser: object, path: str, lang: str
+) -> None:
+    _, wanted, after = KEY_COLUMNS[path]
+    page = _open(browser, _url(server, path, "lang=ko" if lang == "ko" else ""))
+    try:
+        _settle(page, [], PAGES[path][1])
+        if path == "lint":
+            area = page.locator('[data-testid="stMain"] textarea').first  # type: ignore[attr-defined]
+            area.fill(LINTED)
+            area.press("Control+Enter")
+            from engine.i18n import t
+
+            page.get_by_role("button", name=t("lint_page.go", lang)).click()  # type: ignore[arg-type, attr-defined]
+        expected = [_header(w, lang) for w in wanted]
+        page.wait_for_function(RUN_OVER)  # type: ignore[attr-defined]
+        page.wait_for_function(  # type: ignore[attr-defined]
+            f"() => ({VISIBLE_HEADERS})().some(t => t.heads[0] === {json.dumps(expected[0])})"
+        )
+        page.wait_for_timeout(500)  # type: ignore[attr-defined]  # the grid draws its columns
+        tables = page.evaluate(VISIBLE_HEADERS)  # type: ignore[attr-defined]
+        # the table is the one that starts with its first key column (each page has one)
+        seen = next(t for t in tables if t["heads"][:1] == expected[:1])
+        heads = seen["heads"]
+        assert heads[: len(expected)] == expected, heads  # first, in this order
+        if after is not None:  # the next column shows too: the key columns are wholly in view
+            assert _header(after, lang) in heads, heads
+        assert seen["left"] >= 0 and seen["right"] <= seen["width"], seen  # the table itself
+        _shot(page, f"columns-{path}-{lang}")
     finally:
         page.close()  # type: ignore[attr-defined]

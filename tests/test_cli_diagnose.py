@@ -114,3 +114,20 @@ def test_gpu_gives_max_concurrency_from_memory_weights_and_request_bytes(
     space = pick["usable_per_gpu"] - pick["reserve_per_gpu"] - data["weights_per_gpu"]
     assert rc == 0 and pick["bytes_per_request_per_gpu"] == per_request
     assert data["max_concurrency"] == space // per_request == 20
+
+
+def test_kv_bytes_per_token_is_the_models_figure_and_the_per_gpu_one_says_so(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Llama-3.1-70B: 80 layers x 8 KV heads x (128 + 128) x 2 B = 327,680 B/token for the model;
+    # the layout search picks TP 2 on 2 x H200, where each GPU holds 4 of the 8 KV heads
+    rc, out, _ = run(
+        ["diagnose", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "H200", "--gpus", "2", "--json"],
+        capsys,
+    )
+    data = json.loads(out)
+    assert rc == 0 and data["tp"] == 2
+    assert data["kv_bytes_per_token"] == 80 * 8 * (128 + 128) * 2 == 327_680
+    assert data["kv_bytes_per_token_per_gpu"] == 327_680 // 2
+    assert data["sglang"]["kv_bytes_per_token"] == 327_680
+    assert data["sglang"]["kv_bytes_per_token_per_gpu"] == 163_840

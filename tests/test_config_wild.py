@@ -245,9 +245,11 @@ def test_a_3_mb_quantized_config_loads_fast_and_keeps_a_summary() -> None:
     assert d.kv_dtype.stored == "fp8_e4m3"  # the checkpoint's kv_cache_quant_algo
 
 
-def test_size_cap_is_tens_of_mb_and_refuses_beyond() -> None:
-    assert MAX_CONFIG_BYTES >= 32_000_000
-    with pytest.raises(InputError, match="at most 64 MB"):
+def test_size_cap_is_above_the_largest_real_config_and_refuses_beyond() -> None:
+    from tools.bench import nvfp4_config_bytes
+
+    assert len(nvfp4_config_bytes()) < MAX_CONFIG_BYTES < 16 * 1024 * 1024
+    with pytest.raises(InputError, match="at most 8 MiB"):
         parse_json_bytes(b" " * (MAX_CONFIG_BYTES + 1))
 
 

@@ -171,7 +171,9 @@ def test_every_page_shows_the_study_and_the_cli_json(name: str) -> None:
     assert pick["kv_space_per_gpu"] == fit.kv_space_per_gpu
     assert pick["users"] == fit.users
     kv_json = js["diagnose"] if engine == "vllm" else js["diagnose"]["sglang"]
-    assert kv_json["kv_bytes_per_token"] == st.kv.kv_bytes_per_token
+    # what one GPU holds at the layout's TP has its own key; kv_bytes_per_token is the model's
+    assert kv_json["kv_bytes_per_token_per_gpu"] == st.kv.kv_bytes_per_token
+    assert kv_json["kv_bytes_per_token"] == st.sizing(engine, 1).kv_bytes_per_token
     for e, view in st.engines.items():
         if view.plan is not None:
             assert js["plans"][e]["argv"] == view.plan.argv

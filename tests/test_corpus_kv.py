@@ -13,10 +13,13 @@ import pytest
 
 from engine.diagnose import Options, diagnose
 from engine.model.loader import MODELS_DIR, load_model
+from engine.present.words import say
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VLLM = json.loads((FIXTURES / "vllm-0.33.0-corpus-expected.json").read_text())
-CONFIGS = sorted(MODELS_DIR.glob("*.json"))
+# the bundled configs vLLM's own accounting was run on; the newest architectures have no
+# corpus row and are checked by hand calculations in tests/test_newest_models.py
+CONFIGS = sorted(p for p in MODELS_DIR.glob("*.json") if p.stem in VLLM)
 # vLLM's model code (gemma4.py) sizes Gemma 4's global layers with global_head_dim and
 # num_global_key_value_heads; the truth tool used one head size (see fixtures/SOURCES.md).
 TOOL_GAP = {"google__gemma-4-26B-A4B"}
@@ -238,7 +241,7 @@ def test_every_layer_group_formula_names_its_numbers() -> None:
     for path in CONFIGS:
         d = diagnose(load_model(str(path)).config)
         for g in d.kv.groups:
-            text = g.formula()
+            text = say(g.formula())
             assert re.search(r"\d", text), path.stem
             assert f"{g.num_layers} layers" in text
 

@@ -85,8 +85,9 @@ def test_names_in_a_decision_are_shown_inert_and_sources_are_collected() -> None
     demo = Code("test.inert", "model", "source")
     d = demo(model=Name("[x](https://evil.example)"), source=Source("vLLM recipe"))
     from engine.present.words import _value
+    from tests.test_text_safety import live
 
-    assert "](" not in _value(d["model"], "en")
+    assert live(_value(d["model"], "en")) == []  # shown as written, never a link
     assert sources([d]) == ["vLLM recipe"]
     del CODES["test.inert"]
 

@@ -37,5 +37,15 @@ def test_the_app_runs_as_non_root_read_only_and_without_error_details() -> None:
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert pod["containers"][0]["securityContext"]["readOnlyRootFilesystem"] is True
     assert "USER 10001" in DOCKERFILE
-    for setting in ('"--client.showErrorDetails", "none"', '"--server.maxUploadSize", "64"'):
-        assert setting in DOCKERFILE
+    assert '"--client.showErrorDetails", "none"' in DOCKERFILE
+
+
+def test_streamlits_upload_limit_is_the_config_loaders_cap() -> None:
+    import tomllib
+
+    from engine.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_MIB
+
+    assert MAX_CONFIG_BYTES == MAX_CONFIG_MIB * 1024 * 1024  # Streamlit counts MiB
+    toml = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert toml["server"]["maxUploadSize"] == MAX_CONFIG_MIB
+    assert f'"--server.maxUploadSize", "{MAX_CONFIG_MIB}"' in DOCKERFILE

@@ -164,7 +164,7 @@ def test_vision_config_fields_of_the_wrong_type_or_huge_never_trace(vision: obje
 
 def test_lint_a_309_digit_tensor_parallel_size_names_the_flag() -> None:
     code, out, err, _ = run(["lint", "vllm serve org/m --tensor-parallel-size " + "9" * 309])
-    assert code == 0 and err == ""  # a report: the finding names the flag and what it expects
+    assert code == 1 and err == ""  # a report (exit 1: an error) naming the flag
     assert "bad-value [--tensor-parallel-size]" in out and "OverflowError" not in out
 
 

@@ -6,7 +6,8 @@ import re
 
 from engine.i18n import LANGS, catalog, missing_keys, t
 
-PARAM = re.compile(r"\{(\w+)\}")
+# a parameter's name, with a format (``{total:bn}``) or plural forms (``{nodes|node|nodes}``)
+PARAM = re.compile(r"\{(\w+)(?:[:|][^{}]*)?\}")
 
 
 def test_every_language_has_every_english_key() -> None:

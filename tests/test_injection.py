@@ -141,6 +141,9 @@ def bash_commands(text: str, tmp: Path) -> list[list[str]]:
 def intended_script_commands(plan: LaunchPlan) -> list[list[str]]:
     """The commands ``render.script`` means to write, from the plan's own fields."""
     out: list[list[str]] = [["set", "-euo", "pipefail"]]
+    if any(e.value == "${IFACE_NAME}" for e in plan.env):
+        out.append([":", "${IFACE_NAME:?set IFACE_NAME to the network interface that reaches "
+                    "the other nodes}"])  # fmt: skip
     out += [["export", f"{e.name}={e.value}"] for e in plan.env]
     multi = any(c.role != "server" for c in plan.commands)
     if multi:

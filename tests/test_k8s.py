@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import shlex
+import subprocess
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
 
 from engine.errors import InputError
-from engine.launch.k8s import kubernetes_yaml
+from engine.launch.k8s import KubeOptions, kubernetes_yaml, load_seconds
 from engine.launch.plan import LaunchPlan
 from tests.study_util import run
 
@@ -80,3 +87,193 @@ def test_bad_names_and_counts_raise_input_error() -> None:
         kubernetes_yaml(p, "ok", replicas=0)
     with pytest.raises(InputError):
         kubernetes_yaml(make("Qwen/Qwen3-32B", "vllm", n=2), "ok", gpus_per_pod=1)
+
+
+# --- schema check, model cache, token, network, probes -------------------------------------------
+
+SCHEMAS = Path(__file__).resolve().parent / "fixtures" / "kubernetes"
+K8S = json.loads((SCHEMAS / "kubernetes-v1.37.0-strict-subset.json").read_text())
+LWS = json.loads((SCHEMAS / "leaderworkerset-v1-subset.json").read_text())
+REGISTRY = Registry().with_resources(
+    [(K8S["$id"], Resource.from_contents(K8S)), (LWS["$id"], Resource.from_contents(LWS))]
+)
+KINDS = {
+    "Deployment": "io.k8s.api.apps.v1.Deployment",
+    "Service": "io.k8s.api.core.v1.Service",
+    "ConfigMap": "io.k8s.api.core.v1.ConfigMap",
+}
+
+
+def schema_errors(doc: dict[str, Any]) -> list[str]:
+    """Errors against the Kubernetes v1.37 OpenAPI schema (strict) or the LeaderWorkerSet API."""
+    if doc["kind"] == "LeaderWorkerSet":
+        schema: dict[str, Any] = LWS
+    else:
+        schema = {"$ref": f"{K8S['$id']}#/$defs/{KINDS[doc['kind']]}"}
+    validator = Draft202012Validator(schema, registry=REGISTRY)
+    return [f"{list(e.path)}: {e.message}" for e in validator.iter_errors(doc)]
+
+
+def two_nodes(engine: str) -> LaunchPlan:
+    """DeepSeek-V3 on two nodes (H200 for vLLM's DP + EP, H100 where SGLang needs both)."""
+    gpu = "H200" if engine == "vllm" else "H100 SXM"
+    users = 512 if engine == "vllm" else 256
+    st = run(
+        "deepseek-ai/DeepSeek-V3",
+        engine=engine,
+        gpu=gpu,
+        gpus_per_node=8,
+        nodes=2,
+        users=users,
+        context=16384,
+    )
+    assert st.plan is not None and st.plan.nodes_per_copy == 2
+    return st.plan
+
+
+SINGLE = [
+    ("Qwen/Qwen3-8B", "vllm", "H200", 8, {}),
+    ("Qwen/Qwen3-30B-A3B", "vllm", "H200", 8, {"users": 16}),
+    ("Qwen/Qwen3-8B", "sglang", "H100 SXM", 1, {}),
+    ("meta-llama/Llama-3.1-70B-Instruct", "vllm", "MI300X", 8, {}),
+]
+CLUSTER = KubeOptions("models-rwx", "my-hf", False, "rdma/ib", "ib0")
+
+
+@pytest.mark.parametrize("case", SINGLE, ids=lambda c: f"{c[0]}-{c[1]}-{c[3]}")
+def test_single_node_manifests_pass_the_kubernetes_schema(case: tuple[Any, ...]) -> None:
+    model, engine, gpu, n, extra = case
+    p = run(model, engine=engine, gpu=gpu, gpus_per_node=n, **extra).plan
+    assert p is not None
+    for opts in (None, CLUSTER):
+        for d in docs(kubernetes_yaml(p, "m", options=opts)):
+            assert schema_errors(d) == [], d["kind"]
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_multi_node_manifests_pass_the_kubernetes_and_lws_schemas(engine: str) -> None:
+    p = two_nodes(engine)
+    for opts in (None, CLUSTER):
+        out = docs(kubernetes_yaml(p, "m", options=opts))
+        assert out[0]["kind"] == "LeaderWorkerSet"
+        for d in out:
+            assert schema_errors(d) == [], d["kind"]
+
+
+def test_the_schema_check_is_strict() -> None:
+    dep = docs(kubernetes_yaml(make("Qwen/Qwen3-8B", "vllm", n=1), "m"))[0]
+    dep["spec"]["template"]["spec"]["containers"][0]["bogus"] = 1
+    dep["spec"]["replicas"] = "two"
+    assert len(schema_errors(dep)) >= 2
+
+
+def _pod_specs(text: str) -> list[dict[str, Any]]:
+    out = []
+    for d in docs(text):
+        if d["kind"] == "Deployment":
+            out.append(d["spec"]["template"]["spec"])
+        elif d["kind"] == "LeaderWorkerSet":
+            tpl = d["spec"]["leaderWorkerTemplate"]
+            out += [tpl["leaderTemplate"]["spec"], tpl["workerTemplate"]["spec"]]
+    return out
+
+
+def _env(spec: dict[str, Any]) -> dict[str, Any]:
+    return {e["name"]: e for e in spec["containers"][0]["env"]}
+
+
+def test_the_model_cache_is_a_named_claim_and_the_token_a_secret() -> None:
+    p = make("Qwen/Qwen3-8B", "vllm", n=1)
+    for spec in _pod_specs(kubernetes_yaml(p, "m")):
+        cache = next(v for v in spec["volumes"] if v["name"] == "hf-cache")
+        assert "emptyDir" not in cache
+        assert cache["persistentVolumeClaim"]["claimName"] == "hf-model-cache-replace-me"
+        assert _env(spec)["HF_TOKEN"]["valueFrom"]["secretKeyRef"] == {
+            "name": "hf-token-secret",
+            "key": "token",
+            "optional": True,
+        }
+    named = kubernetes_yaml(p, "m", options=KubeOptions("team-models", "team-hf"))
+    (spec,) = _pod_specs(named)
+    cache = next(v for v in spec["volumes"] if v["name"] == "hf-cache")
+    assert cache["persistentVolumeClaim"]["claimName"] == "team-models"
+    assert _env(spec)["HF_TOKEN"]["valueFrom"]["secretKeyRef"]["name"] == "team-hf"
+    with pytest.raises(InputError):
+        kubernetes_yaml(p, "m", options=KubeOptions(model_cache_claim="Not A Label"))
+
+
+def test_multi_node_pods_run_on_the_node_network_with_rdma_and_the_nic() -> None:
+    p = two_nodes("vllm")
+    for spec in _pod_specs(kubernetes_yaml(p, "m")):
+        assert spec["hostNetwork"] is True and spec["dnsPolicy"] == "ClusterFirstWithHostNet"
+        c = spec["containers"][0]
+        assert "IPC_LOCK" in c["securityContext"]["capabilities"]["add"]
+        assert _env(spec)["NCCL_SOCKET_IFNAME"]["value"] == "REPLACE_WITH_NODE_NIC"
+    for spec in _pod_specs(kubernetes_yaml(p, "m", options=CLUSTER)):
+        assert "hostNetwork" not in spec
+        assert spec["containers"][0]["resources"]["limits"]["rdma/ib"] == 1
+        assert _env(spec)["GLOO_SOCKET_IFNAME"]["value"] == "ib0"
+    # hybrid DP load balancing: every pod serves, so the Service selects every pod of the group
+    svc = next(d for d in docs(kubernetes_yaml(p, "m")) if d["kind"] == "Service")
+    assert "role" not in svc["spec"]["selector"]
+
+
+def test_the_readiness_and_startup_probes_are_sized_to_the_checkpoint() -> None:
+    small = make("Qwen/Qwen3-8B", "vllm", n=1)
+    big = make("deepseek-ai/DeepSeek-V3", "vllm")
+    assert load_seconds(big) > 20 * load_seconds(small)
+    seen = []
+    for p in (small, big):
+        (spec,) = _pod_specs(kubernetes_yaml(p, "m"))
+        c = spec["containers"][0]
+        ready, startup = c["readinessProbe"], c["startupProbe"]
+        assert ready["initialDelaySeconds"] == load_seconds(p)
+        assert startup["failureThreshold"] * startup["periodSeconds"] > load_seconds(p)
+        seen.append((ready["initialDelaySeconds"], startup["failureThreshold"]))
+    assert seen[1] > seen[0]
+
+
+# --- LeaderWorkerSet: rank words substituted by position, never by text -------------------------
+
+HOSTILE = ["org/__RANK__", "__DP_START__8", "$LWS_WORKER_INDEX", "${LEADER_ADDR}x", "a'b\"c"]
+
+
+def _sh_words(text: str) -> list[str]:
+    """The words ``sh -c text`` would exec, with LeaderWorkerSet's variables of worker 1."""
+    probe = text.replace("exec ", "printf '%s\\n' ", 1)
+    env = {"PATH": "/usr/bin:/bin", "LWS_WORKER_INDEX": "1", "LWS_LEADER_ADDRESS": "10.0.0.1"}
+    done = subprocess.run(
+        ["/bin/sh", "-c", probe], capture_output=True, text=True, env=env, check=True
+    )
+    return done.stdout.splitlines()
+
+
+def _with_hostile_words(p: LaunchPlan) -> LaunchPlan:
+    """The plan with hostile words where a served name and other values would be."""
+    commands = []
+    for c in p.commands:
+        start = c.multi_node_from
+        assert start is not None
+        head = [*c.argv[:start], "--served-model-name", *HOSTILE]
+        commands.append(replace(c, argv=(*head, *c.argv[start:]), multi_node_from=len(head)))
+    return replace(p, commands=tuple(commands))
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_lws_placeholders_cannot_rewrite_a_model_id_or_a_value(engine: str) -> None:
+    p = _with_hostile_words(two_nodes(engine))
+    lws = next(d for d in docs(kubernetes_yaml(p, "m")) if d["kind"] == "LeaderWorkerSet")
+    pod = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+    text = pod["containers"][0]["args"][0]
+    worker = next(c for c in p.commands if c.role == "worker")
+    start = worker.multi_node_from
+    assert start is not None
+    words = _sh_words(text)
+    assert words[:start] == list(worker.argv[:start])  # every hostile word arrives as written
+    tail = words[start:]
+    assert any("10.0.0.1" in w for w in tail) and not any("LEADER_ADDR" in w for w in tail)
+    if engine == "sglang":
+        assert tail[tail.index("--node-rank") + 1] == "1"
+    else:
+        assert tail[tail.index("--data-parallel-start-rank") + 1] == "8"
+    assert shlex.quote(HOSTILE[0]) in text

@@ -267,7 +267,16 @@ def test_the_recipes_fp8_kv_cache_for_an_nvfp4_dsa_checkpoint_is_not_second_gues
     cmd = "vllm serve nvidia/GLM-5-NVFP4 -tp 8 --kv-cache-dtype fp8"
     report = lint(cmd, None, "B200", 8)
     assert "engine-should-choose" not in codes(report)
-    assert "engine-should-choose" in codes(lint(cmd.replace("NVFP4", "FP8"), None, "H200", 8))
+
+
+def test_fp8_kv_on_a_dsa_model_on_hopper_is_a_capacity_choice_explained_not_warned() -> None:
+    # GLM-5.2's recipe sets --kv-cache-dtype fp8 on H100/H200 on purpose (capacity); vLLM
+    # stores it as the packed fp8_ds_mla row there, what was asked, so nothing overrides it
+    report = lint("vllm serve zai-org/GLM-5-FP8 -tp 8 --kv-cache-dtype fp8", None, "H200", 8)
+    assert "engine-should-choose" not in codes(report)
+    assert severities(report)["kv-dtype-capacity"] == "info"
+    assert "capacity" in text_of(report, "kv-dtype-capacity")
+    assert problems(report) == []
 
 
 def test_context_beyond_the_models_limit_is_an_error_and_forced_a_warning() -> None:
@@ -395,11 +404,15 @@ def test_gpu_memory_utilization_on_sglang_is_the_wrong_engines_flag() -> None:
 
 
 def test_the_settings_flags_are_the_plans_spellings() -> None:
+    from engine.engines import ENGINES, SETTINGS, adapter
     from engine.launch.plan import PARALLEL_FLAGS
-    from engine.lint.command import SETTING_FLAG
+    from engine.lint.command import flag_for
 
-    for setting, per_engine in SETTING_FLAG.items():
-        for engine, flag in per_engine.items():
+    for engine in ENGINES:
+        for setting in SETTINGS:
+            if not adapter(engine).has(setting):
+                continue
+            flag = flag_for(setting, engine)
             info = flag_table(engine)[flag]
             assert info.flag == flag, (setting, engine)
             if setting in ("tp", "pp", "dp", "ep"):
@@ -512,18 +525,21 @@ def test_more_gpus_than_available() -> None:
 # --- settings the engine should pick -----------------------------------------------------------
 
 
-def test_kv_cache_dtype_on_a_dsa_model_overrides_the_engines_choice() -> None:
+def test_kv_cache_dtype_on_a_dsa_model_is_a_capacity_choice_the_engine_keeps() -> None:
+    # vLLM's DeepSeek-V3.2 guide calls fp8 its DSA default ("custom fp8 kvcache"): set by the
+    # user it is explained, and the corrected command keeps it
     cmd = "vllm serve deepseek-ai/DeepSeek-V3.2 -tp 8 --enable-expert-parallel --kv-cache-dtype fp8"
     report = lint(cmd, None, "H200", 8)
-    assert severities(report)["engine-should-choose"] == "warning"
-    assert "--kv-cache-dtype" not in report.corrected
+    assert severities(report)["kv-dtype-capacity"] == "info"
+    assert "engine-should-choose" not in codes(report)
+    assert "--kv-cache-dtype fp8" in report.corrected
 
 
 def test_a_dsa_kv_dtype_equal_to_the_engines_pick_is_only_info() -> None:
     cmd = GLM52_SGLANG + " --ep-size 8 --kv-cache-dtype fp8_e4m3"
     assert severities(lint(cmd, GLM5, "B300", 8))["engine-choice-restated"] == "info"
     fp8 = cmd.replace("NVFP4", "FP8").replace("--quantization modelopt_fp4", "")
-    assert severities(lint(fp8, GLM5, "H200", 8))["engine-should-choose"] == "warning"
+    assert severities(lint(fp8, GLM5, "H200", 8))["kv-dtype-capacity"] == "info"
 
 
 def test_attention_backend_on_a_dsa_model_is_left_to_the_engine() -> None:

@@ -24,9 +24,9 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
-def test_json_report_exits_0_even_with_findings(capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_report_of_a_command_with_errors_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["lint", GLM52, "--model", "zai-org/GLM-5", "--gpu", "H200", "--gpus", "8", "--json"]
-    assert main(argv) == 0
+    assert main(argv) == 1  # NVFP4 weights on Hopper: an error, so a CI gate fails
     out = json.loads(capsys.readouterr().out)
     assert out["engine"] == "sglang" and out["model"] == "nvidia/GLM-5.2-NVFP4"
     assert "nvfp4-without-fp4" in [f["code"] for f in out["findings"]]

@@ -136,7 +136,7 @@ def test_a_309_digit_size_is_a_bad_value_finding(engine: str, flag: str) -> None
 
 
 def test_a_309_digit_size_through_the_cli_is_one_report(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["lint", f"vllm serve m --tensor-parallel-size {DIGITS}", "--json"]) == 0
+    assert main(["lint", f"vllm serve m --tensor-parallel-size {DIGITS}", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert "bad-value" in [f["code"] for f in out["findings"]]
 

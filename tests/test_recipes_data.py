@@ -28,6 +28,7 @@ SECTIONS = {
     "speculative_defaults",
     "speculative",
     "env",
+    "tool_chat_templates",
     "base_flags",
     "checkpoints",
     "parser_disagreements",

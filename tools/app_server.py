@@ -24,10 +24,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def app_server(start_timeout_s: float = 60.0) -> Iterator[str]:
+def app_server(start_timeout_s: float = 60.0, run_log: Path | None = None) -> Iterator[str]:
     """A headless server for the app; yields its base URL. If it does not answer its health
-    check in time, RuntimeError carries the tail of its output."""
+    check in time, RuntimeError carries the tail of its output. ``run_log``: write each script
+    run's time there (tools/run_timer.py; the benchmarks)."""
     port = free_port()
+    launcher = ["tools.run_timer", str(run_log)] if run_log is not None else ["streamlit"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
     base = f"http://127.0.0.1:{port}"
     # the server's output goes to a file, read only if it fails to start (a pipe nobody reads
@@ -35,7 +37,7 @@ def app_server(start_timeout_s: float = 60.0) -> Iterator[str]:
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(
             [
-                sys.executable, "-m", "streamlit", "run", "app.py",
+                sys.executable, "-m", *launcher, "run", "app.py",
                 "--server.headless", "true", "--server.port", str(port),
                 "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
             ],
@@ -65,3 +67,10 @@ def _healthy(base: str) -> bool:
             return bool(r.status == 200)
     except OSError:
         return False
+
+
+def machine_load() -> str:
+    """The load averages (1, 5, 15 min) and the cores, as ``uptime`` says them: benchmarks on a
+    shared machine print it with every figure."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} on {os.cpu_count()} cores"

@@ -6,11 +6,19 @@
 2. ``study()`` of one scenario: cold (the study cache cleared; target < 50 ms), the first call
    in a fresh process (every data table loaded too), and cached (target < 1 ms); cold for every
    bundled config (median and worst);
-3. the app through AppTest (tools/bench_app.py);
-4. the app in a real browser (tools/bench_browser.py): sidebar and KV-slider changes per page,
-   and 20 sessions at once.
+3. uploads (tools/bench_uploads.py): CPU and memory of the largest accepted config and of a
+   refused 30 MB one, and 20 distinct 3 MB uploads (store API, and 20 app sessions);
+4. the app through AppTest (tools/bench_app.py);
+5. the app in a real browser, one session (tools/bench_browser.py): a sidebar change on every
+   page and a step of every KV-page slider, each as the server's script time and as drawn
+   (target: p95 < 400 ms);
+6. sessions on one app process over Streamlit's websocket protocol (tools/bench_sessions.py):
+   p50 / p95 per interaction at 1, 20 and 50 sessions, and the sessions one process holds with
+   every interaction's p95 under 1 s.
 
-    python -m tools.bench [--quick]     # --quick: 5 browser changes, 5 sessions
+Print the machine's load (``uptime``) with the figures: on a shared machine they move with it.
+
+    python -m tools.bench [--quick]     # --quick: 5 browser changes, one round per session
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from functools import partial
 from engine.diagnose import Options, diagnose
 from engine.model.config import ModelConfig
 from engine.model.loader import MODELS_DIR, catalog_names, load_model
+from tools.app_server import machine_load
 
 DIAGNOSE_TARGET_MS = 2.0
 STUDY_COLD_TARGET_MS = 50.0
@@ -104,8 +113,7 @@ def bench_study(repeats: int = 20) -> list[tuple[str, float, float | None]]:
     s = make_scenario()  # DeepSeek-V3 on 8 × H200, the app's default view
 
     def cold() -> object:
-        with study_mod._lock:
-            study_mod._cache.clear()
+        study_mod.clear_cache()
         return study_mod.study(s)
 
     study_mod.study(s)
@@ -118,8 +126,7 @@ def bench_study(repeats: int = 20) -> list[tuple[str, float, float | None]]:
     for name in catalog_names():
         sc = make_scenario(model=name)
         study_mod.study(sc)  # load the config once; then time the study itself
-        with study_mod._lock:
-            study_mod._cache.pop(sc, None)
+        study_mod.forget(sc)
         t0 = time.perf_counter()
         study_mod.study(sc)
         per_config.append((time.perf_counter() - t0) * 1000)
@@ -146,9 +153,11 @@ def _table(title: str, rows: list[tuple[str, float, float | None]]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tools.bench", description=__doc__)
-    ap.add_argument("--quick", action="store_true", help="fewer browser changes and sessions")
+    ap.add_argument("--quick", action="store_true", help="fewer browser changes and rounds")
     ap.add_argument("--no-browser", action="store_true", help="skip the real-browser figures")
+    ap.add_argument("--no-sessions", action="store_true", help="skip the many-sessions figures")
     args = ap.parse_args(argv)
+    print(machine_load())
 
     res = bench_diagnose()
     worst = max(res, key=res.__getitem__)
@@ -173,15 +182,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     _table("study()", bench_study())
 
-    from tools import bench_app
+    from tools import bench_app, bench_uploads
+
+    bench_uploads.main([])
 
     print()
     bench_app.main()
     if not args.no_browser:
         from tools import bench_browser
 
-        n = "5" if args.quick else "20"
-        bench_browser.main(["--changes", n, "--sessions", n])
+        bench_browser.main(["--changes", "5" if args.quick else "20"])
+        print(machine_load())
+    if not args.no_sessions:
+        from tools import bench_sessions
+
+        bench_sessions.main(["--quick"] if args.quick else [])
+        print(machine_load())
     return 0
 
 

@@ -6,13 +6,17 @@ chart that says what to read from it (``draw``).
 
 Figures are plain plotly dicts (``{"data": [...], "layout": {...}}``), built in one pass:
 plotly's object API validates on every ``update_*`` call, which cost a page more time than
-the rest of its script; ``st.plotly_chart`` validates the finished dict once.
+the rest of its script. ``st.plotly_chart`` validates a dict it is given on every rerun (about
+3 ms a chart); ``draw`` hands it a figure validated once per distinct chart instead.
 """
 
 from __future__ import annotations
 
+import html
+import json
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import streamlit as st
@@ -26,6 +30,7 @@ from engine.present.charts_data import (
     tokens,
 )
 from engine.present.learn import GrowthSeries, Intensity
+from engine.present.safe import plain
 from ui.lang import T
 
 Figure = dict[str, Any]  # a plotly figure as a dict: "data" (traces) and "layout"
@@ -46,36 +51,54 @@ TEMPLATE: dict[str, Any] = {
 }
 
 
-def draw(fig: Figure, caption: str, key: str | None = None) -> None:
+@lru_cache(maxsize=256)
+def _validated(spec: str) -> Any:
+    """The plotly Figure of a chart's JSON, validated once: the same chart (same study, same
+    slider values) in any session is not validated again."""
+    from plotly.graph_objs import Figure as PlotlyFigure
+
+    return PlotlyFigure(json.loads(spec))
+
+
+def draw(fig: Figure, caption: str, key: str | None = None, titled: bool = True) -> None:
     """A chart with the app's template (not Streamlit's theme, so every chart looks the same):
     its title as a heading above it (a plotly title cannot wrap, and two charts side by side
-    would run their titles together), then the caption that says what to read from it."""
+    would run their titles together), then the caption that says what to read from it.
+    ``titled=False``: the page's own heading above already names the chart."""
     title = fig["layout"].get("meta", {}).get("title")
-    if title:
+    if title and titled:
         st.markdown(f"**{title}**")
-    st.plotly_chart(fig, width="stretch", theme=None, key=key, config={"displaylogo": False})
+    figure = _validated(json.dumps(fig, sort_keys=True))
+    st.plotly_chart(figure, width="stretch", theme=None, key=key, config={"displaylogo": False})
     st.caption(caption)
 
 
+# keyed by the label's decision code, so a layer keeps its colour in every language
 PALETTE = {
-    "full attention": "#1f77b4",
-    "sliding window": "#9ecae1",
-    "chunked local": "#6baed6",
-    "MLA": "#2ca02c",
-    "DSA (MLA + indexer)": "#98df8a",
-    "compressed + DSA (V4)": "#17becf",
-    "linear: Gated DeltaNet": "#ff7f0e",
-    "linear: Mamba-2": "#ffbb78",
-    "linear: Mamba-1": "#e6550d",
-    "linear: lightning": "#fdae6b",
-    "no mixer (FFN block)": "#d9d9d9",
-    "dense FFN": "#9467bd",
-    "MoE": "#d62728",
-    "MoE + dense": "#e377c2",
-    "no FFN": "#eeeeee",
+    "mixer.full": "#1f77b4",
+    "mixer.sliding": "#9ecae1",
+    "mixer.chunked": "#6baed6",
+    "mixer.mla": "#2ca02c",
+    "mixer.dsa": "#98df8a",
+    "mixer.compressed": "#17becf",
+    "mixer.gdn": "#ff7f0e",
+    "mixer.mamba2": "#ffbb78",
+    "mixer.mamba1": "#e6550d",
+    "mixer.lightning": "#fdae6b",
+    "mixer.none": "#d9d9d9",
+    "layer.ffn.dense": "#9467bd",
+    "layer.ffn.moe": "#d62728",
+    "layer.ffn.moe_dense": "#e377c2",
+    "layer.ffn.none": "#eeeeee",
 }
 FALLBACK = ("#8c564b", "#7f7f7f", "#bcbd22", "#393b79")
 ROWS = ("mixer", "FFN")
+
+
+def _label(text: str) -> str:
+    """A series name as plotly text: plotly renders a few HTML tags (``<a href>`` among them) in
+    names and hover text, so ``<``, ``>`` and ``&`` are escaped and control characters shown."""
+    return html.escape(plain(str(text)), quote=False)
 
 
 def _figure(title: str, height: int = 420) -> Figure:
@@ -142,7 +165,9 @@ def layer_strip(strip: LayerStrip) -> Figure:
     """Each layer is a cell: the top row its token mixer, the bottom row its FFN."""
     fig = _figure(T("chart.strip.title"), height=280)
     extra = iter(FALLBACK * 4)
-    for row_i, (row_name, labels) in enumerate(zip(ROWS, (strip.mixers, strip.ffns), strict=True)):
+    rows = ((strip.mixers, strip.mixer_keys), (strip.ffns, strip.ffn_keys))
+    for row_i, (row_name, (labels, keys)) in enumerate(zip(ROWS, rows, strict=True)):
+        key_of = dict(zip(labels, keys, strict=True))
         for label in dict.fromkeys(labels):
             xs = [i for i, lab in enumerate(labels) if lab == label]
             fig["data"].append(
@@ -152,10 +177,11 @@ def layer_strip(strip: LayerStrip) -> Figure:
                     "y": [0.9] * len(xs),
                     "base": [1 - row_i] * len(xs),
                     "width": 0.92,
-                    "name": label,
+                    "name": _label(label),
                     "legendgroup": row_name,
-                    "marker": {"color": PALETTE.get(label) or next(extra)},
-                    "hovertemplate": f"layer %{{x}}: {label}<extra>{row_name}</extra>",
+                    "marker": {"color": PALETTE.get(key_of[label]) or next(extra)},
+                    "hovertemplate": f"layer %{{x}}: {_label(label)}<extra>{_label(row_name)}"
+                    "</extra>",
                 }
             )
     layout = fig["layout"]
@@ -184,10 +210,10 @@ def _gib_lines(
                 "type": "scatter",
                 "x": list(s.x),
                 "y": [in_gib(y) for y in s.y],
-                "name": s.name,
+                "name": _label(s.name),
                 "customdata": [[f"{int(y):,}"] for y in s.y],
-                "hovertemplate": f"%{{y:,.{digits}f}} GiB (%{{customdata[0]}} B)<extra>{s.name}"
-                "</extra>",
+                "hovertemplate": f"%{{y:,.{digits}f}} GiB (%{{customdata[0]}} B)<extra>"
+                f"{_label(s.name)}</extra>",
                 **trace,
             }
         )
@@ -216,9 +242,9 @@ def users_fit(series: Sequence[Series], context: int, users: int) -> Figure:
                 "type": "scatter",
                 "x": list(s.x),
                 "y": [y if y > 0 else None for y in s.y],  # none fit: a gap, not a log of 0
-                "name": s.name,
+                "name": _label(s.name),
                 "mode": "lines+markers",
-                "hovertemplate": f"%{{y:,.0f}} {unit}<extra>{s.name}</extra>",
+                "hovertemplate": f"%{{y:,.0f}} {unit}<extra>{_label(s.name)}</extra>",
             }
         )
     if series:
@@ -252,11 +278,11 @@ def memory(b: MemoryBreakdown) -> Figure:
                 "type": "bar",
                 "y": [where],
                 "x": [in_gib(seg.bytes)],
-                "name": seg.name,
+                "name": _label(seg.name),
                 "orientation": "h",
                 "marker": {"color": color},
                 "customdata": [[f"{seg.bytes:,}"]],
-                "hovertemplate": "%{x:,.2f} GiB (%{customdata[0]} B)<extra>" + seg.name
+                "hovertemplate": "%{x:,.2f} GiB (%{customdata[0]} B)<extra>" + _label(seg.name)
                 + "</extra>",
             }
         )  # fmt: skip

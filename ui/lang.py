@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from engine.i18n import DEFAULT_LANG, LANGS, Lang, t
-from engine.present.sources import inert
+from engine.present.safe import Markdown, inert
 
 LANG = "pb.lang"
 NAMES: dict[str, str] = {"en": "English", "ko": "한국어"}
@@ -36,11 +36,13 @@ def current() -> Lang:
     return parse(st.session_state.get(LANG)) or DEFAULT_LANG
 
 
-def T(key: str, /, **params: Any) -> str:
-    """The message ``key`` in the session's language. Text parameters (model names, config
-    strings, engine reasons) cannot form Markdown links or images in it."""
+def T(key: str, /, **params: Any) -> Markdown:
+    """The message ``key`` in the session's language, as trusted Markdown. Text parameters
+    (model names, config strings, engine reasons, a link's values) are made inert
+    (``engine.present.safe.inert``): nothing in them renders as a link, an image, HTML or a
+    directive; a ``Markdown`` parameter (another message, the app's own marks) is kept."""
     safe = {k: inert(v) if isinstance(v, str) else v for k, v in params.items()}
-    return t(key, current(), **safe)
+    return Markdown(t(key, current(), **safe))
 
 
 def labels(prefix: str, options: Iterable[str]) -> dict[str, str]:

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
+from urllib.parse import urlencode
 
 import streamlit as st
 
+from engine.alternatives import alternatives as find_alternatives
+from engine.alternatives import ask
 from engine.errors import InputError
+from engine.i18n import DEFAULT_LANG
 from engine.present import messages as M
 from engine.present.artifacts import Artifact
 from engine.present.charts_data import Shown
-from engine.present.sources import SourceRef, clean, collect, escape_markdown, inert
+from engine.present.safe import Markdown, inert, plain
+from engine.present.sources import SourceRef, clean, collect
+from engine.present.words import say
 from engine.study import Study
 from ui import tables
 from ui.lang import T, current
@@ -24,15 +30,15 @@ T_ = TypeVar("T_")
 def number(s: Shown) -> None:
     """A metric (the exact bytes on hover) and, under it, the formula with the config's values
     plugged in."""
-    st.metric(s.label, s.value, help=s.help or None)
+    st.metric(inert(s.label), plain(s.value), help=inert(s.help) if s.help else None)
     with st.expander(T("common.formula")):
-        st.code(s.formula, language=None, wrap_lines=True)
+        st.code(plain(s.formula), language=None, wrap_lines=True)
 
 
 def metrics(items: Sequence[Shown], per_row: int = 4) -> None:
     """Metrics whose formula is one line: it goes in the tooltip, not an expander."""
     for col, item in zip(st.columns(per_row), items, strict=False):
-        col.metric(item.label, item.value, help=item.formula)
+        col.metric(inert(item.label), plain(item.value), help=inert(item.formula))
 
 
 def numbers(items: Sequence[Shown], per_row: int = 3) -> None:
@@ -52,7 +58,9 @@ def or_error(call: Callable[P, T_], *args: P.args, **kwargs: P.kwargs) -> T_ | N
         return None
 
 
-def table(rows: Sequence[Mapping[str, Any]], height: int | None = None) -> None:
+def table(
+    rows: Sequence[Mapping[str, Any]], height: int | None = None, key: str | None = None
+) -> None:
     """A list of dicts as a table (the keys are the headers): numbers keep thousands
     separators, text columns are sized to fit and wrap past a limit, a missing value shows as
     "—". Pages with their own column configs use ``ui.tables`` directly."""
@@ -65,7 +73,8 @@ def table(rows: Sequence[Mapping[str, Any]], height: int | None = None) -> None:
             isinstance(v, int | float) and not isinstance(v, bool) for v in values
         )
         config[name] = tables.count(name) if numeric else tables.text(name)
-    tables.show(frame, config, rows=None if height is None else max(1, (height - 38) // 35))
+    rows_shown = None if height is None else max(1, (height - 38) // 35)
+    tables.show(frame, config, rows=rows_shown, key=key)
 
 
 VERDICT_BOX = {
@@ -87,10 +96,33 @@ VERDICT_ICON = {
 def verdict(study: Study) -> None:
     """The answer first: runs / runs with a shorter context / does not fit, and the reason."""
     v = M.verdict(study, current())
-    text = T("verdict.line", title=v.title, reason=v.reason)
+    text: str = T("verdict.line", title=v.title, reason=v.reason)
     if v.tips:
         text += "\n\n" + "\n".join(T("verdict.tip_line", tip=tip) for tip in v.tips)
     VERDICT_BOX[v.status](text, icon=VERDICT_ICON[v.status])
+
+
+def alternatives(study: Study, limit: int = 3) -> None:
+    """Under the verdict: the first re-checked changes that meet the ask, each a link that
+    opens the changed scenario (its share query) on this page, with what it then gives."""
+    alts = find_alternatives(study)
+    if not alts:
+        return
+    lang = current()
+    lines = []
+    for a in alts[:limit]:
+        query = dict(a.query) | ({"lang": lang} if lang != DEFAULT_LANG else {})
+        link = "?" + urlencode(query)
+        lines.append(f"- [{say(a.what, lang)}]({link}) — {say(a.result, lang)}")
+    st.markdown(f"**{say(ask(study), lang)}:**\n" + "\n".join(lines))
+    if len(alts) > limit:
+        with st.expander(T("verdict.more_alternatives", n=len(alts) - limit)):
+            st.markdown(
+                "\n".join(
+                    f"- [{say(a.what, lang)}](?{urlencode(dict(a.query))}) — {say(a.result, lang)}"
+                    for a in alts[limit:]
+                )
+            )
 
 
 GATE_MARK = {"pass": ":green[**{}**]", "warn": ":orange[**{}**]", "fail": ":red[**{}**]"}
@@ -99,8 +131,8 @@ GATE_MARK = {"pass": ":green[**{}**]", "warn": ":orange[**{}**]", "fail": ":red[
 def gates(study: Study) -> None:
     """Each hardware gate: its status, name, reason and fix."""
     for g in M.gates(study, current()):
-        mark = GATE_MARK.get(g.status, "**{}**").format(T(f"gate.status.{g.status}"))
-        line = T("gate.line", mark=mark, name=g.title, reason=g.reason)
+        mark = Markdown(GATE_MARK.get(g.status, "**{}**").format(T(f"gate.status.{g.status}")))
+        line: str = T("gate.line", mark=mark, name=g.title, reason=g.reason)
         if g.tips:
             line += "  \n  " + T("gate.fix", fix=g.tips[0])
         st.markdown("- " + line)
@@ -127,7 +159,7 @@ def sources(
     if not refs:
         return
     body = "\n".join(f"- {r.markdown()}" for r in refs)
-    remarks = "\n\n".join(T("common.data_note", note=escape_markdown(clean(n))) for n in notes)
+    remarks = "\n\n".join(T("common.data_note", note=clean(n)) for n in notes)
     if inline:
         st.caption(T("common.sources"))
         _quoted(body, remarks)
@@ -156,23 +188,33 @@ def _quoted(body: str, remarks: str) -> None:
         st.markdown(remarks)
 
 
-def download(artifact: Artifact, key: str) -> None:
-    """A download button for an artefact the page shows (no rerun when clicked)."""
+def download(artifact: Artifact, key: str, blocked: bool = False) -> None:
+    """A download button for an artefact the page shows (no rerun when clicked); a blocked
+    plan's launch files say on their button that they stop with the reason."""
+    what = T(f"download.{artifact.kind}")
+    launch = artifact.kind in ("script", "docker", "kubernetes")
+    if blocked and launch:
+        label_key = (
+            "download.blocked_kubernetes" if artifact.kind == "kubernetes" else ("download.blocked")
+        )
+        label, tip = T(label_key, what=what), T("download.blocked_help", file=artifact.file_name)
+    else:
+        label, tip = what, T("download.help", file=artifact.file_name)
     st.download_button(
-        T(f"download.{artifact.kind}"),
+        label,
         artifact.text,
         file_name=artifact.file_name,
         mime=artifact.mime,
         key=key,
-        icon=":material/download:",
+        icon=":material/block:" if blocked and launch else ":material/download:",
         on_click="ignore",
-        help=T("download.help", file=artifact.file_name),
+        help=tip,
     )
 
 
-def downloads(artifacts: Sequence[Artifact], key: str) -> None:
+def downloads(artifacts: Sequence[Artifact], key: str, blocked: bool = False) -> None:
     """Download buttons in one row."""
     cols = st.columns(max(len(artifacts), 1))
     for col, a in zip(cols, artifacts, strict=False):
         with col:
-            download(a, f"{key}.{a.kind}")
+            download(a, f"{key}.{a.kind}", blocked)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
@@ -10,8 +9,9 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import streamlit as st
 
 from engine import scenario as SC
-from engine.errors import InputError
+from engine.errors import InputError, JsonError
 from engine.hardware.gpus import all_gpus
+from engine.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_MIB
 from engine.model.loader import catalog_names, load_model
 from engine.present.units import gib
 from ui import lang
@@ -21,16 +21,27 @@ from ui.lang import T
 MODES = ("catalog", "upload", "paste", "hub")
 
 
-def json_error(data: str | bytes) -> str | None:
-    """Where a config.json text stops being JSON, in words (None when it parses, or when what
-    is wrong is not its syntax: the loader names that)."""
-    try:
-        json.loads(data)
-    except json.JSONDecodeError as err:
-        return T("error.json", line=err.lineno, column=err.colno, msg=err.msg)
-    except (ValueError, RecursionError):
-        return None
-    return None
+# Each upload or paste parses a file of up to MAX_CONFIG_BYTES: a session gets this many, so one
+# browser tab cannot keep the server parsing (and the shared store turning over) without end.
+MAX_LOADS_PER_SESSION = 30
+LOADS = "pb.loads"
+
+
+def _problem(err: InputError) -> str:
+    """The loader's error in the reader's language where it has words for it (JSON syntax)."""
+    if isinstance(err, JsonError):
+        return T("error.json", line=err.line, column=err.column, msg=err.msg)
+    return str(err)
+
+
+def _may_load() -> bool:
+    """Count this load against the session's allowance; False (with the error set) past it."""
+    n = int(st.session_state.get(LOADS, 0))
+    if n >= MAX_LOADS_PER_SESSION:
+        st.session_state[S.MODEL_ERROR] = T("error.too_many", n=n)
+        return False
+    st.session_state[LOADS] = n + 1
+    return True
 
 
 def _clear_error() -> None:
@@ -43,35 +54,31 @@ def _on_catalog() -> None:
 
 def _on_upload() -> None:
     file = st.session_state.get("w.upload")
-    if file is None:
+    if file is None or not _may_load():
         return
-    data = file.getvalue()
-    problem = json_error(data)
-    if problem is None:
-        try:
-            loaded = load_model(data, name=file.name)
-        except InputError as err:
-            problem = str(err)
-        else:
-            S.use_model(loaded)
-            return
-    st.session_state[S.MODEL_ERROR] = T("error.upload", file=file.name, error=problem)
+    # one parse: the loader refuses an oversized file before reading it and names a JSON
+    # syntax error's line and column itself
+    name = str(file.name)
+    try:
+        loaded = load_model(file.getvalue(), name=name)
+    except InputError as err:
+        st.session_state[S.MODEL_ERROR] = T("error.upload", file=name, error=_problem(err))
+        return
+    S.use_model(loaded)
 
 
 def _on_paste() -> None:
     from engine.model.loader import load_pasted
 
     text = st.session_state.get("w.paste", "")
-    problem = json_error(text) if text.strip() else None
-    if problem is None:
-        try:
-            loaded = load_pasted(text, name="pasted config.json")
-        except InputError as err:
-            problem = str(err)
-        else:
-            S.use_model(loaded)
-            return
-    st.session_state[S.MODEL_ERROR] = T("error.paste", error=problem)
+    if not _may_load():
+        return
+    try:
+        loaded = load_pasted(text, name="pasted config.json")
+    except InputError as err:
+        st.session_state[S.MODEL_ERROR] = T("error.paste", error=_problem(err))
+        return
+    S.use_model(loaded)
 
 
 def _on_hub() -> None:
@@ -97,13 +104,19 @@ def _model_section() -> None:
         st.session_state["w.model"] = s.model if s.model in names else names[0]
         st.selectbox(T("sidebar.bundled"), names, key="w.model", on_change=_on_catalog)
     elif mode == "upload":
-        st.file_uploader(T("sidebar.upload"), type=["json"], key="w.upload", on_change=_on_upload)
+        st.file_uploader(
+            T("sidebar.upload"),
+            type=["json"],
+            key="w.upload",
+            on_change=_on_upload,
+            max_upload_size=MAX_CONFIG_MIB,
+        )
     elif mode == "paste":
         st.text_area(
             T("sidebar.paste"),
             key="w.paste",
             height=140,
-            max_chars=2_000_000,
+            max_chars=MAX_CONFIG_BYTES,
             placeholder='{"architectures": …}',
         )
         st.button(T("sidebar.paste_go"), key="w.paste_go", on_click=_on_paste)
@@ -210,7 +223,12 @@ def share_link(v: S.View) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", "", "")) + query
 
 
-def _share_section(v: S.View) -> None:
+@st.fragment(key=S.SHARE_FRAGMENT)
+def _share_section() -> None:
+    """The share link: a fragment of its own, so a page control that moves the scenario can
+    redraw it without the rest of the sidebar (it reads the view itself: a fragment reruns with
+    the arguments of its first call)."""
+    v = S.view()
     with st.expander(T("sidebar.share"), icon=":material/share:"):
         st.caption(T("sidebar.share_caption"))
         st.code(share_link(v), language=None, wrap_lines=True)
@@ -232,18 +250,20 @@ def draw() -> S.View:
                 view = S.build_view()
         else:
             view = S.build_view()
-        err = st.session_state.get(S.MODEL_ERROR) or view.error
-        if err:
-            error_slot.error(err)
-        if view.study is not None:
+        # An error is said once, on the page (with what to do); here only that nothing shows,
+        # never "Showing …" of the previous model
+        shown = None if st.session_state.get(S.MODEL_ERROR) else view.study
+        if shown is None:
+            error_slot.caption(T("sidebar.nothing_shown"))
+        else:
             st.caption(
                 T(
                     "sidebar.showing",
-                    model=view.study.model.name,
-                    source=T(f"common.source.{view.study.model.source}"),
+                    model=shown.model.name,
+                    source=T(f"common.source.{shown.model.source}"),
                     n=s.total_gpus,
-                    gpu=view.study.gpu.key,
+                    gpu=shown.gpu.key,
                 )
             )
-        _share_section(view)
+        _share_section()
     return view

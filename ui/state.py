@@ -9,6 +9,7 @@ page switches (Streamlit drops the state of widgets a page does not draw).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,7 @@ from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG
 from engine.model import store
 from engine.model.loader import LoadedModel
-from engine.present.sources import inert
+from engine.present.safe import inert
 from engine.scenario import Scenario, from_query, to_query
 from engine.study import Study, study
 from ui import lang
@@ -63,11 +64,20 @@ def set_scenario(*, keep_warnings: bool = False, **changes: Any) -> None:
     st.session_state[WARNINGS] = old
 
 
+def display_model(loaded: LoadedModel) -> LoadedModel:
+    """``loaded`` under a name fit to show: a file name's control characters and line breaks
+    become spaces, at most 200 characters (the Scenario's bound)."""
+    name = " ".join("".join(c if c.isprintable() else " " for c in loaded.name).split())[:200]
+    name = name or "uploaded config.json"
+    return loaded if name == loaded.name else dataclasses.replace(loaded, name=name)
+
+
 def use_model(loaded: LoadedModel) -> None:
     """Show a config the user uploaded or pasted (held in memory by its digest)."""
+    loaded = display_model(loaded)
     digest = store.put(loaded)
     st.session_state[MODEL_ERROR] = None
-    set_scenario(source="file", model=loaded.name[:200] or "uploaded config", digest=digest)
+    set_scenario(source="file", model=loaded.name, digest=digest)
 
 
 def query() -> dict[str, str]:
@@ -85,9 +95,43 @@ def sync_query_params() -> None:
         st.query_params.from_dict(target)
 
 
-def _on_change(field: str, wkey: str, convert: Callable[[Any], Any] | None) -> None:
+# Fragments (``st.fragment``): a page's own controls rerun the page's fragment and the sidebar's,
+# not the whole page. The sidebar is a fragment of its own (app.py) so that a page control can
+# redraw it (the sidebar shows the same scenario); a change made in the sidebar itself reruns
+# the whole page (``sidebar_fragment``).
+SIDEBAR_FRAGMENT = "sidebar"
+SHARE_FRAGMENT = "sidebar.share"  # the sidebar's share link, inside the sidebar's fragment
+FULL_RUN = "pb.full_run"  # set by app.py before it draws the sidebar in a whole-page run
+# set by a page control: the sidebar fragment redraws instead of rerunning the page, for this
+# scenario and language only (a token left behind by a cut-short run cannot hide a later change)
+SYNC = "pb.sync"
+
+
+def _on_change(
+    field: str, wkey: str, convert: Callable[[Any], Any] | None, fragments: tuple[str, ...] = ()
+) -> None:
     value = st.session_state[wkey]
+    before = bool(st.session_state.get(WARNINGS))
     set_scenario(**{field: convert(value) if convert else value})
+    # warnings (shown above the page, outside any fragment) need the whole page to come or go
+    if fragments and not before and not st.session_state.get(WARNINGS):
+        if SIDEBAR_FRAGMENT in fragments:
+            st.session_state[SYNC] = (scenario(), lang.current())
+        st.rerun(list(fragments))
+    if fragments:
+        st.rerun()
+
+
+def sidebar_fragment(draw: Callable[[], object]) -> None:
+    """Run ``draw`` (the sidebar) as the fragment a page control can rerun. In a whole-page run,
+    or when a page control asked for it, it draws; when one of its own widgets changed, the
+    scenario changed for every part of the page: it reruns the page instead."""
+    whole_page = bool(st.session_state.pop(FULL_RUN, False))
+    synced = st.session_state.pop(SYNC, None) == (scenario(), lang.current())
+    if not whole_page and not synced:
+        st.rerun()
+    draw()
+    sync_query_params()
 
 
 def bound(
@@ -98,12 +142,15 @@ def bound(
     *,
     to_widget: Callable[[Any], Any] | None = None,
     from_widget: Callable[[Any], Any] | None = None,
+    fragments: tuple[str, ...] = (),
     **kwargs: Any,
 ) -> Any:
-    """Draw ``widget`` showing ``scenario().<field>``; a change writes it back."""
+    """Draw ``widget`` showing ``scenario().<field>``; a change writes it back. ``fragments``:
+    the keys of the fragments a change reruns (default: the whole page)."""
     value = getattr(scenario(), field)
     st.session_state[wkey] = to_widget(value) if to_widget else value
-    return widget(label, key=wkey, on_change=_on_change, args=(field, wkey, from_widget), **kwargs)
+    args = (field, wkey, from_widget, fragments)
+    return widget(label, key=wkey, on_change=_on_change, args=args, **kwargs)
 
 
 # --- the study every page reads --------------------------------------------------------------
@@ -130,8 +177,10 @@ def build_view() -> View:
 
 
 def view() -> View:
+    """The view the sidebar built, or a new one if the scenario moved on since (a fragment that
+    runs before the sidebar's in one rerun)."""
     value = st.session_state.get(VIEW)
-    if not isinstance(value, View):
+    if not isinstance(value, View) or value.scenario != scenario():
         return build_view()
     return value
 

@@ -17,6 +17,9 @@ from unicodedata import east_asian_width
 import pandas as pd  # type: ignore[import-untyped]
 import streamlit as st
 
+from engine.present.safe import plain
+from engine.present.units import PERCENT_FORMAT
+
 ColumnConfig = Any  # streamlit.column_config.* returns typed dicts Streamlit does not export
 ROW = 35  # Streamlit's default row height in px
 HEADER = 38
@@ -52,9 +55,10 @@ def decimal(label: str, digits: int = 2, help: str | None = None) -> ColumnConfi
 
 
 def share(label: str, help: str | None = None) -> ColumnConfig:
-    """A fraction 0..1 as a progress bar with its percentage."""
+    """A fraction 0..1 as a progress bar with its percentage, written as the app writes every
+    percentage (``56 %``): ``show`` draws the column's values as percent."""
     return st.column_config.ProgressColumn(
-        label, help=help, format="percent", min_value=0.0, max_value=1.0, width="medium"
+        label, help=help, format=PERCENT_FORMAT, min_value=0.0, max_value=100.0, width="medium"
     )
 
 
@@ -65,12 +69,30 @@ def _px(text: str) -> float:
 
 
 def _is_text(col: object) -> bool:
-    return isinstance(col, Mapping) and col.get("type_config", {}).get("type") == "text"
+    return _type(col) == "text"
 
 
-def _fitted(frame: pd.DataFrame, config: Mapping[str, ColumnConfig]) -> tuple[dict[str, Any], int]:
-    """Text columns sized to their content, and the row height that shows the longest value of
-    every text column whole (over 4 rem, Streamlit wraps text inside a cell)."""
+def _type(col: object) -> object:
+    return col.get("type_config", {}).get("type") if isinstance(col, Mapping) else None
+
+
+def _as_percent(frame: pd.DataFrame, config: Mapping[str, ColumnConfig]) -> pd.DataFrame:
+    """Share columns (fractions 0..1) as percent, for their progress bars' labels."""
+    shares = [c for c, col in config.items() if c in frame.columns and _type(col) == "progress"]
+    if not shares:
+        return frame
+    out = frame.copy()
+    for c in shares:
+        out[c] = out[c] * 100
+    return out
+
+
+def _fitted(
+    frame: pd.DataFrame, config: Mapping[str, ColumnConfig], wrap_px: int = TEXT_MAX_PX
+) -> tuple[dict[str, Any], int]:
+    """Text columns sized to their content (up to ``wrap_px``, past which they wrap), and the
+    row height that shows the longest value of every text column whole (over 4 rem, Streamlit
+    wraps text inside a cell)."""
     out: dict[str, Any] = {}
     lines = 1
     for name, col in config.items():
@@ -81,7 +103,7 @@ def _fitted(frame: pd.DataFrame, config: Mapping[str, ColumnConfig]) -> tuple[di
         header = _px(str(col.get("label") or "")) + 20  # the sort arrow
         width = col.get("width")
         if width is None:
-            width = int(min(max(longest, header) + PADDING_PX, TEXT_MAX_PX))
+            width = int(min(max(longest, header) + PADDING_PX, wrap_px))
             col = {**col, "width": width}
         px = NAMED_PX.get(str(width), width) if not isinstance(width, int) else width
         room = max(int(px) - PADDING_PX, 60)
@@ -98,14 +120,16 @@ def show(
     *,
     key: str | None = None,
     rows: int | None = None,
+    wrap_px: int = TEXT_MAX_PX,
 ) -> None:
     """Draw ``frame`` with ``config`` (column id -> column config). ``rows``: how many rows to
-    show before scrolling (default: all of them)."""
-    fitted, row = _fitted(frame, config)
+    show before scrolling (default: all of them). ``wrap_px``: the widest a text column grows
+    before it wraps (narrower for a table in half the page)."""
+    fitted, row = _fitted(frame, config, wrap_px)
     shown = len(frame) if rows is None else min(rows, len(frame))
     height = min(HEADER + row * max(shown, 1) + 2, MAX_HEIGHT)
     st.dataframe(
-        frame,
+        _as_percent(frame, config),
         hide_index=True,
         width="stretch",
         height=height,
@@ -118,8 +142,10 @@ def show(
 
 
 def frame(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
-    """A DataFrame with exactly ``columns`` (an empty table keeps its headers)."""
-    return pd.DataFrame(list(rows), columns=list(columns))
+    """A DataFrame with exactly ``columns`` (an empty table keeps its headers). Cells are plain
+    text (a dataframe never renders Markdown); a control character shows as an escape."""
+    clean = [{k: plain(v) if isinstance(v, str) else v for k, v in row.items()} for row in rows]
+    return pd.DataFrame(clean, columns=list(columns))
 
 
 def texts(rows: Sequence[Mapping[str, Any]], labels: Mapping[str, str], *, key: str) -> None:

@@ -148,6 +148,7 @@ class _Catalog:
     gpus: tuple[Gpu, ...]
     generations: dict[str, str]
     by_name: dict[str, str]  # normalized spelling -> key
+    aliases: dict[str, tuple[str, ...]]  # key -> the catalog's other spellings
 
 
 def _normalize(name: str) -> str:
@@ -191,12 +192,19 @@ def _catalog() -> _Catalog:
         gpus=tuple(_to_gpu(r) for r in parsed.gpus),
         generations=dict(parsed.generations),
         by_name=by_name,
+        aliases={r.key: tuple(r.aliases) for r in parsed.gpus},
     )
 
 
 def all_gpus() -> list[Gpu]:
     """Every catalog row, in file order."""
     return list(_catalog().gpus)
+
+
+def aliases(key: str) -> tuple[str, ...]:
+    """The other spellings ``lookup_gpu`` accepts for ``key``, as the catalog lists them (its
+    display name, case, spaces and vendor words aside)."""
+    return _catalog().aliases.get(key, ())
 
 
 def note_code(key: str) -> str:

@@ -6,21 +6,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from engine.decision import Code, Decision
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.kv.dtype import DTYPE_BYTES, KvDtype, model_dtype
-from engine.kv.specs import (
-    CacheSpec,
-    ChunkedLocalSpec,
-    CompressedSpec,
-    FullAttentionSpec,
-    IndexerSpec,
-    MambaSpec,
-    MLAAttentionSpec,
-    SlidingWindowSpec,
-)
+from engine.kv.specs import CacheSpec
 from engine.model.architecture import Architecture, LayerPlan
-from engine.model.config import ModelConfig, model_defaults
+from engine.model.config import ModelConfig
+from engine.model.mixers import CacheContext
+from engine.model.mixers.kv_shared import KV_SHARING
 from engine.rules import engine_rules
+
+GROUP = Code("kv.formula.group", "layers", "spec")
+ALIGNMENT = Code("kv.formula.hybrid_alignment", "align", "state_page", "attn", "block", "padded")
 
 
 @dataclass(frozen=True)
@@ -46,8 +44,12 @@ class LayerGroup:
     def bytes_at(self, context: int) -> float:
         return self.spec.bytes_at(context) * self.num_layers
 
-    def formula(self) -> str:
-        return f"{self.num_layers} layers × [{self.spec.formula()}]"
+    def formula(self) -> Decision:
+        """The group's accounting line: its layer count times one layer's formula."""
+        return GROUP(layers=self.num_layers, spec=self.spec.formula())
+
+    def label(self) -> Decision:
+        return self.spec.label()
 
 
 @dataclass(frozen=True)
@@ -61,11 +63,13 @@ class HybridAlignment:
     block_size: int
     padded_page: int
 
-    def formula(self) -> str:
-        return (
-            f"block = {self.align} × ceil({self.mamba_page:,} / ({self.align} × "
-            f"{self.attn_bytes_per_token:,})) = {self.block_size}; padded state page = "
-            f"{self.block_size} × {self.attn_bytes_per_token:,} = {self.padded_page:,} B"
+    def formula(self) -> Decision:
+        return ALIGNMENT(
+            align=self.align,
+            state_page=self.mamba_page,
+            attn=self.attn_bytes_per_token,
+            block=self.block_size,
+            padded=self.padded_page,
         )
 
 
@@ -116,11 +120,6 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _kv_heads_per_rank(total: int, tp: int) -> int:
-    """vLLM get_num_kv_heads: KV heads split over TP, replicated when fewer than TP."""
-    return max(1, total // tp)
-
-
 def _ssm_dtype(cfg: ModelConfig, conv_dtype: str) -> tuple[str, str]:
     for rule in engine_rules().mamba_ssm_dtype_hooks.rules:
         if cfg.model_type in rule.model_types:
@@ -132,112 +131,39 @@ def _ssm_dtype(cfg: ModelConfig, conv_dtype: str) -> tuple[str, str]:
     return conv_dtype, "model dtype (mamba_ssm_cache_dtype auto)"
 
 
-def mamba_spec(cfg: ModelConfig, kind: str, tp: int, engine: str = "vllm") -> MambaSpec:
-    """State shapes from vLLM ``MambaStateShapeCalculator`` (conv layout (state_len, dim))."""
+def cache_context(cfg: ModelConfig, kv: KvDtype, tp: int, engine: str = "vllm") -> CacheContext:
+    """What the mixer families' cache specs read: the stored KV dtype and the linear states'
+    dtypes as each engine resolves them (vLLM: the model dtype for the conv state, its per-model
+    hooks for the recurrent one; SGLang: the config's mamba_ssm_dtype, else its default)."""
     conv_dt = model_dtype(cfg)
     ssm_dt, _ = _ssm_dtype(cfg, conv_dt)
-    if engine == "sglang":
-        field = cfg.field("mamba_ssm_dtype")
-        ssm_dt = (
-            field
-            if isinstance(field, str) and field
-            else engine_rules().sglang.mamba_ssm_dtype_default
-        )
-    shapes: tuple[tuple[int, ...], ...]
-    if kind == "gdn":
-        nk = _req(cfg.linear_num_key_heads, "linear_num_key_heads")
-        nv = _req(cfg.linear_num_value_heads, "linear_num_value_heads")
-        hk = _req(cfg.linear_key_head_dim, "linear_key_head_dim")
-        hv = _req(cfg.linear_value_head_dim, "linear_value_head_dim")
-        k = cfg.linear_conv_kernel_dim or 4
-        _divides(nv, tp, "linear_num_value_heads")
-        conv_dim = 2 * hk * nk + hv * nv
-        shapes = ((k - 1, conv_dim // tp), (nv // tp, hv, hk))
-        variant = "Gated DeltaNet"
-    elif kind == "mamba2":
-        state = _req(cfg.ssm_state_size, "ssm_state_size")
-        groups = cfg.mamba_n_groups or 1
-        if groups % tp:
-            groups += tp - groups  # vLLM extra_groups_for_head_shards
-        head_dim = cfg.mamba_head_dim or 64
-        inter = mamba2_inner(cfg)
-        heads = cfg.mamba_num_heads or inter // head_dim
-        _divides(heads, tp, "mamba_num_heads")
-        k = cfg.conv_kernel or 4
-        shapes = ((k - 1, (inter + 2 * groups * state) // tp), (heads // tp, head_dim, state))
-        variant = "Mamba-2"
-    elif kind == "mamba1":
-        state = _req(cfg.ssm_state_size, "mamba_d_state")
-        inter = cfg.mamba_intermediate_size or (cfg.mamba_expand or 2) * cfg.hidden_size
-        k = cfg.conv_kernel or 4
-        shapes = ((k - 1, inter // tp), (inter // tp, state))
-        variant = "Mamba-1"
-    elif kind == "lightning":
-        # linear_attention_state_shape: (heads / TP, head_dim, head_dim) in mamba_cache_dtype
-        hd = cfg.head_dim or cfg.hidden_size // cfg.num_attention_heads
-        _divides(cfg.num_attention_heads, tp, "num_attention_heads")
-        return MambaSpec(
-            conv_dt,
-            "lightning attention",
-            ((cfg.num_attention_heads // tp, hd, hd),),
-            (conv_dt,),
-            (DTYPE_BYTES[conv_dt],),
-        )
-    elif kind == "short_conv":
-        # short_conv_state_shape: (conv_L_cache - 1, conv_dim / TP) in mamba_cache_dtype
-        k = _req(cfg.short_conv_kernel, "conv_L_cache")
-        dim = _req(cfg.short_conv_dim, "conv_dim")
-        _divides(dim, tp, "conv_dim")
-        return MambaSpec(
-            conv_dt, "short convolution", ((k - 1, dim // tp),), (conv_dt,), (DTYPE_BYTES[conv_dt],)
-        )
-    elif kind == "kda":
-        # kda_state_shape: conv over q, k, v (3 × heads × head_dim); recurrent state in fp32
-        nh = _req(cfg.kda_num_heads, "linear_attn_config.num_heads")
-        hd = _req(cfg.kda_head_dim, "linear_attn_config.head_dim")
-        k = cfg.kda_conv_kernel or 4
-        _divides(nh, tp, "linear_attn_config.num_heads")
-        shapes = ((k - 1, 3 * nh * hd // tp), (nh // tp, hd, hd))
-        dts = (conv_dt, "float32")
-        return MambaSpec("float32", "Kimi Delta Attention", shapes, dts, (DTYPE_BYTES[conv_dt], 4))
-    else:  # pragma: no cover - kinds come from architecture.linear_kind
-        raise InputError("layer_types", f"a known linear mixer, got {kind!r}")
-    dts = (conv_dt, ssm_dt)
-    return MambaSpec(ssm_dt, variant, shapes, dts, tuple(DTYPE_BYTES.get(d, 2) for d in dts))
-
-
-def mamba2_inner(cfg: ModelConfig) -> int:
-    """The conv width vLLM passes as ``intermediate_size`` to ``mamba2_state_shape``
-    (data/model_defaults.yaml mamba2_inner_from_heads_model_types)."""
-    heads_x_dim = (cfg.mamba_num_heads or 0) * (cfg.mamba_head_dim or 64)
-    if cfg.model_type in model_defaults()["mamba2_inner_from_heads_model_types"] and heads_x_dim:
-        return heads_x_dim
-    if cfg.mamba_intermediate_size:
-        return cfg.mamba_intermediate_size
-    if cfg.mamba_expand is None and heads_x_dim:
-        return heads_x_dim
-    return (cfg.mamba_expand or 2) * cfg.hidden_size
-
-
-def _req(v: int | None, name: str) -> int:
-    if v is None:
-        raise InputError(name, "a positive integer for the linear-attention state; it is missing")
-    return v
-
-
-def _divides(n: int, tp: int, name: str) -> None:
-    if n % tp:
-        raise InputError("tp", f"a TP size that divides {name} ({n}); got {tp}")
+    ssm_dt = adapter(engine).ssm_dtype(cfg, ssm_dt)
+    rules = engine_rules()
+    return CacheContext(
+        cfg=cfg,
+        tp=tp,
+        kv_dtype=kv.stored,
+        kv_bytes=kv.bytes,
+        mla_packed_bytes=kv.mla_packed_bytes,
+        conv_dtype=conv_dt,
+        conv_bytes=DTYPE_BYTES.get(conv_dt, 2),
+        ssm_dtype=ssm_dt,
+        ssm_bytes=DTYPE_BYTES.get(ssm_dt, 2),
+        indexer_quant_block=rules.indexer.quant_block,
+        indexer_scale_bytes=rules.indexer.scale_bytes,
+    )
 
 
 def layer_specs(
     arch: Architecture, cfg: ModelConfig, kv: KvDtype, tp: int, engine: str = "vllm"
 ) -> list[tuple[LayerPlan, list[CacheSpec]]]:
+    """Each layer's cache specs on one TP rank: its mixer family's (none where it reads an
+    earlier layer's KV), then a parallel linear mixer's state."""
     if tp < 1:
         raise InputError("tp", f"a positive integer, got {tp}")
-    rules = engine_rules()
+    ctx = cache_context(cfg, kv, tp, engine)
     out: list[tuple[LayerPlan, list[CacheSpec]]] = []
-    mamba_cache: dict[str, MambaSpec] = {}
+    states: dict[str, tuple[CacheSpec, ...]] = {}  # one state spec object per linear mixer
     # layers that differ only in their index or FFN share one spec list (most stacks repeat
     # a few layer kinds), so each kind is built and hashed once
     by_shape: dict[tuple[object, ...], list[CacheSpec]] = {}
@@ -254,57 +180,16 @@ def layer_specs(
             layer.compress_ratio,
         )
         known = by_shape.get(shape)
-        if known is not None:
-            out.append((layer, known))
-            continue
-        specs: list[CacheSpec] = []
-        by_shape[shape] = specs
-        m = layer.mixer
-        if layer.kv_shared:
-            pass  # reads an earlier layer's cache (vLLM skips its KVCacheSpec)
-        elif m in ("full", "sliding", "chunked"):
-            heads = _kv_heads_per_rank(layer.num_kv_heads, tp)
-            base = (kv.stored, heads, layer.head_dim, layer.head_dim_v, kv.bytes)
-            if m == "full":
-                specs.append(FullAttentionSpec(*base))
-            elif m == "sliding":
-                assert layer.window is not None
-                specs.append(SlidingWindowSpec(*base, sliding_window=layer.window))
-            else:
-                assert layer.window is not None
-                specs.append(ChunkedLocalSpec(*base, chunk_size=layer.window))
-        elif m == "mla":
-            assert cfg.kv_lora_rank is not None and cfg.qk_rope_head_dim is not None
-            specs.append(
-                MLAAttentionSpec(
-                    kv.stored, cfg.kv_lora_rank, cfg.qk_rope_head_dim, kv.bytes, kv.mla_packed_bytes
-                )
-            )
-            if layer.indexer:
-                assert cfg.index_head_dim is not None
-                specs.append(
-                    IndexerSpec(
-                        "uint8",
-                        cfg.index_head_dim,
-                        rules.indexer.quant_block,
-                        rules.indexer.scale_bytes,
-                    )
-                )
-        elif m == "compressed":
-            dt = kv.bytes
-            if layer.compress_ratio > 0:
-                idx = (cfg.index_head_dim or 0) if layer.indexer else 0
-                specs.append(
-                    CompressedSpec(kv.stored, layer.head_dim, layer.compress_ratio, dt, idx)
-                )
-            assert layer.window is not None
-            specs.append(SlidingWindowSpec(kv.stored, 1, layer.head_dim, 0, dt, layer.window))
-        for lin in (m, layer.linear):
-            if lin is not None and lin.is_linear:
-                if lin not in mamba_cache:
-                    mamba_cache[lin] = mamba_spec(cfg, lin, tp, engine)
-                specs.append(mamba_cache[lin])
-        out.append((layer, specs))
+        if known is None:
+            known = by_shape[shape] = []
+            for m in layer.mixers:
+                if m.is_linear:
+                    if m not in states:
+                        states[m] = m.family.cache_specs(layer, ctx)
+                    known += states[m]
+                else:
+                    known += KV_SHARING.specs(layer, m.family.cache_specs(layer, ctx))
+        out.append((layer, known))
     return out
 
 
@@ -343,11 +228,12 @@ def size_kv(
 ) -> KvSizing:
     groups = group_layers(layer_specs(arch, cfg, kv, tp, engine))
     is_mla = any(g.spec.latent for g in groups)
-    hybrid = hybrid_alignment(groups, is_mla) if engine == "vllm" else None
+    eng = adapter(engine)
+    hybrid = hybrid_alignment(groups, is_mla) if eng.aligns_hybrid_pages else None
     rules = engine_rules()
     if hybrid is not None:
         block = hybrid.block_size
-    elif engine == "sglang":
+    elif eng.token_paged:
         block = 1
     else:
         block = rules.default_block_size.mla if is_mla else rules.default_block_size.attention

@@ -11,6 +11,43 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
+from engine.decision import Code, Decimal, Decision, Name, Tokens
+
+# how each cache family is named and counted (worded in data/i18n/<lang>/kv.yaml)
+FULL_LABEL = Code("kv.label.full")
+SLIDING_LABEL = Code("kv.label.sliding", "window")
+CHUNKED_LABEL = Code("kv.label.chunked", "chunk")
+MLA_LABEL = Code("kv.label.mla")
+INDEXER_LABEL = Code("kv.label.indexer")
+COMPRESSED_LABEL = Code("kv.label.compressed", "ratio")
+STATE_LABEL = Code("kv.label.state", "variant")
+HEADS = Code("kv.formula.heads", "heads", "k", "v", "dtype_bytes", "dtype", "bytes")
+SLIDING = Code("kv.formula.sliding", "base", "window")
+CHUNKED = Code("kv.formula.chunked", "base", "chunk")
+MLA = Code("kv.formula.mla", "rank", "rope", "dtype_bytes", "dtype", "bytes")
+MLA_PACKED = Code("kv.formula.mla_packed", "dtype", "rank", "scales", "rope", "bytes")
+INDEXER = Code("kv.formula.indexer", "dim", "blocks", "scale", "bytes")
+COMPRESSED = Code("kv.formula.compressed", "entry", "dtype_bytes", "ratio", "bytes")
+COMPRESSED_INDEXED = Code(
+    "kv.formula.compressed_indexed", "entry", "indexer", "dtype_bytes", "ratio", "bytes"
+)
+STATE = Code("kv.formula.state", "variant", "parts", "bytes")
+STATE_PART = Code("kv.formula.state_part", "dims", "dtype_bytes", "dtype")
+PLUS = Code("kv.formula.plus", "a", "b")
+
+
+def plus(parts: tuple[Decision, ...]) -> Decision:
+    """``a + b + …`` as one decision (each term worded by its own code)."""
+    out = parts[0]
+    for p in parts[1:]:
+        out = PLUS(a=out, b=p)
+    return out
+
+
+def _n(x: float) -> int:
+    """A whole byte count as shown (rounded)."""
+    return round(x)
+
 
 @dataclass(frozen=True)
 class CacheSpec:
@@ -34,7 +71,7 @@ class CacheSpec:
     def kind(self) -> str:
         raise NotImplementedError
 
-    def label(self) -> str:
+    def label(self) -> Decision:
         """A short name for tables and charts."""
         raise NotImplementedError
 
@@ -64,7 +101,8 @@ class CacheSpec:
     def bytes_at(self, context: int) -> float:
         return self.bytes_per_token * self.tokens_kept(context) + self.state_bytes
 
-    def formula(self) -> str:
+    def formula(self) -> Decision:
+        """How one layer's bytes are counted, with the numbers plugged in."""
         raise NotImplementedError
 
 
@@ -76,8 +114,8 @@ class FullAttentionSpec(CacheSpec):
     order: ClassVar[int] = 0
     aligns_state: ClassVar[bool] = True
 
-    def label(self) -> str:
-        return "full attention"
+    def label(self) -> Decision:
+        return FULL_LABEL()
 
     num_kv_heads: int
     head_size: int
@@ -92,10 +130,14 @@ class FullAttentionSpec(CacheSpec):
     def bytes_per_token(self) -> float:
         return float(self.num_kv_heads * (self.head_size + self.head_size_v) * self.dtype_bytes)
 
-    def formula(self) -> str:
-        return (
-            f"{self.num_kv_heads} KV heads × ({self.head_size} K + {self.head_size_v} V) "
-            f"× {self.dtype_bytes} B ({self.dtype}) = {self.bytes_per_token:,.0f} B/token"
+    def formula(self) -> Decision:
+        return HEADS(
+            heads=self.num_kv_heads,
+            k=self.head_size,
+            v=self.head_size_v,
+            dtype_bytes=self.dtype_bytes,
+            dtype=Name(self.dtype),
+            bytes=_n(self.bytes_per_token),
         )
 
 
@@ -106,8 +148,8 @@ class SlidingWindowSpec(FullAttentionSpec):
 
     order: ClassVar[int] = 1
 
-    def label(self) -> str:
-        return f"sliding window ({self.sliding_window:,} tokens)"
+    def label(self) -> Decision:
+        return SLIDING_LABEL(window=Tokens(self.sliding_window))
 
     sliding_window: int
 
@@ -119,8 +161,8 @@ class SlidingWindowSpec(FullAttentionSpec):
     def window(self) -> int | None:
         return self.sliding_window
 
-    def formula(self) -> str:
-        return super().formula() + f", kept for the last {self.sliding_window:,} tokens only"
+    def formula(self) -> Decision:
+        return SLIDING(base=super().formula(), window=Tokens(self.sliding_window))
 
 
 @dataclass(frozen=True)
@@ -130,8 +172,8 @@ class ChunkedLocalSpec(FullAttentionSpec):
 
     order: ClassVar[int] = 2
 
-    def label(self) -> str:
-        return f"chunked local ({self.chunk_size:,} tokens)"
+    def label(self) -> Decision:
+        return CHUNKED_LABEL(chunk=Tokens(self.chunk_size))
 
     chunk_size: int
 
@@ -143,8 +185,8 @@ class ChunkedLocalSpec(FullAttentionSpec):
     def window(self) -> int | None:
         return self.chunk_size
 
-    def formula(self) -> str:
-        return super().formula() + f", kept for at most one {self.chunk_size:,}-token chunk"
+    def formula(self) -> Decision:
+        return CHUNKED(base=super().formula(), chunk=Tokens(self.chunk_size))
 
 
 @dataclass(frozen=True)
@@ -158,8 +200,8 @@ class MLAAttentionSpec(CacheSpec):
     aligns_state: ClassVar[bool] = True
     latent: ClassVar[bool] = True
 
-    def label(self) -> str:
-        return "MLA latent"
+    def label(self) -> Decision:
+        return MLA_LABEL()
 
     kv_lora_rank: int
     qk_rope_head_dim: int
@@ -180,16 +222,21 @@ class MLAAttentionSpec(CacheSpec):
             return float(self.packed_bytes)
         return float(self.head_size * self.dtype_bytes)
 
-    def formula(self) -> str:
+    def formula(self) -> Decision:
         if self.packed_bytes is not None:
-            return (
-                f"packed {self.dtype} row: {self.kv_lora_rank} fp8 latent + "
-                f"{self.kv_lora_rank // 128} fp32 scales + {self.qk_rope_head_dim} bf16 RoPE "
-                f"= {self.packed_bytes} B/token"
+            return MLA_PACKED(
+                dtype=Name(self.dtype),
+                rank=self.kv_lora_rank,
+                scales=self.kv_lora_rank // 128,
+                rope=self.qk_rope_head_dim,
+                bytes=self.packed_bytes,
             )
-        return (
-            f"({self.kv_lora_rank} latent + {self.qk_rope_head_dim} RoPE) × {self.dtype_bytes} B "
-            f"({self.dtype}) = {self.bytes_per_token:,.0f} B/token (one copy, no V)"
+        return MLA(
+            rank=self.kv_lora_rank,
+            rope=self.qk_rope_head_dim,
+            dtype_bytes=self.dtype_bytes,
+            dtype=Name(self.dtype),
+            bytes=_n(self.bytes_per_token),
         )
 
 
@@ -200,8 +247,8 @@ class IndexerSpec(CacheSpec):
 
     order: ClassVar[int] = 4
 
-    def label(self) -> str:
-        return "DSA indexer keys"
+    def label(self) -> Decision:
+        return INDEXER_LABEL()
 
     index_head_dim: int
     quant_block: int = 128
@@ -217,10 +264,12 @@ class IndexerSpec(CacheSpec):
             self.index_head_dim + self.index_head_dim // self.quant_block * self.scale_bytes
         )
 
-    def formula(self) -> str:
-        return (
-            f"{self.index_head_dim} fp8 key bytes + {self.index_head_dim // self.quant_block} × "
-            f"{self.scale_bytes} B scale = {self.bytes_per_token:,.0f} B/token"
+    def formula(self) -> Decision:
+        return INDEXER(
+            dim=self.index_head_dim,
+            blocks=self.index_head_dim // self.quant_block,
+            scale=self.scale_bytes,
+            bytes=_n(self.bytes_per_token),
         )
 
 
@@ -232,8 +281,8 @@ class CompressedSpec(CacheSpec):
     order: ClassVar[int] = 5
     row_per_token: ClassVar[bool] = False
 
-    def label(self) -> str:
-        return f"compressed 1/{self.ratio}"
+    def label(self) -> Decision:
+        return COMPRESSED_LABEL(ratio=self.ratio)
 
     entry_dim: int
     ratio: int
@@ -255,27 +304,35 @@ class CompressedSpec(CacheSpec):
     def bytes_at(self, context: int) -> float:
         return float(math.ceil(context / self.ratio) * self.entry_bytes)
 
-    def formula(self) -> str:
-        idx = f" + {self.indexer_dim} indexer" if self.indexer_dim else ""
-        return (
-            f"({self.entry_dim} K=V{idx}) × {self.dtype_bytes} B per {self.ratio} tokens "
-            f"= {self.bytes_per_token:,.2f} B/token"
+    def formula(self) -> Decision:
+        per_token = Decimal(self.bytes_per_token, 2)
+        if self.indexer_dim:
+            return COMPRESSED_INDEXED(
+                entry=self.entry_dim,
+                indexer=self.indexer_dim,
+                dtype_bytes=self.dtype_bytes,
+                ratio=self.ratio,
+                bytes=per_token,
+            )
+        return COMPRESSED(
+            entry=self.entry_dim, dtype_bytes=self.dtype_bytes, ratio=self.ratio, bytes=per_token
         )
 
 
 @dataclass(frozen=True)
 class MambaSpec(CacheSpec):
     """Linear-attention / SSM state: constant per request, whatever the context
-    (vLLM ``MambaSpec``: sum of prod(shape) × dtype over the conv and temporal states)."""
+    (vLLM ``MambaSpec``: sum of prod(shape) × dtype over the conv and temporal states).
+    ``variant`` names the mixer that keeps it (its mixer family's label)."""
 
     order: ClassVar[int] = 6
     paged: ClassVar[bool] = False
     row_per_token: ClassVar[bool] = False
 
-    def label(self) -> str:
-        return f"{self.variant} state"
+    def label(self) -> Decision:
+        return STATE_LABEL(variant=self.variant)
 
-    variant: str
+    variant: Decision
     shapes: tuple[tuple[int, ...], ...]
     dtypes: tuple[str, ...]
     dtype_sizes: tuple[int, ...]
@@ -288,9 +345,9 @@ class MambaSpec(CacheSpec):
     def state_bytes(self) -> int:
         return sum(math.prod(s) * b for s, b in zip(self.shapes, self.dtype_sizes, strict=True))
 
-    def formula(self) -> str:
-        parts = [
-            f"{' × '.join(str(d) for d in s)} × {b} B ({dt})"
+    def formula(self) -> Decision:
+        parts = tuple(
+            STATE_PART(dims=Name(" × ".join(str(d) for d in s)), dtype_bytes=b, dtype=Name(dt))
             for s, dt, b in zip(self.shapes, self.dtypes, self.dtype_sizes, strict=True)
-        ]
-        return f"{self.variant}: " + " + ".join(parts) + f" = {self.state_bytes:,} B per request"
+        )
+        return STATE(variant=self.variant, parts=plus(parts), bytes=self.state_bytes)

@@ -15,13 +15,41 @@ from typing import Literal, cast, get_args
 
 from pydantic import Field
 
+from engine.decision import Code, Decimal, Decision, Name, Percent
 from engine.errors import InputError
+from engine.present.words import say
 from engine.rules import DATA_DIR, Strict, load_data
 from engine.software.tables import Engine, flag_table
 
 Phase = Literal["prefill", "decode", "mixed"]
 
 PHASES: tuple[str, ...] = get_args(Phase)
+
+ENGINE_VLLM = Code("advice.engine.vllm", "vllm", "sglang", "gain")
+ENGINE_EVEN = Code("advice.engine.even", "band", "vllm", "sglang")
+ENGINE_BETWEEN = Code("advice.engine.between", "low", "high")
+ENGINE_SGLANG = Code(
+    "advice.engine.sglang", "vllm", "sglang", "band", "vllm_high", "sglang_high", "band_high"
+)
+# the same rules without the figures, where the rows were not measured for this model and GPU
+ENGINE_VLLM_RULE = Code("advice.engine.vllm_rule", "below")
+ENGINE_EVEN_RULE = Code("advice.engine.even_rule", "low", "high")
+ENGINE_SGLANG_RULE = Code("advice.engine.sglang_rule", "above")
+NOT_MEASURED = Code("advice.engine.not_measured", "family", "generation")
+ROUTING_MANY = Code("advice.routing.many", "replicas")
+ROUTING_ONE = Code("advice.routing.one")
+A2A_ONE_NODE = Code("advice.a2a.one_node")
+A2A_PHASE: dict[Phase, Code] = {
+    "prefill": Code("advice.a2a.prefill", "nodes"),
+    "decode": Code("advice.a2a.decode", "nodes"),
+    "mixed": Code("advice.a2a.mixed", "nodes"),
+}
+A2A_CROSSING = Code("advice.a2a.crossing")
+
+
+def _tps(value: float) -> Decimal:
+    return Decimal(value, 1, "tok/s")
+
 
 ADVISORS_YAML = DATA_DIR / "advisors.yaml"
 
@@ -33,11 +61,17 @@ class _EngineRow(Strict):
     workload: str
 
 
+class _MeasuredOn(Strict):
+    attention_families: list[str]
+    gpu_generations: list[str]
+
+
 class _EngineChoice(Strict):
     rows: list[_EngineRow] = Field(min_length=4)
     even_from_pct: float = Field(ge=0, le=100)
     sglang_from_pct: float = Field(ge=0, le=100)
     measured_even_to_pct: float = Field(ge=0, le=100)
+    measured_on: _MeasuredOn
 
 
 class _MultiNodeA2a(Strict):
@@ -86,12 +120,14 @@ class EngineAdvice:
     engine: Literal["vllm", "sglang", "either"]
     prefix_overlap_pct: float
     measured_row: str  # the benchmark row the choice rests on
-    reasoning: tuple[str, ...]
+    reasoning: tuple[str, ...]  # ``why`` in English
     routing: str  # what the choice means for the router in front of the replicas
     sglang_flags: tuple[str, ...]
     tradeoff: str
     figures: tuple[Figure, ...]
     source: str
+    why: tuple[Decision, ...] = ()
+    routing_why: Decision | None = None
 
 
 @dataclass(frozen=True)
@@ -100,9 +136,10 @@ class CommAdvice:
     phase: Phase
     vllm_flags: tuple[str, ...]
     sglang_flags: tuple[str, ...]
-    reasoning: tuple[str, ...]
+    reasoning: tuple[str, ...]  # ``why`` in English
     tradeoff: str
     source: str
+    why: tuple[Decision, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -157,8 +194,15 @@ def _choice(name: str, value: object, options: tuple[str, ...]) -> str:
 # --- engine choice --------------------------------------------------------------------------
 
 
-def engine_advice(prefix_overlap_pct: float, replicas: int = 1) -> EngineAdvice:
-    """vLLM or SGLang from how much of each prompt repeats an earlier one (0–100 %)."""
+def engine_advice(
+    prefix_overlap_pct: float,
+    replicas: int = 1,
+    family: str | None = None,
+    gpu_generation: str | None = None,
+) -> EngineAdvice:
+    """vLLM or SGLang from how much of each prompt repeats an earlier one (0–100 %). The
+    benchmark's tok/s are quoted only for a model of a family and a GPU generation they were
+    measured on (``data/advisors.yaml`` ``measured_on``); otherwise the rule alone, said so."""
     if (
         isinstance(prefix_overlap_pct, bool)
         or not isinstance(prefix_overlap_pct, int | float)
@@ -173,95 +217,91 @@ def engine_advice(prefix_overlap_pct: float, replicas: int = 1) -> EngineAdvice:
     choice = facts.engine_choice
     rows = [(r.band, r.vllm, r.sglang, r.workload) for r in choice.rows]
     bench = facts.sources["engine_bench"]
+    on = choice.measured_on
+    measured = (family in on.attention_families and gpu_generation in on.gpu_generations) or (
+        family is None and gpu_generation is None
+    )  # no model given: the table as read
 
     def row_figure(i: int) -> Figure:
         band, v, s, workload = rows[i]
         return Figure(f"vLLM {v} vs SGLang {s} tok/s", f"{workload}, prefix overlap {band}", bench)
 
     engine: Literal["vllm", "sglang", "either"]
-    reasoning: list[str] = []
+    why: list[Decision] = []
     if pct < choice.even_from_pct:
         engine, i = "vllm", 0
         _, v, s, _ = rows[0]
-        reasoning.append(
-            "Little repeats: nothing for a prefix cache to reuse, and vLLM's lower per-step "
-            f"overhead wins ({v} vs {s} tok/s, {(v / s - 1) * 100:+.0f} %)."
-        )
+        why.append(ENGINE_VLLM(vllm=_tps(v), sglang=_tps(s), gain=Percent(v / s - 1)))
         tradeoff = "If the workload drifts toward shared prompts (agents, RAG), re-measure."
     elif pct < choice.sglang_from_pct:
         engine, i = "either", 1
         band, v, s, _ = rows[1]
-        reasoning.append(
-            f"{band} overlap measured even ({v} vs {s} tok/s); choose by the rest of the "
-            "stack (model support, parsers, operations)."
-        )
+        why.append(ENGINE_EVEN(band=Name(band), vllm=_tps(v), sglang=_tps(s)))
         if pct > choice.measured_even_to_pct:
-            reasoning.append(
-                f"{choice.measured_even_to_pct:g}–{choice.sglang_from_pct:g} % lies between "
-                "measured rows: treat it as even and measure."
+            why.append(
+                ENGINE_BETWEEN(
+                    low=Percent(choice.measured_even_to_pct / 100),
+                    high=Percent(choice.sglang_from_pct / 100),
+                )
             )
         tradeoff = "No throughput reason either way at this overlap."
     else:
         engine, i = "sglang", 2
         (band, v, s, _), (band80, v80, s80, _) = rows[2], rows[3]
-        reasoning.append(
-            "Most of each prompt repeats: SGLang's RadixAttention keeps prefixes in a radix tree "
-            f"and schedules by longest prefix, so repeated parts skip prefill ({v} vs {s} tok/s "
-            f"at {band}, {v80} vs {s80} at {band80})."
+        why.append(
+            ENGINE_SGLANG(
+                vllm=_tps(v),
+                sglang=_tps(s),
+                band=Name(band),
+                vllm_high=_tps(v80),
+                sglang_high=_tps(s80),
+                band_high=Name(band80),
+            )
         )
         tradeoff = "Gives up vLLM's edge on unique prompts, which this workload has few of."
     figures = [row_figure(i)]
-    if engine == "sglang":
+    if i == 2:  # the SGLang band: its 80 % row too
         figures.append(row_figure(3))
+    if not measured:  # the same choice, without numbers measured elsewhere
+        low, high = Percent(choice.even_from_pct / 100), Percent(choice.sglang_from_pct / 100)
+        rule = {
+            "vllm": ENGINE_VLLM_RULE(below=low),
+            "either": ENGINE_EVEN_RULE(low=low, high=high),
+            "sglang": ENGINE_SGLANG_RULE(above=high),
+        }[engine]
+        why = [
+            rule,
+            NOT_MEASURED(family=Name(family or ""), generation=Name(gpu_generation or "")),
+        ]
+        figures = []
 
     sglang_flags: list[str] = []
     if pct >= choice.even_from_pct:
         sglang_flags.append(checked_flag("sglang", "--schedule-policy", "lpm"))
-    if reps > 1:
-        routing = (
-            f"{reps} replicas each keep their own prefix cache: a round-robin balancer spreads "
-            "requests that share a prefix over all of them and divides the hit rate by up to "
-            f"{reps}. Put a cache-aware router in front (the SGLang router's cache_aware policy, "
-            "or hash the first ~1,000 prompt tokens at the ingress) so a shared prefix keeps "
-            "landing on the replica that already holds it. SGLang's in-server --dp-size "
-            "balancer (--load-balance-method) has no cache-aware choice."
-        )
-    else:
-        routing = "One replica: no routing decision; the prefix cache sees every request."
+    routing_why = ROUTING_MANY(replicas=reps) if reps > 1 else ROUTING_ONE()
     return EngineAdvice(
         engine=engine,
         prefix_overlap_pct=pct,
         measured_row=rows[i][0],
-        reasoning=tuple(reasoning),
-        routing=routing,
+        reasoning=tuple(say(w) for w in why),
+        routing=say(routing_why),
         sglang_flags=tuple(sglang_flags),
         tradeoff=tradeoff,
         figures=tuple(figures),
         source=f"{bench}; routing: {facts.sources['routing']}",
+        why=tuple(why),
+        routing_why=routing_why,
     )
 
 
 # --- MoE all-to-all -------------------------------------------------------------------------
 
 
-# Why each multi-node backend suits its phase, and what it costs.
-_PHASE_WHY: dict[Phase, tuple[str, str]] = {
-    "prefill": (
-        "prefill: large token batches cross InfiniBand, where bandwidth matters more than "
-        "per-message latency: DeepEP normal / high-throughput kernels.",
-        "Best throughput for big batches; higher per-step latency, no CUDA graphs.",
-    ),
-    "decode": (
-        "decode: a few tokens per step, so latency dominates: DeepEP low-latency kernels "
-        "(CUDA-graph friendly).",
-        "Lowest step latency; reserves fixed buffers and wins nothing on big prefills.",
-    ),
-    "mixed": (
-        "prefill and decode in one server: SGLang's DeepEP 'auto' mode switches per batch; "
-        "vLLM has one backend per server, so favour decode (low latency) and split prefill and "
-        "decode (PD disaggregation) to give each phase its own backend.",
-        "Prefill runs slower than with the high-throughput kernels until PD is split.",
-    ),
+# What each multi-node backend costs (why it suits its phase: the advice.a2a.* decisions).
+_PHASE_TRADEOFF: dict[Phase, str] = {
+    "prefill": "Best throughput for big batches; higher per-step latency, no CUDA graphs.",
+    "decode": "Lowest step latency; reserves fixed buffers and wins nothing on big prefills.",
+    "mixed": "Prefill runs slower than with the high-throughput kernels until PD is split.",
 }
 
 
@@ -272,38 +312,32 @@ def moe_comm_advice(nodes: int, phase: str) -> CommAdvice:
 
     facts = advisor_facts()
     a2a = facts.all_to_all
-    reasoning: list[str] = []
+    why: list[Decision] = []
     if n == 1:
         vllm = [checked_flag("vllm", "--all2all-backend", a2a.single_node["vllm"])]
         sglang = [checked_flag("sglang", "--moe-a2a-backend", a2a.single_node["sglang"])]
-        reasoning.append(
-            "One node: NVLink carries the exchange; the general all-gather / reduce-scatter "
-            "path (vLLM 0.33.0's default) and SGLang's default (no dedicated A2A backend) are "
-            "enough. DeepEP pays off once tokens cross InfiniBand."
-        )
+        why.append(A2A_ONE_NODE())
         tradeoff = "Simplest and default; leaves DeepEP's overlap tricks unused."
     else:
         row = a2a.multi_node[ph]
         backend, mode = row.vllm, row.sglang_mode
-        why, tradeoff = _PHASE_WHY[ph]
+        tradeoff = _PHASE_TRADEOFF[ph]
         vllm = [checked_flag("vllm", "--all2all-backend", backend)]
         sglang = [
             checked_flag("sglang", "--moe-a2a-backend", "deepep"),
             checked_flag("sglang", "--deepep-mode", mode),
         ]
-        reasoning.append(f"{n} nodes, {why}")
-    reasoning.append(
-        "Crossing nodes is where all-to-all degrades: with 32 GPUs, 992 paths open at once and "
-        "contend on InfiniBand; token counts per GPU are unknown until the router decides."
-    )
+        why.append(A2A_PHASE[ph](nodes=n))
+    why.append(A2A_CROSSING())
     return CommAdvice(
         nodes=n,
         phase=ph,
         vllm_flags=tuple(vllm),
         sglang_flags=tuple(sglang),
-        reasoning=tuple(reasoning),
+        reasoning=tuple(say(w) for w in why),
         tradeoff=tradeoff,
         source=facts.sources["a2a"],
+        why=tuple(why),
     )
 
 

@@ -5,10 +5,11 @@ engine's pinned table (a miss is a bug here, not bad input)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from engine.scenario import Engine
-from engine.software.tables import engine_version, lookup_flag
+from engine.decision import Decision
+from engine.engines import ENGINES, Engine, Setting, adapter
+from engine.present.words import say
 
 PLACEHOLDER_MODEL = "/path/to/model"
 LEADER = "${LEADER_ADDR}"  # shell variable the user sets to the first node's address
@@ -23,18 +24,24 @@ class PlanError(RuntimeError):
 
 @dataclass(frozen=True)
 class PlanFlag:
-    """One option on the command line; ``value`` is None for a switch."""
+    """One option on the command line; ``value`` is None for a switch. ``why`` is the decision
+    that puts it there (worded by ``engine.present.words.say`` in the reader's language)."""
 
     flag: str
     value: str | None
-    reason: str
+    why: Decision
 
     @property
     def tokens(self) -> list[str]:
         return [self.flag] if self.value is None else [self.flag, self.value]
 
-    def to_json(self) -> dict[str, str | None]:
-        return {"flag": self.flag, "value": self.value, "reason": self.reason}
+    @property
+    def reason(self) -> str:
+        """The decision in English (the JSON's readable field)."""
+        return say(self.why)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"flag": self.flag, "value": self.value, "reason": self.reason, **_coded(self.why)}
 
 
 @dataclass(frozen=True)
@@ -42,10 +49,14 @@ class LeftOut:
     """An option deliberately not set: the engine's own choice is the better one."""
 
     flag: str
-    reason: str
+    why: Decision
 
-    def to_json(self) -> dict[str, str]:
-        return {"flag": self.flag, "reason": self.reason}
+    @property
+    def reason(self) -> str:
+        return say(self.why)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"flag": self.flag, "reason": self.reason, **_coded(self.why)}
 
 
 @dataclass(frozen=True)
@@ -54,10 +65,20 @@ class EnvVar:
 
     name: str
     value: str
-    reason: str
+    why: Decision
 
-    def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "value": self.value, "reason": self.reason}
+    @property
+    def reason(self) -> str:
+        return say(self.why)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "value": self.value, "reason": self.reason, **_coded(self.why)}
+
+
+def _coded(why: Decision) -> dict[str, Any]:
+    """The decision's code and parameters beside the readable field (the JSON keeps its keys)."""
+    out = why.to_json()
+    return {"code": out["code"], "params": out["params"]}
 
 
 Role = Literal["server", "leader", "worker"]
@@ -75,53 +96,55 @@ class NodeCommand:
     argv: tuple[str, ...]
     devices: tuple[int, ...] | None
     port: int | None
+    multi_node_from: int | None = None  # where the multi-node words begin in argv
 
 
-def checked(engine: Engine, flag: str, value: str | None, reason: str) -> PlanFlag:
+def checked(engine: Engine, flag: str, value: str | None, why: Decision) -> PlanFlag:
     """A PlanFlag after checking the spelling is the canonical, non-deprecated option in the
     pinned table, that it takes a value exactly when one is given, and the value is a listed
     choice where the engine enforces its choices."""
-    info = lookup_flag(engine, flag)
+    eng = adapter(engine)
+    info = eng.lookup(flag)
     if info is None or info.flag != flag:
-        raise PlanError(f"{engine} {engine_version(engine)} has no option {flag}")
+        raise PlanError(f"{engine} {eng.version} has no option {flag}")
     if info.deprecated:
-        raise PlanError(f"{engine} {flag} is deprecated in {engine_version(engine)}")
+        raise PlanError(f"{engine} {flag} is deprecated in {eng.version}")
     if info.takes_value != (value is not None):
         raise PlanError(f"{engine} {flag}: takes_value is {info.takes_value}, got {value!r}")
     enforced = info.choices if info.choices_enforced else None
     if value is not None and enforced is not None and value not in enforced:
         raise PlanError(f"{engine} {flag} has no choice {value!r}")
-    return PlanFlag(flag, value, reason)
+    return PlanFlag(flag, value, why)
 
 
-def as_spelled(engine: Engine, flag: str, value: str | None, reason: str) -> PlanFlag:
+def as_spelled(engine: Engine, flag: str, value: str | None, why: Decision) -> PlanFlag:
     """A flag as an official recipe spells it (``--config.key`` forms included), after checking
     the pinned table knows it and does not mark it deprecated."""
-    info = lookup_flag(engine, flag)
+    eng = adapter(engine)
+    info = eng.lookup(flag)
     if info is None or info.deprecated:
-        raise PlanError(f"{engine} {engine_version(engine)} has no current option {flag}")
-    return PlanFlag(flag, value, reason)
+        raise PlanError(f"{engine} {eng.version} has no current option {flag}")
+    return PlanFlag(flag, value, why)
 
 
 # Flags whose values the Study decides (sizing, layout, context): a recipe's value for one of
 # them becomes a note rather than a second, conflicting setting.
+STUDY_DECIDED_SETTINGS: tuple[Setting, ...] = (
+    "kv_dtype",
+    "memory_fraction",
+    "prefill_chunk",
+    "block",
+    "context",
+    "tp",
+    "dp",
+    "attention_dp",
+    "ep",
+)
 STUDY_DECIDED = frozenset(
-    {
-        "--kv-cache-dtype",
-        "--gpu-memory-utilization",
-        "--mem-fraction-static",
-        "--max-num-batched-tokens",
-        "--chunked-prefill-size",
-        "--block-size",
-        "--max-model-len",
-        "--context-length",
-        "--tensor-parallel-size",
-        "--tp-size",
-        "--data-parallel-size",
-        "--dp-size",
-        "--enable-expert-parallel",
-        "--ep-size",
-    }
+    adapter(e).flag(setting)
+    for e in ENGINES
+    for setting in STUDY_DECIDED_SETTINGS
+    if adapter(e).has(setting)
 )
 
 

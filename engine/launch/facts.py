@@ -59,9 +59,39 @@ class _LmCache(Strict):
     source: str = Field(min_length=1)
 
 
+class _ModelCache(Strict):
+    claim: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+    mount_path: str = Field(pattern=r"^/")
+    source: str = Field(min_length=1)
+
+
+class _HfToken(Strict):
+    secret: str = Field(pattern=r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+    key: str = Field(min_length=1)
+    env: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*$")
+    source: str = Field(min_length=1)
+
+
+class _Probes(Strict):
+    period_seconds: int = Field(ge=1)
+    read_gib_per_second: float = Field(gt=0)
+    warmup_seconds: int = Field(ge=0)
+    source: str = Field(min_length=1)
+
+
+class _MultiNodeNetwork(Strict):
+    host_network: bool
+    capabilities: list[str]
+    source: str = Field(min_length=1)
+
+
 class _Kubernetes(Strict):
     shm_size: str = Field(pattern=r"^\d+(Mi|Gi)$")
     source: str = Field(min_length=1)
+    model_cache: _ModelCache
+    hf_token: _HfToken
+    probes: _Probes
+    multi_node_network: _MultiNodeNetwork
 
 
 class _Router(Strict):
@@ -70,11 +100,28 @@ class _Router(Strict):
     source: str = Field(min_length=1)
 
 
+class _NicEnv(Strict):
+    vars: list[str] = Field(min_length=1)
+    placeholder: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*$")
+    pod_interface: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+
+
 class _MultiNode(Strict):
     vllm_dp_rpc_port: int = Field(ge=1, le=65535)
     vllm_master_port: int = Field(ge=1, le=65535)
     sglang_dist_init_port: int = Field(ge=1, le=65535)
+    nic_env: _NicEnv
+    hybrid_lb_source: str = Field(min_length=1)
     source: str = Field(min_length=1)
+
+    @property
+    def ports(self) -> dict[str, int]:
+        return {
+            "dp_rpc": self.vllm_dp_rpc_port,
+            "master": self.vllm_master_port,
+            "dist_init": self.sglang_dist_init_port,
+        }
 
 
 class _BaseCheckpoints(Strict):

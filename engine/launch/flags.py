@@ -1,6 +1,7 @@
-"""The rules that turn the Study's decisions into one engine's flags, each with its reason, and
-the flags left to the engine on purpose: layout, parsers, KV dtype, memory fraction, prefill
-chunk, speculative decoding, multimodal, context."""
+"""The rules that turn the Study's decisions into one engine's flags, each with its reason (a
+decision, worded per language by ``engine.present.words``), and the flags left to the engine on
+purpose: layout, parsers, KV dtype, memory fraction, prefill chunk, speculative decoding,
+multimodal, context. Every spelling is the engine adapter's (``engine.engines``)."""
 
 from __future__ import annotations
 
@@ -8,192 +9,155 @@ import json
 import math
 from typing import TYPE_CHECKING
 
-from engine.kv.sglang import SGLANG_ALIASES
+from engine.decision import Bytes, Code, Decimal, Decision, Name, Source, Tokens
+from engine.engines import ENGINES, adapter
 from engine.kv.sizing import KvSizing
 from engine.launch.command import LeftOut, PlanFlag, checked
 from engine.launch.facts import launch_facts
 from engine.launch.layout import Candidate, Layout
-from engine.launch.nodes import copies_per_node, merges_copies
+from engine.launch.nodes import copies_per_node
+from engine.launch.ranking import layout_rules
+from engine.launch.recipes import speculative_for, tool_chat_template
 from engine.model.family import AttentionFamily
 from engine.scenario import Engine, Scenario
 from engine.software.report import SoftwareReport
-from engine.software.tables import kv_cache_dtypes, reasoning_parsers, tool_call_parsers
 
 if TYPE_CHECKING:
     from engine.study import _Core
 
-
-# The flags that carry the layout, in both engines' spellings (_parallel_flags sets them).
+# The flags that carry the layout, in both engines' spellings (from the one settings table).
 PARALLEL_FLAGS = frozenset(
-    {
-        "--tensor-parallel-size",
-        "--data-parallel-size",
-        "--pipeline-parallel-size",
-        "--enable-expert-parallel",
-        "--tp-size",
-        "--attn-dp-size",
-        "--ep-size",
-        "--pp-size",
-        "--dp-size",
-    }
+    adapter(e).flag(s)
+    for e in ENGINES
+    for s in ("tp", "dp", "pp", "ep", "attention_dp")
+    if adapter(e).has(s)
 )
+
+LAYOUT = Code("flag.layout", "layout", "users", "context", "weights")
+MOE_SHAPE = Code("moe.shape", "experts", "active")
+TOOL_PARSER = Code("flag.parser.tool", "family", "parser")
+REASONING_PARSER = Code("flag.parser.reasoning", "family", "parser")
+CHAT_TEMPLATE = Code("flag.chat_template", "template", "source")
+LEFT_TOOL_BASE = Code("left.parser.base_checkpoint")
+LEFT_PARSER_NONE = Code("left.parser.none", "flag", "family")
+KV_SCENARIO = Code("flag.kv.scenario", "stored")
+KV_SCENARIO_DSA = Code("flag.kv.scenario_dsa", "stored")
+LEFT_KV_DSA = Code("left.kv.dsa", "picked")
+LEFT_BACKEND_DSA = Code("left.attention_backend.dsa", "arch")
+LEFT_KV_AUTO = Code("left.kv.auto", "stored")
+LEFT_KV_AUTO_SHORT = Code("left.kv.auto_short", "stored", "users", "asked")
+LEFT_BACKEND = Code("left.attention_backend.engine", "family", "arch", "generation")
+SEQS_SCENARIO = Code("flag.max_num_seqs.scenario", "n")
+SEQS_RESERVE = Code("flag.max_num_seqs.reserve", "reserve")
+FRACTION_SCENARIO_ALL = Code("flag.memory_fraction.scenario_all", "fraction")
+FRACTION_SCENARIO_STATIC = Code("flag.memory_fraction.scenario_static", "fraction")
+FRACTION_KNOWN_ISSUE = Code("flag.memory_fraction.known_issue", "fraction", "symptom", "source")
+FRACTION_GRAPH = Code("flag.memory_fraction.decode_graph", "fraction", "bs", "dp", "source")
+DECODE_GRAPH = Code("flag.decode_graph_bs", "bs", "users", "ranks", "source")
+LEFT_FRACTION_TABLE = Code("left.memory_fraction.table_default", "fraction")
+LEFT_FRACTION_AUTO = Code("left.memory_fraction.engine_auto", "engine", "fraction")
+PRIORITY = {
+    "latency": Code("priority.latency"),
+    "balanced": Code("priority.balanced"),
+    "throughput": Code("priority.throughput"),
+}
+CHUNK = Code("flag.prefill_chunk.priority", "chunk", "priority")
+CHUNK_IMAGES = Code("flag.prefill_chunk.images", "chunk")
+CHUNK_HYBRID = Code("flag.prefill_chunk.hybrid", "base", "chunk", "blocks", "block")
+CHUNK_KNOWN_ISSUE = Code("flag.prefill_chunk.known_issue", "chunk", "symptom", "source")
+LEFT_BLOCK_HYBRID = Code("left.block.hybrid", "block")
+LEFT_PAGE_HYBRID = Code("left.page.hybrid")
+MTP_ONE_CONFIG = Code("flag.mtp.config", "layers", "users", "limit", "tokens", "source")
+MTP_ALGORITHM = Code("flag.mtp.algorithm", "layers", "users", "limit", "algorithm", "source")
+MTP_STEPS = Code("flag.mtp.steps")
+MTP_TOPK = Code("flag.mtp.topk")
+MTP_DRAFT = Code("flag.mtp.draft_tokens")
+MM_CACHE = Code("flag.mm.processor_cache")
+MM_ENCODER_DP = Code("flag.mm.encoder_dp", "tp")
+CONTEXT_FITS = Code("flag.context.fits", "asked", "limit", "formula")
+CONTEXT_SHORT = Code("flag.context.shortened", "context", "asked", "limit")
 
 
 def parallel_flags(
-    engine: Engine, lay: Layout, fit: Candidate, moe: bool, experts: str, per_node: int
+    engine: Engine, lay: Layout, fit: Candidate, moe: bool, experts: Decision, per_node: int
 ) -> list[PlanFlag]:
-    s = lay.split
-    out: list[PlanFlag] = []
-    merged = copies_per_node(lay, per_node) if merges_copies(engine, moe) else 1
-    why_tp = (
-        f"{lay.describe()}: chosen by the layout search "
-        f"({fit.users:,} users fit at {fit.context:,} tokens, "
-        f"{fit.weights_per_gpu / 2**30:,.1f} GiB weights per GPU)"
+    eng = adapter(engine)
+    merged = copies_per_node(lay, per_node) if eng.merges_copies(moe) else 1
+    why_tp = LAYOUT(
+        layout=Name(lay.describe()),
+        users=fit.users,
+        context=Tokens(fit.context),
+        weights=Bytes(fit.weights_per_gpu),
     )
-    if engine == "vllm":
-        out.append(checked(engine, "--tensor-parallel-size", str(s.tp), why_tp))
-        dp = s.dp * merged
-        if dp > 1:
-            what = (
-                f"{s.dp} attention data-parallel ranks (DP-attention): each keeps its own "
-                "requests' KV; the MoE layers span all of them"
-                if s.dp > 1
-                else f"{merged} independent replicas of the model in one server"
-            )
-            out.append(checked(engine, "--data-parallel-size", str(dp), what))
-        if s.pp > 1:
-            out.append(
-                checked(
-                    engine,
-                    "--pipeline-parallel-size",
-                    str(s.pp),
-                    f"{s.pp} pipeline stages, one per node: layers split across nodes, TP inside",
-                )
-            )
-        if s.ep:
-            out.append(
-                checked(
-                    engine,
-                    "--enable-expert-parallel",
-                    None,
-                    f"MoE ({experts}): experts placed whole over TP × DP = {s.moe_group} GPUs "
-                    "instead of every GPU holding a slice of every expert",
-                )
-            )
-        return out
-    full_tp = s.tp * s.dp
-    out.append(checked(engine, "--tp-size", str(full_tp), why_tp))
-    if s.dp > 1:
-        out.append(
-            checked(
-                engine,
-                "--attn-dp-size",
-                str(s.dp),
-                f"{s.dp} attention data-parallel groups of TP {s.tp} inside the TP {full_tp} "
-                "group: each keeps its own requests' KV (SGLang 0.5.23's spelling; the older "
-                "--enable-dp-attention --dp-size is deprecated)",
-            )
-        )
-    if s.ep:
-        out.append(
-            checked(
-                engine,
-                "--ep-size",
-                str(full_tp),
-                f"MoE ({experts}): experts placed whole over the {full_tp} GPUs of the TP group",
-            )
-        )
-    if s.pp > 1:
-        out.append(checked(engine, "--pp-size", str(s.pp), f"{s.pp} pipeline stages, one per node"))
-    if merged > 1:
-        out.append(
-            checked(
-                engine,
-                "--dp-size",
-                str(merged),
-                f"{merged} data-parallel replicas of the model in one server",
-            )
-        )
-    return out
+    return [
+        checked(engine, c.flag, c.value, c.why)
+        for c in eng.parallel_flags(lay.split, merged, why_tp, experts)
+    ]
 
 
 def parser_flags(
     engine: Engine, sw: SoftwareReport, base: bool
 ) -> tuple[list[PlanFlag], list[LeftOut], list[str]]:
+    eng = adapter(engine)
     flags: list[PlanFlag] = []
     left: list[LeftOut] = []
     notes: list[str] = []
-    family = sw.family or sw.architecture
+    family = Name(sw.family or sw.architecture)
     kinds = (
-        ("--tool-call-parser", sw.tool_call_parser, tool_call_parsers(engine),
-         "tool calls come back as plain text"),
-        ("--reasoning-parser", sw.reasoning_parser, reasoning_parsers(engine),
-         "thinking tokens are mixed into the answer"),
-    )  # fmt: skip
-    for flag, name, registry, what in kinds:
-        if flag == "--tool-call-parser" and base and name is not None:
-            left.append(
-                LeftOut(
-                    flag,
-                    "a base (pre-trained) checkpoint has no chat template or tool-call format to "
-                    "parse; serve the instruct / chat checkpoint for tool calling",
-                )
-            )
+        ("tool_call_parser", sw.tool_call_parser, eng.tool_call_parsers, TOOL_PARSER),
+        ("reasoning_parser", sw.reasoning_parser, eng.reasoning_parsers, REASONING_PARSER),
+    )
+    for setting, name, registry, code in kinds:
+        flag = eng.flag(setting)  # type: ignore[arg-type]
+        if setting == "tool_call_parser" and base and name is not None:
+            left.append(LeftOut(flag, LEFT_TOOL_BASE()))
             continue
         if name is not None and name in registry:
-            flags.append(checked(engine, flag, name, f"{family}: without it {what} ({name!r})"))
+            flags.append(checked(engine, flag, name, code(family=family, parser=Name(name))))
         elif name is not None:
             notes.append(f"{flag} {name} is not in {engine}'s registry; not set")
         else:
-            left.append(LeftOut(flag, f"no {flag[2:]} is recorded for {family}"))
+            left.append(LeftOut(flag, LEFT_PARSER_NONE(flag=Name(flag[2:]), family=family)))
+    tool = next((f.value for f in flags if f.flag == eng.flag("tool_call_parser")), None)
+    if tool is not None:
+        template = tool_chat_template(engine, tool, sw.reasoning_parser)
+        if template is not None:
+            why = CHAT_TEMPLATE(template=Name(template.template), source=Source(template.source))
+            flags.append(checked(engine, eng.flag("chat_template"), template.template, why))
     return flags, left, notes
 
 
-def _sglang_spelling(stored: str) -> str:
-    """The shortest ``--kv-cache-dtype`` value SGLang accepts for a stored dtype ("bf16")."""
-    accepted = kv_cache_dtypes("sglang")
-    names = [k for k, v in SGLANG_ALIASES.items() if v == stored and k in accepted]
-    return min(names, key=len, default=stored)
-
-
 def kv_flags(
-    engine: Engine, core: _Core, s: Scenario, kv: KvSizing
+    engine: Engine, core: _Core, s: Scenario, kv: KvSizing, fit: Candidate | None = None
 ) -> tuple[list[PlanFlag], list[LeftOut]]:
+    eng = adapter(engine)
     fam = core.family.attention_family
     gpu = core.gpu
+    flag = eng.flag("kv_dtype")
+    stored = kv.kv_dtype.stored
+    backend = eng.flag("attention_backend")
     if s.kv_dtype != "auto":
-        value = s.kv_dtype if engine == "vllm" else _sglang_spelling(kv.kv_dtype.stored)
-        if engine == "vllm" and value not in kv_cache_dtypes("vllm"):
-            value = kv.kv_dtype.stored
-        why = f"the KV dtype chosen for this scenario (stored as {kv.kv_dtype.stored})"
-        if fam == AttentionFamily.DSA:
-            why += "; DSA engines pick the KV dtype per layer themselves, this overrides them"
-        return [checked(engine, "--kv-cache-dtype", value, why)], []
+        value = eng.kv_dtype_value(s.kv_dtype, stored)
+        code = KV_SCENARIO_DSA if fam == AttentionFamily.DSA else KV_SCENARIO
+        return [checked(engine, flag, value, code(stored=Name(stored)))], []
     if fam == AttentionFamily.DSA:
         # what the engine's own auto rule stores on this GPU (engine.kv: the Study's sizing)
-        stored = kv.kv_dtype.stored
-        picked = _sglang_spelling(stored) if engine == "sglang" else stored
+        picked = eng.kv_dtype_value(stored, stored)
         return [], [
-            LeftOut(
-                "--kv-cache-dtype",
-                f"DSA: the engine picks the KV dtype per layer (here {picked}); forcing fp8 "
-                "overrides that choice without an error",
-            ),
-            LeftOut(
-                "--attention-backend",
-                "DSA: prefill and decode use different sparse kernels, picked per phase on "
-                f"{gpu.arch}; a manual backend pushes it off the optimal path",
-            ),
+            LeftOut(flag, LEFT_KV_DSA(picked=Name(picked))),
+            LeftOut(backend, LEFT_BACKEND_DSA(arch=Name(gpu.arch))),
         ]
+    short = fit is not None and fit.weights_fit and not (fit.users_fit and fit.context_fits)
+    auto = (
+        LEFT_KV_AUTO_SHORT(stored=Name(stored), users=fit.users, asked=s.users)
+        if short and fit is not None
+        else LEFT_KV_AUTO(stored=Name(stored))
+    )
     return [], [
+        LeftOut(flag, auto),
         LeftOut(
-            "--kv-cache-dtype",
-            f"'auto' stores KV in the model dtype ({kv.kv_dtype.stored} here); set fp8 only "
-            "when capacity, not speed, is the limit",
-        ),
-        LeftOut(
-            "--attention-backend",
-            f"{fam} attention: the engine picks the backend for {gpu.arch} ({gpu.generation})",
+            backend,
+            LEFT_BACKEND(family=Name(fam), arch=Name(gpu.arch), generation=Name(gpu.generation)),
         ),
     ]
 
@@ -201,183 +165,175 @@ def kv_flags(
 def memory_flag(
     engine: Engine, s: Scenario, fit: Candidate
 ) -> tuple[list[PlanFlag], list[LeftOut]]:
-    """The memory fraction (set only when the scenario chose one) and, for vLLM, a
-    ``--max-num-seqs`` when the layout search needed the sampler reserve back."""
+    """The memory fraction (set when the scenario chose one, or the sizing assumed one: a
+    recipe's known-issue fix, SGLang's fraction at the DP-attention decode batch), the decode
+    CUDA-graph batch the sizing assumed, and a ``--max-num-seqs`` when the layout search needed
+    the sampler reserve back."""
+    eng = adapter(engine)
     out: list[PlanFlag] = []
-    seqs_flag = "--max-num-seqs" if engine == "vllm" else "--max-running-requests"
+    seqs_flag = eng.flag("max_num_seqs")
     if s.max_num_seqs is not None:
-        out.append(
-            checked(
-                engine,
-                seqs_flag,
-                str(s.max_num_seqs),
-                f"{s.max_num_seqs:,} requests at once per engine, as chosen for this scenario",
-            )
-        )
-    elif engine == "vllm" and fit.max_num_seqs is not None and fit.reserve is not None:
+        out.append(checked(engine, seqs_flag, str(s.max_num_seqs), SEQS_SCENARIO(n=s.max_num_seqs)))
+    elif fit.max_num_seqs is not None and fit.reserve is not None:
         out.append(
             checked(
                 engine,
                 seqs_flag,
                 str(fit.max_num_seqs),
-                "the workload's users per engine rounded up to a power of two: vLLM reserves "
-                "sampler memory for max_num_seqs requests at start-up, and its default leaves "
-                f"too little for the KV cache here (reserve now {fit.reserve.formula()})",
+                SEQS_RESERVE(reserve=Bytes(fit.reserve.total)),
             )
         )
-    flag = "--gpu-memory-utilization" if engine == "vllm" else "--mem-fraction-static"
-    if s.memory_fraction is not None:
-        what = (
-            "weights, activations and KV cache"
-            if engine == "vllm"
-            else "the static pool (weights + KV)"
+    if fit.decode_graph_bs is not None:
+        ranks = fit.layout.dp * fit.layout.replicas
+        out.append(
+            checked(
+                engine,
+                eng.flag("decode_graph_max_bs"),
+                str(fit.decode_graph_bs),
+                DECODE_GRAPH(
+                    bs=fit.decode_graph_bs,
+                    users=s.users,
+                    ranks=ranks,
+                    source=Source(layout_rules().decode_graph_bs_source),
+                ),
+            )
         )
-        reason = f"{s.memory_fraction:g} of each GPU for {what}, as chosen for this scenario"
-        return [*out, checked(engine, flag, f"{s.memory_fraction:g}", reason)], []
-    default = (
-        f"the pinned table's default {fit.fraction:g}"
-        if engine == "vllm"
-        else f"SGLang's own choice for this GPU and layout (≈ {fit.fraction:g})"
+    flag = eng.flag("memory_fraction")
+    value = f"{fit.fraction:g}"
+    if s.memory_fraction is not None:
+        code = FRACTION_SCENARIO_ALL if eng.fraction_covers_everything else FRACTION_SCENARIO_STATIC
+        return [*out, checked(engine, flag, value, code(fraction=Decimal(fit.fraction, 3)))], []
+    issue = next((f for f in fit.fixes if f.fix and f.fix.memory_fraction is not None), None)
+    if issue is not None:
+        why = FRACTION_KNOWN_ISSUE(
+            fraction=Decimal(fit.fraction, 2),
+            symptom=Source(issue.symptom),
+            source=Source(f"{issue.source}: '{issue.quote}'"),
+        )
+        return [*out, checked(engine, flag, value, why)], []
+    if fit.fraction_pinned and fit.decode_graph_bs is not None:
+        why = FRACTION_GRAPH(
+            fraction=Decimal(fit.fraction, 3),
+            bs=fit.decode_graph_bs,
+            dp=fit.layout.dp,
+            source=Source(fit.fraction_why),
+        )
+        return [*out, checked(engine, flag, value, why)], []
+    left = (
+        LEFT_FRACTION_TABLE(fraction=Decimal(fit.fraction, 2))
+        if eng.fraction_covers_everything
+        else LEFT_FRACTION_AUTO(engine=Name(eng.label), fraction=Decimal(fit.fraction, 3))
     )
-    return out, [LeftOut(flag, f"{default}; the sizing on every page used the same value")]
+    return out, [LeftOut(flag, left)]
 
 
 def chunk_flags(
-    engine: Engine, kv: KvSizing, chunk: int, priority: str, images: bool, hybrid_fam: bool
+    engine: Engine,
+    kv: KvSizing,
+    chunk: int,
+    priority: str,
+    images: bool,
+    hybrid_fam: bool,
+    fit: Candidate | None = None,
 ) -> tuple[list[PlanFlag], list[LeftOut], list[str]]:
-    why = (
-        f"images make prefill dominate: {chunk:,}-token prefill chunks"
-        if images
-        else f"{priority} priority: {chunk:,}-token prefill chunks"
+    eng = adapter(engine)
+    issue = next(
+        (f for f in (fit.fixes if fit else ()) if f.fix and f.fix.prefill_chunk is not None),
+        None,
     )
+    if issue is not None and issue.fix is not None and issue.fix.prefill_chunk is not None:
+        chunk = issue.fix.prefill_chunk
+        why: Decision = CHUNK_KNOWN_ISSUE(
+            chunk=Tokens(chunk),
+            symptom=Source(issue.symptom),
+            source=Source(f"{issue.source}: '{issue.quote}'"),
+        )
+    elif images:
+        why = CHUNK_IMAGES(chunk=Tokens(chunk))
+    else:
+        why = CHUNK(chunk=Tokens(chunk), priority=PRIORITY[priority]())
     left: list[LeftOut] = []
     notes: list[str] = []
     hybrid = kv.hybrid
-    if engine == "vllm":
-        if hybrid is not None:
-            n = hybrid.block_size
-            chunk = n * math.ceil(chunk / n)
-            why += (
-                f", rounded up to {chunk:,} = {chunk // n} × N where N = {n} is the attention "
-                "block size vLLM aligns to the linear-attention state page; a chunk that is not "
-                "a multiple of N leaves a partial page that prefix caching cannot reuse"
-            )
-            left.append(
-                LeftOut(
-                    "--block-size",
-                    f"hybrid: vLLM aligns the attention block to the state page itself (N = {n} "
-                    "tokens here); a manual block size breaks that alignment",
-                )
-            )
-            lmcache_chunk = launch_facts().lmcache.chunk_size
-            example = n * max(1, lmcache_chunk // n)
-            fits = lmcache_chunk % n == 0
-            notes.append(
-                f"LMCache: set its chunk size (LMCACHE_CHUNK_SIZE, default "
-                f"{lmcache_chunk}) to a multiple of N = {n}, e.g. {example}"
-                + ("" if fits else f" ({lmcache_chunk} is not one)")
-            )
-        return [checked(engine, "--max-num-batched-tokens", str(chunk), why)], left, notes
-    if hybrid_fam:
-        left.append(
-            LeftOut(
-                "--page-size",
-                "hybrid: SGLang keeps linear-attention state per request and picks the page "
-                "size with the attention backend",
-            )
+    if hybrid is not None:  # the engine pads attention blocks to the linear-state page
+        n = hybrid.block_size
+        chunk = n * math.ceil(chunk / n)
+        why = CHUNK_HYBRID(base=why, chunk=Tokens(chunk), blocks=chunk // n, block=n)
+        left.append(LeftOut(eng.flag("block"), LEFT_BLOCK_HYBRID(block=n)))
+        lmcache_chunk = launch_facts().lmcache.chunk_size
+        example = n * max(1, lmcache_chunk // n)
+        fits = lmcache_chunk % n == 0
+        notes.append(
+            f"LMCache: set its chunk size (LMCACHE_CHUNK_SIZE, default "
+            f"{lmcache_chunk}) to a multiple of N = {n}, e.g. {example}"
+            + ("" if fits else f" ({lmcache_chunk} is not one)")
         )
-    return [checked(engine, "--chunked-prefill-size", str(chunk), why)], left, notes
+    elif hybrid_fam and eng.token_paged:
+        left.append(LeftOut(eng.flag("block"), LEFT_PAGE_HYBRID()))
+    return [checked(engine, eng.flag("prefill_chunk"), str(chunk), why)], left, notes
 
 
 def mtp_flags(engine: Engine, core: _Core, users: int) -> list[PlanFlag]:
-    from engine.launch.recipes import speculative_for
-
+    eng = adapter(engine)
     layers = core.family.mtp_layers
     limit = launch_facts().mtp.max_users
-    why = (
-        f"the checkpoint has {layers} MTP layer(s) that serve as the draft model; with {users} "
-        f"concurrent user(s) (≤ {limit}) the GPU has idle compute to verify drafts"
-    )
     spec = speculative_for(core.cfg, engine)
-    if engine == "vllm":
+    if eng.speculative_config_json:
         value = json.dumps(
             {"method": spec.method, "num_speculative_tokens": spec.num_speculative_tokens},
             separators=(",", ":"),
         )
-        return [
-            checked(
-                engine,
-                "--speculative-config",
-                value,
-                why + f"; {spec.num_speculative_tokens} draft token(s) ({spec.source})",
-            )
-        ]
+        why = MTP_ONE_CONFIG(
+            layers=layers,
+            users=users,
+            limit=limit,
+            tokens=spec.num_speculative_tokens,
+            source=Source(spec.source),
+        )
+        return [checked(engine, eng.flag("speculative"), value, why)]
+    why = MTP_ALGORITHM(
+        layers=layers,
+        users=users,
+        limit=limit,
+        algorithm=Name(spec.algorithm),
+        source=Source(spec.source),
+    )
     return [
+        checked(engine, eng.flag("speculative"), spec.algorithm, why),
+        checked(engine, eng.flag("speculative_steps"), str(spec.num_steps), MTP_STEPS()),
+        checked(engine, eng.flag("speculative_topk"), str(spec.eagle_topk), MTP_TOPK()),
         checked(
-            engine,
-            "--speculative-algorithm",
-            spec.algorithm,
-            why + f" ({spec.algorithm} runs the MTP head; {spec.source})",
-        ),
-        checked(engine, "--speculative-num-steps", str(spec.num_steps), "draft steps per round"),
-        checked(engine, "--speculative-eagle-topk", str(spec.eagle_topk), "candidates per step"),
-        checked(
-            engine,
-            "--speculative-num-draft-tokens",
-            str(spec.num_draft_tokens),
-            "tokens verified per round",
+            engine, eng.flag("speculative_draft_tokens"), str(spec.num_draft_tokens), MTP_DRAFT()
         ),
     ]
 
 
 def mm_flags(engine: Engine, lay: Layout) -> list[PlanFlag]:
-    if engine == "vllm":
-        out = [
-            checked(
-                engine,
-                "--mm-processor-cache-type",
-                "shm",
-                "repeated images reuse their preprocessing through shared memory (keyed by the "
-                "image hash; only byte-identical images hit)",
-            )
-        ]
-        if lay.tp > 1:
-            out.append(
-                checked(
-                    engine,
-                    "--mm-encoder-tp-mode",
-                    "data",
-                    f"the vision encoder is small next to the LM: run it data-parallel on the "
-                    f"{lay.tp} GPUs instead of splitting it TP {lay.tp}",
-                )
-            )
-        return out
+    eng = adapter(engine)
+    out: list[PlanFlag] = []
+    if eng.has("mm_processor_cache"):
+        out.append(checked(engine, eng.flag("mm_processor_cache"), "shm", MM_CACHE()))
     if lay.tp > 1:
-        return [
-            checked(
-                engine,
-                "--mm-enable-dp-encoder",
-                None,
-                "SGLang's counterpart of vLLM --mm-encoder-tp-mode data: the vision encoder runs "
-                f"data-parallel on the {lay.tp} GPUs",
-            )
-        ]
-    return []
+        flag = eng.flag("mm_encoder_dp")
+        info = eng.lookup(flag)
+        value = "data" if info is not None and info.takes_value else None
+        out.append(checked(engine, flag, value, MM_ENCODER_DP(tp=lay.tp)))
+    return out
 
 
 def context_flag(engine: Engine, core: _Core, fit: Candidate) -> PlanFlag:
-    flag = "--max-model-len" if engine == "vllm" else "--context-length"
+    flag = adapter(engine).flag("context")
     asked = core.context_asked
     if fit.context_fits:
-        why = (
-            f"the workload's context ({asked:,} tokens), within the model's limit "
-            f"({core.limit.tokens:,}: {core.limit.formula}); never left to a default that may "
-            "not fit"
+        why = CONTEXT_FITS(
+            asked=Tokens(asked), limit=Tokens(core.limit.tokens), formula=Name(core.limit.formula)
         )
     else:
-        why = (
-            f"the longest context one request fits at this layout ({fit.context:,} of the "
-            f"{asked:,} asked): without it the engine takes the model's {core.limit.tokens:,} "
-            "and stops at start-up"
+        why = CONTEXT_SHORT(
+            context=Tokens(fit.context), asked=Tokens(asked), limit=Tokens(core.limit.tokens)
         )
     return checked(engine, flag, str(fit.context), why)
+
+
+def experts_shape(num_experts: int, active: int) -> Decision:
+    return MOE_SHAPE(experts=num_experts, active=active)

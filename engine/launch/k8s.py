@@ -14,16 +14,26 @@ requests with the same prefix on the same server:
 
 from __future__ import annotations
 
+import math
 import re
+import shlex
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
+from engine.engines import adapter
+from engine.engines.memory import GIB
 from engine.errors import InputError
 from engine.launch.plan import LEADER, LaunchPlan, NodeCommand, launch_facts
-from engine.launch.render import join
+from engine.launch.render import comment, join, one_line
+from engine.present.words import say
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_RESOURCE = re.compile(
+    r"^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+_NIC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,14}$")
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 
 
@@ -35,6 +45,21 @@ def manifest_name(model_name: str) -> str:
     return (name or "model")[:50].rstrip("-") or "model"
 
 
+@dataclass(frozen=True)
+class KubeOptions:
+    """What a cluster decides and the plan cannot know: the claim holding the model cache, the
+    Secret holding the Hugging Face token, and for a copy that spans nodes the pods' network
+    (the node's own network for NCCL over RDMA, or the cluster network), an RDMA device-plugin
+    resource to request, and the NIC Gloo and NCCL bind to. None: the data/launch.yaml default
+    (clearly named placeholders where the cluster must supply a name)."""
+
+    model_cache_claim: str | None = None
+    hf_token_secret: str | None = None
+    host_network: bool | None = None
+    rdma_resource: str | None = None
+    nic: str | None = None
+
+
 def _labels(name: str) -> dict[str, str]:
     return {"app.kubernetes.io/name": name, "app.kubernetes.io/component": "engine"}
 
@@ -43,19 +68,31 @@ def _resource(plan: LaunchPlan) -> str:
     return "amd.com/gpu" if plan.gpu_vendor == "amd" else "nvidia.com/gpu"
 
 
-def _probes(port: int) -> dict[str, Any]:
+def load_seconds(plan: LaunchPlan) -> int:
+    """Seconds a node takes to read its share of the checkpoint from the model cache."""
+    probes = launch_facts().kubernetes.probes
+    per_node = plan.checkpoint_bytes / max(1, plan.nodes_per_copy)
+    return math.ceil(per_node / GIB / probes.read_gib_per_second)
+
+
+def _probes(plan: LaunchPlan, port: int) -> dict[str, Any]:
+    """Readiness after the checkpoint's load estimate; a startup probe that waits the load
+    estimate plus the engine's warm-up before liveness may restart the pod."""
+    probes = launch_facts().kubernetes.probes
+    period = probes.period_seconds
+    load = load_seconds(plan)
+    startup = math.ceil((load + probes.warmup_seconds) / period)
     return {
         "readinessProbe": {
             "httpGet": {"path": "/health", "port": port},
-            "initialDelaySeconds": 60,
-            "periodSeconds": 10,
+            "initialDelaySeconds": load,
+            "periodSeconds": period,
             "failureThreshold": 3,
         },
-        # Loading hundreds of GB of weights takes minutes: the startup probe holds liveness off.
         "startupProbe": {
             "httpGet": {"path": "/health", "port": port},
-            "periodSeconds": 10,
-            "failureThreshold": 180,
+            "periodSeconds": period,
+            "failureThreshold": max(startup, 1),
         },
         "livenessProbe": {
             "httpGet": {"path": "/health", "port": port},
@@ -65,43 +102,84 @@ def _probes(port: int) -> dict[str, Any]:
     }
 
 
-def _env(plan: LaunchPlan) -> list[dict[str, str]]:
-    env = [{"name": "HF_HOME", "value": "/root/.cache/huggingface"}]
-    env += [{"name": e.name, "value": e.value} for e in plan.env]
+def _nic_value(value: str, opts: KubeOptions, host: bool) -> str:
+    """The NIC placeholder of the launch script, as a pod sees it: its cluster interface, or on
+    the node's network the NIC the user names."""
+    nic = launch_facts().multi_node.nic_env
+    if value != "${" + nic.placeholder + "}":
+        return value
+    if opts.nic is not None:
+        return opts.nic
+    return "REPLACE_WITH_NODE_NIC" if host else nic.pod_interface
+
+
+def _env(plan: LaunchPlan, opts: KubeOptions, host: bool) -> list[dict[str, Any]]:
+    kube = launch_facts().kubernetes
+    token = kube.hf_token
+    env: list[dict[str, Any]] = [{"name": "HF_HOME", "value": kube.model_cache.mount_path}]
+    env.append(
+        {
+            "name": token.env,
+            "valueFrom": {
+                "secretKeyRef": {
+                    "name": opts.hf_token_secret or token.secret,
+                    "key": token.key,
+                    "optional": True,
+                }
+            },
+        }
+    )
+    env += [{"name": e.name, "value": _nic_value(e.value, opts, host)} for e in plan.env]
     return env
 
 
-def _volumes() -> list[dict[str, Any]]:
+def _volumes(opts: KubeOptions) -> list[dict[str, Any]]:
+    kube = launch_facts().kubernetes
     return [
+        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": kube.shm_size}},
         {
-            "name": "dshm",
-            "emptyDir": {"medium": "Memory", "sizeLimit": launch_facts().kubernetes.shm_size},
+            "name": "hf-cache",
+            "persistentVolumeClaim": {
+                "claimName": opts.model_cache_claim or kube.model_cache.claim
+            },
         },
-        {"name": "hf-cache", "emptyDir": {}},
     ]
 
 
 def _mounts() -> list[dict[str, str]]:
     return [
         {"name": "dshm", "mountPath": "/dev/shm"},
-        {"name": "hf-cache", "mountPath": "/root/.cache/huggingface"},
+        {"name": "hf-cache", "mountPath": launch_facts().kubernetes.model_cache.mount_path},
     ]
 
 
-def _container(plan: LaunchPlan, argv: list[str], gpus: int, port: int | None) -> dict[str, Any]:
-    split = len(plan.program) - (1 if plan.engine == "vllm" else 0)  # vllm serve | python3 -m x
+def _container(
+    plan: LaunchPlan,
+    argv: list[str],
+    gpus: int,
+    port: int | None,
+    opts: KubeOptions,
+    host: bool = False,
+) -> dict[str, Any]:
+    split = adapter(plan.engine).command_words  # vllm serve | python3 -m sglang.launch_server
+    limits: dict[str, Any] = {_resource(plan): gpus}
+    if opts.rdma_resource is not None and plan.nodes_per_copy > 1:
+        limits[opts.rdma_resource] = 1
     c: dict[str, Any] = {
         "name": "engine",
         "image": plan.image,
         "command": argv[:split],
         "args": argv[split:],
-        "env": _env(plan),
-        "resources": {"limits": {_resource(plan): gpus}, "requests": {_resource(plan): gpus}},
+        "env": _env(plan, opts, host),
+        "resources": {"limits": limits, "requests": dict(limits)},
         "volumeMounts": _mounts(),
     }
+    if host:
+        caps = launch_facts().kubernetes.multi_node_network.capabilities
+        c["securityContext"] = {"capabilities": {"add": list(caps)}}
     if port is not None:
         c["ports"] = [{"name": "http", "containerPort": port, "protocol": "TCP"}]
-        c.update(_probes(port))
+        c.update(_probes(plan, port))
     return c
 
 
@@ -109,26 +187,36 @@ def _metadata(plan: LaunchPlan, name: str) -> dict[str, Any]:
     """Name and labels; the plan's warnings ride along as annotations (the manifest has no
     comments), so ``kubectl describe`` shows them to whoever applies it."""
     meta: dict[str, Any] = {"name": name, "labels": _labels(name)}
-    if plan.warnings:
-        meta["annotations"] = {
-            f"serving-playbook/warning-{i}": w for i, w in enumerate(plan.warnings, 1)
-        }
+    notes = {f"serving-playbook/warning-{i}": w for i, w in enumerate(plan.warnings, 1)}
+    cache = launch_facts().kubernetes.model_cache
+    access = "ReadWriteMany" if plan.nodes_per_copy > 1 else "ReadWriteOnce or ReadWriteMany"
+    notes["serving-playbook/model-cache"] = (
+        f"mount a PersistentVolumeClaim ({access}) of at least "
+        f"{math.ceil(plan.checkpoint_bytes * 1.1 / GIB)} GiB for the checkpoint at "
+        f"{cache.mount_path}; the default claim name {cache.claim} is a placeholder"
+    )
+    if not plan.runnable:  # kubectl describe says why nothing runs
+        for i, b in enumerate(plan.blocked_by, 1):
+            notes[f"serving-playbook/blocked-{i}"] = one_line(say(b))
+    meta["annotations"] = notes
     return meta
 
 
-def _deployment(plan: LaunchPlan, name: str, replicas: int, gpus_per_pod: int) -> dict[str, Any]:
+def _deployment(
+    plan: LaunchPlan, name: str, replicas: int, gpus_per_pod: int, opts: KubeOptions
+) -> dict[str, Any]:
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": _metadata(plan, name),
         "spec": {
-            "replicas": replicas,
+            "replicas": replicas if plan.runnable else 0,
             "selector": {"matchLabels": _labels(name)},
             "template": {
                 "metadata": {"labels": _labels(name)},
                 "spec": {
-                    "containers": [_container(plan, plan.argv, gpus_per_pod, plan.port)],
-                    "volumes": _volumes(),
+                    "containers": [_container(plan, plan.argv, gpus_per_pod, plan.port, opts)],
+                    "volumes": _volumes(opts),
                 },
             },
         },
@@ -147,37 +235,61 @@ def _service(plan: LaunchPlan, name: str, selector: dict[str, str]) -> dict[str,
     }
 
 
-# LeaderWorkerSet injects these into every pod of a group (lws docs: "LWS_LEADER_ADDRESS",
-# "LWS_WORKER_INDEX").
-_RANK_FLAGS = {"--node-rank": "$LWS_WORKER_INDEX"}
+# LeaderWorkerSet sets these in every pod of a group (api/leaderworkerset/v1
+# leaderworkerset_types.go: LwsLeaderAddress, LwsWorkerIndex; the leader's index is 0).
+_LEADER_VAR = "${LWS_LEADER_ADDRESS}"
+_INDEX_VAR = "$LWS_WORKER_INDEX"
 
 
-def _lws_script(plan: LaunchPlan, command: NodeCommand, worker: bool) -> str:
-    """``sh -c`` text for a leader or worker pod: the node's argv with the rank and the leader's
-    address taken from the variables LeaderWorkerSet sets. Every token is shell-quoted."""
+def _lws_script(plan: LaunchPlan, command: NodeCommand) -> str:
+    """``sh -c`` text for a leader or worker pod: the node's argv, every word shell-quoted, with
+    the rank, the DP start rank and the leader's address of the multi-node words taken from the
+    variables LeaderWorkerSet sets. Only those words, found by position in the words this module
+    appended, are rewritten; nothing a model id, a served name or another value contains is."""
+    eng = adapter(plan.engine)
     argv = list(command.argv)
-    for i, token in enumerate(argv):
-        if worker and token == "--data-parallel-start-rank":
-            per_node = int(argv[argv.index("--data-parallel-size-local") + 1])
-            argv[i + 1] = f"__DP_START__{per_node}"
-        elif worker and token in _RANK_FLAGS:
-            argv[i + 1] = "__RANK__"
-    text = join(argv)
-    text = text.replace(f'"{LEADER}', '"${LWS_LEADER_ADDRESS}')
-    text = text.replace("__RANK__", '"$LWS_WORKER_INDEX"')
-    text = re.sub(r"__DP_START__(\d+)", r'"$((LWS_WORKER_INDEX * \1))"', text)
-    return "exec " + text
+    start = command.multi_node_from if command.multi_node_from is not None else len(argv)
+    words = [shlex.quote(t) for t in argv[:start]]
+    rank_flags = {eng.flag(s) for s in ("node_rank",) if eng.has(s)}
+    start_flags = {eng.flag(s) for s in ("dp_start_rank",) if eng.has(s)}
+    local = max(1, plan.layout.dp // max(1, plan.nodes_per_copy))
+    tail = argv[start:]
+    i = 0
+    while i < len(tail):
+        token = tail[i]
+        nxt = tail[i + 1] if i + 1 < len(tail) else None
+        if token in rank_flags and nxt is not None:
+            words += [shlex.quote(token), f'"{_INDEX_VAR}"']
+            i += 2
+            continue
+        if token in start_flags and nxt is not None:
+            words += [shlex.quote(token), f'"$(({_INDEX_VAR[1:]} * {local}))"']
+            i += 2
+            continue
+        if token == LEADER or token.startswith(LEADER + ":"):
+            port = token[len(LEADER) :]
+            words.append(f'"{_LEADER_VAR}"' + shlex.quote(port) if port else f'"{_LEADER_VAR}"')
+        else:
+            words.append(shlex.quote(token))
+        i += 1
+    return "exec " + " ".join(words)
 
 
-def _lws(plan: LaunchPlan, name: str, groups: int) -> dict[str, Any]:
+def _lws(plan: LaunchPlan, name: str, groups: int, opts: KubeOptions) -> dict[str, Any]:
     leader_cmd = next(c for c in plan.commands if c.role == "leader")
     worker_cmd = next(c for c in plan.commands if c.role == "worker")
+    network = launch_facts().kubernetes.multi_node_network
+    host = network.host_network if opts.host_network is None else opts.host_network
 
-    def pod(command: NodeCommand, worker: bool) -> dict[str, Any]:
-        c = _container(plan, [], plan.gpus_per_node, None if worker else plan.port)
+    def pod(command: NodeCommand) -> dict[str, Any]:
+        c = _container(plan, [], plan.gpus_per_node, command.port, opts, host)
         c["command"] = ["/bin/sh", "-c"]
-        c["args"] = [_lws_script(plan, command, worker)]
-        return {"containers": [c], "volumes": _volumes()}
+        c["args"] = [_lws_script(plan, command)]
+        spec: dict[str, Any] = {"containers": [c], "volumes": _volumes(opts)}
+        if host:
+            spec["hostNetwork"] = True
+            spec["dnsPolicy"] = "ClusterFirstWithHostNet"
+        return spec
 
     leader_labels = {**_labels(name), "role": "leader"}
     return {
@@ -185,17 +297,17 @@ def _lws(plan: LaunchPlan, name: str, groups: int) -> dict[str, Any]:
         "kind": "LeaderWorkerSet",
         "metadata": _metadata(plan, name),
         "spec": {
-            "replicas": groups,
+            "replicas": groups if plan.runnable else 0,
             "leaderWorkerTemplate": {
                 "size": plan.nodes_per_copy,
                 "restartPolicy": "RecreateGroupOnPodRestart",
                 "leaderTemplate": {
                     "metadata": {"labels": leader_labels},
-                    "spec": pod(leader_cmd, False),
+                    "spec": pod(leader_cmd),
                 },
                 "workerTemplate": {
                     "metadata": {"labels": {**_labels(name), "role": "worker"}},
-                    "spec": pod(worker_cmd, True),
+                    "spec": pod(worker_cmd),
                 },
             },
         },
@@ -233,11 +345,29 @@ def _router_configmap(plan: LaunchPlan, name: str, servers: int) -> dict[str, An
 
 
 def kubernetes_yaml(
-    plan: LaunchPlan, name: str, replicas: int | None = None, gpus_per_pod: int | None = None
+    plan: LaunchPlan,
+    name: str,
+    replicas: int | None = None,
+    gpus_per_pod: int | None = None,
+    options: KubeOptions | None = None,
 ) -> str:
     """The manifests as multi-document YAML: Deployment + Service, or a LeaderWorkerSet + a
     Service for its leaders when a copy spans nodes; a router ConfigMap for several servers.
-    ``replicas`` overrides the plan's server count; ``gpus_per_pod`` its GPUs per pod."""
+    ``replicas`` overrides the plan's server count; ``gpus_per_pod`` its GPUs per pod;
+    ``options`` what the cluster decides (model-cache claim, token Secret, network)."""
+    opts = options or KubeOptions()
+    for field, value in (
+        ("model_cache_claim", opts.model_cache_claim),
+        ("hf_token_secret", opts.hf_token_secret),
+    ):
+        if value is not None and not _DNS_LABEL.match(value):
+            raise InputError(field, f"a DNS label (lowercase letters, digits, '-'), got {value!r}")
+    if opts.rdma_resource is not None and not _RESOURCE.match(opts.rdma_resource):
+        raise InputError(
+            "rdma_resource", f"a resource name like rdma/ib, got {opts.rdma_resource!r}"
+        )
+    if opts.nic is not None and not _NIC.match(opts.nic):
+        raise InputError("nic", f"a network interface name like eth0 or ib0, got {opts.nic!r}")
     if not _DNS_LABEL.match(name) or len(name) > 56:
         raise InputError(
             "name", f"a DNS label of at most 56 lowercase letters, digits or '-', got {name!r}"
@@ -258,15 +388,25 @@ def kubernetes_yaml(
             "engine)",
         )
     if multi:
+        workers_serve = any(c.role == "worker" and c.port is not None for c in plan.commands)
+        selector = _labels(name) if workers_serve else {**_labels(name), "role": "leader"}
         docs: list[dict[str, Any]] = [
-            _lws(plan, name, servers),
-            _service(plan, name, {**_labels(name), "role": "leader"}),
+            _lws(plan, name, servers, opts),
+            _service(plan, name, selector),
         ]
     else:
-        docs = [_deployment(plan, name, servers, per_pod), _service(plan, name, _labels(name))]
+        docs = [
+            _deployment(plan, name, servers, per_pod, opts),
+            _service(plan, name, _labels(name)),
+        ]
     if servers > 1:
         docs.append(_router_configmap(plan, name, servers))
-    return yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False, width=100)
+    text = yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False, width=100)
+    if plan.runnable:
+        return text
+    head = [comment("BLOCKED: " + say(b)) for b in plan.blocked_by]
+    head.append(comment("replicas: 0 - this plan cannot start; the annotations say why"))
+    return "\n".join(head) + "\n" + text
 
 
 def _gpus_per_server(plan: LaunchPlan) -> int:

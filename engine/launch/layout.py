@@ -16,22 +16,21 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from engine.decision import Bytes, Code, Decision, Name, Tokens
+from engine.decision import Bytes, Code, Decision, Name, Source, Tokens
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.kv.sizing import KvSizing
+from engine.launch.known_issues import KnownIssue, Where, avoided, fixes_for
 from engine.launch.memory import (
     Engine,
     Reserve,
     Split,
     WeightShare,
     device_memory,
-    sglang_default_fraction,
-    vllm_batch_defaults,
-    vllm_default_fraction,
-    vllm_reserve,
     weights_per_gpu,
 )
+from engine.launch.multinode import uses_deepep
 from engine.launch.ranking import layout_rules, rank_parts, reasons
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
@@ -118,7 +117,7 @@ class Candidate:
     fraction_why: str
     usable_per_gpu: int
     reserve: Reserve | None
-    max_num_seqs: int | None  # a vLLM --max-num-seqs the plan sets (None: the default)
+    max_num_seqs: int | None  # a --max-num-seqs the plan sets to free a reserve (None: default)
     kv_space_per_gpu: int
     kv_bytes_per_token_per_gpu: int
     state_bytes_per_request_per_gpu: int
@@ -135,6 +134,11 @@ class Candidate:
     @property
     def rank_key(self) -> tuple[float, ...]:
         return tuple(v for _, v in self.rank)
+
+    chunk_tokens: int | None = None  # the prefill chunk this layout was sized with
+    decode_graph_bs: int | None = None  # a decode CUDA-graph batch the plan sets (SGLang)
+    fraction_pinned: bool = False  # the sizing assumed a fraction the plan must set
+    fixes: tuple[KnownIssue, ...] = ()  # the recipes' known-issue fixes applied here
 
     @property
     def taken_before_kv(self) -> float:
@@ -192,6 +196,7 @@ REJECT_PP = Code("layout.reject.pp_layers", "pp", "layers")
 REJECT_FP8_DENSE = Code("layout.reject.fp8_dense", "inter", "tp", "block")
 REJECT_FP8_MOE = Code("layout.reject.fp8_moe", "inter", "ranks", "block")
 REJECT_ENGINE = Code("layout.reject.engine", "why")
+REJECT_KNOWN_ISSUE = Code("layout.reject.known_issue", "symptom", "source")
 REJECT_GPUS = Code("layout.reject.gpus", "field", "value", "gpus", "per_node")
 
 
@@ -357,43 +362,60 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         vision_replicated=inp.vision and s.tp > 1,
     )
     memory = device_memory(inp.gpu)
-    reserve: Reserve | None = None
-    if inp.engine == "vllm":
-        fraction = scenario.memory_fraction or vllm_default_fraction()
-        fraction_why = (
-            "chosen for this scenario"
-            if scenario.memory_fraction
-            else "vllm serve's default --gpu-memory-utilization (pinned flag table)"
-        )
-        reserve = vllm_reserve(cfg, inp.gpu, s, inp.chunk_tokens)
-    elif scenario.memory_fraction:
+    eng = adapter(inp.engine)
+    where = Where(cfg, s, inp.gpu, scenario.gpus_per_node, w_gpu, scenario.memory_fraction is None)
+    fixes = fixes_for(inp.engine, where)
+    fixed_fraction = next(
+        (f.fix.memory_fraction for f in fixes if f.fix and f.fix.memory_fraction), None
+    )
+    chunk = next((f.fix.prefill_chunk for f in fixes if f.fix and f.fix.prefill_chunk), None)
+    chunk = chunk or inp.chunk_tokens
+    decode_bs = _decode_graph_bs(inp, scenario, replicas, s)
+    if scenario.memory_fraction:
         fraction, fraction_why = scenario.memory_fraction, "chosen for this scenario"
+    elif fixed_fraction is not None:
+        fraction = fixed_fraction
+        fraction_why = "; ".join(
+            f"{f.source}: {f.quote}" for f in fixes if f.fix and f.fix.memory_fraction
+        )
     else:
-        fraction, fraction_why = sglang_default_fraction(
+        fraction, fraction_why = eng.default_fraction(
             inp.gpu,
             s,
-            chunk_tokens=inp.chunk_tokens,
+            chunk_tokens=chunk,
             mla=inp.family.attention_family.latent,
             vision=_vision_dims(cfg) if inp.vision else None,
+            decode_graph_bs=decode_bs,
+            deepep=uses_deepep(s, scenario.gpus_per_node),
         )
-        fraction_why = "SGLang's own --mem-fraction-static: " + fraction_why
+        fraction_why = eng.fraction_note(fraction_why)
+    pinned = scenario.memory_fraction is None and (
+        fixed_fraction is not None or decode_bs is not None
+    )
+    reserve = eng.reserve(cfg, inp.gpu, s, chunk)
     usable = int(memory * fraction)
     kv = inp.kv_at(s.tp)
     stage = stage_share(cfg, s.pp)
     room = _room(inp, usable, w_gpu, reserve, kv, stage, s, replicas)
     max_num_seqs = scenario.max_num_seqs
+    default_seqs = eng.default_max_num_seqs(inp.gpu)
     if max_num_seqs is not None:
         if reserve is not None:  # the sampler rows of the sequences the scenario sets
-            reserve = vllm_reserve(cfg, inp.gpu, s, inp.chunk_tokens, max_num_seqs=max_num_seqs)
+            reserve = eng.reserve(cfg, inp.gpu, s, chunk, max_num_seqs=max_num_seqs)
             room = _room(inp, usable, w_gpu, reserve, kv, stage, s, replicas)
-    elif reserve is not None and not (room.context_fits and room.users >= scenario.users):
+    elif (
+        reserve is not None
+        and default_seqs is not None
+        and eng.sampler_reserve
+        and not (room.context_fits and room.users >= scenario.users)
+    ):
         # vLLM's profile run reserves sampler rows for max_num_seqs requests (1,024 by default
         # on large GPUs); a workload of a few users gets that memory back with --max-num-seqs
         wanted = math.ceil(scenario.users / (replicas * s.dp))
         cap = 1 << max(0, wanted - 1).bit_length()
-        if cap < vllm_batch_defaults(inp.gpu)[1]:
-            capped = vllm_reserve(cfg, inp.gpu, s, inp.chunk_tokens, max_num_seqs=cap)
-            if capped.total < reserve.total:
+        if cap < default_seqs:
+            capped = eng.reserve(cfg, inp.gpu, s, chunk, max_num_seqs=cap)
+            if capped is not None and capped.total < reserve.total:
                 reserve, max_num_seqs = capped, cap
                 room = _room(inp, usable, w_gpu, reserve, kv, stage, s, replicas)
     space, max_ctx, context = room.space, room.max_ctx, room.context
@@ -444,6 +466,10 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         users_fit=users_fit,
         why=tuple(why),
         rank=rank,
+        chunk_tokens=chunk,
+        decode_graph_bs=decode_bs,
+        fraction_pinned=pinned,
+        fixes=fixes,
     )
 
 
@@ -481,6 +507,26 @@ def _room(
     return _Room(space, max_ctx, context_fits, context, per_request, users)
 
 
+def _decode_graph_bs(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> int | None:
+    """Under DP-attention, the decode CUDA-graph batch sized to the users per attention rank,
+    as the SGLang deployments set it (``--cuda-graph-max-bs-decode``): the engine's own default
+    batch multiplies its graph reserve by the DP size (memory_hook.py reserve_for_graph_mb:
+    ``max_bs × dp_size × 3`` MiB, ``× 1.5`` more above 300), which would shrink the static pool
+    of a DP 16 copy to a third of the GPU. None where the engine's memory accounting does not
+    read the batch, or the scenario pins the fraction itself."""
+    if s.dp <= 1 or scenario.memory_fraction is not None:
+        return None
+    eng = adapter(inp.engine)
+    default = eng.decode_graph_bs(inp.gpu, s)
+    if default is None:
+        return None
+    rules = layout_rules()
+    per_rank = math.ceil(scenario.users / (replicas * s.dp))
+    step = rules.decode_graph_bs_step
+    wanted = max(step, step * math.ceil(per_rank / step))
+    return min(default, wanted)
+
+
 def _vision_dims(cfg: ModelConfig) -> tuple[int, int] | None:
     vc = cfg.vision_config or {}
     layers = vc.get("num_hidden_layers") or vc.get("depth")
@@ -502,6 +548,9 @@ def search(inp: SearchInputs, scenario: Scenario) -> LayoutSearch:
     for replicas, s in _splits(inp.cfg, scenario, inp.family):
         problem = split_problem(inp.cfg, inp.arch, inp.family, s)
         layout = Layout(replicas, s)
+        issue = avoided(inp.engine, inp.cfg, s) if problem is None else None
+        if issue is not None:
+            problem = REJECT_KNOWN_ISSUE(symptom=Name(issue.symptom), source=Source(issue.source))
         if problem is not None:
             rejected.append(Rejected(layout, problem))
             continue

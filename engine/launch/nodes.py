@@ -1,14 +1,14 @@
 """One command per node (or per server): several copies of a model on one node share a server
 or run side by side on their own GPUs; a copy that spans nodes runs a leader and workers with the
-multi-node flags of the engine's pinned table."""
+multi-node flags of the engine's adapter (spelled from its pinned table)."""
 
 from __future__ import annotations
 
+from engine.engines import adapter
 from engine.launch.command import LEADER, NodeCommand, PlanError, PlanFlag, Role
 from engine.launch.facts import launch_facts
 from engine.launch.layout import Layout
 from engine.scenario import Engine, Scenario
-from engine.software.tables import engine_version, lookup_flag
 
 
 def copies_per_node(lay: Layout, per_node: int) -> int:
@@ -20,46 +20,13 @@ def merges_copies(engine: Engine, moe: bool) -> bool:
     a dense model (its DP ranks are independent replicas); for a MoE model vLLM spreads the
     experts over the DP ranks, a different layout, so copies stay separate servers. SGLang's
     --dp-size is "data-parallel replicas of the model" for both."""
-    return engine == "sglang" or not moe
+    return adapter(engine).merges_copies(moe)
 
 
 def _multi_node_args(engine: Engine, lay: Layout, per_node: int, rank: int) -> list[str]:
     """The extra tokens of node ``rank`` of a copy that spans nodes."""
-    mn = launch_facts().multi_node
-    nodes = lay.split.gpus // per_node
-    if engine == "sglang":
-        return [
-            "--nnodes",
-            str(nodes),
-            "--node-rank",
-            str(rank),
-            "--dist-init-addr",
-            f"{LEADER}:{mn.sglang_dist_init_port}",
-        ]
-    if lay.dp > 1:
-        local = lay.dp // nodes
-        out = [
-            "--data-parallel-size-local",
-            str(local),
-            "--data-parallel-address",
-            LEADER,
-            "--data-parallel-rpc-port",
-            str(mn.vllm_dp_rpc_port),
-        ]
-        if rank:
-            out += ["--data-parallel-start-rank", str(rank * local), "--headless"]
-        return out
-    out = [
-        "--nnodes",
-        str(nodes),
-        "--node-rank",
-        str(rank),
-        "--master-addr",
-        LEADER,
-        "--master-port",
-        str(mn.vllm_master_port),
-    ]
-    return out + (["--headless"] if rank else [])
+    ports = launch_facts().multi_node.ports
+    return adapter(engine).multi_node_args(lay.split, per_node, rank, LEADER, ports)
 
 
 def node_commands(
@@ -70,6 +37,7 @@ def node_commands(
     s: Scenario,
     moe: bool,
 ) -> tuple[NodeCommand, ...]:
+    eng = adapter(engine)
     per_node = s.gpus_per_node
     port = launch_facts().port
     base = list(program)
@@ -84,8 +52,11 @@ def node_commands(
             rank = node % nodes_per_copy
             argv = base + _multi_node_args(engine, lay, per_node, rank)
             role: Role = "leader" if rank == 0 else "worker"
+            serves = eng.node_serves_api(lay.split, rank)
             out.append(
-                NodeCommand(node, role, rank, tuple(argv), None, port if rank == 0 else None)
+                NodeCommand(
+                    node, role, rank, tuple(argv), None, port if serves else None, len(base)
+                )
             )
         return tuple(out)
     copies = copies_per_node(lay, per_node)
@@ -101,8 +72,9 @@ def node_commands(
 
 
 def _check_token(engine: Engine, token: str) -> None:
-    if token.startswith("--") and lookup_flag(engine, token) is None:
-        raise PlanError(f"{engine} {engine_version(engine)} has no option {token}")
+    eng = adapter(engine)
+    if token.startswith("--") and eng.lookup(token) is None:
+        raise PlanError(f"{engine} {eng.version} has no option {token}")
 
 
 def _with_port(argv: list[str], port: int) -> list[str]:

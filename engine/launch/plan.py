@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from engine.decision import Code, Decision
+from engine.decision import Code, Decision, Name, Percent, Source
+from engine.engines import adapter
 from engine.hardware.gates import fit_gate
 from engine.kv.sizing import KvSizing
 from engine.launch.command import (
@@ -40,6 +41,7 @@ from engine.launch.flags import (
     PARALLEL_FLAGS,
     chunk_flags,
     context_flag,
+    experts_shape,
     kv_flags,
     memory_flag,
     mm_flags,
@@ -48,12 +50,18 @@ from engine.launch.flags import (
     parser_flags,
 )
 from engine.launch.layout import Candidate, Layout
+from engine.launch.multinode import a2a_flags, nic_env
 from engine.launch.nodes import node_commands
+from engine.launch.recipes import (
+    base_flags_for,
+    checkpoints_of,
+    env_for,
+    is_base_checkpoint,
+)
 from engine.model.family import AttentionFamily
 from engine.model.loader import LoadedModel
 from engine.scenario import Engine, Scenario
 from engine.software.report import SoftwareReport
-from engine.software.tables import engine_version, lookup_flag
 
 if TYPE_CHECKING:
     from engine.study import _Core
@@ -104,13 +112,12 @@ class LaunchPlan:
     users: int
     prefix_overlap: float
     port: int
+    checkpoint_bytes: int = 0  # every stored tensor of the checkpoint (what a node reads)
 
     @property
     def program(self) -> list[str]:
         """The program part of argv (before the options)."""
-        if self.engine == "vllm":
-            return ["vllm", "serve", self.model_id]
-        return ["python3", "-m", "sglang.launch_server"]
+        return adapter(self.engine).program(self.model_id)
 
     @property
     def argv(self) -> list[str]:
@@ -125,6 +132,11 @@ class LaunchPlan:
     def servers(self) -> int:
         """Independent endpoints (a router goes in front when more than one)."""
         return sum(1 for c in self.commands if c.role in ("server", "leader"))
+
+    @property
+    def endpoints(self) -> int:
+        """API servers over all nodes (a load balancer goes in front when more than one)."""
+        return sum(1 for c in self.commands if c.port is not None)
 
     @property
     def nodes_per_copy(self) -> int:
@@ -167,8 +179,6 @@ BLOCKED_FIX = Code("plan.blocked_fix", "gate", "reason", "fix")
 
 def smaller_checkpoints(model_id: str) -> list[str]:
     """Official quantized siblings of ``model_id`` (data/recipes.yaml), as suggestions."""
-    from engine.launch.recipes import checkpoints_of
-
     return [
         f"the official {kind.upper()} checkpoint {repo} ({source})"
         for kind, repo, source in checkpoints_of(model_id)
@@ -176,6 +186,22 @@ def smaller_checkpoints(model_id: str) -> list[str]:
 
 
 # --- entry point ----------------------------------------------------------------------------
+
+
+MODEL_PATH = Code("flag.model_path")
+HOST = Code("flag.host")
+PORT = Code("flag.port")
+LEFT_EP_SLICED = Code("left.expert_parallel.sliced", "group")
+LEFT_EP_ONE_GPU = Code("left.expert_parallel.one_gpu")
+LEFT_QUANTIZATION = Code("left.quantization", "format", "engine")
+SOFTWARE = Code("flag.software", "reason")
+RECIPE = Code("flag.recipe", "reason", "source")
+TEXT_ONLY = Code("flag.language_model_only", "fusion")
+LEFT_MTP_BUSY = Code("left.speculative.busy", "users", "limit")
+LEFT_PREFIX_USED = Code("left.prefix_cache.used", "overlap")
+LEFT_PREFIX_UNUSED = Code("left.prefix_cache.unused", "overlap")
+HYBRID_LB = Code("flag.dp_hybrid_lb", "source")
+RECIPE_ALSO = "The official recipe also sets"
 
 
 def build_plan(
@@ -188,8 +214,7 @@ def build_plan(
     runnable: bool,
 ) -> LaunchPlan:
     """The launch plan of ``engine`` for the Study's layout ``fit``."""
-    from engine.launch.recipes import base_flags_for, env_for, is_base_checkpoint
-
+    eng = adapter(engine)
     fam = core.family
     lay = fit.layout
     cfg = core.cfg
@@ -198,30 +223,25 @@ def build_plan(
     flags: list[PlanFlag] = []
     left: list[LeftOut] = []
     notes: list[str] = []
-    if engine == "sglang":
-        flags.append(checked(engine, "--model-path", model_id, "the checkpoint to serve"))
-    flags.append(
-        checked(engine, "--host", "0.0.0.0", "listen on every interface (inside a container)")
-    )
-    flags.append(checked(engine, "--port", str(facts.port), "one port for docker and Kubernetes"))
-    experts = f"{fam.num_experts} experts, {fam.experts_per_token} active per token"
+    if not eng.model_positional:
+        flags.append(checked(engine, eng.flag("model"), model_id, MODEL_PATH()))
+    flags.append(checked(engine, eng.flag("host"), "0.0.0.0", HOST()))
+    flags.append(checked(engine, eng.flag("port"), str(facts.port), PORT()))
+    experts = experts_shape(fam.num_experts, fam.experts_per_token)
     flags += parallel_flags(engine, lay, fit, fam.moe, experts, s.gpus_per_node)
     if fam.moe and not lay.ep and lay.split.moe_group > 1:
-        left.append(
-            LeftOut(
-                "--enable-expert-parallel" if engine == "vllm" else "--ep-size",
-                f"experts are sliced over {lay.split.moe_group} GPUs (both engines' default); "
-                "expert parallelism would place them whole",
-            )
-        )
+        left.append(LeftOut(eng.flag("ep"), LEFT_EP_SLICED(group=lay.split.moe_group)))
     elif fam.moe and lay.split.moe_group == 1:
-        left.append(LeftOut("expert parallel", "one GPU holds every expert: nothing to split"))
+        left.append(LeftOut("expert parallel", LEFT_EP_ONE_GPU()))
+    flags += a2a_flags(engine, lay.split, s.gpus_per_node)
+    if lay.split.dp > 1 and eng.has("dp_hybrid_lb") and lay.split.gpus > s.gpus_per_node:
+        source = Source(facts.multi_node.hybrid_lb_source)
+        flags.append(checked(engine, eng.flag("dp_hybrid_lb"), None, HYBRID_LB(source=source)))
 
     left.append(
         LeftOut(
-            "--quantization",
-            f"{sw.checkpoint_format} checkpoint: {engine} reads the quantization from the "
-            "checkpoint itself; forcing a method can select a slower kernel",
+            eng.flag("quantization"),
+            LEFT_QUANTIZATION(format=Name(sw.checkpoint_format), engine=Name(eng.label)),
         )
     )
     base = core.model.source != "file" and is_base_checkpoint(core.model.name, sw)
@@ -230,45 +250,42 @@ def build_plan(
     left += pl
     notes += pn
     have = {f.flag for f in flags}
+    tool_flag = eng.flag("tool_call_parser")
     for token in sw.extra_flags:
         flag, value = split_token(token)
         if flag in have:
             continue
-        if flag == "--enable-auto-tool-choice" and "--tool-call-parser" not in have:
+        if flag == "--enable-auto-tool-choice" and tool_flag not in have:
             continue
-        reason = sw.flag_reasons.get(token) or sw.flag_reasons.get(flag) or "software report"
-        flags.append(checked(engine, flag, value, reason))
+        why = sw.flag_decisions.get(token) or sw.flag_decisions.get(flag)
+        flags.append(
+            checked(engine, flag, value, why or SOFTWARE(reason=Source("software report")))
+        )
         have.add(flag)
     for rf in base_flags_for(cfg, engine, core.gpu, sw):
-        info = lookup_flag(engine, rf.flag)
+        info = eng.lookup(rf.flag)
         canonical = info.flag if info is not None else rf.flag
         if canonical in STUDY_DECIDED:
             shown = rf.flag + (f" {rf.value}" if rf.value is not None else "")
-            notes.append(f"The official recipe also sets {shown}: {rf.reason}")
+            notes.append(f"{RECIPE_ALSO} {shown}: {rf.reason} ({rf.source})")
             continue
         if rf.flag in have or canonical in have:
             continue
-        flags.append(as_spelled(engine, rf.flag, rf.value, rf.reason))
+        why = RECIPE(reason=Source(rf.reason), source=Source(rf.source))
+        flags.append(as_spelled(engine, rf.flag, rf.value, why))
         have.update({rf.flag, canonical})
         left = [x for x in left if x.flag != canonical]
-    if core.text_only and "--language-model-only" not in have:
-        flags.append(
-            checked(
-                engine,
-                "--language-model-only",
-                None,
-                f"text-only use of a multimodal ({fam.fusion} fusion) checkpoint: the vision "
-                "tower is never loaded, saving its memory and start-up time",
-            )
-        )
-        have.add("--language-model-only")
+    lm_only = eng.flag("language_model_only")
+    if core.text_only and lm_only not in have:
+        flags.append(checked(engine, lm_only, None, TEXT_ONLY(fusion=Name(fam.fusion or "late"))))
+        have.add(lm_only)
     if s.images:
         flags += mm_flags(engine, lay)
     flags.append(context_flag(engine, core, fit))
     mf, ml = memory_flag(engine, s, fit)
     flags += mf
     left += ml
-    kf, kl = kv_flags(engine, core, s, kv)
+    kf, kl = kv_flags(engine, core, s, kv, fit)
     flags += kf
     left += kl
     cf, cl, cn = chunk_flags(
@@ -278,6 +295,7 @@ def build_plan(
         s.latency,
         s.images,
         fam.attention_family == AttentionFamily.HYBRID,
+        fit,
     )
     flags += cf
     left += cl
@@ -287,24 +305,25 @@ def build_plan(
     elif fam.mtp_layers > 0:
         left.append(
             LeftOut(
-                "--speculative-config" if engine == "vllm" else "--speculative-algorithm",
-                f"MTP layers exist, but {s.users} concurrent users (> {facts.mtp.max_users}) "
-                "leave no idle compute for drafts: speculative decoding would cost throughput",
+                eng.flag("speculative"),
+                LEFT_MTP_BUSY(users=s.users, limit=facts.mtp.max_users),
             )
         )
-    cache_name = "prefix caching" if engine == "vllm" else "radix cache"
+    overlap = Percent(s.prefix_overlap / 100)
     left.append(
         LeftOut(
-            "--enable-prefix-caching" if engine == "vllm" else "--disable-radix-cache",
-            f"{cache_name} is on by default; prefix overlap {s.prefix_overlap} % "
-            + ("benefits from it" if s.prefix_overlap > 0 else "gives it little to reuse"),
+            eng.flag("prefix_cache"),
+            LEFT_PREFIX_USED(overlap=overlap)
+            if s.prefix_overlap > 0
+            else LEFT_PREFIX_UNUSED(overlap=overlap),
         )
     )
     env = list(env_for(cfg, engine, core.gpu, sw))
+    env += [e for e in nic_env(lay.split, s.gpus_per_node) if e.name not in {x.name for x in env}]
     have = {f.flag for f in flags}
     left = [x for x in left if x.flag not in have]
     warnings: list[str] = []
-    if "--trust-remote-code" in have:
+    if eng.flag("trust_remote_code") in have:
         warnings.append(
             "--trust-remote-code runs Python code from the model repository on every node: read "
             "the repository's modeling files before you launch"
@@ -326,15 +345,16 @@ def build_plan(
     if sw.min_version is not None:
         notes.append(f"{engine} >= {sw.min_version} for {sw.architecture}")
     notes.extend(sw.notes)
-    program = (
-        ["vllm", "serve", model_id]
-        if engine == "vllm"
-        else ["python3", "-m", "sglang.launch_server"]
-    )
-    commands = node_commands(engine, program, flags, lay, s, fam.moe)
+    for issue in fit.fixes:
+        notes.append(f"Known issue applied ({issue.source}): {issue.symptom}")
+    # a recipe's base value that a known-issue fix of the same recipe replaces is no advice
+    fixed = {f.flag for f in flags if f.why.code.endswith(".known_issue")}
+    notes = [n for n in notes if not any(n.startswith(f"{RECIPE_ALSO} {f} ") for f in fixed)]
+    commands = node_commands(engine, eng.program(model_id), flags, lay, s, fam.moe)
+    notes += _balancer_notes(commands, lay, s)
     return LaunchPlan(
         engine=engine,
-        engine_version=engine_version(engine),
+        engine_version=eng.version,
         model_id=model_id,
         model_name=core.model.name,
         gpu_key=core.gpu.key,
@@ -355,4 +375,27 @@ def build_plan(
         users=s.users,
         prefix_overlap=s.prefix_overlap / 100,
         port=facts.port,
+        checkpoint_bytes=core.weights.checkpoint_bytes or core.weights.weight_bytes,
     )
+
+
+def _balancer_notes(commands: tuple[NodeCommand, ...], lay: Layout, s: Scenario) -> list[str]:
+    """Several API servers on one node (copies on their own GPUs and ports), or one per node
+    (hybrid DP load balancing): clients need one address in front of them."""
+    ports = sorted({c.port for c in commands if c.port is not None})
+    per_node = sum(1 for c in commands if c.node == 0 and c.port is not None)
+    if per_node > 1:
+        return [
+            f"{per_node} servers run side by side on each node, on ports {ports[0]}–{ports[-1]}: "
+            "put a load balancer (or the prefix-aware router) over those ports; clients that "
+            f"call only port {ports[0]} reach one copy of the {per_node}"
+        ]
+    serving_nodes = sum(1 for c in commands if c.port is not None)
+    if lay.split.gpus > s.gpus_per_node and serving_nodes > len(
+        [c for c in commands if c.role == "leader"]
+    ):
+        return [
+            f"every node of a copy serves its own API on port {ports[0]} (hybrid DP load "
+            f"balancing): put a load balancer over the {serving_nodes} nodes"
+        ]
+    return []

@@ -44,6 +44,8 @@ class LayoutRules(Strict):
     expert_parallel_source: str
     fp8_block_divisibility_source: str
     context_round_tokens: int = Field(ge=1)
+    decode_graph_bs_step: int = Field(ge=1)
+    decode_graph_bs_source: str = Field(min_length=1)
 
 
 @cache
@@ -81,7 +83,7 @@ def rank_parts(
     moe = inp.family.moe
     # style: 0 = the shape the playbook wants for this model and workload
     if moe and want_dp:
-        style = 0 if (s.dp > 1 and s.ep) else 1
+        style = 0 if s.dp > 1 else 1  # expert parallelism is the "ep" part's to rank
     elif moe and inp.family.attention_family.latent:
         style = 0 if s.dp == 1 else 1
     else:
@@ -93,12 +95,16 @@ def rank_parts(
     # TP size: latency first wants the largest TP inside a node; otherwise the smallest copy
     # that serves the workload, so the rest of the GPUs replicate
     size_pref = -min(s.tp, per_node) if scenario.latency == "latency" else s.gpus
+    # experts sliced over GPUs of different nodes all-reduce every MoE layer over InfiniBand;
+    # across nodes the experts go whole (EP) and tokens travel (data/advisors.yaml all_to_all)
+    sliced_across_nodes = moe and not s.ep and s.moe_group > per_node
     return (
         ("weights_fit", 0 if weights_fit else 1),
         ("deficit", 0 if weights_fit else deficit),
         ("context_fits", 0 if context_fits else 1),
         ("context", -max_ctx if not context_fits else 0),
         ("users_fit", 0 if users_fit else 1),
+        ("sliced_across_nodes", 1 if sliced_across_nodes else 0),
         ("users", -users if not users_fit else 0),
         ("tp_in_node", 1 if s.tp > per_node else 0),
         ("copy_in_node", 1 if s.gpus > per_node else 0),
@@ -132,6 +138,7 @@ VS_LATENCY_TP = Code("layout.vs.size.latency", "pick", "rival", "tp", "rival_tp"
 VS_REPLICATE = Code("layout.vs.size.replicate", "pick", "rival", "gpus", "rival_gpus", "source")
 VS_EP = Code("layout.vs.ep", "pick", "rival", "source")
 VS_SLICED = Code("layout.vs.sliced", "pick", "rival")
+VS_SLICED_NODES = Code("layout.vs.sliced_across_nodes", "pick", "rival", "per_node")
 VS_PP = Code("layout.vs.pp", "pick", "rival")
 VS_REPLICAS = Code("layout.vs.replicas", "pick", "rival")
 EP_WHOLE = Code("layout.reason.ep", "experts", "ranks")
@@ -159,13 +166,18 @@ def rivals(pick: Candidate, ranked: tuple[Candidate, ...]) -> list[Candidate]:
     return out
 
 
+def deciding_part(pick: Candidate, rival: Candidate) -> str | None:
+    """The first part of the rank where the two differ (None: they tie)."""
+    return next(
+        (name for (name, a), (_, b) in zip(pick.rank, rival.rank, strict=True) if a != b), None
+    )
+
+
 def compare(
     inp: SearchInputs, scenario: Scenario, pick: Candidate, rival: Candidate
 ) -> Decision | None:
     """Why ``pick`` ranks above ``rival``: the first part of the rank where they differ."""
-    part = next(
-        (name for (name, a), (_, b) in zip(pick.rank, rival.rank, strict=True) if a != b), None
-    )
+    part = deciding_part(pick, rival)
     if part is None:
         return None
     p, r = pick.layout.name(), rival.layout.name()
@@ -205,6 +217,8 @@ def compare(
         return VS_USERS(
             pick=p, rival=r, pick_users=pick.users, rival_users=rival.users, asked=scenario.users
         )
+    if part == "sliced_across_nodes":
+        return VS_SLICED_NODES(pick=p, rival=r, per_node=scenario.gpus_per_node)
     if part == "tp_in_node":
         return VS_TP_IN_NODE(pick=p, rival=r, per_node=scenario.gpus_per_node)
     if part == "copy_in_node":
@@ -277,16 +291,21 @@ def reasons(
                 usable=Bytes(pick.usable_per_gpu),
             )
         )
+    decided: dict[str, Decision] = {}
     for rival in rivals(pick, ranked):
+        part = deciding_part(pick, rival)
         said = compare(inp, scenario, pick, rival)
-        if said is not None and said not in out:
-            out.append(said)
+        if said is not None and part is not None and part not in decided:
+            decided[part] = said  # one comparison per deciding part
+    order = [name for name, _ in pick.rank]
+    out += [decided[p] for p in sorted(decided, key=order.index)]  # the most decisive first
     fam = inp.family
     split = pick.layout.split
-    if split.ep:
-        out.append(EP_WHOLE(experts=fam.num_experts, ranks=split.moe_group))
-    elif fam.moe and split.moe_group > 1:
-        out.append(EP_SLICED(ranks=split.moe_group))
+    if "ep" not in decided:  # what the pick does with the experts, unless a comparison said it
+        if split.ep:
+            out.append(EP_WHOLE(experts=fam.num_experts, ranks=split.moe_group))
+        elif fam.moe and split.moe_group > 1:
+            out.append(EP_SLICED(ranks=split.moe_group))
     if pick.weights_fit and not pick.context_fits and pick.context:
         out.append(CONTEXT_SHORTENED(context=Tokens(pick.context)))
     return tuple(out)

@@ -13,14 +13,17 @@ from typing import Any
 
 from pydantic import Field
 
+from engine.decision import Code, Source
 from engine.hardware.gpus import Gpu
+from engine.launch.command import EnvVar
+from engine.launch.facts import launch_facts
 from engine.model.config import ModelConfig
-from engine.model.family import FamilyVerdict
 from engine.rules import DATA_DIR, Loose, load_data
 from engine.scenario import Engine
 from engine.software.report import SoftwareReport
 
 RECIPES_YAML = DATA_DIR / "recipes.yaml"
+ENV_RECIPE = Code("env.recipe", "reason", "source")
 
 
 class Match(Loose):
@@ -118,10 +121,22 @@ class _BaseFlags(Loose):
     source: str = Field(min_length=1)
 
 
+_ANY = "*"
+
+
+class _ChatTemplate(Loose):
+    engine: Engine
+    tool_call_parser: str
+    reasoning_parser: str | None = _ANY
+    template: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+
+
 class RecipesFile(Loose):
     speculative_defaults: _SpecDefaults
     speculative: list[_Speculative]
     env: list[_Env]
+    tool_chat_templates: list[_ChatTemplate]
     base_flags: list[_BaseFlags]
     checkpoints: list[dict[str, Any]]
 
@@ -148,14 +163,6 @@ class Speculative:
     eagle_topk: int
     num_draft_tokens: int
     source: str
-
-
-def has_draft_layers(cfg: ModelConfig, family: FamilyVerdict) -> bool:
-    """The checkpoint carries MTP layers: the config counts them, or a recipe row for this
-    architecture runs MTP (Qwen3-Next ships the layers without counting them in config.json)."""
-    return family.mtp_layers > 0 or any(
-        _mtp_row(r) and r.match.matches(cfg) for r in recipes().speculative
-    )
 
 
 def _mtp_row(row: _Speculative) -> bool:
@@ -188,15 +195,13 @@ def speculative_for(cfg: ModelConfig, engine: Engine) -> Speculative:
         s.num_steps,
         s.eagle_topk,
         s.num_draft_tokens,
-        v.source if engine == "vllm" else s.source,
+        {"vllm": v.source, "sglang": s.source}[engine],
     )
 
 
-def env_for(cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport) -> list[Any]:
+def env_for(cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport) -> list[EnvVar]:
     """Environment variables the recipes set for this model, engine, GPU generation and
     checkpoint format (rows marked optional are left for the user)."""
-    from engine.launch.plan import EnvVar
-
     out: list[EnvVar] = []
     seen: set[str] = set()
     for row in recipes().env:
@@ -207,7 +212,8 @@ def env_for(cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport) -> l
         for var in row.vars:
             if var.name not in seen:
                 seen.add(var.name)
-                out.append(EnvVar(var.name, var.value, f"{var.reason} ({row.source})"))
+                why = ENV_RECIPE(reason=Source(var.reason), source=Source(row.source))
+                out.append(EnvVar(var.name, var.value, why))
     return out
 
 
@@ -216,19 +222,38 @@ class RecipeFlag:
     flag: str
     value: str | None
     reason: str
+    source: str
 
 
 def base_flags_for(
     cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport
 ) -> list[RecipeFlag]:
     return [
-        RecipeFlag(f.flag, f.value, f"{f.reason} ({row.source})")
+        RecipeFlag(f.flag, f.value, f.reason, row.source)
         for row in recipes().base_flags
         if row.engine == engine
         and row.match.matches(cfg)
         and _applies(row.generations, row.weight_dtype, gpu, sw)
         for f in row.flags
     ]
+
+
+@dataclass(frozen=True)
+class ChatTemplate:
+    template: str
+    source: str
+
+
+def tool_chat_template(
+    engine: Engine, tool_call_parser: str, reasoning_parser: str | None
+) -> ChatTemplate | None:
+    """The tool chat template the recipes pass with these parsers (first row that matches)."""
+    for row in recipes().tool_chat_templates:
+        if row.engine != engine or row.tool_call_parser != tool_call_parser:
+            continue
+        if row.reasoning_parser == _ANY or row.reasoning_parser == reasoning_parser:
+            return ChatTemplate(row.template, row.source)
+    return None
 
 
 _KINDS = ("fp8", "nvfp4", "mxfp4")
@@ -255,8 +280,6 @@ _TOKENS = re.compile(r"[-_.]+")
 
 def is_base_checkpoint(model_id: str, sw: SoftwareReport) -> bool:
     """A pre-trained checkpoint by its repository name (data/launch.yaml base_checkpoints)."""
-    from engine.launch.plan import launch_facts
-
     rules = launch_facts().base_checkpoints
     tokens = set(_TOKENS.split(model_id.rsplit("/", 1)[-1].lower()))
     if tokens & set(rules.marker_tokens):

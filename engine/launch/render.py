@@ -3,8 +3,9 @@
 Every string that came from a user or a config is data here, never code: shell words go through
 ``shlex.quote``; a comment line carries text only after ``one_line`` has folded every line
 break, carriage return and Unicode separator into a space, so nothing a config says can end a
-comment and start a command. The only unquoted words are the ones this module writes itself
-(``${LEADER_ADDR}`` for the first node's address).
+comment and start a command. The only expanded words are the ones this module writes itself
+(``${LEADER_ADDR}`` for the first node's address, ``${IFACE_NAME}`` for its network interface).
+Reasons are decisions, worded in the reader's language by ``engine.present.words``.
 """
 
 from __future__ import annotations
@@ -13,13 +14,20 @@ import re
 import shlex
 from typing import Any
 
+from engine.engines import adapter
+from engine.i18n import DEFAULT_LANG, Lang
+from engine.launch.facts import launch_facts
 from engine.launch.plan import LEADER, LaunchPlan, NodeCommand
 from engine.present.words import say
 
 # Every character that ends a line for a shell, a YAML parser or a Markdown renderer, plus the
 # other C0/C1 controls.
 _LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u0085\ufeff]+")
-_VAR = re.compile(r"^\$\{LEADER_ADDR\}(:\d{1,5})?$")
+# The variables this module writes itself: a word that is one of them (or NAME=one of them)
+# stays expandable inside double quotes.
+_VAR = re.compile(
+    r"^(?P<name>[A-Z_][A-Z0-9_]*=)?(?P<var>\$\{(?:LEADER_ADDR|IFACE_NAME)\}(?::\d{1,5})?)$"
+)
 
 
 def one_line(text: str) -> str:
@@ -33,10 +41,11 @@ def comment(text: str) -> str:
 
 
 def word(token: str) -> str:
-    """One shell word: the leader-address placeholder stays expandable (double quotes), every
-    other token is single-quoted by shlex when it needs to be."""
-    if _VAR.match(token):
-        return f'"{token}"'
+    """One shell word: the leader-address and interface placeholders stay expandable (double
+    quotes), every other token is single-quoted by shlex when it needs to be."""
+    m = _VAR.match(token)
+    if m:
+        return (m.group("name") or "") + f'"{m.group("var")}"'
     return shlex.quote(token)
 
 
@@ -66,9 +75,21 @@ def _prefix(command: NodeCommand) -> str:
     return "CUDA_VISIBLE_DEVICES=" + ",".join(str(d) for d in command.devices) + " "
 
 
-def script(plan: LaunchPlan) -> str:
+def blocked_stop(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> list[str]:
+    """For a plan that cannot start: the reasons on stderr and ``exit 1``, before any
+    launcher line of the script runs (the commands below stay for reading)."""
+    if plan.runnable:
+        return []
+    lines = [comment("BLOCKED: " + say(b, lang)) for b in plan.blocked_by]
+    for b in plan.blocked_by:
+        lines.append(f"echo {shlex.quote('BLOCKED: ' + one_line(say(b, lang)))} >&2")
+    return [*lines, "exit 1", ""]
+
+
+def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
     """A bash script for the whole launch: ``set -euo pipefail``, the environment, the reasons as
-    comments, and one command per node (or per server) with the node it belongs on."""
+    comments (in ``lang``), and one command per node (or per server) with the node it belongs
+    on."""
     out = [
         "#!/usr/bin/env bash",
         comment(
@@ -79,19 +100,24 @@ def script(plan: LaunchPlan) -> str:
         "set -euo pipefail",
         "",
     ]
-    if not plan.runnable:
-        out += [comment(f"BLOCKED: {say(b)}") for b in plan.blocked_by] + [""]
+    out += blocked_stop(plan, lang)
     if plan.warnings:
         out += [comment(f"WARNING: {w}") for w in plan.warnings] + [""]
+    nic = launch_facts().multi_node.nic_env.placeholder
+    if any("${" + nic + "}" == e.value for e in plan.env):
+        out += [
+            comment(f"Set {nic} to the network interface that reaches the other nodes."),
+            f': "${{{nic}:?set {nic} to the network interface that reaches the other nodes}}"',
+        ]
     for e in plan.env:
-        out.append(comment(f"{e.name}: {e.reason}"))
-        out.append(f"export {e.name}={shlex.quote(e.value)}")
+        out.append(comment(f"{e.name}: {say(e.why, lang)}"))
+        out.append(f"export {e.name}={word(e.value)}")
     if plan.env:
         out.append("")
     for f in plan.flags:
-        out.append(comment(f"{' '.join(f.tokens)}: {f.reason}"))
+        out.append(comment(f"{' '.join(f.tokens)}: {say(f.why, lang)}"))
     for x in plan.left_to_engine:
-        out.append(comment(f"not set {x.flag}: {x.reason}"))
+        out.append(comment(f"not set {x.flag}: {say(x.why, lang)}"))
     for n in plan.notes:
         out.append(comment(f"note: {n}"))
     multi = any(c.role != "server" for c in plan.commands)
@@ -211,7 +237,7 @@ def plan_json(plan: LaunchPlan) -> dict[str, Any]:
 
 
 def _layout_reasons(plan: LaunchPlan) -> list[str]:
-    flag = "--tensor-parallel-size" if plan.engine == "vllm" else "--tp-size"
+    flag = adapter(plan.engine).flag("tp")
     return [f.reason for f in plan.flags if f.flag == flag]
 
 

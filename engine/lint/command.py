@@ -11,38 +11,17 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from engine.engines import Engine, Setting, adapter
 from engine.lint.data import lint_rules
 from engine.lint.parse import Arg, Parsed
-from engine.software.tables import Engine
 
-# Each engine's flag for the settings several rules read (the plan writes the same spellings).
-SETTING_FLAG: dict[str, dict[Engine, str]] = {
-    "tp": {"vllm": "--tensor-parallel-size", "sglang": "--tp-size"},
-    "pp": {"vllm": "--pipeline-parallel-size", "sglang": "--pp-size"},
-    "dp": {"vllm": "--data-parallel-size", "sglang": "--dp-size"},
-    "memory_fraction": {"vllm": "--gpu-memory-utilization", "sglang": "--mem-fraction-static"},
-    "context": {"vllm": "--max-model-len", "sglang": "--context-length"},
-    "block": {"vllm": "--block-size", "sglang": "--page-size"},
-    "ep": {"vllm": "--enable-expert-parallel", "sglang": "--ep-size"},
-    "model": {"vllm": "--model", "sglang": "--model-path"},
-    "max_num_seqs": {"vllm": "--max-num-seqs", "sglang": "--max-running-requests"},
-}
-_SIZE_FLAGS: dict[Engine, tuple[str, ...]] = {
-    "vllm": (
-        "--tensor-parallel-size",
-        "--data-parallel-size",
-        "--data-parallel-size-local",
-        "--pipeline-parallel-size",
-        "--nnodes",
-    ),
-    "sglang": ("--tp-size", "--dp-size", "--attn-dp-size", "--pp-size", "--ep-size", "--nnodes"),
-}
 _HUMAN_INT = re.compile(r"([0-9]{1,12})(?:\.([0-9]{1,6}))?([kKmMgG]?)")
 _SCALE = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}
 
 
-def flag_for(setting: str, engine: Engine) -> str:
-    return SETTING_FLAG[setting][engine]
+def flag_for(setting: Setting, engine: Engine) -> str:
+    """The engine's spelling of a setting (the one settings table, engine.engines)."""
+    return adapter(engine).flag(setting)
 
 
 def shown(value: str, limit: int = 24) -> str:
@@ -94,23 +73,22 @@ class Settings:
     @property
     def world(self) -> int:
         """GPUs over all nodes: vLLM TP × PP × DP; SGLang TP × PP × (DP replicas)."""
-        replicas = 1 if self.engine == "sglang" and self.attention_dp > 1 else self.dp
-        return self.tp * self.pp * replicas
+        return self.tp * self.pp * adapter(self.engine).replicas(self.dp, self.attention_dp)
 
     @property
     def nodes(self) -> int:
         if self.nnodes is not None:
             return self.nnodes
-        if self.engine == "vllm" and self.dp_local and self.dp % self.dp_local == 0:
+        if self.dp_local and self.dp % self.dp_local == 0:
             return self.dp // self.dp_local
-        if self.engine == "vllm" and self.pp > 1:
+        if adapter(self.engine).pp_spans_ray_nodes and self.pp > 1:
             return self.pp  # a Ray cluster: TP inside a node, one pipeline stage per node
         return 1
 
     def layout(self, moe: bool) -> dict[str, Any]:
         """The Scenario's pinned layout fields: attention TP, attention-DP ranks (MoE only),
         PP, EP and replicas."""
-        if self.engine == "sglang":
+        if adapter(self.engine).tp_spans_attention_dp:
             attn_dp = self.attention_dp if moe else 1
             tp = self.tp // attn_dp if attn_dp > 1 and self.tp % attn_dp == 0 else self.tp
             replicas = 1 if self.attention_dp > 1 else self.dp
@@ -148,19 +126,19 @@ def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueP
     pp = size(flag_for("pp", engine))
     nnodes_arg = last.get("--nnodes")
     nnodes = size("--nnodes") if nnodes_arg is not None else None
-    if engine == "vllm":
-        dp_local_arg = last.get("--data-parallel-size-local")
-        dp_local = size("--data-parallel-size-local") if dp_local_arg is not None else None
-        ep = parsed.on("--enable-expert-parallel")
-        ep_size = 1
-        attention_dp = 1
+    eng = adapter(engine)
+    dp_local: int | None = None
+    if eng.has("dp_local") and last.get(eng.flag("dp_local")) is not None:
+        dp_local = size(eng.flag("dp_local"))
+    if eng.expert_parallel_is_switch:
+        ep, ep_size = parsed.on(eng.flag("ep")), 1
     else:
-        dp_local = None
-        ep_size = size("--ep-size")
+        ep_size = size(eng.flag("ep"))
         ep = ep_size > 1
-        attention_dp = size("--attn-dp-size")
-        if attention_dp == 1 and parsed.on("--enable-dp-attention"):
-            attention_dp = dp
+    attention_dp = size(eng.flag("attention_dp")) if eng.has("attention_dp") else 1
+    legacy = eng.flag("attention_dp_legacy") if eng.has("attention_dp_legacy") else None
+    if attention_dp == 1 and legacy is not None and parsed.on(legacy):
+        attention_dp = dp
 
     context: int | None = None
     context_auto = False
@@ -243,7 +221,7 @@ def _model(engine: Engine, parsed: Parsed) -> tuple[str | None, int | None]:
     arg = parsed.last.get(flag_for("model", engine))
     if arg is not None and arg.value is not None:
         return arg.value, arg.index + (1 if arg.span == 2 else 0)
-    if engine == "vllm" and parsed.positionals:
+    if adapter(engine).model_positional and parsed.positionals:
         index, word = parsed.positionals[0]
         return word, index
     return None, None

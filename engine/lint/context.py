@@ -5,8 +5,9 @@ GPU, and the findings so far."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from engine.engines import Setting
 from engine.lint.command import Settings, ValueProblem, flag_for
 from engine.lint.data import Severity, lint_rules
 from engine.lint.extract import Invocation
@@ -34,6 +35,7 @@ class Ctx:
     study: Study | None = None  # the Study of the command's own layout
     base: Study | None = None  # the Study of the same model and GPUs, layout chosen by search
     layout_problem: str | None = None  # why the command's layout could not be studied
+    scenario_fields: dict[str, Any] | None = None  # the Scenario of the command's layout
     reading: dict[str, str] = field(default_factory=dict)  # variable values expanded
     findings: list[Finding] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)  # findings per code, over the cap too
@@ -82,23 +84,26 @@ class Ctx:
                     )
                 )
 
+    def findings_by(self, severity: Severity) -> list[Finding]:
+        return [f for f in self.findings if f.severity == severity]
+
     @property
     def config_file(self) -> bool:
         """``--config FILE``: options the linter cannot see, so an absent flag proves nothing."""
         return "--config" in self.parsed.last
 
-    def flag(self, setting: str) -> str:
+    def flag(self, setting: Setting) -> str:
         return flag_for(setting, self.engine)
 
     def arg(self, canonical: str) -> Arg | None:
         return self.parsed.last.get(canonical)
 
-    def written(self, setting: str) -> str:
+    def written(self, setting: Setting) -> str:
         """The flag as the command spells it (or this engine's spelling when absent)."""
         arg = self.arg(self.flag(setting))
         return arg.written if arg is not None else self.flag(setting)
 
-    def set_value(self, setting: str, value: str) -> Edit:
+    def set_value(self, setting: Setting, value: str) -> Edit:
         """The edit that sets ``setting`` to ``value``: change it where present, else add it."""
         flag = self.flag(setting)
         arg = self.arg(flag)

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from engine.engines import other as other_engine
 from engine.rules import DATA_DIR, Strict, load_data
 from engine.software.tables import ENGINES, Engine, lookup_flag
 
@@ -147,6 +148,23 @@ class ModelNames(Strict):
         return re.fullmatch(self.size_token_pattern, token) is not None
 
 
+class Fp8KvBackend(Strict):
+    backend: str
+    works_on: list[str]
+    message: str
+    fix: str
+
+
+class Fp8KvBackends(Strict):
+    source: str
+    vllm: list[Fp8KvBackend]
+    sglang: list[Fp8KvBackend]
+
+    def for_engine(self, engine: Engine) -> list[Fp8KvBackend]:
+        rows: list[Fp8KvBackend] = getattr(self, engine)
+        return rows
+
+
 class LintRules(Strict):
     findings: dict[str, FindingRule]
     thresholds: _Thresholds
@@ -159,6 +177,7 @@ class LintRules(Strict):
     long_context_overrides: PerEngineName
     config_overrides: PerEngineName
     nvfp4: _Nvfp4
+    fp8_kv_backends: Fp8KvBackends
     parsers_not_needed: list[ParserNotNeeded]
     forcing_reasoning_parsers: PerEngineNames
     model_names: ModelNames
@@ -208,7 +227,7 @@ def data_problems(rules: LintRules) -> list[str]:
     """Spellings in data/lint.yaml the pinned engine tables disagree with (should be empty)."""
     problems: list[str] = []
     for engine in ENGINES:
-        other: Engine = "sglang" if engine == "vllm" else "vllm"
+        other: Engine = other_engine(engine)
         for eq in getattr(rules.flag_equivalents, engine):
             if lookup_flag(engine, eq.use) is None:
                 problems.append(f"{engine}: equivalent {eq.use} is not a flag")

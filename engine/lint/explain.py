@@ -4,6 +4,7 @@ engine that the command leaves out too."""
 
 from __future__ import annotations
 
+from engine.engines import adapter
 from engine.launch.plan import PARALLEL_FLAGS
 from engine.lint.context import Ctx
 from engine.lint.report import FlagExplanation
@@ -88,7 +89,7 @@ def _reason(ctx: Ctx, canonical: str, value: str | None) -> str:
 
 def explanations(ctx: Ctx) -> tuple[FlagExplanation, ...]:
     out: list[FlagExplanation] = []
-    if ctx.engine == "vllm" and ctx.parsed.positionals:
+    if adapter(ctx.engine).model_positional and ctx.parsed.positionals:
         _, word = ctx.parsed.positionals[0]
         out.append(
             FlagExplanation("MODEL", "model_tag", word, "The model to serve (positional).", "")

@@ -17,9 +17,18 @@ from typing import Any, Literal
 
 import yaml
 
+from engine.engines import other as other_engine
 from engine.errors import InputError
 from engine.lint.data import lint_rules
-from engine.lint.shell import Command, Word, assignment, commands, script_variables, tokenize
+from engine.lint.shell import (
+    Command,
+    Word,
+    assignment,
+    commands,
+    literal,
+    script_variables,
+    tokenize,
+)
 from engine.software.tables import ENGINES, Engine, flag_table
 
 # A launch command or a pod manifest is a few KB; anything far larger is not one.
@@ -62,6 +71,8 @@ class Invocation:
     inferred: bool = False  # args-only manifest: engine read from the flags
     notes: tuple[ShellNote, ...] = ()
     yaml_launcher: tuple[str, ...] = ()  # a manifest's launcher words (command: list)
+    prefix_words: tuple[Word, ...] = ()  # env_prefix as parsed (quoting and expansions kept)
+    launcher_words: tuple[Word, ...] = ()  # launcher as parsed
 
     @property
     def launcher_text(self) -> str:
@@ -228,14 +239,15 @@ def _invocation(
     for name, values in variables.items():
         if len(values) == 1:
             env[name] = values[0]
-    prefix: list[str] = []
+    prefix: list[Word] = []
     for w in words[: found.launcher_start]:
         pair = assignment(w)
         if pair is not None:
-            prefix.append(w.text)
+            prefix.append(w)
             env[pair[0]] = pair[1].text
     env.update(found.env)
-    launcher = tuple(w.text for w in words[found.launcher_start : found.args_start])
+    launcher_words = words[found.launcher_start : found.args_start]
+    launcher = tuple(w.text for w in launcher_words)
     args = words[found.args_start :]
     notes: list[ShellNote] = []
     if args and args[0].text == launcher[-1] == "serve":
@@ -259,13 +271,15 @@ def _invocation(
     return Invocation(
         engine=found.engine,
         launcher=launcher,
-        env_prefix=tuple(prefix),
+        env_prefix=tuple(w.text for w in prefix),
         args=tuple(args),
         detached=tuple(detached),
         env=env,
         variables=variables,
         parsed_from=parsed_from,
         notes=tuple(notes),
+        prefix_words=tuple(prefix),
+        launcher_words=tuple(launcher_words),
     )
 
 
@@ -353,14 +367,14 @@ def _infer_engine(args: list[str]) -> Engine | None:
         table = flag_table(engine)
         counts[engine] = sum(1 for a in args if a.startswith("--") and a.split("=")[0] in table)
     best = max(ENGINES, key=lambda e: counts[e])
-    other: Engine = "sglang" if best == "vllm" else "vllm"
+    other: Engine = other_engine(best)
     if counts[best] == 0 or counts[best] == counts[other]:
         return None
     return best
 
 
 def _literal(words: list[str]) -> tuple[Word, ...]:
-    return tuple(Word((w,), 0) for w in words)
+    return tuple(literal(w) for w in words)
 
 
 def _from_yaml(text: str) -> Invocation:

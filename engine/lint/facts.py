@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from engine.engines import check_engine
 from engine.errors import InputError
 
 AttentionFamily = Literal["MHA", "MQA", "GQA", "MLA", "DSA", "HYBRID"]
@@ -22,7 +23,8 @@ class ParserNames:
     sglang: str | None = None
 
     def for_engine(self, engine: str) -> str | None:
-        return self.vllm if engine == "vllm" else self.sglang
+        name: str | None = getattr(self, check_engine(engine))
+        return name
 
 
 @dataclass(frozen=True)

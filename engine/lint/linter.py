@@ -4,9 +4,11 @@ and hand back the report with the corrected command."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu, lookup_gpu
 from engine.kv.dtype import ALIASES as VLLM_KV
@@ -14,20 +16,14 @@ from engine.kv.sglang import SGLANG_ALIASES
 from engine.lint import rules_flags, rules_hardware, rules_model, rules_shell
 from engine.lint.command import read_settings
 from engine.lint.context import Ctx
+from engine.lint.correct import apply_edits, shell_text
 from engine.lint.data import lint_rules
 from engine.lint.explain import explanations, left_to_engine
 from engine.lint.extract import Invocation, extract
-from engine.lint.model import resolve, scenario_fields, with_overrides
+from engine.lint.model import ModelChoice, resolve, scenario_fields, with_overrides
 from engine.lint.parse import parse
-from engine.lint.report import (
-    ArgWord,
-    Edit,
-    LintReport,
-    apply_edits,
-    ordered,
-    render_shell,
-    render_yaml,
-)
+from engine.lint.report import Edit, Finding, LintReport, finding, ordered, render_yaml
+from engine.lint.shell import Word, shape
 from engine.model.loader import LoadedModel, load_model
 from engine.scenario import DEFAULT_GPU, MAX_GPUS_PER_NODE, MAX_NODES, make_scenario
 from engine.software.tables import engine_version
@@ -52,6 +48,7 @@ RULES: tuple[Rule, ...] = (
     rules_model.experts,
     rules_model.parsers,
     rules_model.engine_choices,
+    rules_model.known_issues,
     rules_hardware.gates,
     rules_hardware.nvfp4,
     rules_hardware.kv_backends,
@@ -77,7 +74,10 @@ def lint_command(
     source string); the command's own model wins when its config can be loaded. ``gpu`` / ``gpus``:
     the hardware (``gpus`` in all). ``hub``: the Hugging Face hub may be asked for the command's
     config.json (its local cache always is). Raises ``InputError`` naming the field when the
-    input is not a launch command or the hardware is not one."""
+    input is not a launch command or the hardware is not one.
+
+    The corrected command is each finding's fix applied and the result linted again, until it
+    has no error or no fix changes it any more (``corrected_clean`` says which)."""
     if gpus is not None and (
         isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= MAX_GPUS
     ):
@@ -86,8 +86,87 @@ def lint_command(
     given = load_model(model) if isinstance(model, str) else model
     inv = extract(text)
     readings = inv.readings(int(lint_rules().thresholds.max_expansions.value))
-    reports = [_lint(inv, values, given, gpu_row, gpus, hub) for values in readings]
-    return min(reports, key=lambda r: (len(r.errors), len(r.warnings)))
+    ctxs = [_lint(inv, values, given, gpu_row, gpus, hub) for values in readings]
+    ctx = min(ctxs, key=lambda c: _weight(c.findings))
+    return _report(ctx, *_correct(ctx, given, gpu_row, gpus, hub))
+
+
+# A fix can make another one possible (a TP that divides the heads, then a context that fits at
+# that TP); each round applies every fix at once, so a few rounds reach what any fix can.
+MAX_ROUNDS = 4
+
+
+def _weight(findings: tuple[Finding, ...] | list[Finding]) -> tuple[int, int]:
+    return (
+        sum(1 for f in findings if f.severity == "error"),
+        sum(1 for f in findings if f.severity == "warning"),
+    )
+
+
+def _state(inv: Invocation) -> tuple[object, ...]:
+    return (
+        tuple(shape(w) for w in inv.args),
+        tuple(shape(w) for w in inv.detached),
+        inv.notes,
+    )
+
+
+def _correct(
+    ctx: Ctx, given: LoadedModel | None, gpu: Gpu | None, gpus: int | None, hub: bool
+) -> tuple[Ctx, str, list[str], tuple[Finding, ...]]:
+    """Apply the error and warning fixes, lint the result again with the same variable values,
+    and repeat until no error remains or the fixes change nothing. The last context, its
+    command as text and argv, and what remains (its errors and warnings)."""
+    current = ctx
+    seen = {_state(ctx.inv)}
+    for _ in range(MAX_ROUNDS):
+        if not current.findings_by("error") and not _has_edits(current):
+            break
+        inv = _fixed(current)
+        if _state(inv) in seen:
+            break  # no fix makes progress
+        seen.add(_state(inv))
+        # the same model id reads the same config: no second hub lookup per round
+        known = (current.settings.model_id, current.choice)
+        current = _lint(inv, current.reading, given, gpu, gpus, hub, known)
+        if not current.findings_by("error") and not _has_edits(current):
+            break
+    remaining = tuple(f for f in ordered(current.findings) if f.severity != "info")
+    text, argv = _rendered(current.inv)
+    if text is None:
+        unsafe = finding(
+            current.engine,
+            "not-rewritable",
+            "A word of the command holds a control character inside a command substitution; "
+            "it cannot be written back without changing it, so no corrected command is given.",
+            "Retype the command without terminal escape characters.",
+        )
+        return current, "", argv, (unsafe, *remaining)
+    return current, text, argv, remaining
+
+
+def _has_edits(ctx: Ctx) -> bool:
+    return any(f.edits for f in ctx.findings if f.severity != "info")
+
+
+def _fixed(ctx: Ctx) -> Invocation:
+    """The invocation with the fixes of the errors and warnings applied (no notes left: a
+    detached line is attached, a doubled subcommand is already gone from the arguments)."""
+    edits: list[Edit] = [e for f in ordered(ctx.findings) if f.severity != "info" for e in f.edits]
+    args = apply_edits(ctx.inv.args, dict(ctx.parsed.spans()), edits, ctx.inv.detached)
+    return dataclasses.replace(ctx.inv, args=tuple(args), detached=(), notes=())
+
+
+def _rendered(inv: Invocation) -> tuple[str | None, list[str]]:
+    """The command as the user would paste it back, and its argv (references as written)."""
+    argv = [w.text for w in inv.args]
+    if inv.parsed_from == "yaml":
+        launcher = list(inv.yaml_launcher)
+        return render_yaml(launcher, argv), launcher + argv
+    prefix: tuple[Word, ...] = inv.prefix_words
+    launcher_words: tuple[Word, ...] = inv.launcher_words
+    text = shell_text(prefix, launcher_words, inv.args)
+    return text, [w.text for w in (*prefix, *launcher_words)] + argv
 
 
 def _lint(
@@ -97,41 +176,52 @@ def _lint(
     gpu: Gpu | None,
     gpus: int | None,
     hub: bool,
-) -> LintReport:
+    known: tuple[str | None, ModelChoice] | None = None,
+) -> Ctx:
     engine = inv.engine
     args = tuple(w.expand(values) for w in inv.args)
     parsed = parse(engine, args)
     settings, problems = read_settings(engine, parsed)
     model_word_unresolved = settings.model_index is not None and "$" in args[settings.model_index]
-    choice = resolve(settings.model_id, model_word_unresolved, given, hub)
+    if known is not None and known[0] == settings.model_id:
+        choice = known[1]
+    else:
+        choice = resolve(settings.model_id, model_word_unresolved, given, hub)
     ctx = Ctx(engine, inv, args, parsed, settings, problems, gpu, gpus, choice, reading=values)
     _study(ctx)
     for rule in RULES:
         rule(ctx)
     ctx.close()
-    findings = ordered(ctx.findings)
-    corrected, argv = _corrected(ctx, [f for f in findings if f.severity != "info"])
+    return ctx
+
+
+def _report(
+    ctx: Ctx, last: Ctx, corrected: str, argv: list[str], remaining: tuple[Finding, ...]
+) -> LintReport:
+    inv, settings, choice = ctx.inv, ctx.settings, ctx.choice
     return LintReport(
-        engine=engine,
-        engine_version=engine_version(engine),
+        engine=ctx.engine,
+        engine_version=engine_version(ctx.engine),
         launcher=inv.launcher_text or "image entrypoint",
         model=settings.model_id,
         linted_against=choice.loaded.name if choice.loaded is not None else None,
-        gpu=gpu.key if gpu is not None else None,
+        gpu=ctx.gpu.key if ctx.gpu is not None else None,
         gpus=settings.world,
         parsed_from=inv.parsed_from,
-        findings=findings,
+        findings=ordered(ctx.findings),
         explanations=explanations(ctx),
         left_to_engine=left_to_engine(ctx),
         corrected=corrected,
         corrected_argv=tuple(argv),
+        corrected_clean=bool(corrected) and not any(f.severity == "error" for f in remaining),
+        remaining=remaining,
+        variables=dict(ctx.reading),
     )
 
 
 def _study(ctx: Ctx) -> None:
     """The Study of the command's scenario (its layout pinned), and of the same model and GPUs
     with the layout left to the search (model facts, suggestions, the engine's own picks)."""
-    from engine.launch.memory import vllm_batch_defaults
     from engine.launch.plan import launch_facts
     from engine.study import study
 
@@ -151,8 +241,8 @@ def _study(ctx: Ctx) -> None:
     # the command's --max-num-seqs, else the engine's default: the plan may lower it to free
     # vLLM's sampler reserve, but a command that does not set it runs with the default
     seqs = s.max_num_seqs
-    if seqs is None and ctx.engine == "vllm":
-        seqs = vllm_batch_defaults(gpu)[1]
+    if seqs is None and adapter(ctx.engine).sampler_reserve:
+        seqs = adapter(ctx.engine).default_max_num_seqs(gpu)
     common: dict[str, Any] = scenario_fields(loaded) | {
         "max_num_seqs": seqs,
         "gpu": gpu.key,
@@ -180,25 +270,8 @@ def _study(ctx: Ctx) -> None:
             "images": fam.multimodal and not s.language_model_only,
         }
     )
+    ctx.scenario_fields = pinned
     try:
         ctx.study = study(make_scenario(**pinned))
     except InputError as err:
         ctx.layout_problem = err.expected
-
-
-def _corrected(ctx: Ctx, findings: list[Any]) -> tuple[str, list[str]]:
-    """The command with the fixes of ``findings`` applied, as the user would paste it back."""
-    inv = ctx.inv
-    words = tuple(
-        ArgWord(w.text, bool(w.variables)) if "$" in w.text else ArgWord(a)
-        for w, a in zip(inv.args, ctx.args, strict=True)
-    )
-    edits: list[Edit] = [e for f in findings for e in f.edits]
-    spans = dict(ctx.parsed.spans())
-    args = apply_edits(words, spans, edits)
-    argv = [w.text for w in args]
-    if inv.parsed_from == "yaml":
-        launcher = list(inv.yaml_launcher)
-        return render_yaml(launcher, argv), launcher + argv
-    prefix = [ArgWord(w) for w in inv.env_prefix] + [ArgWord(w) for w in inv.launcher]
-    return render_shell(prefix, args), [w.text for w in prefix] + argv

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
-from engine.software.tables import Engine, flag_table, lookup_flag
+from engine.engines import adapter
+from engine.software.tables import Engine, flag_table
 
 if TYPE_CHECKING:
     from engine.software.tables import FlagInfo
@@ -83,14 +84,9 @@ def _lookup(engine: Engine, name: str) -> tuple[FlagInfo | None, str | None, tup
     table = flag_table(engine)
     if name in table:
         return table[name], None, ()
-    if engine == "vllm":
-        info = lookup_flag("vllm", name)
-        if info is not None:
-            return info, None, ()
-        if re.fullmatch(r"-O[0-9]*", name) or name.startswith("-O."):
-            target = "--compilation-config" if name.startswith("-O.") else "--optimization-level"
-            return table.get(target), None, ()
-        return None, None, ()
+    eng = adapter(engine)
+    if not eng.allows_abbreviation:
+        return eng.lookup(name), None, ()
     if name.startswith("--"):
         spellings = prefixed(engine, name)
         matches = tuple(sorted({table[k].flag for k in spellings}))
@@ -112,7 +108,7 @@ def parse(engine: Engine, words: tuple[str, ...]) -> Parsed:
             out.positionals.extend((k, w) for k, w in enumerate(words[i + 1 :], i + 1))
             break
         if not is_flag(token):
-            if engine == "vllm" and not out.positionals and not out.args:
+            if adapter(engine).model_positional and not out.positionals and not out.args:
                 out.positionals.append((i, token))  # vllm serve MODEL
             else:
                 out.stray.append((i, token, last_flag))

@@ -3,9 +3,6 @@ exact edit), the flags explained, the flags left to the engine, and the correcte
 
 from __future__ import annotations
 
-import json
-import re
-import shlex
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -15,14 +12,15 @@ from engine.software.tables import Engine
 ENGINE_LABEL = {"vllm": "vLLM", "sglang": "SGLang"}
 _ORDER = {s: i for i, s in enumerate(SEVERITIES)}
 
-EditKind = Literal["add", "drop", "change", "rename"]
+EditKind = Literal["add", "drop", "change", "rename", "attach"]
 
 
 @dataclass(frozen=True)
 class Edit:
     """The change a fix makes to the command: ``add`` a flag (with its value), ``drop`` the flag
     (and its value) or the bare word at ``index``, ``change`` its value, ``rename`` its spelling
-    (keeping the value)."""
+    (keeping the value), ``attach`` the word cut off on a line of its own (``index`` among those
+    words) back onto the command."""
 
     kind: EditKind
     flag: str
@@ -80,8 +78,11 @@ class LintReport:
     findings: tuple[Finding, ...]
     explanations: tuple[FlagExplanation, ...]
     left_to_engine: tuple[FlagExplanation, ...]
-    corrected: str  # the command with every error and warning fix applied
+    corrected: str  # the command with the fixes applied and linted again ("" when not rebuilt)
     corrected_argv: tuple[str, ...]
+    corrected_clean: bool  # the corrected command lints with no error
+    remaining: tuple[Finding, ...]  # its errors and warnings (what no fix could remove)
+    variables: dict[str, str]  # the script's variable values the check expanded
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -144,93 +145,23 @@ def format_report(report: LintReport) -> str:
         lines.append("left to the engine:")
         for e in report.left_to_engine:
             lines.append(f"  {e.flag}: {e.reason}")
-    lines.append("corrected command:")
-    lines.extend("  " + line for line in report.corrected.splitlines())
-    return "\n".join(lines)
+    if report.corrected_clean:
+        lines.append("corrected command: (each fix applied and linted again: no errors)")
+        lines.extend("  " + line for line in report.corrected.splitlines())
+    else:
+        lines.append("no clean correction: these remain after every fix the linter knows:")
+        for f in report.remaining:
+            if f.severity == "error":
+                lines.append(f"  {f.severity:<7} {f.code}: {f.message}")
+    if report.corrected_clean and report.remaining:
+        lines.append("  still to check (warnings):")
+        lines.extend(f"    {f.code}: {f.message}" for f in report.remaining)
+    from engine.present.safe import plain
+
+    return plain("\n".join(lines))  # the command's ESC or OSC shows as an escape
 
 
 # --- the corrected command ------------------------------------------------------------------
-
-_PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
-_PLAIN_WITH_VARS = re.compile(r"[A-Za-z0-9_@%+=:,./${}-]+")
-
-
-def shell_word(word: str, has_variables: bool = False) -> str:
-    """``word`` quoted for a POSIX shell; a word that refers to ``$VARIABLES`` keeps them live."""
-    if _PLAIN.fullmatch(word):
-        return word
-    if has_variables:
-        if _PLAIN_WITH_VARS.fullmatch(word):
-            return word
-        return '"' + re.sub(r'(["\\`])', r"\\\1", word) + '"'
-    return shlex.quote(word)
-
-
-@dataclass(frozen=True)
-class ArgWord:
-    """One word of the command's arguments: its text for the shell (variables as written) and
-    whether it refers to variables."""
-
-    text: str
-    has_variables: bool = False
-
-
-def apply_edits(
-    words: tuple[ArgWord, ...], flag_spans: dict[int, int], edits: list[Edit]
-) -> list[ArgWord]:
-    """The arguments after ``edits``. ``flag_spans`` maps a flag's index to the number of words it
-    spans (1, or 2 with a separate value)."""
-    dropped: set[int] = set()
-    replaced: dict[int, list[ArgWord]] = {}
-    added: list[ArgWord] = []
-    for e in edits:
-        if e.kind == "add":
-            added.append(ArgWord(e.flag))
-            if e.value is not None:
-                added.append(ArgWord(e.value))
-            continue
-        if e.index is None or not 0 <= e.index < len(words):
-            continue
-        span = flag_spans.get(e.index, 1)
-        if e.kind == "drop":
-            dropped.update(range(e.index, e.index + span))
-        elif e.kind == "change":
-            replaced[e.index] = [ArgWord(e.flag)] + ([ArgWord(e.value)] if e.value else [])
-            dropped.update(range(e.index + 1, e.index + span))
-        elif e.kind == "rename":
-            old = words[e.index].text
-            inline = "=" in old and old.startswith("-") and span == 1
-            if inline:
-                replaced[e.index] = [ArgWord(e.flag + "=" + old.split("=", 1)[1])]
-            else:
-                replaced[e.index] = [ArgWord(e.flag)]
-    out: list[ArgWord] = []
-    for i, w in enumerate(words):
-        if i in replaced and i not in dropped:
-            out.extend(replaced[i])
-        elif i not in dropped:
-            out.append(w)
-    return out + added
-
-
-def render_shell(prefix: list[ArgWord], args: list[ArgWord]) -> str:
-    """The launcher (and a positional model) on the first line, then one flag with its value
-    per continued line."""
-    first = [shell_word(w.text, w.has_variables) for w in prefix]
-    i = 0
-    while i < len(args) and not args[i].text.startswith("-"):
-        first.append(shell_word(args[i].text, args[i].has_variables))
-        i += 1
-    lines = [" ".join(first)]
-    group: list[str] = []
-    for w in args[i:]:
-        if w.text.startswith("-") and group:
-            lines.append(" ".join(group))
-            group = []
-        group.append(shell_word(w.text, w.has_variables))
-    if group:
-        lines.append(" ".join(group))
-    return " \\\n  ".join(line for line in lines if line)
 
 
 def render_yaml(launcher: list[str], args: list[str]) -> str:
@@ -246,4 +177,7 @@ def render_yaml(launcher: list[str], args: list[str]) -> str:
 
 
 def json_report(report: LintReport) -> str:
-    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False)
+    """The report as JSON, every control character of the command escaped."""
+    from engine.present.safe import json_text
+
+    return json_text(report.to_dict())

@@ -8,6 +8,9 @@ from __future__ import annotations
 import difflib
 from functools import lru_cache
 
+from engine.engines import adapter
+from engine.engines import other as other_engine
+from engine.lint import rules_hardware
 from engine.lint.command import shown
 from engine.lint.context import Ctx
 from engine.lint.data import lint_rules
@@ -24,7 +27,7 @@ def _short_list(values: list[str], limit: int = 12) -> str:
 def spelling(ctx: Ctx) -> None:
     rules = lint_rules()
     table = flag_table(ctx.engine)
-    other: Engine = "sglang" if ctx.engine == "vllm" else "vllm"
+    other: Engine = other_engine(ctx.engine)
     other_table = flag_table(other)
     ambiguous = {id(arg) for arg, _ in ctx.parsed.ambiguous}
     for arg, candidates in ctx.parsed.ambiguous:
@@ -53,7 +56,7 @@ def spelling(ctx: Ctx) -> None:
             continue
         name = arg.written
         # vLLM reads --max_model_len as --max-model-len, so old spellings match either way
-        dashed = "--" + name[2:].replace("_", "-") if ctx.engine == "vllm" else name
+        dashed = adapter(ctx.engine).canonical_spelling(name)
         renamed = rules.renamed(ctx.engine, dashed)
         if renamed is not None:
             if renamed.use is not None:
@@ -91,7 +94,7 @@ def spelling(ctx: Ctx) -> None:
             else:
                 fix = f"Drop it, or find the {ctx.name} setting that does this."
                 edit = Edit("drop", name, index=arg.index)
-            owner = "SGLang" if ctx.engine == "vllm" else "vLLM"
+            owner = adapter(other).label
             known = name in other_table
             ctx.add(
                 "wrong-engine-flag" if known else "unknown-flag",
@@ -201,6 +204,13 @@ def values(ctx: Ctx) -> None:
             if close
             else Edit("drop", arg.written, index=arg.index)
         )
+        if info.flag == "--kv-cache-dtype" and close and rules_hardware.fp4_kv(ctx, close[0]):
+            # the nearest spelling is an FP4 layout this GPU cannot store: ask for what it can
+            edit = rules_hardware.kv_fallback(ctx, arg.written, arg.index)
+            hint = f"{close[0]} needs FP4 hardware; " if close else ""
+            close = [edit.value] if edit.value else []
+            if close:
+                hint += f"`{arg.written} {close[0]}` is the nearest this GPU stores. "
         code = "bad-choice" if info.choices_enforced else "unknown-choice"
         tail = (
             f"{ctx.label} accepts only {_short_list(choices)}."
@@ -231,8 +241,9 @@ def values(ctx: Ctx) -> None:
             "bad-value",
             f"`{arg.written} {shown(arg.value or '')}` is not a value {ctx.label} can use: it "
             f"expects {problem.expected}.",
-            f"Give {problem.expected}.",
+            f"Give {problem.expected}, or drop the flag for the engine's default.",
             arg.written,
+            (Edit("drop", arg.written, index=arg.index),),
         )
 
 
@@ -265,14 +276,22 @@ def duplicates(ctx: Ctx) -> None:
 def model_present(ctx: Ctx) -> None:
     if ctx.settings.model_id is not None or ctx.config_file:
         return
-    flag = "`vllm serve MODEL` (or `--model`)" if ctx.engine == "vllm" else "`--model-path`"
+    eng = adapter(ctx.engine)
+    model_flag = eng.flag("model")
+    flag = (
+        f"`{' '.join(eng.program('MODEL'))}` (or `{model_flag}`)"
+        if eng.model_positional
+        else f"`{model_flag}`"
+    )
+    info = eng.lookup(model_flag)
+    serves_default = info is not None and info.default is not None
     given = ctx.choice.loaded.name if ctx.choice.loaded is not None else None
     what = (
-        f"vLLM then serves its default model, not {given}"
-        if ctx.engine == "vllm" and given
-        else "vLLM then serves its default model"
-        if ctx.engine == "vllm"
-        else "SGLang refuses to start"
+        f"{eng.label} then serves its default model, not {given}"
+        if serves_default and given
+        else f"{eng.label} then serves its default model"
+        if serves_default
+        else f"{eng.label} refuses to start"
     )
     ctx.add(
         "missing-model",
@@ -303,7 +322,7 @@ def memory_fraction(ctx: Ctx) -> None:
         what = (
             "the static pool (weights and KV cache); activations, CUDA graphs and NCCL buffers "
             "live in the rest"
-            if ctx.engine == "sglang"
+            if not adapter(ctx.engine).fraction_covers_everything
             else "everything vLLM allocates; CUDA graphs, NCCL buffers and other processes need "
             "the rest"
         )

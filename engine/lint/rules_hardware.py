@@ -31,6 +31,32 @@ def dsa_kernel_path(gpu: Gpu) -> Literal["native", "sm120", "none", "other-vendo
     return "none" if rule is None else _DSA_PATH[rule.status]
 
 
+def kv_fallback(ctx: Ctx, written: str, index: int) -> Edit:
+    """The KV dtype a GPU without FP4 can use instead: fp8 where it has FP8 (half the bytes,
+    as close to the 4-bit ask as it gets), else the engine's default (the flag dropped)."""
+    if ctx.gpu is not None and ctx.gpu.fp8 and "fp8" in _kv_choices(ctx):
+        return Edit("change", written, "fp8", index)
+    return Edit("drop", written, index=index)
+
+
+def _kv_choices(ctx: Ctx) -> list[str]:
+    arg = ctx.arg("--kv-cache-dtype")
+    info = arg.info if arg is not None else None
+    return [str(c) for c in (info.choices or [])] if info is not None else []
+
+
+def fp4_kv(ctx: Ctx, value: str) -> bool:
+    """A --kv-cache-dtype this GPU cannot store (an FP4 layout without FP4 hardware)."""
+    rules = lint_rules().nvfp4
+    gpu = ctx.gpu
+    if gpu is None:
+        return False
+    low = value.lower()
+    if low in rules.blackwell_only_kv_dtypes:
+        return gpu.generation != "blackwell"
+    return (low in rules.kv_dtypes or "fp4" in low) and not gpu.fp4
+
+
 def gates(ctx: Ctx) -> None:
     """The Study's gates at the command's layout, as findings (fit and TP have their own rules)."""
     st, gpu = ctx.study or ctx.base, ctx.gpu
@@ -93,7 +119,7 @@ def nvfp4(ctx: Ctx) -> None:
             "has none.",
             "Use `--kv-cache-dtype fp8` (Hopper, Ada) or leave it on auto.",
             kv.written,
-            (Edit("drop", kv.written, index=kv.index),),
+            (kv_fallback(ctx, kv.written, kv.index),),
         )
     elif (
         kv is not None
@@ -129,22 +155,15 @@ def kv_backends(ctx: Ctx) -> None:
     if gpu is None or kv is None or not (kv.value or "").lower().startswith(("fp8", "mxfp8")):
         return
     backend = ctx.parsed.value("--attention-backend") or ""
-    if ctx.engine == "vllm" and backend.upper() == "FLASH_ATTN" and gpu.generation != "hopper":
+    for row in lint_rules().fp8_kv_backends.for_engine(ctx.engine):
+        if backend.lower() != row.backend.lower() or gpu.generation in row.works_on:
+            continue
         arg = ctx.arg("--attention-backend")
         ctx.add(
             "fp8-kv-backend",
-            f"`--attention-backend FLASH_ATTN` with an FP8 KV cache on {gpu.key} "
-            f"({gpu.generation}): FlashAttention reads FP8 KV only as FA3 on Hopper.",
-            "Drop `--attention-backend` (vLLM then picks one that reads FP8) or the FP8 KV.",
-            "--attention-backend",
-            (Edit("drop", arg.written, index=arg.index),) if arg is not None else (),
-        )
-    if ctx.engine == "sglang" and backend == "triton":
-        arg = ctx.arg("--attention-backend")
-        ctx.add(
-            "fp8-kv-backend",
-            "`--attention-backend triton` has no FP8 KV cache in SGLang's backend matrix.",
-            "Drop `--attention-backend`, or use fa3 (Hopper) / flashinfer.",
+            f"`--attention-backend {backend}` with an FP8 KV cache on {gpu.key} "
+            f"({gpu.generation}): {row.message}",
+            row.fix,
             "--attention-backend",
             (Edit("drop", arg.written, index=arg.index),) if arg is not None else (),
         )

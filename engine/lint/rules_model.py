@@ -5,15 +5,20 @@ sliced or whole, the parsers of the model's family, and settings the engine pick
 
 from __future__ import annotations
 
+from engine.engines import adapter
+from engine.errors import InputError
 from engine.kv.dtype import ALIASES as VLLM_KV
 from engine.kv.sglang import SGLANG_ALIASES
+from engine.launch.known_issues import Where, applies
+from engine.launch.known_issues import known_issues as all_known_issues
 from engine.launch.layout import split_problem, stage_share
 from engine.launch.memory import Split
 from engine.launch.plan import LaunchPlan
 from engine.lint import rules_hardware
-from engine.lint.command import shown
+from engine.lint.command import shown, token_count
 from engine.lint.context import Ctx
 from engine.lint.data import lint_rules, same_parser
+from engine.lint.parse import Arg
 from engine.lint.report import Edit
 from engine.present.words import say
 from engine.rules import engine_rules
@@ -35,11 +40,16 @@ def gpu_count(ctx: Ctx) -> None:
         ctx.add(
             "parallel-exceeds-gpus",
             f"The command's layout needs {world} GPUs ("
-            + ("TP × PP × DP" if ctx.engine == "vllm" else "TP × PP × DP replicas")
+            + (
+                "TP × PP × DP"
+                if adapter(ctx.engine).dp_is_attention_dp_for_moe
+                else "TP × PP × DP replicas"
+            )
             + f" = {ctx.settings.tp} × {ctx.settings.pp} × "
             f"{world // max(ctx.settings.tp * ctx.settings.pp, 1)}), but {ctx.gpus} are available.",
             f"Lower the parallel sizes to fit {ctx.gpus} GPUs, or add GPUs / nodes.",
             ctx.written("tp"),
+            (ctx.set_value("tp", str(best)),) if (best := tp_choice(ctx)) is not None else (),
         )
 
 
@@ -53,12 +63,20 @@ def layout(ctx: Ctx) -> None:
     written = ctx.written("tp")
     if heads % tp:
         divisors = [d for d in range(1, min(heads, 64) + 1) if heads % d == 0]
+        best = tp_choice(ctx)
+        pick = (
+            f"`{ctx.flag('tp')} {best}` is the nearest that also holds the weights on the GPUs "
+            "given; "
+            if best is not None
+            else ""
+        )
         ctx.add(
             "tp-heads",
             f"Attention TP {tp} does not divide the model's {heads} attention heads; the engine "
             "splits heads evenly over TP ranks and refuses to start.",
-            f"Use a TP size that divides {heads}: {', '.join(map(str, divisors))}.",
+            f"{pick}TP sizes that divide {heads}: {', '.join(map(str, divisors))}.",
             written,
+            (ctx.set_value("tp", str(best)),) if best is not None else (),
         )
         return
     split = Split(tp, lay["dp"], lay["pp"], bool(lay["ep"]))
@@ -71,6 +89,48 @@ def layout(ctx: Ctx) -> None:
             "Pick parallel sizes that divide the model evenly (see the Flags page's layouts).",
             written,
         )
+
+
+def tp_choice(ctx: Ctx) -> int | None:
+    """The TP flag value nearest the command's (ties: the larger) that splits the model, stays
+    within the GPUs given (or the command's own), and holds the weights there, studied like the
+    command; None when no TP does."""
+    from engine.errors import InputError
+    from engine.launch.layout import divisors
+    from engine.scenario import MAX_GPUS_PER_NODE, make_scenario
+    from engine.study import study
+
+    st, fields = ctx.facts, ctx.scenario_fields
+    if st is None or fields is None:
+        return None
+    s = ctx.settings
+    lay = s.layout(st.family.moe)
+    scale = max(1, s.tp // max(lay["tp"], 1))  # SGLang: --tp-size spans the attention-DP ranks
+    others = max(1, s.world // max(s.tp, 1))  # PP stages × DP copies
+    available = ctx.gpus or s.world
+    nodes = int(fields["nodes"])
+    options: list[tuple[int, int]] = []
+    for d in divisors(st.config.num_attention_heads):
+        world = others * d * scale
+        if d == lay["tp"] or world > available or world % nodes:
+            continue
+        if world // nodes > MAX_GPUS_PER_NODE:
+            continue
+        ep = bool(lay["ep"]) and d * lay["dp"] > 1
+        if split_problem(st.config, st.architecture, st.family, Split(d, lay["dp"], lay["pp"], ep)):
+            continue
+        options.append((d, world))
+    options.sort(key=lambda o: (abs(o[0] - lay["tp"]), -o[0]))
+    for d, world in options[:8]:
+        changes = {"tp": d, "ep": fields["ep"] if d * lay["dp"] > 1 else None}
+        hardware = {"gpus_per_node": world // nodes, "nodes": nodes}
+        try:
+            sized = study(make_scenario(**fields | changes | hardware))
+        except InputError:
+            continue
+        if sized.search.pick.weights_fit:
+            return int(d * scale)
+    return None
 
 
 def _describe(ctx: Ctx) -> str:
@@ -95,12 +155,17 @@ def fit(ctx: Ctx) -> None:
         f"{pick.memory_per_gpu / GIB:,.1f} GiB)"
     )
     if weights > usable:
+        best = tp_choice(ctx)
+        options = _fit_options(ctx)
+        if best is not None:
+            options = f"`{ctx.flag('tp')} {best}` holds the weights on the GPUs given. " + options
         ctx.add(
             "does-not-fit",
             f"The weights do not fit: at {lay} on {gpu} each GPU holds {weights / GIB:,.1f} GiB "
             f"of weights, more than the {share}; the engine stops with out of memory while "
             "loading.",
-            _fit_options(ctx),
+            options,
+            edits=(ctx.set_value("tp", str(best)),) if best is not None else (),
         )
         return
     if not pick.weights_fit:
@@ -176,9 +241,9 @@ def _context_fit(ctx: Ctx, room_max: int, overhead: int) -> None:
         )
         return
     effect = (
-        "vLLM refuses to start"
-        if ctx.engine == "vllm"
-        else f"SGLang starts and refuses requests longer than about {largest:,} tokens"
+        f"{ctx.name} refuses to start"
+        if adapter(ctx.engine).context_beyond_pool_refused
+        else f"{ctx.name} starts and refuses requests longer than about {largest:,} tokens"
     )
     if s.context is not None:
         ctx.add(
@@ -254,7 +319,9 @@ def experts(ctx: Ctx) -> None:
     if any(e.flag == ep_flag for f in ctx.findings for e in f.edits if e.kind != "drop"):
         return  # the command tried to turn EP on; that finding's fix does it, once
     fam = st.family
-    add = "--enable-expert-parallel" if ctx.engine == "vllm" else f"--ep-size {ctx.settings.tp}"
+    add = (
+        ep_flag if adapter(ctx.engine).expert_parallel_is_switch else f"{ep_flag} {ctx.settings.tp}"
+    )
     ctx.add(
         "moe-experts-sliced",
         f"Experts are sliced over {group} GPUs (both engines' default without expert "
@@ -287,10 +354,12 @@ def _base_checkpoint(ctx: Ctx, sw: SoftwareReport) -> bool:
 
 def parsers(ctx: Ctx) -> None:
     tool = ctx.arg("--tool-call-parser")
-    auto = ctx.parsed.on("--enable-auto-tool-choice") if ctx.engine == "vllm" else True
+    eng = adapter(ctx.engine)
+    switch = eng.flag("auto_tool_choice") if eng.has("auto_tool_choice") else None
+    auto = ctx.parsed.on(switch) if switch is not None else True
     sw = _software(ctx)
     expected_tool = sw.tool_call_parser if sw is not None else None
-    if ctx.engine == "vllm" and not ctx.config_file:
+    if switch is not None and not ctx.config_file:
         if ctx.parsed.on("--enable-auto-tool-choice") and tool is None:
             name = expected_tool or "NAME"
             ctx.add(
@@ -334,7 +403,7 @@ def parsers(ctx: Ctx) -> None:
             )
             extra = (
                 " --enable-auto-tool-choice"
-                if kind == "tool" and ctx.engine == "vllm" and not auto
+                if kind == "tool" and switch is not None and not auto
                 else ""
             )
             ctx.add(
@@ -425,6 +494,45 @@ def _recipe_sets(ctx: Ctx, flag: str, value: str | None) -> bool:
     )
 
 
+def _dsa_kv_choice(ctx: Ctx, kv: Arg, auto: str) -> None:
+    """A KV dtype the command pins on a DSA model: what the engine would pick itself again
+    (pinned, it stops following the GPU), or a capacity choice the recipes make too (GLM-5.2's
+    fp8 on Hopper, the DeepSeek-V3.2 guide's fp8 default): explained, not warned about, since
+    the engine stores what was asked."""
+    assert kv.value is not None
+    gpu = ctx.gpu.key if ctx.gpu is not None else "this GPU"
+    st = ctx.facts
+    assert st is not None
+    try:
+        asked = adapter(ctx.engine).kv_dtype(kv.value, st.config, ctx.gpu.arch if ctx.gpu else None)
+    except InputError:
+        return  # a value the engine does not know: the choices rule says so
+    if _kv_name(asked.stored) == _kv_name(auto) or asked.bytes == _bytes_of(ctx, auto):
+        if _kv_name(kv.value) == _kv_name(auto):
+            ctx.add(
+                "engine-choice-restated",
+                f"`{kv.written} {shown(kv.value)}` on a DSA model is what {ctx.name} picks on "
+                f"{gpu} anyway (stored as {asked.stored}), but pinned it no longer follows the "
+                "GPU generation.",
+                "Keep it if you mean to; the engine's own pick follows the GPU.",
+                kv.written,
+            )
+        return
+    ctx.add(
+        "kv-dtype-capacity",
+        f"`{kv.written} {shown(kv.value)}` on a DSA model: a capacity choice. {ctx.name} "
+        f"stores it as {asked.stored} ({asked.bytes}-byte elements) where on its own it would "
+        f"store {auto} on {gpu}; 8-bit KV holds about twice the tokens in the same memory.",
+        "Keep it for capacity; leave the KV dtype on auto for the engine's per-GPU pick.",
+        kv.written,
+    )
+
+
+def _bytes_of(ctx: Ctx, stored: str) -> int:
+    base = ctx.base
+    return base.engines[ctx.engine].kv_dtype.bytes if base is not None else 0
+
+
 def engine_choices(ctx: Ctx) -> None:
     """Settings the engine picks per GPU and per model better than a fixed value: the KV dtype
     and attention backends of DSA models, the block size of hybrid and DSA models."""
@@ -443,27 +551,7 @@ def engine_choices(ctx: Ctx) -> None:
             and base is not None
             and not _recipe_sets(ctx, "--kv-cache-dtype", kv.value)
         ):
-            auto = base.engines[ctx.engine].kv_dtype.stored
-            same = _kv_name(kv.value) == _kv_name(auto)
-            reason = _left_reason(plan, "--kv-cache-dtype") or (
-                f"DSA: the engine picks the KV dtype per layer (here {auto})"
-            )
-            gpu = ctx.gpu.key if ctx.gpu is not None else "this GPU"
-            ctx.add(
-                "engine-choice-restated" if same else "engine-should-choose",
-                f"`{kv.written} {shown(kv.value)}` on a DSA model"
-                + (
-                    f" is what {ctx.name} picks on {gpu} anyway, but pinned it no longer follows "
-                    "the GPU. "
-                    if same
-                    else f" overrides {ctx.name}'s own pick ({auto} on {gpu}). "
-                )
-                + reason
-                + ".",
-                f"Drop `{kv.written}`; the engine's pick follows the GPU generation.",
-                kv.written,
-                (Edit("drop", kv.written, index=kv.index),),
-            )
+            _dsa_kv_choice(ctx, kv, base.engines[ctx.engine].kv_dtype.stored)
         for flag in (
             "--attention-backend",
             "--prefill-attention-backend",
@@ -486,7 +574,7 @@ def engine_choices(ctx: Ctx) -> None:
                 (Edit("drop", arg.written, index=arg.index),),
             )
     block = ctx.arg(ctx.flag("block"))
-    hybrid_vllm = fam == "HYBRID" and ctx.engine == "vllm"
+    hybrid_vllm = fam == "HYBRID" and adapter(ctx.engine).aligns_hybrid_pages
     if (
         block is not None
         and (hybrid_vllm or (fam == "DSA" and native))
@@ -508,3 +596,66 @@ def engine_choices(ctx: Ctx) -> None:
             block.written,
             (Edit("drop", block.written, index=block.index),),
         )
+
+
+def known_issues(ctx: Ctx) -> None:
+    """The recipes' known issues (data/known_issues.yaml) at the command's layout and GPU: a
+    layout the engine fails on, a fix the command lacks, a limit it passes."""
+    st, gpu = ctx.study, ctx.gpu
+    if st is None or gpu is None:
+        return
+    s = ctx.settings
+    lay = s.layout(st.family.moe)
+    split = Split(lay["tp"], lay["dp"], lay["pp"], bool(lay["ep"]))
+    where = Where(
+        st.config,
+        split,
+        gpu,
+        st.scenario.gpus_per_node,
+        st.fit.weights_per_gpu,
+        s.memory_fraction is None,
+    )
+    chunk_arg = ctx.arg(ctx.flag("prefill_chunk"))
+    chunk = token_count(chunk_arg.value) if chunk_arg and chunk_arg.value else None
+    for issue in all_known_issues():
+        if not issue.lint or not applies(issue, ctx.engine, where):
+            continue
+        quoted = f"{issue.source}: '{issue.quote}'"
+        if issue.avoid:
+            ctx.add(
+                "known-issue",
+                f"{ctx.name} at this layout: {issue.symptom} ({quoted}).",
+                "Pick a layout without that combination (the Flags page's search leaves it out).",
+                ctx.written("pp"),
+            )
+        fix = issue.fix
+        if fix is not None and not (
+            fix.prefill_chunk is not None and chunk is not None and chunk <= fix.prefill_chunk
+        ):
+            edits: list[Edit] = []
+            wanted: list[str] = []
+            if fix.memory_fraction is not None:
+                edits.append(ctx.set_value("memory_fraction", f"{fix.memory_fraction:g}"))
+                wanted.append(f"`{ctx.flag('memory_fraction')} {fix.memory_fraction:g}`")
+            if fix.prefill_chunk is not None:
+                edits.append(ctx.set_value("prefill_chunk", str(fix.prefill_chunk)))
+                wanted.append(f"`{ctx.flag('prefill_chunk')} {fix.prefill_chunk}`")
+            ctx.add(
+                "known-issue",
+                f"A known issue of this model on {gpu.key} at this layout: {issue.symptom} "
+                f"({quoted}).",
+                f"Add {' and/or '.join(wanted)}, as the recipe does.",
+                None,
+                tuple(edits),
+            )
+        limit = issue.limit
+        fraction = s.memory_fraction
+        if limit is not None and fraction is not None and fraction >= limit.max_memory_fraction:
+            arg = ctx.arg(ctx.flag("memory_fraction"))
+            ctx.add(
+                "known-issue",
+                f"`{ctx.written('memory_fraction')} {fraction:g}` here: {issue.symptom} "
+                f"({quoted}).",
+                f"Stay below {limit.max_memory_fraction:g}.",
+                arg.written if arg is not None else None,
+            )

@@ -11,6 +11,7 @@ from engine.lint.report import Edit
 
 def notes(ctx: Ctx) -> None:
     launcher = ctx.inv.launcher_text
+    attached = 0  # where each detached line's words start in inv.detached
     for note in ctx.inv.notes:
         if note.kind == "repeated-subcommand":
             ctx.add(
@@ -28,8 +29,9 @@ def notes(ctx: Ctx) -> None:
                 f"fails to run `{shown(note.words[0], 40)}` as a command.",
                 f"End line {note.line - 1} with ` \\`.",
                 note.words[0],
-                tuple(Edit("add", w) for w in note.words),
+                tuple(Edit("attach", w, index=attached + k) for k, w in enumerate(note.words)),
             )
+            attached += len(note.words)
         else:
             ctx.add(
                 "dangling-backslash",

@@ -9,6 +9,8 @@ quoted text, and a single pass over the text (linear time on any input).
 from __future__ import annotations
 
 import re
+import string
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -28,12 +30,22 @@ _SEPARATORS = frozenset({";", "&", "|", "&&", "||", ";;", "(", ")", "\n"})
 _REDIRECTS = frozenset({"<", ">", ">>", "<<", ">&", "<&", "&>", ">|", "<>"})
 
 
+class Quoted(str):
+    """Literal text the shell reads quoted (``'…'``, ``"…"``, ``$'…'`` or a ``\\`` escape): no
+    globbing, no brace or tilde expansion. A plain ``str`` part is bare text, as written."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
 class Var:
-    """A parameter reference (``$NAME``, ``${NAME}``) or a command substitution (never resolved)."""
+    """A parameter reference (``$NAME``, ``${NAME}``, ``${NAME:-…}``), a command substitution
+    (``$(…)``, a backquoted command) or a documentation placeholder: never resolved. ``quoted``:
+    it stood inside double quotes (one word, no splitting)."""
 
     name: str
     text: str  # as written, e.g. "${YAML_CONFIG}" or "$(nvidia-smi ...)"
+    quoted: bool = False
 
     @property
     def resolvable(self) -> bool:
@@ -70,6 +82,11 @@ class Word:
         return "".join(out)
 
 
+def literal(text: str, line: int = 0) -> Word:
+    """A word that is ``text`` and nothing else (a value the linter writes)."""
+    return Word((Quoted(text),), line)
+
+
 @dataclass(frozen=True)
 class Op:
     text: str
@@ -98,12 +115,178 @@ def _placeholder_end(text: str, i: int) -> int:
     return m.end() if after in ("", " ", "\t", "\n", "\r", ";", "&", "|") else 0
 
 
+_OPENERS = {"(": "paren", "{": "brace"}
+
+
+@dataclass
+class _Frame:
+    """One open context while skipping an expansion: paren ($( … )), brace (${ … }), dq ("…")
+    or bq (`…`), its nesting depth and where its text starts."""
+
+    kind: str
+    depth: int
+    start: int
+
+
+_COMMENT_AFTER = frozenset(" \t\n;&|()")
+
+
+def skip_expansion(text: str, j: int) -> int:
+    """The index after the expansion that starts at ``text[j]`` (``$(``, ``$((``, ``${`` or a
+    backquote), read the way bash finds its end: nested expansions, quotes, backslashes and
+    comments inside are skipped as a unit, so ``$(echo ")")`` is one substitution. Iterative
+    (an explicit stack): linear in the text, no recursion limit on hostile nesting."""
+    n = len(text)
+    if text[j] == "`":
+        stack = [_Frame("bq", 1, j + 1)]
+        k = j + 1
+    else:
+        stack = [_Frame(_OPENERS[text[j + 1]], 1, j + 2)]
+        k = j + 2
+    while k < n:
+        frame = stack[-1]
+        kind = frame.kind
+        c = text[k]
+        if c == "\\":
+            k += 2
+            continue
+        if kind == "bq":
+            if c == "`":
+                stack.pop()
+                k += 1
+                if not stack:
+                    return k
+                continue
+            k += 1
+            continue
+        if c == "$" and k + 1 < n and text[k + 1] in "({":
+            stack.append(_Frame(_OPENERS[text[k + 1]], 1, k + 2))
+            k += 2
+            continue
+        if c == "`":
+            stack.append(_Frame("bq", 1, k + 1))
+            k += 1
+            continue
+        if kind == "dq":
+            if c == '"':
+                stack.pop()
+            k += 1
+            continue
+        if c == '"':
+            stack.append(_Frame("dq", 1, k + 1))
+            k += 1
+            continue
+        if c == "'":
+            end = text.find("'", k + 1)
+            if end < 0:
+                break
+            k = end + 1
+            continue
+        if kind == "paren":
+            if c == "#" and (k == frame.start or text[k - 1] in _COMMENT_AFTER):
+                end = text.find("\n", k)
+                k = n if end < 0 else end
+                continue
+            if c == "(":
+                frame.depth += 1
+            elif c == ")":
+                frame.depth -= 1
+                if frame.depth == 0:
+                    stack.pop()
+                    if not stack:
+                        return k + 1
+        elif kind == "brace":
+            if c == "{":
+                frame.depth += 1
+            elif c == "}":
+                frame.depth -= 1
+                if frame.depth == 0:
+                    stack.pop()
+                    if not stack:
+                        return k + 1
+        k += 1
+    opener = {"paren": "$(", "brace": "${", "dq": '"', "bq": "`"}[stack[0].kind]
+    raise _balanced_error(opener, text.count("\n", 0, j) + 1)
+
+
+_ANSI_SIMPLE = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+_ANSI_HEX = {"x": 2, "u": 4, "U": 8}
+
+
+def read_ansi_c(text: str, j: int) -> tuple[str, int]:
+    """bash's ``$'…'`` starting at ``text[j] == '$'``: its decoded text and the index after the
+    closing quote (``\\n``, ``\\e``, ``\\xHH`` and octal ``\\NNN`` bytes, ``\\uHHHH`` as UTF-8,
+    ``\\cX``). Bytes that are not UTF-8 are kept as surrogate escapes, as Python keeps argv."""
+    n = len(text)
+    out = bytearray()
+    k = j + 2
+    while k < n:
+        c = text[k]
+        if c == "'":
+            return out.decode("utf-8", "surrogateescape"), k + 1
+        if c != "\\" or k + 1 >= n:
+            out += c.encode("utf-8", "surrogateescape")
+            k += 1
+            continue
+        e = text[k + 1]
+        if e in _ANSI_SIMPLE:
+            out += _ANSI_SIMPLE[e].encode()
+            k += 2
+        elif e in _ANSI_HEX:
+            m = k + 2
+            digits = ""
+            while m < n and len(digits) < _ANSI_HEX[e] and text[m] in string.hexdigits:
+                digits += text[m]
+                m += 1
+            if not digits:
+                out += ("\\" + e).encode()
+            elif e == "x":
+                out.append(int(digits, 16))
+            else:
+                code = int(digits, 16)
+                ok = code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF
+                out += (chr(code) if ok else "\ufffd").encode()
+            k = m
+        elif e in "01234567":
+            m = k + 1
+            digits = ""
+            while m < n and len(digits) < 3 and text[m] in "01234567":
+                digits += text[m]
+                m += 1
+            out.append(int(digits, 8) & 0xFF)
+            k = m
+        elif e == "c" and k + 2 < n:
+            out.append(ord(text[k + 2]) & 0x1F)
+            k += 3
+        else:
+            out += ("\\" + e).encode()
+            k += 2
+    raise _balanced_error("$'", text.count("\n", 0, j) + 1)
+
+
 def tokenize(text: str) -> Tokens:
-    """Words and operators of ``text``; ``InputError("command", ...)`` on unclosed quotes."""
+    """Words and operators of ``text``; ``InputError("command", ...)`` on unclosed quotes.
+    Each word keeps its parts apart: bare text (``str``), quoted text (``Quoted``) and
+    expansions (``Var``, with whether they stood in double quotes)."""
     tokens: list[Token] = []
     dangling: list[int] = []
     parts: list[Part] = []
     buf: list[str] = []
+    buf_quoted = False
     in_word = False
     word_line = 1
     line = 1
@@ -111,9 +294,21 @@ def tokenize(text: str) -> Tokens:
     n = len(text)
 
     def flush_buf() -> None:
-        if buf:
-            parts.append("".join(buf))
+        if buf:  # an empty quoted string stays a part: ~'' is not the home folder
+            joined = "".join(buf)
+            parts.append(Quoted(joined) if buf_quoted else joined)
             buf.clear()
+
+    def add(chunk: str, quoted: bool) -> None:
+        nonlocal buf_quoted
+        if buf and buf_quoted != quoted:
+            flush_buf()
+        buf_quoted = quoted
+        buf.append(chunk)
+
+    def add_var(var: Var) -> None:
+        flush_buf()
+        parts.append(var)
 
     def end_word() -> None:
         nonlocal in_word
@@ -141,65 +336,35 @@ def tokenize(text: str) -> Tokens:
         if k >= n or text[k] == "\n":
             dangling.append(line)
 
-    def read_dollar(j: int) -> tuple[Var | None, int]:
-        """A reference starting at ``text[j] == '$'``: the Var and the index after it."""
+    def take_expansion(j: int, quoted: bool) -> int:
+        """``$(…)``, ``${…}`` or a backquoted command at ``j``: one variable part."""
         nonlocal line
-        if j + 1 >= n:
-            return None, j + 1
-        c = text[j + 1]
-        if c == "{":
-            end = text.find("}", j + 2)
-            if end < 0:
-                raise _balanced_error("${", line)
-            inner = text[j + 2 : end]
+        end = skip_expansion(text, j)
+        body = text[j:end]
+        name = ""
+        if body.startswith("${"):
+            inner = body[2:-1]
             name = inner if inner and all(ch in _NAME_CHARS for ch in inner) else ""
-            line += text.count("\n", j, end)
-            return Var(name, text[j : end + 1]), end + 1
-        if c == "(":
-            depth, k, start_line = 0, j + 1, line
-            while k < n:
-                ch = text[k]
-                if ch == "(":
-                    depth += 1
-                elif ch == ")":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                elif ch == "\n":
-                    line += 1
-                k += 1
-            if k >= n:
-                raise _balanced_error("$(", start_line)
-            return Var("", text[j : k + 1]), k + 1
-        if c in _NAME_START:
+        add_var(Var(name, body, quoted))
+        line += body.count("\n")
+        return end
+
+    def take_dollar(j: int, quoted: bool) -> int:
+        """A ``$`` at ``j`` (bare or inside double quotes): a variable part, or a literal $."""
+        c = text[j + 1] if j + 1 < n else ""
+        if c in ("(", "{"):
+            return take_expansion(j, quoted)
+        if c and c in _NAME_START:
             k = j + 1
             while k < n and text[k] in _NAME_CHARS:
                 k += 1
-            return Var(text[j + 1 : k], text[j:k]), k
-        if c in _SPECIAL_PARAMS:
-            return Var(c, text[j : j + 2]), j + 2
-        return None, j + 1
-
-    def take_dollar(j: int) -> int:
-        """A ``$`` at ``j`` (bare or inside double quotes): a variable part, or a literal $."""
-        var, k = read_dollar(j)
-        if var is None:
-            buf.append("$")
-        else:
-            flush_buf()
-            parts.append(var)
-        return k
-
-    def take_backtick(j: int) -> int:
-        """A backquoted command substitution at ``j``: kept whole as one variable part."""
-        nonlocal line
-        end = text.find("`", j + 1)
-        if end < 0:
-            raise _balanced_error("`", line)
-        flush_buf()
-        parts.append(Var("", text[j : end + 1]))
-        line += text.count("\n", j, end)
-        return end + 1
+            add_var(Var(text[j + 1 : k], text[j:k], quoted))
+            return k
+        if c and c in _SPECIAL_PARAMS:
+            add_var(Var(c, text[j : j + 2], quoted))
+            return j + 2
+        add("$", True)
+        return j + 1
 
     while i < n:
         c = text[i]
@@ -226,55 +391,66 @@ def tokenize(text: str) -> Tokens:
                 i += 2
             else:
                 start_word()
-                buf.append(text[i + 1])
+                add(text[i + 1], True)
                 i += 2
         elif c == "'":
             start_word()
             end = text.find("'", i + 1)
             if end < 0:
                 raise _balanced_error("'", line)
-            buf.append(text[i + 1 : end])
+            add(text[i + 1 : end], True)
             line += text.count("\n", i, end)
             i = end + 1
-        elif c == '"':
+        elif c == "$" and text[i + 1 : i + 2] == "'":
             start_word()
             start_line = line
-            i += 1
+            decoded, i2 = read_ansi_c(text, i)
+            add(decoded, True)
+            line = start_line + text.count("\n", i, i2)
+            i = i2
+        elif c == '"' or (c == "$" and text[i + 1 : i + 2] == '"'):
+            # "…", and bash's $"…" (a translated string: the same text in the C locale)
+            start_word()
+            start_line = line
+            i += 1 if c == '"' else 2
+            mark = (len(parts), len(buf))
             while True:
                 if i >= n:
                     raise _balanced_error('"', start_line)
                 ch = text[i]
                 if ch == '"':
                     i += 1
+                    if (len(parts), len(buf)) == mark:
+                        add("", True)  # "" is an empty string, not nothing
                     break
                 if ch == "\\" and i + 1 < n and text[i + 1] in '"\\$`\n':
                     if text[i + 1] == "\n":
                         line += 1
                     else:
-                        buf.append(text[i + 1])
+                        add(text[i + 1], True)
                     i += 2
                 elif ch == "$":
-                    i = take_dollar(i)
+                    i = take_dollar(i, True)
                 elif ch == "`":
-                    i = take_backtick(i)
+                    i = take_expansion(i, True)
                 else:
                     if ch == "\n":
                         line += 1
-                    buf.append(ch)
+                    add(ch, True)
                     i += 1
         elif c == "$":
             start_word()
-            i = take_dollar(i)
+            i = take_dollar(i, False)
         elif c == "`":
             start_word()
-            i = take_backtick(i)
+            i = take_expansion(i, False)
         elif c == "<" and not in_word and (end := _placeholder_end(text, i)) > 0:
             # "<head_node_ip>": a documentation placeholder, not a redirection
             start_word()
-            parts.append(Var("", text[i:end]))
+            add_var(Var("", text[i:end]))
             i = end
         elif c in _OPERATOR_CHARS:
-            if c in "<>" and in_word and not parts and buf and "".join(buf).isdigit():
+            if c in "<>" and in_word and not parts and not buf_quoted and "".join(buf).isdigit():
                 buf.clear()  # "2>&1": the digits name a file descriptor
                 in_word = False
             end_word()
@@ -289,7 +465,7 @@ def tokenize(text: str) -> Tokens:
             start_word()
             run = _PLAIN_RUN.match(text, i)
             end = run.end() if run is not None else i + 1
-            buf.append(text[i:end])
+            add(text[i:end], False)
             i = end
     end_word()
     return Tokens(tuple(tokens), tuple(dangling))
@@ -378,3 +554,111 @@ def script_variables(cmds: Iterable[Command]) -> dict[str, tuple[str, ...]]:
                 else:
                     known.pop(name, None)
     return {k: tuple(v) for k, v in values.items()}
+
+
+# --- words back to shell text ---------------------------------------------------------------
+
+_PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+
+
+def _unsafe_char(ch: str) -> bool:
+    """A character a terminal or an editor acts on or hides: C0 / C1 controls, DEL, format
+    characters (bidi overrides, zero-width), line and paragraph separators."""
+    return unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp")
+
+
+def _ansi_c(text: str) -> str:
+    """``text`` as bash's ``$'…'``: every unsafe character as an escape, nothing else changed."""
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == "'":
+            out.append("\\'")
+        elif _unsafe_char(ch):
+            # bytes, not \\u: bash reads \\u by the locale, \\x the same in every locale
+            raw = ch.encode("utf-8", "surrogateescape")
+            out.append("".join(f"\\x{b:02x}" for b in raw))
+        else:
+            out.append(ch)
+    return "$'" + "".join(out) + "'"
+
+
+def quote_literal(text: str) -> str:
+    """``text`` as one shell word that is exactly ``text``: bare when nothing in it means
+    anything to the shell, else single-quoted, else (control characters) ``$'…'``."""
+    if _PLAIN.fullmatch(text):
+        return text
+    if any(_unsafe_char(ch) for ch in text):
+        return _ansi_c(text)
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def _quoted_always(text: str) -> str:
+    if any(_unsafe_char(ch) for ch in text):
+        return _ansi_c(text)
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def _bare(text: str) -> str:
+    """Bare text as written (globs, braces and a leading ``~`` keep their meaning); a control
+    character inside is written as ``$'…'``, which reads as the same character."""
+    if not any(_unsafe_char(ch) for ch in text):
+        return text
+    out: list[str] = []
+    run: list[str] = []
+    for ch in text:
+        if _unsafe_char(ch):
+            if run:
+                out.append("".join(run))
+                run.clear()
+            out.append(_ansi_c(ch))
+        else:
+            run.append(ch)
+    if run:
+        out.append("".join(run))
+    return "".join(out)
+
+
+class UnsafeWord(ValueError):
+    """A word that cannot be written back without changing it (a control character inside a
+    command substitution)."""
+
+
+def requote(parts: tuple[Part, ...]) -> str:
+    """One word as shell text, rebuilt from its parts: quoted text stays literal (single
+    quotes), bare text stays as written, each expansion stays that expansion in the quoting it
+    had (``"$X"`` or ``$X``). Never the text re-wrapped in double quotes, so nothing that was
+    literal can become a command substitution."""
+    if not parts:
+        return "''"
+    if all(isinstance(p, str) for p in parts):
+        joined = "".join(parts)  # type: ignore[arg-type]
+        if _PLAIN.fullmatch(joined):
+            return joined
+    out: list[str] = []
+    for p in parts:
+        if isinstance(p, Var):
+            if any(_unsafe_char(ch) and ch not in "\t\n" for ch in p.text):
+                raise UnsafeWord(p.text)  # an escape sequence inside a command: not rewritable
+            out.append(f'"{p.text}"' if p.quoted else p.text)
+        elif isinstance(p, Quoted):
+            out.append(_quoted_always(p))
+        else:
+            out.append(_bare(p))
+    return "".join(out)
+
+
+def shape(word: Word) -> tuple[tuple[str, str, bool], ...]:
+    """What a word is made of for the shell, quoting style aside: its literal text and its
+    expansions (as written, and whether double-quoted), in order. Two words of one shape give
+    the same value in the same environment."""
+    out: list[tuple[str, str, bool]] = []
+    for p in word.parts:
+        if isinstance(p, Var):
+            out.append(("var", p.text, p.quoted))
+        elif out and out[-1][0] == "lit":
+            out[-1] = ("lit", out[-1][1] + p, False)
+        else:
+            out.append(("lit", p, False))
+    return tuple(out)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from engine.decision import Code, Decimal, Decision, Name, Tokens
+from engine.engines import adapter, check_engine
 from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG, Lang
 from engine.measure.data import measure_facts
@@ -131,7 +132,7 @@ COMPARED = Code("measure.compared", "measured", "pool", "tokens", "predicted", "
 CP_MULTIPLIED = Code("measure.cp_multiplied", "cp")
 AGREES = Code("measure.agrees")
 AGREES_MLA = Code("measure.agrees.mla_replicated", "family", "tp")
-AGREES_SGLANG_STATE = Code("measure.agrees.sglang_state_pool")
+AGREES_OWN_STATE_POOL = Code("measure.agrees.own_state_pool", "engine")
 OFF_BY_TP = Code("measure.off_by_tp", "tp", "measured")
 PACKED_MLA = Code("measure.packed_mla", "packed", "elements")
 HYBRID = Code("measure.hybrid")
@@ -146,8 +147,8 @@ DTYPE_NOT_PRINTED = Code("measure.dtype.not_printed")
 DTYPE_AUTO = Code("measure.dtype.auto")
 DTYPE_AS_LOGGED = Code("measure.dtype.as_logged", "dtype", "size")
 DTYPE_PRINTED = Code("measure.dtype.printed", "dtype")
-DTYPE_SGLANG_DSA = Code("measure.dtype.sglang_dsa", "hopper", "blackwell")
-DTYPE_VLLM_AUTO = Code("measure.dtype.vllm_auto")
+DTYPE_ENGINE_DSA = Code("measure.dtype.engine_dsa", "engine", "hopper", "blackwell")
+DTYPE_ENGINE_AUTO = Code("measure.dtype.engine_auto", "engine")
 KV_HEADS_FACTOR_2 = Code("measure.kv_heads.factor_2", "tp")
 KV_HEADS_FACTOR = Code("measure.kv_heads.factor", "factor", "tp")
 UNEXPLAINED = Code("measure.unexplained", "dtype", "tp")
@@ -194,8 +195,9 @@ def _dtype_bytes(dtype: str | None) -> int | None:
 def _explain_agreement(reading: EngineReading, family: str, tp: int) -> Decision | None:
     if family_kind(family) == "mla" and tp > 1:
         return AGREES_MLA(family=Name(family.upper()), tp=tp)
-    if family_kind(family) == "hybrid" and reading.engine == "sglang":
-        return AGREES_SGLANG_STATE()
+    eng = adapter(reading.engine)
+    if family_kind(family) == "hybrid" and not eng.state_in_kv_pool:
+        return AGREES_OWN_STATE_POOL(engine=Name(eng.label))
     return None
 
 
@@ -203,7 +205,7 @@ def _explain_hybrid(
     reading: EngineReading, predicted: float, measured: float, state_bytes: int | None
 ) -> list[Decision]:
     length = reading.max_model_len
-    if reading.engine == "sglang" or length is None:
+    if not adapter(reading.engine).state_in_kv_pool or length is None:
         return [HYBRID()]
     extra_per_sequence = (measured - predicted) * length
     out = [HYBRID_VLLM(length=Tokens(length), extra=_size(extra_per_sequence))]
@@ -245,15 +247,18 @@ def _explain_dtype(reading: EngineReading, ratio: float, family: str) -> list[De
             ratio=Decimal(ratio, 2), stored=stored_bytes, assumed=3 - stored_bytes, printed=stored
         )
     ]
-    if "dsa" in family and reading.engine == "sglang":
-        auto = engine_rules().sglang.dsa_auto_dtype
+    eng = adapter(reading.engine)
+    auto = eng.dsa_auto_kv_dtypes
+    if "dsa" in family and auto is not None:
         out.append(
-            DTYPE_SGLANG_DSA(
-                hopper=Name(str(auto["hopper"])), blackwell=Name(str(auto["blackwell"]))
+            DTYPE_ENGINE_DSA(
+                engine=Name(eng.label),
+                hopper=Name(str(auto["hopper"])),
+                blackwell=Name(str(auto["blackwell"])),
             )
         )
-    elif reading.engine == "vllm":
-        out.append(DTYPE_VLLM_AUTO())
+    elif auto is None:
+        out.append(DTYPE_ENGINE_AUTO(engine=Name(eng.label)))
     return out
 
 
@@ -269,6 +274,13 @@ def _explain_memory_fraction(reading: EngineReading, planned: float | None) -> D
             flag=name, value=value, planned=as_printed(planned), delta=Decimal(abs(delta), 2)
         )
     return MEMORY_FRACTION(flag=name, value=value)
+
+
+# Where each engine's log states the KV pool's bytes.
+_POOL_BYTES_LINES = {
+    "vllm": "'Available KV cache memory: Z GiB'",
+    "sglang": "'KV Cache is allocated. #tokens: N, K size: a GB, V size: b GB'",
+}
 
 
 def backcalculate(
@@ -294,11 +306,7 @@ def backcalculate(
     if reading.tokens_capacity is None or reading.tokens_capacity <= 0:
         raise InputError("log", "a positive KV token capacity ('GPU KV cache size: N tokens')")
     if reading.kv_bytes_available is None or reading.kv_bytes_available <= 0:
-        expected = (
-            "'Available KV cache memory: Z GiB'"
-            if reading.engine == "vllm"
-            else "'KV Cache is allocated. #tokens: N, K size: a GB, V size: b GB'"
-        )
+        expected = _POOL_BYTES_LINES[check_engine(reading.engine)]
         raise InputError("log", f"the line {expected}, which gives the KV pool's bytes")
 
     family = family.strip().lower()

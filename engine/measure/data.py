@@ -121,7 +121,8 @@ class LaunchArgs(_Frozen):
     source: str
 
     def for_engine(self, engine: Engine) -> dict[str, ArgRead]:
-        return self.vllm if engine == "vllm" else self.sglang
+        rows: dict[str, ArgRead] = getattr(self, engine)
+        return rows
 
 
 class MetricNames(_Frozen):
@@ -162,7 +163,8 @@ class Metrics(_Frozen):
     sglang: SglangMetrics
 
     def grep(self, engine: Engine) -> tuple[tuple[str, ...], ...]:
-        return self.vllm.grep if engine == "vllm" else self.sglang.grep
+        metrics: VllmMetrics | SglangMetrics = getattr(self, engine)
+        return metrics.grep
 
     @model_validator(mode="after")
     def _grep_names(self) -> Metrics:

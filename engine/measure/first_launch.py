@@ -7,6 +7,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Protocol
 
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.launch.plan import PARALLEL_FLAGS, LaunchPlan
 from engine.measure.data import measure_facts
@@ -91,8 +92,9 @@ def first_launch_for(plan: LaunchPlan) -> list[str]:
     facts = measure_facts().first_launch
     flags = facts.flags[plan.engine]
     argv = list(plan.program)
-    if plan.engine == "sglang":
-        argv += ["--model-path", plan.model_id]
+    eng = adapter(plan.engine)
+    if not eng.model_positional:
+        argv += [eng.flag("model"), plan.model_id]
     for f in plan.flags:
         if f.flag in PARALLEL_FLAGS:
             argv += f.tokens

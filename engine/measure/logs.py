@@ -254,4 +254,5 @@ def _parse_sglang(scan: LogScan) -> Partial:
 def parse_log(text: str) -> Partial:
     """A startup log's KV pool numbers, per TP rank, with where each was read."""
     scan = scan_log(text)
-    return _parse_vllm(scan) if _detect(scan) == "vllm" else _parse_sglang(scan)
+    parsers = {"vllm": _parse_vllm, "sglang": _parse_sglang}  # each engine's log lines
+    return parsers[_detect(scan)](scan)

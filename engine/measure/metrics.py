@@ -183,4 +183,5 @@ def parse_metrics(text: str) -> Partial:
         raise InputError("metrics", f"{EXPECTED_METRICS}; found none")
     if len(engines) > 1:
         raise InputError("metrics", "one engine's /metrics; found both vllm: and sglang: samples")
-    return _parse_vllm(samples) if engines[0] == "vllm" else _parse_sglang(samples)
+    parsers = {"vllm": _parse_vllm, "sglang": _parse_sglang}  # each engine's metric names
+    return parsers[engines[0]](samples)

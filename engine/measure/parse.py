@@ -10,18 +10,21 @@ from engine.measure.metrics import parse_metrics
 from engine.measure.reading import AT_BLOCKS, EngineReading, Partial, Source, Value
 from engine.software.tables import Engine
 
+# Where each engine's log and /metrics state the KV pool's token capacity.
+_CAPACITY_LINES: dict[Engine, str] = {
+    "vllm": (
+        "the line 'GPU KV cache size: N tokens' (printed right after 'Available KV cache "
+        "memory'), or vllm:cache_config_info with num_gpu_blocks in /metrics"
+    ),
+    "sglang": (
+        "the line 'KV Cache is allocated. #tokens: N, ...' or 'max_total_num_tokens=N', "
+        "or sglang:max_total_num_tokens in /metrics"
+    ),
+}
+
 
 def _missing_capacity(engine: Engine, source: Source) -> InputError:
-    if engine == "vllm":
-        expected = (
-            "the line 'GPU KV cache size: N tokens' (printed right after 'Available KV cache "
-            "memory'), or vllm:cache_config_info with num_gpu_blocks in /metrics"
-        )
-    else:
-        expected = (
-            "the line 'KV Cache is allocated. #tokens: N, ...' or 'max_total_num_tokens=N', "
-            "or sglang:max_total_num_tokens in /metrics"
-        )
+    expected = _CAPACITY_LINES[engine]
     return InputError(source, f"expected {expected}; not found, the text looks truncated")
 
 
@@ -96,7 +99,7 @@ def parse_engine_text(log: str | None, metrics: str | None) -> EngineReading:
         parts.append(parse_metrics(metrics_text))
     merged = _merge(parts)
     values = merged.values
-    if "tokens_capacity" not in values and merged.engine == "vllm":
+    if "tokens_capacity" not in values:  # vLLM's /metrics: blocks x block size
         blocks, block = values.get("num_gpu_blocks"), values.get("block_size")
         if isinstance(blocks, int) and isinstance(block, int):
             # Exact for single-group models; hybrids need the log's group-aware count.

@@ -1,99 +1,84 @@
 """A model is its list of layers: which attention (or linear mixer) each one runs, its
 dimensions, and its FFN. Decided from config fields the way vLLM's model code and
-transformers' config defaults decide them; every decision records the field it read."""
+transformers' config defaults decide them; every decision records the field it read.
+
+This module reads the config's spellings of a layer pattern (``layer_types``, Nemotron-H's
+``hybrid_override_pattern``, Jamba's periods, the per-layer lists …) and the FFN schedule;
+what each kind of layer *is* — its shapes, its cache, its weights, its label — belongs to its
+mixer family (engine/model/mixers/)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 
+from engine.decision import Code, Name, Source
 from engine.errors import InputError
 from engine.model.config import ModelConfig, model_defaults
+from engine.model.evidence import LAYER_KINDS, Evidence, short
+from engine.model.mixers import (
+    LayerPlan,
+    LayerShape,
+    Mixer,
+    MixerFamily,
+    families,
+    family,
+    for_layer_kind,
+    head_size,
+    linear_families,
+    uses_mla,
+)
+from engine.model.mixers.kv_shared import KV_SHARING
+from engine.model.mixers.linear import LINEAR_KINDS, LinearMixer
 from engine.rules import engine_rules
 
-ATTN_FULL = ("full_attention", "attention", "global_attention", "hybrid", "global")
-ATTN_SLIDING = ("sliding_attention", "sliding_window_attention", "local_attention", "local")
-ATTN_CHUNKED = ("chunked_attention",)
-LINEAR = ("linear_attention", "mamba", "mamba2", "gated_delta_net", "conv", "linear")
-NO_MIXER = ("mlp", "moe", "ffn", "dense")
+__all__ = [
+    "Architecture",
+    "Evidence",
+    "LayerPlan",
+    "Mixer",
+    "build_architecture",
+    "head_size",
+    "linear_kind",
+    "uses_mla",
+]
 
-
-@dataclass(frozen=True)
-class Evidence:
-    field: str
-    value: str
-    rule: str
-
-
-class Mixer(StrEnum):
-    """A layer's token mixer. A ``StrEnum``: it compares and serialises as its value."""
-
-    FULL = "full"
-    SLIDING = "sliding"
-    CHUNKED = "chunked"
-    MLA = "mla"
-    COMPRESSED = "compressed"  # DeepSeek-V4 compressed attention
-    GDN = "gdn"  # Gated DeltaNet
-    KDA = "kda"  # Kimi Delta Attention
-    MAMBA2 = "mamba2"
-    MAMBA1 = "mamba1"
-    LIGHTNING = "lightning"
-    SHORT_CONV = "short_conv"  # LFM2's gated short convolution
-    NONE = "none"  # an FFN-only block (Nemotron-H's '-' / 'E')
-
-    @property
-    def is_linear(self) -> bool:
-        """A recurrent state instead of a per-token KV cache."""
-        return self in _LINEAR
-
-    @property
-    def is_attention(self) -> bool:
-        """Softmax attention that keeps per-token KV (full, windowed, latent, compressed)."""
-        return self not in _LINEAR and self is not Mixer.NONE
-
-    @property
-    def is_head_attention(self) -> bool:
-        """Attention with K/V heads of its own (not MLA's latent, not V4's compressed entries)."""
-        return self in (Mixer.FULL, Mixer.SLIDING, Mixer.CHUNKED)
-
-
-_LINEAR = frozenset(
-    {Mixer.GDN, Mixer.KDA, Mixer.MAMBA2, Mixer.MAMBA1, Mixer.LIGHTNING, Mixer.SHORT_CONV}
-)
-
-
-@dataclass(frozen=True)
-class LayerPlan:
-    """One decoder layer. ``mixer`` is the token mixer (see ``Mixer``); a plain string is
-    read as its member. ``linear`` is a second, linear mixer the same layer also runs
-    (Falcon-H1's parallel Mamba-2, Zamba2's hybrid layers): its state is kept beside the KV.
-    ``kv_shared``: the layer reads another layer's KV cache and allocates none (vLLM
-    ``kv_sharing_target_layer_name``, Gemma 3n / Gemma 4's last num_kv_shared_layers)."""
-
-    index: int
-    mixer: Mixer
-    num_kv_heads: int = 0
-    head_dim: int = 0
-    head_dim_v: int = 0
-    window: int | None = None
-    indexer: bool = False
-    compress_ratio: int = 0
-    ffn: str = "dense"  # dense | moe | moe+dense | none
-    num_heads: int = 0  # query heads of this layer (0: num_attention_heads)
-    ffn_intermediate: int = 0  # this layer's dense FFN width (0: intermediate_size)
-    linear: Mixer | None = None
-    kv_shared: bool = False
-
-    def __post_init__(self) -> None:
-        if type(self.mixer) is not Mixer:
-            object.__setattr__(self, "mixer", Mixer(self.mixer))
-        if self.linear is not None and type(self.linear) is not Mixer:
-            object.__setattr__(self, "linear", Mixer(self.linear))
-
-    @property
-    def mixers(self) -> tuple[Mixer, ...]:
-        """Every token mixer of the layer (the main one, then a parallel linear one)."""
-        return (self.mixer,) if self.linear is None else (self.mixer, self.linear)
+MODEL_CLASS = Code("family.evidence.model_class")
+MODEL_TYPE = Code("family.evidence.model_type")
+DEFAULT = Code("family.evidence.default", "source")
+ATTENTION_FREE = Code("family.evidence.attention_free", "mixer")
+LAYER_TYPES = Code("family.evidence.layer_types")
+NEMOTRON_PATTERN = Code("family.evidence.hybrid_override_pattern")
+JAMBA_PERIOD = Code("family.evidence.attn_layer_period")
+INTERVAL = Code("family.evidence.full_attention_interval")
+PATTERN_LIST = Code("family.evidence.pattern_list", "mapping")
+ATTN_TYPE_LIST = Code("family.evidence.attn_type_list")
+ATTN_INDICES = Code("family.evidence.attn_layer_indices")
+LFM2_INDICES = Code("family.evidence.full_attn_idxs")
+NO_ROPE_LIST = Code("family.evidence.no_rope_layers")
+NO_ROPE_STEP = Code("family.evidence.no_rope_layer_interval", "step")
+LAYER_WINDOWS = Code("family.evidence.layer_windows")
+SLIDING_PATTERN = Code("family.evidence.sliding_window_pattern")
+MAX_WINDOW_LAYERS = Code("family.evidence.max_window_layers")
+EVERY_LAYER_SLIDES = Code("family.evidence.every_layer_slides")
+WINDOW_OFF = Code("family.evidence.sliding_window_off", "window")
+KDA_LAYERS = Code("family.evidence.kda_layers")
+NOT_MLA = Code("family.evidence.not_mla", "model_type")
+PARALLEL = Code("family.evidence.parallel_hybrid", "layers", "mixer")
+HYBRID_BLOCKS = Code("family.evidence.hybrid_blocks", "layers", "mixer")
+BLOCK_CONFIGS = Code("family.evidence.block_configs", "attention", "noop", "heads")
+FFN_MULT = Code("family.evidence.ffn_mult")
+LAYER_KV_HEADS = Code("family.evidence.layer_kv_heads")
+MOE_LAYERS = Code("family.evidence.moe_layers")
+MOE = Code("family.evidence.moe")
+SHARED = Code("family.evidence.shared_experts")
+FIRST_DENSE = Code("family.evidence.first_k_dense_replace")
+# how the layer strip names an FFN
+FFN_LABELS = {
+    "dense": Code("layer.ffn.dense"),
+    "moe": Code("layer.ffn.moe"),
+    "moe+dense": Code("layer.ffn.moe_dense"),
+    "none": Code("layer.ffn.none"),
+}
 
 
 @dataclass(frozen=True)
@@ -110,63 +95,35 @@ class Architecture:
         return sum(1 for layer in self.layers if layer.mixer.is_attention)
 
 
-def uses_mla(cfg: ModelConfig) -> bool:
-    """vLLM ``ModelConfig.use_mla``: a DeepSeek-MLA model_type with ``kv_lora_rank`` set."""
-    return cfg.kv_lora_rank is not None and cfg.model_type in engine_rules().mla_model_types.values
-
-
-def head_size(cfg: ModelConfig) -> int:
-    """vLLM ``get_head_size``: ``head_dim`` if set, else ``hidden_size // num_attention_heads``;
-    MiniCPM3's decoupled-RoPE heads (data/model_defaults.yaml decoupled_rope_head_model_types)
-    cache qk_nope_head_dim + qk_rope_head_dim per head."""
-    if (
-        cfg.model_type in model_defaults()["decoupled_rope_head_model_types"]
-        and cfg.qk_nope_head_dim
-        and cfg.qk_rope_head_dim
-    ):
-        return cfg.qk_nope_head_dim + cfg.qk_rope_head_dim
-    if cfg.head_dim:
-        return cfg.head_dim
-    return cfg.hidden_size // cfg.num_attention_heads
-
-
 def linear_kind(cfg: ModelConfig) -> Mixer | None:
-    """Which linear mixer the config's fields describe (None: no linear layers possible)."""
+    """Which linear mixer the config's fields describe (None: no linear layers possible): an
+    attention-free model class names its own, else the first linear family whose state
+    fields the config carries."""
     if cfg.attention_free:
         return Mixer(cfg.attention_free)
-    if cfg.short_conv_kernel is not None:
-        return Mixer.SHORT_CONV
-    if cfg.linear_num_value_heads is not None and cfg.linear_value_head_dim is not None:
-        return Mixer.GDN
-    if cfg.kda_layers is not None and cfg.kda_num_heads and cfg.kda_head_dim:
-        return Mixer.KDA
-    if cfg.mamba_num_heads is not None or (cfg.mamba_n_groups is not None and cfg.ssm_state_size):
-        return Mixer.MAMBA2
-    if cfg.ssm_state_size is not None and (cfg.mamba_expand or cfg.mamba_intermediate_size):
-        return Mixer.MAMBA1
-    if cfg.field("attn_type_list") is not None:
-        return Mixer.LIGHTNING
-    return None
+    found = next((f for f in linear_families() if f.describes(cfg)), None)
+    return Mixer(found.key) if found is not None else None
 
 
-def _raw_layer_types(cfg: ModelConfig, ev: list[Evidence]) -> list[str]:
+def _attention_family(cfg: ModelConfig) -> MixerFamily:
+    """The family that builds this model's attention layers: one that claims the config
+    (DeepSeek-V4's compressed attention, MLA), else full / windowed attention by layer kind."""
+    claiming = sorted((f for f in families() if f.claims(cfg)), key=lambda f: f.priority)
+    return claiming[0] if claiming else family("full")
+
+
+def _raw_layer_types(cfg: ModelConfig, ev: list[Evidence], lk: Mixer | None) -> list[str]:
     n = cfg.num_hidden_layers
     raw = cfg.raw
     if cfg.layer_types is not None:
         key = "layer_types" if raw.get("layer_types") is not None else "layers_block_type"
-        ev.append(Evidence(key, _short(cfg.layer_types), "per-layer kinds given by the config"))
+        ev.append(Evidence(key, short(cfg.layer_types), LAYER_TYPES()))
         return [t.lower() for t in cfg.layer_types[:n]]
     pattern = raw.get("hybrid_override_pattern")
     if isinstance(pattern, str) and pattern:
         if len(pattern) < n:
             raise InputError("hybrid_override_pattern", f"one character per layer ({n})")
-        ev.append(
-            Evidence(
-                "hybrid_override_pattern",
-                _short(pattern),
-                "M = Mamba-2, * = attention, - = MLP, E = MoE (Nemotron-H)",
-            )
-        )
+        ev.append(Evidence("hybrid_override_pattern", short(pattern), NEMOTRON_PATTERN()))
         m = {"M": "mamba", "*": "full_attention", "-": "mlp", "E": "moe"}
         return [m.get(c, f"unknown:{c}") for c in pattern[:n]]
     period = raw.get("attn_layer_period")
@@ -174,21 +131,13 @@ def _raw_layer_types(cfg: ModelConfig, ev: list[Evidence]) -> list[str]:
         offset = raw.get("attn_layer_offset", 0)
         ev.append(
             Evidence(
-                "attn_layer_period / attn_layer_offset",
-                f"{period} / {offset}",
-                "attention where layer % period == offset, Mamba elsewhere (Jamba)",
+                "attn_layer_period / attn_layer_offset", f"{period} / {offset}", JAMBA_PERIOD()
             )
         )
         return ["full_attention" if i % period == offset else "mamba" for i in range(n)]
     interval = raw.get("full_attention_interval")
-    if isinstance(interval, int) and interval > 0 and linear_kind(cfg) is not None:
-        ev.append(
-            Evidence(
-                "full_attention_interval",
-                str(interval),
-                "every interval-th layer is full attention, the rest linear (transformers default)",
-            )
-        )
+    if isinstance(interval, int) and interval > 0 and lk is not None:
+        ev.append(Evidence("full_attention_interval", str(interval), INTERVAL()))
         return [
             "full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(n)
         ]
@@ -203,45 +152,33 @@ def _raw_layer_types(cfg: ModelConfig, ev: list[Evidence]) -> list[str]:
                     raise InputError(f"{key}[{i}]", f"one of {sorted(mapping)}, got {v!r}")
                 kinds.append(mapping[v])
             rule = ", ".join(f"{k} = {v}" for k, v in mapping.items())
-            ev.append(Evidence(key, _short(pat_list), f"per-layer pattern: {rule}"))
+            ev.append(Evidence(key, short(pat_list), PATTERN_LIST(mapping=Name(rule))))
             return kinds
     atl = raw.get("attn_type_list")
     if isinstance(atl, list) and atl:
-        ev.append(Evidence("attn_type_list", _short(atl), "1 = softmax attention, 0 = lightning"))
+        ev.append(Evidence("attn_type_list", short(atl), ATTN_TYPE_LIST()))
         return ["full_attention" if t == 1 else "linear_attention" for t in atl[:n]]
     indices = raw.get("attn_layer_indices")
-    if isinstance(indices, list) and linear_kind(cfg) is not None:
-        ev.append(Evidence("attn_layer_indices", _short(indices), "attention at these layers"))
+    if isinstance(indices, list) and lk is not None:
+        ev.append(Evidence("attn_layer_indices", short(indices), ATTN_INDICES()))
         return ["full_attention" if i in indices else "mamba" for i in range(n)]
     idxs = raw.get("full_attn_idxs")
-    if isinstance(idxs, list) and linear_kind(cfg) is Mixer.SHORT_CONV:
-        ev.append(
-            Evidence(
-                "full_attn_idxs",
-                _short(idxs),
-                "attention at these layers, short convolution elsewhere (transformers Lfm2Config)",
-            )
-        )
+    if isinstance(idxs, list) and lk == "short_conv":
+        ev.append(Evidence("full_attn_idxs", short(idxs), LFM2_INDICES()))
         return ["full_attention" if i in idxs else "conv" for i in range(n)]
     if cfg.attention_chunk_size:
         nrl = raw.get("no_rope_layers")
         if isinstance(nrl, list) and len(nrl) >= n:
             flags = [bool(x) for x in nrl[:n]]
-            rule = "no_rope_layers[i] = 1 -> chunked local (RoPE) layer, 0 -> global NoPE layer"
+            why = NO_ROPE_LIST()
         else:
             step = raw.get("no_rope_layer_interval", 4)
             flags = [(i + 1) % step != 0 for i in range(n)]
-            rule = f"transformers default: every {step}th layer global (NoPE), the rest chunked"
-        ev.append(Evidence("attention_chunk_size", str(cfg.attention_chunk_size), rule))
+            why = NO_ROPE_STEP(step=step)
+        ev.append(Evidence("attention_chunk_size", str(cfg.attention_chunk_size), why))
         return ["chunked_attention" if f else "full_attention" for f in flags]
     if cfg.layer_windows is not None:
-        ev.append(
-            Evidence(
-                "sliding_window",
-                _short(cfg.field("sliding_window")),
-                "one window per layer: a window slides, null / 0 is full attention",
-            )
-        )
+        ev.append(Evidence("sliding_window", short(cfg.field("sliding_window")), LAYER_WINDOWS()))
         return ["sliding_attention" if w else "full_attention" for w in cfg.layer_windows[:n]]
     if cfg.sliding_window:
         pat = raw.get("sliding_window_pattern") or raw.get("_sliding_window_pattern")
@@ -249,38 +186,32 @@ def _raw_layer_types(cfg: ModelConfig, ev: list[Evidence]) -> list[str]:
         if not isinstance(pat, int) and cfg.model_type in defaults:
             pat = defaults[cfg.model_type]
         if isinstance(pat, int) and pat > 1:
-            ev.append(
-                Evidence(
-                    "sliding_window_pattern",
-                    str(pat),
-                    "every pattern-th layer global, the rest sliding (transformers default)",
-                )
-            )
+            ev.append(Evidence("sliding_window_pattern", str(pat), SLIDING_PATTERN()))
             return [
                 "full_attention" if (i + 1) % pat == 0 else "sliding_attention" for i in range(n)
             ]
         mwl = raw.get("max_window_layers")
         if raw.get("use_sliding_window") is True and isinstance(mwl, int) and mwl < n:
-            ev.append(
-                Evidence("max_window_layers", str(mwl), "layers from max_window_layers on slide")
-            )
+            ev.append(Evidence("max_window_layers", str(mwl), MAX_WINDOW_LAYERS()))
             return ["sliding_attention" if i >= mwl else "full_attention" for i in range(n)]
-        ev.append(
-            Evidence(
-                "sliding_window",
-                str(cfg.sliding_window),
-                "no layer pattern: every layer uses the sliding window (as vLLM applies it)",
-            )
-        )
+        ev.append(Evidence("sliding_window", str(cfg.sliding_window), EVERY_LAYER_SLIDES()))
         return ["sliding_attention"] * n
     if raw.get("sliding_window") is not None and raw.get("use_sliding_window") is False:
-        ev.append(
-            Evidence(
-                "use_sliding_window",
-                "false",
-                f"sliding_window={raw.get('sliding_window')} is published but switched off",
-            )
-        )
+        window = raw.get("sliding_window")
+        ev.append(Evidence("use_sliding_window", "false", WINDOW_OFF(window=Name(short(window)))))
+    return ["full_attention"] * n
+
+
+def _latent_layer_types(cfg: ModelConfig, ev: list[Evidence]) -> list[str]:
+    """Layer kinds of an MLA / compressed-attention model: Kimi's 1-based kda_layers, the
+    config's layer_types, else every layer attention."""
+    n = cfg.num_hidden_layers
+    if cfg.kda_layers is not None:
+        kda = set(cfg.kda_layers)
+        ev.append(Evidence("linear_attn_config.kda_layers", short(sorted(kda)), KDA_LAYERS()))
+        return ["linear_attention" if i + 1 in kda else "full_attention" for i in range(n)]
+    if cfg.layer_types:
+        return [t.lower() for t in cfg.layer_types[:n]]
     return ["full_attention"] * n
 
 
@@ -314,199 +245,106 @@ def _moe_layer(cfg: ModelConfig, i: int, kind: str, blocks: bool = False) -> str
     return "moe"
 
 
-def _indexer_layers(cfg: ModelConfig) -> list[bool]:
-    """vLLM IndexCache: layer i skips its indexer when index_topk_pattern[i] == 'S', or
-    (no pattern) when max(i - offset + 1, 0) % freq != 0 (defaults freq 1, offset 2)."""
-    raw = cfg.raw
-    freq = raw.get("index_topk_freq") or 1
-    offset = raw.get("index_skip_topk_offset", 2)
-    pattern = raw.get("index_topk_pattern")
-    out = []
-    for i in range(cfg.num_hidden_layers):
-        if isinstance(pattern, (str, list)) and i < len(pattern):
-            skip = pattern[i] == "S"
-        elif pattern is not None:
-            skip = False
-        else:
-            skip = max(i - offset + 1, 0) % freq != 0
-        out.append(not skip)
-    return out
-
-
-def build_architecture(cfg: ModelConfig) -> Architecture:
-    ev: list[Evidence] = [Evidence("architectures", cfg.architecture, "model class")]
+def _base_evidence(cfg: ModelConfig) -> list[Evidence]:
+    ev: list[Evidence] = [Evidence("architectures", cfg.architecture, MODEL_CLASS())]
     if cfg.model_type:
-        ev.append(Evidence("model_type", cfg.model_type, "engine rules are keyed by it"))
+        ev.append(Evidence("model_type", cfg.model_type, MODEL_TYPE()))
     for name, why in cfg.defaults_applied.items():
         value = getattr(cfg, name, None)
         if name == "mtp_num_hidden_layers":
             value = cfg.mtp_layers
-        ev.append(Evidence(name, _short(value), f"absent from config.json: {why}"))
+        ev.append(Evidence(name, short(value), DEFAULT(source=Source(why))))
+    return ev
+
+
+def build_architecture(cfg: ModelConfig) -> Architecture:
+    ev = _base_evidence(cfg)
     n = cfg.num_hidden_layers
-    hs = head_size(cfg)
     lk = linear_kind(cfg)
-    layers: list[LayerPlan] = []
-
-    if cfg.compress_ratios is not None:
-        return _deepseek_v4(cfg, ev)
-
+    attention = _attention_family(cfg)
+    latent = attention.key != "full"  # MLA / compressed attention build every attention layer
     if cfg.attention_free:
         assert lk is not None
-        ev.append(
-            Evidence(
-                "architectures",
-                cfg.architecture,
-                f"attention-free: every layer is one {lk} mixer and no MLP (vLLM IsAttentionFree)",
-            )
-        )
-        ev.append(Evidence("linear mixer", lk, _LINEAR_RULES[lk]))
-        return Architecture(tuple(LayerPlan(i, lk, ffn="none") for i in range(n)), lk, tuple(ev))
-
-    if uses_mla(cfg):
-        assert cfg.kv_lora_rank is not None and cfg.qk_rope_head_dim is not None
-        ev.append(
-            Evidence(
-                "kv_lora_rank / qk_rope_head_dim",
-                f"{cfg.kv_lora_rank} / {cfg.qk_rope_head_dim}",
-                f"model_type {cfg.model_type} with kv_lora_rank -> MLA (vLLM use_mla)",
-            )
-        )
-        dsa = cfg.index_topk is not None
-        idx = _indexer_layers(cfg) if dsa else [False] * n
-        if dsa:
+        ev.append(Evidence("architectures", cfg.architecture, ATTENTION_FREE(mixer=Name(lk))))
+        ev += lk.family.evidence(cfg)
+        kinds = ["linear"] * n
+    elif latent:
+        ev += attention.evidence(cfg)
+        kinds = _latent_layer_types(cfg, ev)
+    else:
+        if cfg.kv_lora_rank is not None:
             ev.append(
                 Evidence(
-                    "index_topk / index_head_dim",
-                    f"{cfg.index_topk} / {cfg.index_head_dim}",
-                    "DSA: an indexer picks the top-k tokens each MLA layer attends to",
+                    "kv_lora_rank", str(cfg.kv_lora_rank), NOT_MLA(model_type=Name(cfg.model_type))
                 )
             )
-        if cfg.kda_layers is not None:
-            kda = set(cfg.kda_layers)
-            kinds = ["linear_attention" if i + 1 in kda else "full_attention" for i in range(n)]
-            ev.append(
-                Evidence(
-                    "linear_attn_config.kda_layers",
-                    _short(sorted(kda)),
-                    "1-based layers running Kimi Delta Attention; the rest are MLA",
-                )
-            )
-        elif cfg.layer_types:
-            kinds = _raw_layer_types(cfg, [])
-        else:
-            kinds = ["full_attention"] * n
-        for i in range(n):
-            k = kinds[i]
-            if k in LINEAR and lk is not None:
-                layers.append(LayerPlan(i, lk, ffn=_moe_layer(cfg, i, k)))
-            else:
-                layers.append(
-                    LayerPlan(
-                        i,
-                        Mixer.MLA,
-                        num_kv_heads=1,
-                        head_dim=cfg.kv_lora_rank + cfg.qk_rope_head_dim,
-                        indexer=idx[i],
-                        ffn=_moe_layer(cfg, i, k),
-                    )
-                )
-        _moe_evidence(cfg, ev)
-        return Architecture(tuple(layers), lk, tuple(ev))
-
-    if cfg.kv_lora_rank is not None:
-        ev.append(
-            Evidence(
-                "kv_lora_rank",
-                str(cfg.kv_lora_rank),
-                f"set, but model_type {cfg.model_type!r} is not one vLLM runs as MLA: "
-                "treated as standard attention",
-            )
-        )
-    if cfg.block_configs is not None:
-        return _block_configs(cfg, ev, hs)
-    kinds = _raw_layer_types(cfg, ev)
+        if cfg.block_configs is not None:
+            return _block_configs(cfg, ev, head_size(cfg))
+        kinds = _raw_layer_types(cfg, ev, lk)
     # FFNs are layers of their own (Nemotron-H's pattern, layers_block_type with mlp / moe)
-    blocks = bool(cfg.field("hybrid_override_pattern")) or any(k in NO_MIXER for k in kinds)
-    global_hd = cfg.field("global_head_dim")
-    k_eq_v = cfg.field("attention_k_eq_v") is True
-    global_kv = cfg.field("num_global_key_value_heads")
+    blocks = bool(cfg.field("hybrid_override_pattern")) or any(
+        for_layer_kind(k) is family("none") for k in kinds
+    )
+    indexed = attention.indexed_layers(cfg)
+    hs = head_size(cfg)
     # value head size of standard attention (vLLM head_size_v; MiMo-V2-Flash's diff-KV layers)
-    hdv_full = cfg.v_head_dim if cfg.kv_lora_rank is None and cfg.v_head_dim else None
+    hdv = cfg.v_head_dim if cfg.kv_lora_rank is None and cfg.v_head_dim else hs
+    # families that take over some full-attention layers (MiniMax-M3's block-sparse layers)
+    takers = [(f, flags) for f in families() if (flags := f.takes_layers(cfg)) is not None]
+    layers: list[LayerPlan] = []
     for i in range(n):
         k = kinds[i]
-        ffn = _moe_layer(cfg, i, k, blocks)
-        if k in LINEAR or k == "mamba":
-            if lk is None:
-                raise InputError(
-                    "layer_types",
-                    f"linear layer {i} ({k!r}) needs its state dimensions "
-                    "(linear_* or mamba/ssm fields), which are missing",
-                )
-            layers.append(LayerPlan(i, lk, ffn=ffn))
-        elif k in NO_MIXER or (cfg.layer_kv_heads is not None and cfg.layer_kv_heads[i] == 0):
-            layers.append(LayerPlan(i, Mixer.NONE, ffn=ffn))
-        elif k in ATTN_SLIDING or k in ATTN_FULL or k in ATTN_CHUNKED:
-            kv = cfg.layer_kv_heads[i] if cfg.layer_kv_heads else cfg.num_key_value_heads
-            q = cfg.layer_q_heads[i] if cfg.layer_q_heads else 0
-            hd = hs
-            hdv = hdv_full or hd
-            if k in ATTN_FULL and isinstance(global_hd, int) and global_hd > 0:
-                hd = hdv = global_hd  # Gemma 4: global layers use global_head_dim
-                if k_eq_v and isinstance(global_kv, int) and global_kv > 0:
-                    kv = global_kv
-            if k in ATTN_SLIDING:
-                window = cfg.layer_windows[i] if cfg.layer_windows else cfg.sliding_window
-                if not window:
-                    raise InputError("sliding_window", f"a window size for sliding layer {i}")
-                # swa_* fields give sliding layers their own shapes (vLLM mimo_v2_flash.py)
-                kv = cfg.swa_num_key_value_heads or kv
-                q = cfg.swa_num_attention_heads or q
-                if cfg.swa_head_dim:
-                    hd = cfg.swa_head_dim
-                    hdv = cfg.swa_v_head_dim or hd
-                layers.append(
-                    LayerPlan(i, Mixer.SLIDING, kv, hd, hdv, window, ffn=ffn, num_heads=q)
-                )
-            elif k in ATTN_CHUNKED:
-                assert cfg.attention_chunk_size is not None
-                layers.append(
-                    LayerPlan(
-                        i,
-                        Mixer.CHUNKED,
-                        kv,
-                        hd,
-                        hdv,
-                        cfg.attention_chunk_size,
-                        ffn=ffn,
-                        num_heads=q,
-                    )
-                )
-            else:
-                layers.append(LayerPlan(i, Mixer.FULL, kv, hd, hdv, ffn=ffn, num_heads=q))
-        else:
-            raise InputError("layer_types", f"known layer kinds; layer {i} is {k!r}")
-    layers = _layer_extras(cfg, layers, kinds, lk, ev)
-    _per_layer_evidence(cfg, ev, layers)
-    if isinstance(global_hd, int) and global_hd > 0 and global_hd != hs:
-        ev.append(
-            Evidence(
-                "global_head_dim",
-                str(global_hd),
-                f"full-attention layers use head_dim {global_hd}, sliding layers {hs}",
-            )
+        # vLLM IsAttentionFree: one mixer per layer and no MLP
+        ffn = "none" if cfg.attention_free else _moe_layer(cfg, i, k, blocks)
+        shape = LayerShape(
+            i,
+            ffn,
+            cfg.layer_kv_heads[i] if cfg.layer_kv_heads else cfg.num_key_value_heads,
+            cfg.layer_q_heads[i] if cfg.layer_q_heads else 0,
+            hs,
+            hdv,
+            indexed[i],
         )
-        if k_eq_v and isinstance(global_kv, int):
-            ev.append(
-                Evidence(
-                    "attention_k_eq_v / num_global_key_value_heads",
-                    f"true / {global_kv}",
-                    "full layers have their own KV-head count; vLLM still stores V (= K)",
-                )
-            )
-    if lk is not None and any(lk in layer.mixers for layer in layers):
-        ev.append(Evidence("linear mixer", lk, _LINEAR_RULES[lk]))
+        fam = _family_of(cfg, k, i, lk, attention)
+        if fam.key == "full":
+            fam = next((f for f, flags in takers if i < len(flags) and flags[i]), fam)
+        layers.append(fam.layer(cfg, shape))
+    layers = _layer_extras(cfg, layers, kinds, lk, ev)
+    built = tuple(layers)
+    _per_layer_evidence(cfg, ev)
+    for fam in families():
+        ev += fam.layer_evidence(cfg, built)
+    if lk is not None and not cfg.attention_free and any(lk in lay.mixers for lay in built):
+        ev += lk.family.evidence(cfg)
     _moe_evidence(cfg, ev)
-    return Architecture(tuple(layers), lk, tuple(ev))
+    return Architecture(built, lk, tuple(ev))
+
+
+def _family_of(
+    cfg: ModelConfig, kind: str, i: int, lk: Mixer | None, attention: MixerFamily
+) -> MixerFamily:
+    """The family that builds layer ``i`` of kind ``kind``: the linear mixer for a linear
+    kind, the latent family for every other layer of an MLA / compressed model, else the
+    family the kind word names (an FFN-only block where the layer has no KV heads)."""
+    latent = attention.key != "full"
+    if kind in LINEAR_KINDS:
+        if lk is not None:
+            return lk.family
+        if latent:
+            return attention
+        raise InputError(
+            "layer_types",
+            f"linear layer {i} ({kind!r}) needs its state dimensions "
+            "(linear_* or mamba/ssm fields), which are missing",
+        )
+    if latent:
+        return attention
+    found = for_layer_kind(kind)
+    if found is family("none") or (cfg.layer_kv_heads is not None and cfg.layer_kv_heads[i] == 0):
+        return family("none")
+    if found is None:
+        raise InputError("layer_types", f"known layer kinds; layer {i} is {kind!r}")
+    return found
 
 
 def _layer_extras(
@@ -519,38 +357,25 @@ def _layer_extras(
     """What a layer carries besides its main mixer: a parallel linear mixer (Falcon-H1's every
     layer, Zamba2's 'hybrid' layers), a KV cache borrowed from an earlier layer (Gemma 3n /
     Gemma 4's num_kv_shared_layers) and its own FFN width (a per-layer intermediate_size)."""
-    n = cfg.num_hidden_layers
     parallel = lk is not None and cfg.model_type in model_defaults()["parallel_hybrid_model_types"]
-    shared_from = n - cfg.num_kv_shared_layers if cfg.num_kv_shared_layers else n
     out = []
     for i, layer in enumerate(layers):
         extra: dict[str, object] = {}
-        attn = layer.mixer.is_attention
-        if attn and lk is not None and (parallel or kinds[i] == "hybrid"):
+        if layer.mixer.is_attention and lk is not None and (parallel or kinds[i] == "hybrid"):
             extra["linear"] = lk
-        if attn and i >= shared_from:
-            extra["kv_shared"] = True
         if cfg.layer_ffn_widths is not None and layer.ffn == "dense":
             extra["ffn_intermediate"] = cfg.layer_ffn_widths[i]
         out.append(replace(layer, **extra) if extra else layer)  # type: ignore[arg-type]
     n_par = sum(1 for lay in out if lay.linear is not None)
-    if n_par:
-        rule = (
-            "every layer runs attention and a Mamba-2 mixer side by side (vLLM falcon_h1.py)"
-            if parallel
-            else "'hybrid' layers run a shared attention block and a Mamba-2 mixer (vLLM zamba2.py)"
-        )
-        ev.append(Evidence("layer kinds", f"{n_par} layers with attention + {lk}", rule))
-    n_shared = sum(1 for lay in out if lay.kv_shared)
-    if n_shared:
-        ev.append(
-            Evidence(
-                "num_kv_shared_layers",
-                str(cfg.num_kv_shared_layers),
-                f"the last {n_shared} attention layers reuse an earlier layer's KV cache and "
-                "allocate none (vLLM kv_sharing_target_layer_name)",
-            )
-        )
+    if n_par and lk is not None:
+        fam = lk.family
+        name = fam.variant() if isinstance(fam, LinearMixer) else fam.label()
+        if parallel:
+            ev.append(Evidence("model_type", cfg.model_type, PARALLEL(layers=n_par, mixer=name)))
+        else:
+            ev.append(Evidence(LAYER_KINDS(), "hybrid", HYBRID_BLOCKS(layers=n_par, mixer=name)))
+    out = KV_SHARING.mark(cfg, out)
+    ev += KV_SHARING.evidence(cfg, out)
     return out
 
 
@@ -572,141 +397,43 @@ def _block_configs(cfg: ModelConfig, ev: list[Evidence], hs: int) -> Architectur
         else:
             layers.append(LayerPlan(i, Mixer.NONE, ffn=ffn, ffn_intermediate=b.ffn_intermediate))
     n_attn = sum(1 for b in blocks if b.kv_heads)
-    heads = sorted({b.kv_heads for b in blocks if b.kv_heads})
+    heads = tuple(sorted({b.kv_heads for b in blocks if b.kv_heads}))
     ev.append(
         Evidence(
             "block_configs",
-            f"{n_attn} attention + {len(blocks) - n_attn} no-op attention layers",
-            "per-layer blocks: a no-op attention holds no cache; KV heads per attention layer "
-            f"= num_attention_heads // n_heads_in_group ({', '.join(map(str, heads))})",
+            str(len(blocks)),
+            BLOCK_CONFIGS(attention=n_attn, noop=len(blocks) - n_attn, heads=heads),
         )
     )
     widths = sorted({b.ffn_intermediate for b in blocks if b.ffn_intermediate})
-    ev.append(
-        Evidence(
-            "block_configs[].ffn.ffn_mult",
-            ", ".join(map(str, widths)),
-            "dense FFN width per layer = multiple of 256 above 2 × ffn_mult × hidden_size / 3",
-        )
-    )
+    ev.append(Evidence("block_configs[].ffn.ffn_mult", ", ".join(map(str, widths)), FFN_MULT()))
     return Architecture(tuple(layers), None, tuple(ev))
 
 
-def _per_layer_evidence(cfg: ModelConfig, ev: list[Evidence], layers: list[LayerPlan]) -> None:
+def _per_layer_evidence(cfg: ModelConfig, ev: list[Evidence]) -> None:
     if cfg.layer_kv_heads is not None:
-        ev.append(
-            Evidence(
-                "num_key_value_heads",
-                _short(cfg.layer_kv_heads),
-                "one KV-head count per layer (0: the layer has no attention)",
-            )
-        )
-    if cfg.swa_num_key_value_heads or cfg.swa_head_dim:
-        sw = next((lay for lay in layers if lay.mixer == "sliding"), None)
-        if sw is not None:
-            ev.append(
-                Evidence(
-                    "swa_num_key_value_heads / swa_head_dim / swa_v_head_dim",
-                    f"{sw.num_kv_heads} / {sw.head_dim} / {sw.head_dim_v}",
-                    "sliding-window layers have their own KV heads and head sizes",
-                )
-            )
-    full = next((lay for lay in layers if lay.mixer == "full"), None)
-    if full is not None and full.head_dim_v != full.head_dim:
-        ev.append(
-            Evidence(
-                "v_head_dim",
-                str(full.head_dim_v),
-                f"K and V differ in size: {full.head_dim} + {full.head_dim_v} per KV head",
-            )
-        )
+        ev.append(Evidence("num_key_value_heads", short(cfg.layer_kv_heads), LAYER_KV_HEADS()))
     if cfg.moe_layers is not None:
-        ev.append(
-            Evidence(
-                "moe_layer_freq",
-                _short([int(x) for x in cfg.moe_layers]),
-                "one entry per layer: 1 = MoE FFN, 0 = dense FFN",
-            )
-        )
-
-
-_LINEAR_RULES = {
-    "gdn": "linear_num_value_heads / linear_value_head_dim -> Gated DeltaNet state",
-    "kda": "linear_attn_config num_heads / head_dim -> Kimi Delta Attention state",
-    "mamba2": "mamba_num_heads / n_groups / ssm_state_size -> Mamba-2 state",
-    "mamba1": "mamba_d_state / mamba_expand -> Mamba-1 state",
-    "lightning": "attn_type_list -> lightning (linear) attention state",
-    "short_conv": "conv_L_cache / conv_dim -> short-convolution state (LFM2)",
-}
-
-
-def _deepseek_v4(cfg: ModelConfig, ev: list[Evidence]) -> Architecture:
-    """DeepSeek-V4: every layer keeps a sliding window of raw entries plus, at its
-    compression ratio, compressed K=V entries; ratio-4 layers also index (DSA)."""
-    ratios = cfg.compress_ratios or []
-    n = cfg.num_hidden_layers
-    if len(ratios) < n:
-        raise InputError("compress_ratios", f"one ratio per layer ({n}), got {len(ratios)}")
-    if not cfg.sliding_window:
-        raise InputError("sliding_window", "a window size for DeepSeek-V4 compressed attention")
-    hd = head_size(cfg)
-    ev.append(
-        Evidence(
-            "compress_ratios",
-            _short(ratios[:n]),
-            "compressed attention: one K=V entry per ratio tokens per layer",
-        )
-    )
-    ev.append(Evidence("sliding_window", str(cfg.sliding_window), "raw entries of recent tokens"))
-    if cfg.index_topk is not None:
-        ev.append(
-            Evidence(
-                "index_topk / index_head_dim",
-                f"{cfg.index_topk} / {cfg.index_head_dim}",
-                "DSA indexer on the finer-ratio layers",
-            )
-        )
-    finest = min((r for r in ratios[:n] if r > 0), default=0)
-    layers = [
-        LayerPlan(
-            i,
-            Mixer.COMPRESSED,
-            num_kv_heads=1,
-            head_dim=hd,
-            head_dim_v=0,
-            window=cfg.sliding_window,
-            indexer=cfg.index_topk is not None and ratios[i] == finest and finest > 0,
-            compress_ratio=ratios[i],
-            ffn=_moe_layer(cfg, i, "full_attention"),
-        )
-        for i in range(n)
-    ]
-    _moe_evidence(cfg, ev)
-    return Architecture(tuple(layers), None, tuple(ev))
+        ev.append(Evidence("moe_layer_freq", short([int(x) for x in cfg.moe_layers]), MOE_LAYERS()))
 
 
 def _moe_evidence(cfg: ModelConfig, ev: list[Evidence]) -> None:
-    if cfg.num_experts > 1:
+    if cfg.num_experts <= 1:
+        return
+    ev.append(
+        Evidence(
+            "num_experts / experts_per_token", f"{cfg.num_experts} / {cfg.experts_per_token}", MOE()
+        )
+    )
+    if cfg.n_shared_experts:
+        ev.append(Evidence("n_shared_experts", str(cfg.n_shared_experts), SHARED()))
+    elif cfg.shared_expert_intermediate_size:
         ev.append(
             Evidence(
-                "num_experts / experts_per_token",
-                f"{cfg.num_experts} / {cfg.experts_per_token}",
-                "MoE: each token runs top-k of the routed experts",
+                "shared_expert_intermediate_size",
+                str(cfg.shared_expert_intermediate_size),
+                SHARED(),
             )
         )
-        shared = cfg.n_shared_experts or (1 if cfg.shared_expert_intermediate_size else 0)
-        if shared:
-            ev.append(Evidence("shared experts", str(shared), "always-on experts beside top-k"))
-        if cfg.first_k_dense_replace:
-            ev.append(
-                Evidence(
-                    "first_k_dense_replace",
-                    str(cfg.first_k_dense_replace),
-                    "the first k layers keep a dense FFN",
-                )
-            )
-
-
-def _short(v: object, limit: int = 60) -> str:
-    s = "".join(v) if isinstance(v, str) else str(v)
-    return s if len(s) <= limit else s[: limit - 1] + "…"
+    if cfg.first_k_dense_replace:
+        ev.append(Evidence("first_k_dense_replace", str(cfg.first_k_dense_replace), FIRST_DENSE()))

@@ -47,6 +47,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "moe_k",
         "n_activated_experts",
         "moe_top_k",
+        "num_experts_per_token",  # Kimi-Linear / Kimi-K3 (kimi_linear.py)
     ),
     "dtype": ("torch_dtype",),
     "vocab_size": ("padded_vocab_size",),
@@ -60,9 +61,13 @@ HeadInt = Annotated[int, Field(strict=True, ge=1, le=65_536)]
 DimInt = Annotated[int, Field(strict=True, ge=1, le=65_536)]
 ContextInt = Annotated[int, Field(strict=True, ge=1, le=1 << 34)]
 
-# Quantized checkpoints list every quantized module in config.json (an NVFP4 one with
-# 22,422 layers is 3 MB); tens of MB still parse in well under a second.
-MAX_CONFIG_BYTES = 64_000_000
+# The largest real config.json known is a ModelOpt NVFP4 checkpoint's that lists every quantized
+# module (22,422 entries, about 3 MB; tools/bench.py nvfp4_config_bytes). 8 MiB leaves room for a
+# model with two and a half times as many modules and refuses anything larger before parsing:
+# a 30 MB upload cost 22 s of CPU and 1.3 GB retained. Streamlit's server.maxUploadSize
+# (.streamlit/config.toml, the Dockerfile) is this figure in MiB.
+MAX_CONFIG_MIB = 8
+MAX_CONFIG_BYTES = MAX_CONFIG_MIB * 1024 * 1024
 MAX_DEPTH = 64  # deeper nesting is hostile input, not a config
 MAX_LAYERS = 4096
 # Subtrees of quantization_config that list modules one by one: summarised at the boundary
@@ -140,6 +145,10 @@ class ModelConfig(BaseModel):
     moe_intermediate_size: Annotated[int, Field(strict=True, ge=1, le=4_194_304)] | None = None
     n_shared_experts: Annotated[int, Field(strict=True, ge=0, le=1024)] = 0
     shared_expert_intermediate_size: Annotated[int, Field(strict=True, ge=0)] | None = None
+    # latent MoE: routed experts run at this width between a down- and an up-projection
+    # (vLLM nemotron_h.py moe_latent_size; Kimi-K3's routed_expert_hidden_size)
+    moe_latent_size: Annotated[int, Field(strict=True, ge=1, le=1_048_576)] | None = None
+    moe_latent_norm: bool = False  # an RMSNorm on the latent before the up-projection
     first_k_dense_replace: NonNegInt = 0
     moe_layer_freq: PosInt = 1
     moe_layers: list[bool] | None = None  # moe_layer_freq given per layer (1 = MoE)
@@ -641,6 +650,8 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         or flat.get("expert_intermediate_size"),
         "n_shared_experts": flat.get("n_shared_experts") or flat.get("num_shared_experts") or 0,
         "shared_expert_intermediate_size": shared_inter,
+        "moe_latent_size": flat.get("moe_latent_size") or flat.get("routed_expert_hidden_size"),
+        "moe_latent_norm": flat.get("latent_moe_use_norm") is True,
         "first_k_dense_replace": flat.get("first_k_dense_replace") or 0,
         "moe_layer_freq": moe_freq,
         "moe_layers": moe_list,
@@ -754,3 +765,65 @@ def _cross_checks(cfg: ModelConfig) -> None:
         raise InputError("qk_rope_head_dim", "a positive integer when kv_lora_rank (MLA) is set")
     if cfg.index_topk is not None and cfg.kv_lora_rank is not None and cfg.index_head_dim is None:
         raise InputError("index_head_dim", "a positive integer when index_topk (DSA) is set")
+    _derived_shapes(cfg)
+
+
+def _divides(name: str, value: int | None, of: str, total: int | None) -> None:
+    if value and total and total % value:
+        raise InputError(name, f"a divisor of {of} ({total}), got {value}")
+
+
+def _derived_shapes(cfg: ModelConfig) -> None:
+    """Every dimension the rules derive and then divide or size by is at least 1 and splits
+    evenly, named by the field to fix: the attention head size (hidden_size //
+    num_attention_heads when head_dim is absent, as vLLM's get_head_size derives it), the query
+    heads per KV head, a sliding-window layer's heads, the linear-attention and Mamba head
+    groups, per-layer head counts."""
+    attention = not cfg.attention_free
+    latent = cfg.kv_lora_rank is not None
+    decoupled = bool(cfg.qk_nope_head_dim and cfg.qk_rope_head_dim)
+    derived_head = attention and not latent and not decoupled and cfg.head_dim is None
+    if derived_head and cfg.hidden_size // cfg.num_attention_heads < 1:
+        raise InputError(
+            "num_attention_heads",
+            f"at most hidden_size ({cfg.hidden_size}) when head_dim is absent: the head size "
+            f"is hidden_size // num_attention_heads = {cfg.hidden_size} // "
+            f"{cfg.num_attention_heads} = 0 (give head_dim, or fix either field)",
+        )
+    per_layer = cfg.layer_kv_heads is not None or cfg.layer_q_heads is not None
+    if (
+        attention
+        and not latent
+        and not per_layer
+        and cfg.num_key_value_heads > cfg.num_attention_heads
+    ):
+        raise InputError(
+            "num_key_value_heads",
+            f"at most num_attention_heads ({cfg.num_attention_heads}), got "
+            f"{cfg.num_key_value_heads}",
+        )
+    swa_q = cfg.swa_num_attention_heads
+    _divides(
+        "swa_num_key_value_heads", cfg.swa_num_key_value_heads, "swa_num_attention_heads", swa_q
+    )
+    if swa_q and cfg.swa_head_dim is None and cfg.head_dim is None and cfg.hidden_size // swa_q < 1:
+        raise InputError("swa_num_attention_heads", f"at most hidden_size ({cfg.hidden_size})")
+    _divides(
+        "linear_num_key_heads", cfg.linear_num_key_heads, "linear_num_value_heads",
+        cfg.linear_num_value_heads,
+    )  # fmt: skip
+    _divides("mamba_n_groups", cfg.mamba_n_groups, "mamba_num_heads", cfg.mamba_num_heads)
+    if cfg.mamba_head_dim and cfg.mamba_num_heads is None:
+        width = cfg.mamba_intermediate_size or (cfg.mamba_expand or 2) * cfg.hidden_size
+        if width // cfg.mamba_head_dim < 1:
+            raise InputError(
+                "mamba_head_dim",
+                f"at most the Mamba width ({width}): the head count is width // mamba_head_dim",
+            )
+    if cfg.layer_q_heads and cfg.layer_kv_heads:
+        for i, (q, kv) in enumerate(zip(cfg.layer_q_heads, cfg.layer_kv_heads, strict=False)):
+            if q and kv and (q % kv if q >= kv else True):
+                raise InputError(
+                    f"num_key_value_heads[{i}]",
+                    f"a divisor of layer {i}'s num_attention_heads ({q}), got {kv}",
+                )

@@ -14,8 +14,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from engine.errors import InputError
-from engine.model.config import MAX_CONFIG_BYTES, ModelConfig, normalize
+from engine.errors import InputError, JsonError
+from engine.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_MIB, ModelConfig, normalize
 from engine.rules import DATA_DIR
 
 MODELS_DIR = DATA_DIR / "models"
@@ -72,15 +72,29 @@ class LoadedModel:
     chat_template: ChatTemplate | None = None  # None: no template at hand (catalog, paste)
 
 
+# A checkpoint's safetensors index lists every tensor (DeepSeek-V3's is 8.9 MB); only its
+# metadata is decoded when it comes first, so it may be larger than a config.
+MAX_INDEX_BYTES = 32 * 1024 * 1024
+
+
+def _limit(what: str) -> int:
+    return MAX_INDEX_BYTES if what == INDEX else MAX_CONFIG_BYTES
+
+
 def _size_error(what: str, size: int) -> InputError:
+    if what == INDEX:
+        return InputError(what, f"a file of at most {MAX_INDEX_BYTES:,} bytes, got {size:,} bytes")
     return InputError(
-        what, f"a file of at most {MAX_CONFIG_BYTES // 1_000_000} MB, got {size:,} bytes"
+        what,
+        f"a file of at most {MAX_CONFIG_MIB} MiB ({MAX_CONFIG_BYTES:,} bytes; the largest real "
+        f"config.json known, a ModelOpt NVFP4 one listing every quantized module, is about 3 MB), "
+        f"got {size:,} bytes",
     )
 
 
 def parse_json_bytes(data: bytes, what: str = CONFIG) -> Any:
     """Parse JSON straight from bytes (no decoded copy kept, no second walk here)."""
-    if len(data) > MAX_CONFIG_BYTES:
+    if len(data) > _limit(what):  # refused before any parsing
         raise _size_error(what, len(data))
     if not data.strip():
         raise InputError(what, "a JSON object; the input is empty")
@@ -89,15 +103,13 @@ def parse_json_bytes(data: bytes, what: str = CONFIG) -> Any:
     except UnicodeDecodeError as err:
         raise InputError(what, f"UTF-8 text (byte {err.start} is not valid UTF-8)") from None
     except json.JSONDecodeError as err:
-        raise InputError(
-            what, f"valid JSON ({err.msg} at line {err.lineno}, column {err.colno})"
-        ) from None
+        raise JsonError(what, err.msg, err.lineno, err.colno) from None
     except RecursionError:
         raise InputError(what, "valid JSON of reasonable nesting depth") from None
 
 
 def parse_json_text(text: str, what: str = CONFIG) -> Any:
-    if len(text) > MAX_CONFIG_BYTES:  # characters >= bytes / 4: cheap bound before encoding
+    if len(text) > _limit(what):  # characters >= bytes / 4: cheap bound before encoding
         raise _size_error(what, len(text))
     try:
         data = text.encode("utf-8")
@@ -190,7 +202,7 @@ def _int(v: Any) -> int | None:
 def parse_index(data: bytes, source: str) -> CheckpointIndex:
     """``model.safetensors.index.json`` -> its metadata. Only the ``metadata`` object is
     decoded when it comes first (the weight map can be megabytes); otherwise the whole file."""
-    if len(data) > MAX_CONFIG_BYTES:
+    if len(data) > MAX_INDEX_BYTES:
         raise _size_error(INDEX, len(data))
     meta: Any = None
     tensors: int | None = None
@@ -418,7 +430,7 @@ def _read_small(path: str, what: str) -> bytes:
     p = Path(path)
     try:
         size = p.stat().st_size
-        if size > MAX_CONFIG_BYTES:
+        if size > _limit(what):
             raise _size_error(what, size)
         return p.read_bytes()
     except OSError as err:

@@ -14,7 +14,18 @@ from engine.model.config import ModelConfig, model_defaults, module_kind
 from engine.model.loader import CheckpointIndex
 from engine.rules import engine_rules
 
-GATED_ACTS = ("silu", "swiglu", "gelu_pytorch_tanh", "gelu_tanh", "geglu", "swish")
+# activations whose MLP has a gate and an up projection (vLLM MergedColumnParallelLinear
+# gate_up_proj): SwiGLU / GeGLU, gpt-oss / MiniMax-M3's clamped swigluoai, Kimi-K3's SiTU-GLU
+GATED_ACTS = (
+    "silu",
+    "swiglu",
+    "gelu_pytorch_tanh",
+    "gelu_tanh",
+    "geglu",
+    "swish",
+    "swigluoai",
+    "situ",
+)
 
 # What a block is in the engines' model code, which decides how a parallel layout splits it:
 # embedding / lm_head (vocab-parallel), attention (column/row-parallel over the attention TP
@@ -103,129 +114,6 @@ def _ffn(hidden: int, inter: int, gated: bool) -> int:
     return (3 if gated else 2) * hidden * inter
 
 
-def _attention_params(cfg: ModelConfig, layer: LayerPlan) -> tuple[int, int]:
-    """(TP-split, replicated) parameters of one layer's attention. MLA's down-projections
-    (q_a, kv_a with the RoPE key) and the DSA indexer are ReplicatedLinear in vLLM's
-    DeepSeek code: every rank holds them whole."""
-    h = cfg.hidden_size
-    heads = cfg.num_attention_heads
-    # MiniCPM3 caches per-head K/V but projects through the same low-rank q_a/q_b, kv_a/kv_b
-    # as MLA (vLLM minicpm3.py MiniCPM3Attention)
-    low_rank = cfg.kv_lora_rank is not None and layer.mixer == "full"
-    if layer.mixer == "mla" or (
-        low_rank and cfg.model_type in model_defaults()["decoupled_rope_head_model_types"]
-    ):
-        nope = cfg.qk_nope_head_dim or 128
-        rope = cfg.qk_rope_head_dim or 64
-        v = cfg.v_head_dim or nope
-        lora = cfg.kv_lora_rank or 512
-        if cfg.q_lora_rank:
-            q_rep = h * cfg.q_lora_rank + cfg.q_lora_rank
-            q_tp = cfg.q_lora_rank * heads * (nope + rope)
-        else:
-            q_rep, q_tp = 0, h * heads * (nope + rope)
-        kv_rep = h * (lora + rope) + lora
-        kv_tp = lora * heads * (nope + v)
-        o = heads * v * h
-        idx = 0
-        if layer.indexer and cfg.index_head_dim and cfg.index_n_heads:
-            ql = cfg.q_lora_rank or h
-            idx = (
-                ql * cfg.index_n_heads * cfg.index_head_dim
-                + h * cfg.index_head_dim
-                + 2 * cfg.index_head_dim
-                + h * cfg.index_n_heads
-            )
-        return q_tp + kv_tp + o, q_rep + kv_rep + idx
-    if layer.mixer == "compressed":
-        hd = layer.head_dim
-        ql = cfg.q_lora_rank or h
-        q_rep, q_tp = h * ql, ql * heads * hd
-        kv = h * hd
-        groups = cfg.o_groups or 1
-        olora = cfg.o_lora_rank or h
-        # grouped low-rank output: wo_a (groups·o_lora × heads·hd/groups), wo_b (groups·o_lora → h)
-        o = heads * hd * olora + groups * olora * h
-        idx = 0
-        if layer.indexer and cfg.index_head_dim and cfg.index_n_heads:
-            idx = ql * cfg.index_n_heads * cfg.index_head_dim + h * cfg.index_head_dim
-        comp = 2 * h * hd if layer.compress_ratio else 0
-        return q_tp + o, q_rep + kv + idx + comp
-    hd = layer.head_dim
-    hdv = layer.head_dim_v or hd
-    heads = layer.num_heads or heads
-    kv_heads = layer.num_kv_heads
-    bias = bool(cfg.field("attention_bias") or cfg.field("bias"))
-    # attn_output_gate: the query projection also emits one gate per head (vLLM qwen3_next.py)
-    q = h * heads * hd * (2 if cfg.attn_output_gate else 1)
-    k = h * kv_heads * hd
-    v = (
-        0
-        if (cfg.field("attention_k_eq_v") is True and layer.mixer == "full")
-        else h * kv_heads * hdv
-    )
-    o = heads * hdv * h
-    b = (heads * hd + kv_heads * (hd + hdv)) if bias else 0
-    return q + k + v + o + b, 0
-
-
-def _linear_params(cfg: ModelConfig, kind: str) -> int:
-    h = cfg.hidden_size
-    if kind == "gdn":
-        nk = cfg.linear_num_key_heads or 1
-        nv = cfg.linear_num_value_heads or 1
-        hk = cfg.linear_key_head_dim or 1
-        hv = cfg.linear_value_head_dim or 1
-        k = cfg.linear_conv_kernel_dim or 4
-        conv_dim = 2 * nk * hk + nv * hv
-        return (
-            h * (2 * nk * hk + 2 * nv * hv) + h * 2 * nv + conv_dim * k + 2 * nv + hv + nv * hv * h
-        )
-    if kind == "mamba2":
-        state = cfg.ssm_state_size or 128
-        groups = cfg.mamba_n_groups or 1
-        hd = cfg.mamba_head_dim or 64
-        heads = cfg.mamba_num_heads or ((cfg.mamba_expand or 2) * h // hd)
-        inter = heads * hd
-        conv_dim = inter + 2 * groups * state
-        k = cfg.conv_kernel or 4
-        return (
-            h * (2 * inter + 2 * groups * state + heads)
-            + conv_dim * (k + 1)
-            + 3 * heads
-            + inter
-            + inter * h
-        )
-    if kind == "mamba1":
-        state = cfg.ssm_state_size or 16
-        inter = cfg.mamba_intermediate_size or (cfg.mamba_expand or 2) * h
-        k = cfg.conv_kernel or 4
-        dt_rank = cfg.mamba_dt_rank or -(-h // 16)
-        return (
-            h * 2 * inter
-            + inter * (k + 1)
-            + inter * (dt_rank + 2 * state)
-            + dt_rank * inter
-            + inter
-            + inter * state
-            + inter
-            + inter * h
-        )
-    if kind == "kda":
-        nh = cfg.kda_num_heads or 1
-        hd = cfg.kda_head_dim or 1
-        k = cfg.kda_conv_kernel or 4
-        # q, k, v, gate, output projections + short convs + low-rank decay (approximate)
-        return 5 * h * nh * hd + 3 * nh * hd * k
-    if kind == "short_conv":
-        # vLLM short_conv.py ShortConv: in_proj (h -> 3 conv_dim), conv1d (conv_L_cache taps
-        # per channel), out_proj (conv_dim -> h)
-        dim = cfg.short_conv_dim or h
-        return 3 * h * dim + dim * (cfg.short_conv_kernel or 3) + dim * h
-    # lightning attention: q, k, v, gate and output projections
-    return 5 * h * h
-
-
 def _dim(vc: Mapping[str, Any], *names: str) -> int | None:
     """The first of ``names`` that is a sane positive integer (vision configs of the wrong
     type or absurd size count as absent rather than crash)."""
@@ -240,11 +128,12 @@ def _vision_params(vc: Mapping[str, Any]) -> int:
     """The vision tower: ViT blocks (qkv + out projections with biases, a plain or gated MLP,
     two norms), the patch embedding, position embeddings, and the patch merger(s) that project
     into the language model (Qwen2.5/3-VL; Qwen3-VL adds one per deepstack layer)."""
-    h = _dim(vc, "hidden_size", "embed_dim", "width")
-    depth = _dim(vc, "num_hidden_layers", "depth", "layers")
+    # vt_*: Kimi-K2.5 / K3's MoonViT spelling (vt_hidden_size, vt_num_hidden_layers, ...)
+    h = _dim(vc, "hidden_size", "embed_dim", "width", "vt_hidden_size")
+    depth = _dim(vc, "num_hidden_layers", "depth", "layers", "vt_num_hidden_layers")
     if h is None or depth is None:
         return 0
-    inter = _dim(vc, "intermediate_size", "mlp_dim") or 4 * h
+    inter = _dim(vc, "intermediate_size", "mlp_dim", "vt_intermediate_size") or 4 * h
     patch = _dim(vc, "patch_size") or 14
     chans = _dim(vc, "in_channels", "num_channels") or 3
     tps = _dim(vc, "temporal_patch_size") or 1
@@ -266,18 +155,29 @@ def _vision_params(vc: Mapping[str, Any]) -> int:
 def _moe_layer_blocks(
     cfg: ModelConfig, ffn: str, gated: bool, moe_inter: int, dense_inter: int, mtp: bool
 ) -> list[ParamBlock]:
-    """Routed experts, router, shared experts (and the dense FFN of a moe+dense layer)."""
+    """Routed experts, router, shared experts (and the dense FFN of a moe+dense layer).
+    A latent MoE (``moe_latent_size``) routes on the hidden state but runs every routed
+    expert at the latent width, between a down- and an up-projection that every rank holds
+    whole (vLLM nemotron_h.py NemotronHMoE fc1/fc2_latent_proj, ReplicatedLinear; Kimi-K3's
+    routed_expert_down_proj / _up_proj and routed_expert_norm); shared experts stay at the
+    hidden width."""
     h = cfg.hidden_size
+    width = cfg.moe_latent_size or h
     out = [
         ParamBlock(
             "routed experts",
-            cfg.num_experts * _ffn(h, moe_inter, gated),
+            cfg.num_experts * _ffn(width, moe_inter, gated),
             True,
             "routed_experts",
             mtp,
         ),
         ParamBlock("routers", h * cfg.num_experts, False, "router", mtp),
     ]
+    if cfg.moe_latent_size:
+        latent = cfg.moe_latent_size
+        out.append(ParamBlock("latent MoE projections", 2 * h * latent, True, "replicated", mtp))
+        if cfg.moe_latent_norm:
+            out.append(ParamBlock("latent MoE norms", latent, False, "norm", mtp))
     shared = 0
     if cfg.shared_expert_intermediate_size:
         n_shared = cfg.n_shared_experts or 1
@@ -296,7 +196,7 @@ def _moe_layer_blocks(
 def _norms(h: int, layer: LayerPlan) -> int:
     """One RMSNorm before the mixer and one before the FFN, for the parts a layer has
     (a Nemotron-H block or a DeciLM no-op layer has one)."""
-    return h * ((layer.mixer is not Mixer.NONE) + (layer.ffn != "none"))
+    return h * ((layer.mixer != Mixer.NONE) + (layer.ffn != "none"))
 
 
 def _layer_blocks(
@@ -308,25 +208,17 @@ def _layer_blocks(
     prefix = "MTP " if mtp else ""
     out = [ParamBlock(f"{prefix}norms", _norms(h, layer), False, "norm", mtp)]
     if layer.mixer.is_attention:
-        tp_part, rep_part = _attention_params(cfg, layer)
+        tp_part, rep_part = layer.mixer.family.params(cfg, layer)
         out.append(ParamBlock(f"{prefix}attention", tp_part, True, "attention", mtp))
         out.append(
             ParamBlock(
                 f"{prefix}attention (replicated projections)", rep_part, True, "replicated", mtp
             )
         )
-    for lin in (layer.mixer, layer.linear):
-        if lin is None or not lin.is_linear:
-            continue
-        out.append(
-            ParamBlock(
-                f"{prefix}linear mixers",
-                _linear_params(cfg, lin),
-                True,
-                "linear_mixer",
-                mtp,
-            )
-        )
+    for lin in layer.mixers:
+        if lin.is_linear:
+            count = lin.family.params(cfg, layer)[0]
+            out.append(ParamBlock(f"{prefix}linear mixers", count, True, "linear_mixer", mtp))
     if layer.ffn in ("moe", "moe+dense"):
         out += _moe_layer_blocks(cfg, layer.ffn, gated, moe_inter, dense_inter, mtp)
     elif layer.ffn == "dense":
@@ -408,6 +300,9 @@ def _mtp_blocks(
                 out += _layer_blocks(cfg, block, gated, inter, True)
         return out
     last = arch.layers[-1]
+    # the MTP block's FFN: MoE like the model's layers, unless the model's code builds its MTP
+    # blocks past every MoE layer index (data/model_defaults.yaml mtp_dense_ffn_model_types)
+    dense_mtp = cfg.model_type in model_defaults()["mtp_dense_ffn_model_types"]
     layer = LayerPlan(
         last.index,
         last.mixer,
@@ -417,7 +312,7 @@ def _mtp_blocks(
         last.window,
         last.indexer,
         last.compress_ratio,
-        "moe" if moe else "dense",
+        "moe" if moe and not dense_mtp else "dense",
         last.num_heads,
     )
     for _ in range(n):
@@ -440,7 +335,14 @@ def param_blocks(cfg: ModelConfig, arch: Architecture) -> list[ParamBlock]:
     if not cfg.tie_word_embeddings:
         blocks.append(ParamBlock("lm_head", cfg.vocab_size * h, False, "lm_head"))
     moe_inter = cfg.moe_intermediate_size or cfg.intermediate_size or 4 * h
-    dense_inter = cfg.intermediate_size or 4 * h
+    # a dense FFN of its own width where the config names one (MiniMax-M3's leading dense
+    # layers: vLLM minimax_m3 MiniMaxM3MLP(intermediate_size=config.dense_intermediate_size))
+    dense_field = cfg.field("dense_intermediate_size")
+    dense_inter = (
+        dense_field
+        if isinstance(dense_field, int) and not isinstance(dense_field, bool) and dense_field > 0
+        else cfg.intermediate_size or 4 * h
+    )
     if cfg.field("intermediate_size_mlp"):
         dense_inter_mlp = int(cfg.field("intermediate_size_mlp"))
     else:

@@ -5,7 +5,6 @@ Markdown. Each is text made by the engine's own writers; this module names the f
 
 from __future__ import annotations
 
-import json
 import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 from engine.i18n import DEFAULT_LANG, Lang
 from engine.launch.k8s import kubernetes_yaml, manifest_name
 from engine.launch.plan import LaunchPlan
-from engine.launch.render import comment, docker, script
+from engine.launch.render import blocked_stop, comment, docker, script
 from engine.scenario import scenario_argv
 
 if TYPE_CHECKING:
@@ -41,6 +40,7 @@ def docker_script(plan: LaunchPlan) -> str:
         ),
         "set -euo pipefail",
         "",
+        *blocked_stop(plan),
     ]
     if len(plan.commands) == 1:
         return "\n".join([*head, docker(plan)]) + "\n"
@@ -51,6 +51,12 @@ def docker_script(plan: LaunchPlan) -> str:
                 "Set LEADER_ADDR to the first node's address on every node, then run its line."
             ),
             ': "${LEADER_ADDR:?set LEADER_ADDR to the address of node 0}"',
+            "",
+        ]
+    if any(e.value == "${IFACE_NAME}" for e in plan.env):
+        head += [
+            ': "${IFACE_NAME:?set IFACE_NAME to the network interface that reaches the other '
+            'nodes}"',
             "",
         ]
     head += [
@@ -75,8 +81,9 @@ def docker_script(plan: LaunchPlan) -> str:
 def study_json_text(st: Study) -> str:
     """The Study as ``python -m engine study … --json`` prints it."""
     from engine.present.report import study_json
+    from engine.present.safe import json_text
 
-    return json.dumps(study_json(st), indent=2, ensure_ascii=False) + "\n"
+    return json_text(study_json(st)) + "\n"
 
 
 def cli_command(st: Study) -> str | None:
@@ -89,11 +96,13 @@ def cli_command(st: Study) -> str | None:
     return " ".join(shlex.quote(a) for a in argv) + " --json"
 
 
-def launch_artifacts(st: Study, plan: LaunchPlan) -> list[Artifact]:
-    """What a launch plan downloads as: the script, docker run and the manifests."""
+def launch_artifacts(st: Study, plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> list[Artifact]:
+    """What a launch plan downloads as: the script (its reasons in ``lang``), docker run and the
+    manifests."""
     name = manifest_name(plan.model_name)
+    launch = script(plan, lang)
     return [
-        Artifact("script", f"launch-{name}-{plan.engine}.sh", "text/x-shellscript", script(plan)),
+        Artifact("script", f"launch-{name}-{plan.engine}.sh", "text/x-shellscript", launch),
         Artifact(
             "docker", f"docker-{name}-{plan.engine}.sh", "text/x-shellscript", docker_script(plan)
         ),

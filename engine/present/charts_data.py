@@ -13,19 +13,23 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
+from engine.decision import Code, Decision, Name
+from engine.engines import check_engine
 from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.kv.dtype import ALIASES, resolve_kv_dtype
-from engine.kv.sizing import KvSizing, LayerGroup, size_kv
-from engine.launch.context import context_limit
+from engine.kv.sizing import KvSizing, size_kv
 from engine.launch.layout import stage_share, users_at
 from engine.measure.backcalc import BackcalcResult, EngineReading, backcalculate
-from engine.model.architecture import Architecture, build_architecture
+from engine.model.architecture import FFN_LABELS, Architecture, Mixer, build_architecture
 from engine.model.config import ModelConfig
-from engine.model.family import classify
+from engine.model.context import context_limit
+from engine.model.family import FamilyVerdict, classify
 from engine.model.loader import catalog_names, load_catalog
 from engine.model.weights import weight_report
-from engine.present.units import GB, GIB, gib, in_gib, nbytes, tb_per_s, tokens
+from engine.present.evidence import EvidenceRow, evidence_rows, formula, formulas, group_labels
+from engine.present.units import GB, GIB, Count, gib, in_gib, nbytes, tb_per_s, tokens
+from engine.present.words import say
 
 if TYPE_CHECKING:
     from engine.scenario import Engine
@@ -64,10 +68,6 @@ def per_instance(users: int, instances: int) -> int:
     return -(-users // instances)
 
 
-def params(n: int) -> str:
-    return f"{n / 1e9:,.1f} B params" if n >= 1e9 else f"{n / 1e6:,.0f} M params"
-
-
 # --- a shown number ----------------------------------------------------------------------
 
 
@@ -83,22 +83,6 @@ class Shown:
     help: str = ""
 
 
-def group_label(g: LayerGroup) -> str:
-    return g.spec.label()
-
-
-def _group_labels(kv: KvSizing) -> list[str]:
-    """Labels unique within one sizing (two sliding groups with different head dims exist)."""
-    labels = [group_label(g) for g in kv.groups]
-    seen: dict[str, int] = {}
-    out = []
-    for label in labels:
-        seen[label] = seen.get(label, 0) + 1
-        n = seen[label]
-        out.append(label if labels.count(label) == 1 else f"{label} #{n}")
-    return out
-
-
 def _where(kv: KvSizing, lang: Lang) -> str:
     return t("shown.where.tp", lang, tp=kv.tp) if kv.tp > 1 else t("shown.where.one", lang)
 
@@ -109,20 +93,30 @@ def kv_headline(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
     kv = st.kv
     context = max(st.context, 1)
     where = _where(kv, lang)
+    labels = group_labels(kv, lang)
     terms = " + ".join(
-        f"{lab}: {g.formula()}"
-        for lab, g in zip(_group_labels(kv), kv.groups, strict=True)
+        t("kv_shown.term", lang, label=lab, formula=formula(g, lang))
+        for lab, g in zip(labels, kv.groups, strict=True)
         if g.spec.paged
     )
     per_token = kv.kv_bytes_per_token
+    dtype_note = (
+        t("kv_shown.dtype_note", lang, dtype=kv.kv_dtype.stored, note=kv.kv_dtype.note)
+        if kv.kv_dtype.note
+        else ""
+    )
     out = [
         Shown(
             t("shown.kv_per_token", lang, where=where),
             f"{per_token:,} B",
             per_token,
-            (terms or "no attention layers")
-            + f" = {per_token:,} B/token"
-            + (f"; KV dtype {kv.kv_dtype.stored} ({kv.kv_dtype.note})" if kv.kv_dtype.note else ""),
+            t(
+                "kv_shown.per_token",
+                lang,
+                terms=terms or t("kv_shown.no_attention", lang),
+                bytes=f"{per_token:,}",
+            )
+            + dtype_note,
             t("shown.kv_per_token_help", lang),
         ),
     ]
@@ -132,20 +126,33 @@ def kv_headline(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
                 t("shown.kv_all_ranks", lang, tp=kv.tp),
                 f"{per_token * kv.tp:,} B",
                 per_token * kv.tp,
-                f"{per_token:,} B per GPU × TP {kv.tp} = {per_token * kv.tp:,} B",
+                t(
+                    "kv_shown.all_ranks",
+                    lang,
+                    per_gpu=f"{per_token:,}",
+                    tp=kv.tp,
+                    bytes=f"{per_token * kv.tp:,}",
+                ),
                 t("shown.kv_all_ranks_help", lang),
             )
         )
     per_req = kv.bytes_per_request(context)
     parts = []
-    for lab, g in zip(_group_labels(kv), kv.groups, strict=True):
+    for lab, g in zip(labels, kv.groups, strict=True):
         if not g.spec.paged:
-            parts.append(f"{lab}: {g.state_bytes_per_request:,} B (constant)")
-        else:
-            kept = g.spec.tokens_kept(context)
             parts.append(
-                f"{lab}: {g.bytes_per_token:,.0f} B × {kept:,.0f} tokens kept = "
-                f"{g.bytes_at(context):,.0f} B"
+                t("kv_shown.state_part", lang, label=lab, bytes=f"{g.state_bytes_per_request:,}")
+            )
+        else:
+            parts.append(
+                t(
+                    "kv_shown.request_part",
+                    lang,
+                    label=lab,
+                    per_token=f"{g.bytes_per_token:,.0f}",
+                    kept=f"{g.spec.tokens_kept(context):,.0f}",
+                    bytes=f"{g.bytes_at(context):,.0f}",
+                )
             )
     total = f" = {per_req:,} B" if len(parts) > 1 else ""
     out.append(
@@ -158,21 +165,22 @@ def kv_headline(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
         )
     )
     if kv.state_bytes_per_request:
-        state_f = " + ".join(
-            f"{g.num_layers} layers × [{g.spec.formula()}]" for g in kv.groups if not g.spec.paged
-        )
+        state_f = " + ".join(formula(g, lang) for g in kv.groups if not g.spec.paged)
         padded = kv.state_bytes_per_request_padded
-        formula = f"{state_f} = {kv.state_bytes_per_request:,} B"
+        text = f"{state_f} = {kv.state_bytes_per_request:,} B"
         if kv.hybrid is not None:
-            formula += (
-                f"; vLLM pads it to whole attention pages: {kv.hybrid.formula()} → {padded:,} B"
+            text += t(
+                "kv_shown.padded",
+                lang,
+                alignment=say(kv.hybrid.formula(), lang),
+                bytes=f"{padded:,}",
             )
         out.append(
             Shown(
                 t("shown.state", lang),
                 gib(padded),
                 padded,
-                formula,
+                text,
                 t("shown.exact_bytes", lang, bytes=f"{padded:,}"),
             )
         )
@@ -189,8 +197,9 @@ def weights_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
             t(
                 "shown.params_value",
                 lang,
-                total=f"{w.params_total / 1e9:,.1f}",
-                active=f"{w.params_active / 1e9:,.1f}",
+                # each language's own unit (billions, 억): never a "B" that reads as bytes
+                total=Count(w.params_total),
+                active=Count(w.params_active),
             ),
             w.params_total,
             f"{blocks} = {w.params_total:,} parameters; active per token excludes the "
@@ -292,7 +301,7 @@ class GroupRow:
     formula: str
 
 
-def group_rows(kv: KvSizing, context: int) -> list[GroupRow]:
+def group_rows(kv: KvSizing, context: int, lang: Lang = DEFAULT_LANG) -> list[GroupRow]:
     return [
         GroupRow(
             lab,
@@ -301,9 +310,9 @@ def group_rows(kv: KvSizing, context: int) -> list[GroupRow]:
             g.bytes_per_token,
             g.state_bytes_per_request,
             math.ceil(g.bytes_at(context)),
-            g.formula(),
+            formula(g, lang),
         )
-        for lab, g in zip(_group_labels(kv), kv.groups, strict=True)
+        for lab, g in zip(group_labels(kv, lang), kv.groups, strict=True)
     ]
 
 
@@ -350,41 +359,37 @@ def sglang_differs(st: Study) -> bool:
     )
 
 
-@dataclass(frozen=True)
-class EvidenceRow:
-    field: str
-    value: str
-    rule: str
+def family_rows(st: Study, lang: Lang = DEFAULT_LANG) -> list[EvidenceRow]:
+    """The family's evidence, one row per config field read, in ``lang``."""
+    return evidence_rows(st.family.evidence, lang)
 
 
-def evidence_rows(st: Study) -> list[EvidenceRow]:
-    return [EvidenceRow(e.field, e.value, e.rule) for e in st.family.evidence]
+def family_summary(fam: FamilyVerdict, lang: Lang = DEFAULT_LANG) -> str:
+    """The verdict in one line: the family, then each flag that holds."""
+    return " · ".join(p.text if isinstance(p, Name) else say(p, lang) for p in fam.summary())
+
+
+def mixer_label(mixer: str, lang: Lang = DEFAULT_LANG) -> str:
+    """How the pages name a token mixer (its family's label)."""
+    return say(Mixer(mixer).family.label(), lang)
 
 
 # --- the layer strip ---------------------------------------------------------------------
 
-MIXER_LABELS = {
-    "full": "full attention",
-    "sliding": "sliding window",
-    "chunked": "chunked local",
-    "mla": "MLA",
-    "compressed": "compressed + DSA (V4)",
-    "gdn": "linear: Gated DeltaNet",
-    "kda": "linear: Kimi Delta Attention",
-    "mamba2": "linear: Mamba-2",
-    "mamba1": "linear: Mamba-1",
-    "lightning": "linear: lightning",
-    "none": "no mixer (FFN block)",
-}
-FFN_LABELS = {"dense": "dense FFN", "moe": "MoE", "moe+dense": "MoE + dense", "none": "no FFN"}
+STRIP_SUMMARY = Code("layer.strip_summary", "layers", "mixers", "ffns")
+STRIP_COUNT = Code("layer.strip_count", "n", "label")
 
 
 @dataclass(frozen=True)
 class LayerStrip:
-    """One label per layer for the mixer row and the FFN row, plus counts per label."""
+    """One label per layer for the mixer row and the FFN row (in the page's language), the
+    language-neutral key of each (for colours), and counts per label."""
 
     mixers: tuple[str, ...]
     ffns: tuple[str, ...]
+    mixer_keys: tuple[str, ...] = ()
+    ffn_keys: tuple[str, ...] = ()
+    lang: Lang = DEFAULT_LANG
 
     def counts(self, row: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -393,20 +398,29 @@ class LayerStrip:
         return out
 
     def summary(self) -> str:
-        m = ", ".join(f"{n} {lab}" for lab, n in self.counts(self.mixers).items())
-        f = ", ".join(f"{n} {lab}" for lab, n in self.counts(self.ffns).items())
-        return f"{len(self.mixers)} layers: {m}; FFN: {f}"
+        def counted(row: Sequence[str]) -> tuple[Decision, ...]:
+            return tuple(STRIP_COUNT(n=n, label=Name(lab)) for lab, n in self.counts(row).items())
+
+        return say(
+            STRIP_SUMMARY(
+                layers=len(self.mixers), mixers=counted(self.mixers), ffns=counted(self.ffns)
+            ),
+            self.lang,
+        )
 
 
-def layer_strip(arch: Architecture) -> LayerStrip:
-    mixers = []
+def layer_strip(arch: Architecture, lang: Lang = DEFAULT_LANG) -> LayerStrip:
+    mixers, keys = [], []
     for layer in arch.layers:
-        if layer.mixer == "mla" and layer.indexer:
-            mixers.append("DSA (MLA + indexer)")
-        else:
-            mixers.append(MIXER_LABELS.get(layer.mixer, layer.mixer))
+        label = layer.mixer.family.label(layer)
+        mixers.append(say(label, lang))
+        keys.append(label.code)
     return LayerStrip(
-        tuple(mixers), tuple(FFN_LABELS.get(layer.ffn, layer.ffn) for layer in arch.layers)
+        tuple(mixers),
+        tuple(say(FFN_LABELS[layer.ffn](), lang) for layer in arch.layers),
+        tuple(keys),
+        tuple(FFN_LABELS[layer.ffn].code for layer in arch.layers),
+        lang,
     )
 
 
@@ -473,7 +487,7 @@ def kv_vs_context(kv: KvSizing, contexts: Sequence[int]) -> list[Series]:
     xs = tuple(contexts)
     return [
         Series(lab, xs, tuple(g.bytes_at(c) for c in xs))
-        for lab, g in zip(_group_labels(kv), kv.groups, strict=True)
+        for lab, g in zip(group_labels(kv), kv.groups, strict=True)
     ]
 
 
@@ -561,32 +575,45 @@ def memory_breakdown(st: Study, lang: Lang = DEFAULT_LANG) -> MemoryBreakdown:
     outside = fit.memory_per_gpu - fit.usable_per_gpu
     reserve = fit.reserve.total if fit.reserve else 0
     fits = fit.weights_fit
+    weights = t("kv_shown.weights", lang, bytes=f"{fit.weights_per_gpu:,}")
+    if not fits:
+        weights += t("kv_shown.weights_over", lang, usable=f"{fit.usable_per_gpu:,}")
     segs = [
-        Segment(
-            t("memory.weights", lang),
-            min(fit.weights_per_gpu, fit.usable_per_gpu),
-            f"{fit.weights_per_gpu:,} B per GPU"
-            + ("" if fits else f" — more than the {fit.usable_per_gpu:,} B usable: does not fit"),
-        ),
+        Segment(t("memory.weights", lang), min(fit.weights_per_gpu, fit.usable_per_gpu), weights)
     ]
     if fit.reserve is not None:
         segs.append(Segment(t("memory.reserve", lang), reserve, fit.reserve.formula()))
+    used = t(
+        "kv_shown.kv_used",
+        lang,
+        requests=f"{served:,}",
+        per_request=f"{fit.bytes_per_request_per_gpu:,}",
+        bytes=f"{kv_used:,}",
+    )
+    if need > served:
+        used += t("kv_shown.kv_used_short", lang, asked=f"{need:,}", fit=f"{per_rank:,}")
     segs += [
-        Segment(
-            t("memory.kv_used", lang, users=f"{served:,}"),
-            kv_used,
-            f"{served:,} requests × {fit.bytes_per_request_per_gpu:,} B = {kv_used:,} B"
-            + (f" (asked {need:,} per attention rank; {per_rank:,} fit)" if need > served else ""),
-        ),
+        Segment(t("memory.kv_used", lang, users=f"{served:,}"), kv_used, used),
         Segment(
             t("memory.kv_free", lang),
             max(fit.kv_space_per_gpu - kv_used, 0),
-            f"{fit.kv_space_per_gpu:,} B KV space − {kv_used:,} B used",
+            t(
+                "kv_shown.kv_free",
+                lang,
+                space=f"{fit.kv_space_per_gpu:,}",
+                used=f"{kv_used:,}",
+            ),
         ),
         Segment(
             t("memory.outside", lang),
             outside,
-            f"{fit.memory_per_gpu:,} B × (1 − {fit.fraction:g}) = {outside:,} B",
+            t(
+                "kv_shown.outside",
+                lang,
+                memory=f"{fit.memory_per_gpu:,}",
+                fraction=f"{fit.fraction:g}",
+                bytes=f"{outside:,}",
+            ),
         ),
     ]
     return MemoryBreakdown(tuple(segs), fit.memory_per_gpu, fits, need, served)
@@ -607,7 +634,7 @@ def measured_vs_predicted(st: Study, reading: EngineReading) -> Measured:
     """Step 6: the engine's reported KV pool against the Study's bytes per token, sized by the
     engine that wrote the log (vLLM and SGLang may store different bytes) at the log's TP."""
     tp = reading.tp_size or st.fit.layout.tp
-    engine: Engine = "vllm" if reading.engine == "vllm" else "sglang"
+    engine: Engine = check_engine(reading.engine)
     kv = st.sizing(engine, tp, st.scenario.kv_dtype)
     planned = st.engines[engine].fit
     result = backcalculate(
@@ -615,7 +642,7 @@ def measured_vs_predicted(st: Study, reading: EngineReading) -> Measured:
         float(kv.kv_bytes_per_token),
         tp,
         st.family.attention_family,
-        [g.formula() for g in kv.groups],
+        formulas(kv),
         state_bytes_per_sequence=kv.state_bytes_per_request_padded or None,
         planned_memory_fraction=planned.fraction if planned is not None else None,
     )
@@ -667,7 +694,7 @@ def catalog_rows() -> tuple[CatalogRow, ...]:
         rows.append(
             CatalogRow(
                 name,
-                fam.summary(),
+                family_summary(fam),
                 cfg.num_hidden_layers,
                 round(w.params_total / 1e9, 1),
                 round(w.params_active / 1e9, 1),

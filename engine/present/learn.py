@@ -23,6 +23,7 @@ from engine.model.architecture import head_size, uses_mla
 from engine.model.config import ModelConfig, normalize
 from engine.model.loader import load_catalog
 from engine.model.weights import WeightReport
+from engine.present.evidence import formulas
 
 # The bundled configs whose parts stand in when the chosen model has none of its own.
 REFERENCE = {
@@ -73,8 +74,8 @@ class Variant:
     def bytes_at(self, context: int) -> int:
         return self.diagnosis.kv.bytes_per_request(context)
 
-    def formula(self) -> str:
-        return " + ".join(g.formula() for g in self.diagnosis.kv.groups)
+    def formula(self, lang: Lang = DEFAULT_LANG) -> str:
+        return " + ".join(formulas(self.diagnosis.kv, lang))
 
 
 def _gqa_heads(cfg: ModelConfig) -> int:

@@ -10,13 +10,17 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from engine.alternatives import alternatives, ask
+from engine.engines import check_engine
 from engine.hardware.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.layout import Candidate
 from engine.launch.render import shell
+from engine.present.evidence import evidence_json, group_json
+from engine.present.safe import plain
 from engine.present.sources import escape_markdown
 from engine.present.words import say, say_all
-from engine.scenario import ENGINE_LABELS
+from engine.scenario import ENGINE_LABELS, Engine
 
 if TYPE_CHECKING:
     from engine.study import Study
@@ -28,9 +32,19 @@ def diagnose_json(st: Study) -> dict[str, Any]:
     """Family, KV cache, weights and fit (the ``diagnose --json`` keys): the step 1-2 slice of
     the Study plus the chosen layout's users and memory."""
     fit = st.fit
+    out = st.diagnosis.to_json()
+    out["evidence"] = evidence_json(st.family.evidence)
+    for group, g in zip(out["layer_groups"], st.diagnosis.kv.groups, strict=True):
+        group.update(group_json(g))
+    # kv_bytes_per_token is the model's figure (every KV head, TP 1, as the README documents);
+    # what one GPU holds at the picked layout's attention TP has a name that says so
+    parts: tuple[tuple[Engine, dict[str, Any]], ...] = (("vllm", out), ("sglang", out["sglang"]))
+    for engine, part in parts:
+        part["kv_bytes_per_token_per_gpu"] = part["kv_bytes_per_token"]
+        part["kv_bytes_per_token"] = st.sizing(engine, 1).kv_bytes_per_token
     return (
         {"model": st.model.name}
-        | st.diagnosis.to_json()
+        | out
         | {
             "gpu": st.gpu.key,
             "gpus": st.scenario.total_gpus,
@@ -101,14 +115,14 @@ def gates_json(st: Study) -> dict[str, Any]:
 
 
 def software_json(st: Study, engine: str) -> dict[str, Any]:
-    view = st.engines["vllm" if engine == "vllm" else "sglang"]
+    view = st.engines[check_engine(engine)]
     return view.software.to_json() | {"model": st.model.name}
 
 
 def plan_json_of(st: Study, engine: str) -> dict[str, Any] | None:
     from engine.launch.render import plan_json
 
-    view = st.engines["vllm" if engine == "vllm" else "sglang"]
+    view = st.engines[check_engine(engine)]
     return plan_json(view.plan) if view.plan is not None else None
 
 
@@ -146,6 +160,7 @@ def study_json(st: Study) -> dict[str, Any]:
         "gates": gates_json(st),
         "software": {e: software_json(st, e) for e in st.engines},
         "plans": {e: plan_json_of(st, e) for e in st.engines},
+        "alternatives": [a.to_json() for a in alternatives(st)],
         "engine_problems": {e: say(v.problem) for e, v in st.engines.items() if v.problem},
         "notes": say_all(st.notes),
         "units": UNITS,
@@ -193,6 +208,13 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
         f"**{escape_markdown(v.title)}** — {escape_markdown(v.reason)}",
     ]  # fmt: skip
     out += [f"- {escape_markdown(tip)}" for tip in v.tips]
+    alts = alternatives(st)
+    if alts:
+        out += ["", escape_markdown(say(ask(st), lang)) + ":", ""]
+        out += [
+            f"- {escape_markdown(say(a.what, lang))} — {escape_markdown(say(a.result, lang))}"
+            for a in alts
+        ]
     auto = t("common.auto", lang)
     pinned = ", ".join(
         f"{k.upper()} {getattr(s, k)}" for k in ("tp", "dp", "pp", "replicas") if getattr(s, k)
@@ -244,8 +266,10 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
         if plan is None:
             continue
         chosen = t("report.chosen", lang) if engine == s.engine else ""
-        out += ["", "## " + t("report.launch", lang, engine=ENGINE_LABELS[engine],
-                                version=plan.engine_version, chosen=chosen), ""]  # fmt: skip
+        # the other engine has no "(chosen engine)": its heading must not end in a space
+        heading = t("report.launch", lang, engine=ENGINE_LABELS[engine],
+                    version=plan.engine_version, chosen=chosen).rstrip()  # fmt: skip
+        out += ["", "## " + heading, ""]
         if not plan.runnable:
             why = "; ".join(M.blocked(plan, lang))
             out.append(escape_markdown(t("report.blocked", lang, why=why)))
@@ -264,4 +288,5 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
     if command:
         out += ["", "## " + t("report.reproduce", lang), "", _fence(command, "bash")]
     out += ["", t("report.units", lang)]
-    return "\n".join(out).rstrip() + "\n"
+    # the last word on control characters: a fenced command keeps a config's ESC as "\x1b"
+    return plain("\n".join(out)).rstrip() + "\n"

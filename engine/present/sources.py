@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from engine.present.safe import inert, plain
+
 GITHUB = "https://github.com/"
 
 
@@ -55,17 +57,11 @@ _SPACES = re.compile(r"\s{2,}")
 _ORPHAN = re.compile(r"\(\s*\)|\s+(?=[,;:.)])|^[\s;,:]+|[\s;,:]+$")
 
 
-def inert(text: str) -> str:
-    """``text`` with Markdown's link and image syntax made literal: a config string or a
-    command's value such as ``[x](https://…)`` or ``![](https://…)`` shows as written instead
-    of becoming a link or loading a remote image. Code spans and emphasis render as before."""
-    return text.replace("](", "]\\(")
-
-
-def clean(text: str) -> str:
+def clean(text: str, *, markdown: bool = False) -> str:
     """``text`` without internal tags, fact-base section marks or paths into the shared folder,
-    its link syntax inert (engine text quotes config strings)."""
-    out = _PLAYBOOK_PATH.sub("Serving playbook", inert(text))
+    its control characters shown as escapes (engine text quotes config strings); with
+    ``markdown=True`` also inert for a Markdown element (``engine.present.safe.inert``)."""
+    out = _PLAYBOOK_PATH.sub("Serving playbook", plain(text))
     out = _SHARED_PAREN.sub("", out)
     out = _SEEDS.sub("Serving playbook", out)
     out = _FACT_BASE.sub("", out)
@@ -77,7 +73,8 @@ def clean(text: str) -> str:
     out = _FACTS.sub("", out)
     out = _SHARED.sub("", out)
     out = _SPACES.sub(" ", out)
-    return _ORPHAN.sub("", out).strip()
+    out = _ORPHAN.sub("", out).strip()
+    return inert(out) if markdown else out
 
 
 def has_internal_marks(text: str) -> bool:
@@ -228,10 +225,7 @@ def collect(sources: Iterable[str]) -> list[SourceRef]:
     return list(seen)
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~$])")
-
-
 def escape_markdown(text: str) -> str:
     """Text shown literally in Markdown (no emphasis, links, tables or math from its
-    characters)."""
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    characters): the report's escaping, ``engine.present.safe.inert`` in its strict form."""
+    return inert(text, strict=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from engine.alternatives import alternatives
 from engine.present.words import say, say_all
 
 if TYPE_CHECKING:
@@ -25,7 +26,10 @@ def diagnose_text(out: dict[str, Any]) -> str:
     ]
     for g in out["layer_groups"]:
         lines.append(f"  {g['kind']:<10} {g['formula']}")
-    lines.append(f"KV bytes/token per rank: {out['kv_bytes_per_token']:,}")
+    lines.append(
+        f"KV bytes/token: {out['kv_bytes_per_token']:,} (model); "
+        f"{out['kv_bytes_per_token_per_gpu']:,} per GPU at TP {out['tp']}"
+    )
     if out["state_bytes_per_request"]:
         lines.append(f"state bytes/request per rank: {out['state_bytes_per_request']:,}")
     lines.append(
@@ -57,6 +61,7 @@ def study_text(st: Study) -> str:
         f"{st.model.name} on {s.nodes} node(s) × {s.gpus_per_node} {st.gpu.key}, {s.engine}",
         f"verdict: {st.verdict.status} — {say(st.verdict.reason)}",
         *([f"  fix: {say(st.verdict.fix)}"] if st.verdict.fix is not None else []),
+        *[f"  {say(a.what)}: {say(a.result)}" for a in alternatives(st)],
         f"layout: {st.layout.describe()}",
         *[f"  because {r}" for r in say_all(st.search.reasons)],
         f"context: {st.context:,} tokens (asked {st.context_asked:,}; model limit "

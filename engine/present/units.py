@@ -1,6 +1,8 @@
 """One unit convention for every page: memory in GiB (2^30 bytes, as engine logs print it) with
 the exact byte count beside it or on hover; GB (10^9 bytes) only where a vendor states a
 figure, and then labelled as the vendor's. Bandwidths keep their datasheet units (GB/s, TB/s).
+Percentages are whole numbers with a space before the sign (``56 %``; one decimal under 1 %),
+in text and in tables alike.
 
 ``unit_problems`` is the rule as a check: the app-wide test feeds it every page's text.
 """
@@ -27,6 +29,30 @@ def in_gib(n: float) -> float:
 def nbytes(n: float) -> str:
     """Exact bytes with thousands separators (fractions kept for compressed layers)."""
     return f"{n:,.0f} B" if float(n).is_integer() else f"{n:,.2f} B"
+
+
+class Count(float):
+    """A large count (parameters) that each language's message writes in its own unit, never a
+    bare "B" that reads as bytes: ``{n:bn}`` is billions (``684.5``, for "684.5 bn"), ``{n:eok}``
+    is 억, 10^8 (``6,845``, for "6,845억")."""
+
+    def __format__(self, spec: str) -> str:
+        if spec == "bn":
+            return f"{self / 1e9:,.1f}"
+        if spec == "eok":
+            return f"{self / 1e8:,.0f}"
+        return super().__format__(spec)
+
+
+def percent(share: float, signed: bool = False) -> str:
+    """A share (0.5648) as the app writes percentages: ``56 %`` (``0.4 %`` under 1 %);
+    ``signed``: ``+8 %`` / ``-3 %``."""
+    pct = share * 100
+    sign = "+" if signed else ""
+    return f"{pct:{sign}.1f} %" if 0 < abs(pct) < 1 else f"{pct:{sign},.0f} %"
+
+
+PERCENT_FORMAT = "%.0f %%"  # the same, for a table column of percentages (st.column_config)
 
 
 def vendor_gb(value: float, unit: str) -> str:

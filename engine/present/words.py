@@ -14,8 +14,9 @@ from typing import Any
 
 from engine.decision import Bytes, Decimal, Decision, Name, Percent, Source, Tokens
 from engine.i18n import DEFAULT_LANG, Lang, t
-from engine.present.sources import clean, inert
-from engine.present.units import GIB
+from engine.present.safe import inert
+from engine.present.sources import clean
+from engine.present.units import GIB, percent
 
 
 def _value(value: Any, lang: Lang) -> str:
@@ -35,8 +36,7 @@ def _value(value: Any, lang: Lang) -> str:
     if isinstance(value, Tokens):
         return f"{value.n:,}"
     if isinstance(value, Percent):
-        pct = value.share * 100
-        return f"{pct:.1f} %" if 0 < abs(pct) < 1 else f"{pct:,.0f} %"
+        return percent(value.share)
     if isinstance(value, Decimal):
         number = f"{value.value:,.{value.digits}f}"
         return f"{number} {value.unit}" if value.unit else number

@@ -92,7 +92,7 @@ def kernel_dims(cfg: ModelConfig, name: str | None = None) -> KernelDims:
         linear_num_value_heads=linear(cfg.linear_num_value_heads),
         linear_key_head_dim=linear(cfg.linear_key_head_dim),
         linear_value_head_dim=linear(cfg.linear_value_head_dim),
-        # vLLM's default when the config omits it, as engine.kv.sizing.mamba_spec reads it
+        # vLLM's default when the config omits it, as engine/model/mixers/gdn.py reads it
         linear_conv_kernel_dim=linear(cfg.linear_conv_kernel_dim or 4),
         ep_size=ep,
         num_redundant_experts=redundant,

@@ -1,0 +1,90 @@
+"""The mixer families: one class each, registered in one place, each owning its detection,
+its layer, its cache spec, its weights and its label."""
+
+from __future__ import annotations
+
+import glob
+
+from engine.decision import Code
+from engine.diagnose import Options, diagnose
+from engine.i18n import LANGS, catalog
+from engine.model.architecture import LayerPlan, Mixer, build_architecture, linear_kind
+from engine.model.loader import MODELS_DIR, load_model
+from engine.model.mixers import families, family, linear_families
+from engine.present import charts_data as C
+from engine.present.evidence import evidence_rows
+from engine.present.words import say
+
+CONFIGS = sorted(glob.glob(str(MODELS_DIR / "*.json"))) + sorted(
+    glob.glob(str(MODELS_DIR.parent.parent / "tests/fixtures/configs_wild/*.json"))
+)
+
+
+def test_every_family_is_registered_once_with_a_label_in_both_languages() -> None:
+    keys = [f.key for f in families()]
+    assert len(keys) == len(set(keys))
+    assert {"full", "sliding", "chunked", "mla", "compressed", "gdn", "kda", "mamba2"} <= set(keys)
+    assert {"mamba1", "lightning", "short_conv", "none"} <= set(keys)
+    for fam in families():
+        for lang in LANGS:
+            assert "code." + fam.LABEL.code in catalog(lang), (lang, fam.key)
+
+
+def test_a_mixer_is_its_key_and_knows_its_family() -> None:
+    assert Mixer("gdn") == "gdn" and Mixer("gdn") is Mixer("gdn")
+    assert Mixer("gdn").family is family("gdn") and Mixer("gdn").is_linear
+    assert Mixer.MLA.is_attention and not Mixer.MLA.is_head_attention
+    assert LayerPlan(0, "sliding", 8, 128, 128, 4096).mixer is Mixer.SLIDING
+
+
+def test_linear_families_are_tried_in_one_order() -> None:
+    order = [f.key for f in linear_families()]
+    assert order == ["short_conv", "gdn", "kda", "mamba2", "mamba1", "lightning"]
+
+
+def test_short_conv_has_a_label_in_the_layer_strip() -> None:
+    # the label dict this replaced had no short_conv entry: the strip showed "short_conv"
+    cfg = load_model(next(p for p in CONFIGS if "LFM2-2.6B" in p)).config
+    arch = build_architecture(cfg)
+    assert linear_kind(cfg) == "short_conv"
+    strip = C.layer_strip(arch)
+    assert "linear: short convolution" in strip.mixers
+    assert "선형: 짧은 합성곱" in C.layer_strip(arch, "ko").mixers
+
+
+def test_every_layer_of_every_bundled_config_has_a_family_that_sizes_it() -> None:
+    for path in CONFIGS:
+        d = diagnose(load_model(path).config, Options(kv_dtype="bf16"))
+        for layer in d.architecture.layers:
+            for m in layer.mixers:
+                assert m.family.key == m
+        for g in d.kv.groups:
+            for lang in LANGS:
+                assert say(g.label(), lang) and say(g.formula(), lang)
+
+
+def test_a_new_family_is_one_class() -> None:
+    """A family registers itself by subclassing MixerFamily: no list elsewhere to edit."""
+    from engine.model.mixers import base
+
+    class ToyState(base.MixerFamily):
+        key = "toy_state"
+        LABEL = Code("mixer.toy_state")
+        linear = True
+
+    try:
+        assert family("toy_state").linear and Mixer("toy_state").is_linear
+        assert any(f.key == "toy_state" for f in families())
+    finally:
+        del base._FAMILIES["toy_state"]
+        base._INTERNED.pop("toy_state", None)
+        from engine.decision import CODES
+
+        del CODES["mixer.toy_state"]
+
+
+def test_korean_evidence_has_no_english_rule() -> None:
+    d = diagnose(load_model("Qwen/Qwen3-Next-80B-A3B-Thinking").config)
+    rows = evidence_rows(d.family.evidence, "ko")
+    assert any("Gated DeltaNet 상태" in r.rule for r in rows)
+    assert all(not r.rule.startswith(("linear", "every", "per-layer")) for r in rows)
