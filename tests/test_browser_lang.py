@@ -53,15 +53,6 @@ LOG = (
 )
 # Pages whose own modules others are converting, and what the check still finds there
 # (scenario, page, lang) -> "owner: what remains". Strict: each turns red once it is clean.
-_FAMILY_SUMMARY = (
-    "Family (engine/model/family.py): FamilyVerdict.summary() words the family column in English "
-    "('sliding window', 'chunked local', 'multimodal (late fusion)')"
-)
-_FAMILY_PAGE = (
-    "Family (engine/model): the evidence table's rules ('engine rules are keyed by it', "
-    "'MoE: each token runs top-k of the routed experts', '... -> GQA') and the layer strip's "
-    "caption ('61 layers: 61 MLA; FFN: 3 dense FFN, 58 MoE')"
-)
 _FLAGS_PAGE = (
     "Flags and launch plans (engine/launch, app_pages/flags.py): each flag's reason, the flags "
     "left to the engine, the advisors (engine, routing, communication) and the software notes "
@@ -71,22 +62,19 @@ _DSA_ON_ADA = (
     "lead (data/i18n/ko/gates.yaml code.gate.kernels.dsa.sm_89.reason): quotes the engine's "
     "'No valid attention backend found' as prose; as a code span (`...`) it would pass"
 )
+_MEMORY_CHART = (
+    "KV cache page (engine/present/charts_data.memory_breakdown, engine/launch/memory.py "
+    "reserve formula): the memory chart's segment texts ('activations ... sampler rows ... "
+    "vocab', 'non-torch ... NCCL / all-reduce buffers, workspaces', 'the capture estimate vLLM "
+    "subtracts', '(asked 32 per attention rank; 15 fit)')"
+)
 PENDING: dict[tuple[str, str, str], str] = {
-    **{(s, "choose_model", "ko"): _FAMILY_SUMMARY for s in SCENARIOS},
-    **{(s, "family", "ko"): _FAMILY_PAGE for s in SCENARIOS},
     **{(s, "flags", "ko"): _FLAGS_PAGE for s in SCENARIOS},
-    **{
-        (s, "kv_cache", "ko"): (
-            "Flags and launch plans (engine/launch/memory.py) and KV cache: the start-up "
-            "reserve's parts and the users' share in the memory chart ('activations ... sampler "
-            "rows', 'non-torch ... NCCL / all-reduce buffers, workspaces', 'the capture estimate "
-            "vLLM subtracts', '(asked 32 per attention rank; 15 fit)')"
-        )
-        for s in ("default", "dense")
-    },
+    ("default", "kv_cache", "ko"): _MEMORY_CHART,
+    ("dense", "kv_cache", "ko"): _MEMORY_CHART,
     ("blocked", "kv_cache", "ko"): (
-        "KV cache (engine/kv/dtype.py): the stored dtype's note 'SGLang picks bfloat16 for DSA "
-        "on Hopper'; and " + _DSA_ON_ADA
+        _MEMORY_CHART + "; KV cache (engine/kv/dtype.py): the stored dtype's note 'SGLang picks "
+        "bfloat16 for DSA on Hopper'; and " + _DSA_ON_ADA
     ),
     ("blocked", "overview", "ko"): _DSA_ON_ADA,
     ("blocked", "hardware", "ko"): _DSA_ON_ADA,
