@@ -8,6 +8,7 @@ share link; not the rest of the page.
 import streamlit as st
 
 from engine.present import charts_data as C
+from engine.present import messages as M
 from engine.present.safe import inert
 from engine.present.words import say
 from engine.scenario import DEFAULT_CONTEXT, ENGINE_LABELS, Scenario
@@ -171,10 +172,14 @@ def memory(d: Study, dtypes: tuple[str, ...], users_asked: int) -> None:
             T("kv.chart_stack_caption", context=at),
         )
     with right:
-        charts.draw(
-            charts.users_fit(C.users_vs_context(d, dtypes, grid), d.context, users_asked),
-            T("kv.chart_users_caption", users=f"{users_asked:,}"),
-        )
+        series = C.users_vs_context(d, dtypes, grid)
+        if C.nothing_fits(series):  # an empty chart says why it is empty
+            st.info(T("kv.chart_users_empty", reason=M.verdict(d, lang).reason))
+        else:
+            charts.draw(
+                charts.users_fit(series, d.context, users_asked),
+                T("kv.chart_users_caption", users=f"{users_asked:,}"),
+            )
     breakdown = C.memory_breakdown(d, lang)
     charts.draw(charts.memory(breakdown), T("kv.chart_memory_caption"))
     tables.show(

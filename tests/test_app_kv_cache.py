@@ -104,3 +104,13 @@ def test_a_dsa_model_offers_its_packed_layout() -> None:
     at.selectbox(key="kv.dtype").set_value("fp8_ds_mla").run()
     assert_clean(at)
     assert metric_starting(at, "KV per token (one GPU") == f"{61 * (656 + 132):,} B"
+
+
+def test_a_model_that_fits_nowhere_says_why_its_users_chart_is_empty() -> None:
+    at = open_app(
+        "kv_cache",
+        {"model": "moonshotai/Kimi-K2-Instruct", "gpu": "H100", "gpus": "1", "users": "16"},
+    )
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) == 2  # the users chart is a message instead
+    assert any("No users fit at any context" in i.value for i in at.info)

@@ -102,3 +102,18 @@ def test_catalog_rows_cover_every_bundled_model() -> None:
     assert all(r.note == "" for r in rows)
     falcon = next(r for r in rows if r.name == "tiiuae/falcon-7b-instruct")
     assert falcon.max_context == 2048
+
+
+def test_a_model_that_does_not_fit_shows_its_overflow_and_an_empty_chart_says_why() -> None:
+    from engine.present.charts_data import memory_breakdown, nothing_fits, users_vs_context
+    from engine.scenario import make_scenario
+    from engine.study import study
+
+    st = study(
+        make_scenario(model="moonshotai/Kimi-K2-Instruct", gpu="H100", gpus_per_node=1, users=16)
+    )
+    b = memory_breakdown(st)
+    weights = next(s for s in b.segments if s.bytes == st.fit.weights_per_gpu)
+    assert weights.bytes > st.fit.usable_per_gpu  # not clipped to the usable memory
+    assert b.total >= weights.bytes and b.overflow > 13
+    assert nothing_fits(users_vs_context(st, ("auto",), (1024, 8192, 32768)))

@@ -6,13 +6,15 @@
 2. ``study()`` of one scenario: cold (the study cache cleared; target < 50 ms), the first call
    in a fresh process (every data table loaded too), and cached (target < 1 ms); cold for every
    bundled config (median and worst);
-3. uploads (tools/bench_uploads.py): CPU and memory of the largest accepted config and of a
+3. the speed model against measured serving runs (tools/bench_perf.py, alone:
+   ``python -m tools.bench_perf``): median and p90 |error| of TPOT, TTFT and tokens/s per GPU;
+4. uploads (tools/bench_uploads.py): CPU and memory of the largest accepted config and of a
    refused 30 MB one, and 20 distinct 3 MB uploads (store API, and 20 app sessions);
-4. the app through AppTest (tools/bench_app.py);
-5. the app in a real browser, one session (tools/bench_browser.py): a sidebar change on every
+5. the app through AppTest (tools/bench_app.py);
+6. the app in a real browser, one session (tools/bench_browser.py): a sidebar change on every
    page and a step of every KV-page slider, each as the server's script time and as drawn
    (target: p95 < 400 ms);
-6. sessions on one app process over Streamlit's websocket protocol (tools/bench_sessions.py):
+7. sessions on one app process over Streamlit's websocket protocol (tools/bench_sessions.py):
    p50 / p95 per interaction at 1, 20 and 50 sessions, and the sessions one process holds with
    every interaction's p95 under 1 s.
 
@@ -182,8 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     _table("study()", bench_study())
 
-    from tools import bench_app, bench_uploads
+    from tools import bench_app, bench_perf, bench_uploads
 
+    bench_perf.main([])
     bench_uploads.main([])
 
     print()

@@ -1,6 +1,7 @@
 """The micro-kernel checks on a CUDA GPU at real model dims, as one JSON document.
 
     python -m tools.gpu_check [--out FILE] [--catalog-gbps N] [--only CHECK ...]
+                              [--calibration FILE [--preset NAME] [--device cuda|cpu]]
 
 Runs every check of ``engine.measure.kernels`` on ``cuda`` at DeepSeek-V3.2 dims (MLA, DSA indexer,
 MoE), the GQA-side checks (paged, decode, torch.cat) at Llama-3.1-70B dims and the hybrid ones
@@ -9,6 +10,11 @@ bundled config (data/measure.yaml kernel_presets), then prints {device, torch, c
 catalog_gbps, runs: {preset: rows}, summary}. The catalog bandwidth comes from data/gpus.yaml
 by the device name when the engine can resolve it. Exit 0 when every row passed, 1 otherwise,
 2 without a GPU.
+
+``--calibration FILE`` also measures what the speed model runs on (achieved HBM bandwidth, BF16
+and FP8 GEMM throughput, the decode-attention kernel of ``--preset``'s model: see
+``engine.measure.kernels.calibrate``) and writes it as an ``engine.perf.Calibration`` JSON file.
+``--device cpu`` runs only that measurement, at small sizes, on the CPU (the tested path).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import torch
 from engine.errors import InputError
 from engine.hardware.gpus import lookup_gpu
 from engine.measure.kernels import CHECK_NAMES, preset_dims, run_all
+from engine.measure.kernels.calibrate import calibrate
 
 # (preset, checks to run: None for all)
 RUNS: tuple[tuple[str, tuple[str, ...] | None], ...] = (
@@ -46,7 +53,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help="also write the JSON here")
     parser.add_argument("--catalog-gbps", type=float, help="override the catalog bandwidth")
     parser.add_argument("--only", action="append", help="run only these checks")
+    parser.add_argument("--calibration", help="write the speed model's calibration JSON here")
+    parser.add_argument("--preset", default="default", help="model whose decode attention is timed")
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     args = parser.parse_args(argv)
+    if args.device == "cpu":
+        if not args.calibration:
+            print("error: --device cpu runs only --calibration", file=sys.stderr)
+            return 2
+        return write_calibration(args.calibration, "cpu", args.preset)
     if not torch.cuda.is_available():
         print("error: device: no CUDA GPU visible to torch", file=sys.stderr)
         return 2
@@ -86,7 +101,22 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
+    if args.calibration:
+        write_calibration(args.calibration, "cuda", args.preset)
     return 0 if not failed else 1
+
+
+def write_calibration(path: str, device: str, preset: str) -> int:
+    """Measure the calibration on ``device`` and write it to ``path`` (JSON)."""
+    try:
+        result = calibrate(device, preset_dims(preset))
+    except InputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    text = result.model_dump_json(indent=2)
+    Path(path).write_text(text + "\n", encoding="utf-8")
+    print(text, file=sys.stderr)
+    return 0
 
 
 if __name__ == "__main__":

@@ -288,10 +288,18 @@ def memory(b: MemoryBreakdown) -> Figure:
         )  # fmt: skip
     layout = fig["layout"]
     layout["barmode"] = "stack"
-    layout["xaxis"].update(
-        range=[0, in_gib(b.memory_per_gpu)], title={"text": T("chart.memory.axis")}
-    )
+    layout["xaxis"].update(range=[0, in_gib(b.total)], title={"text": T("chart.memory.axis")})
     layout["yaxis"]["showticklabels"] = False
+    if b.overflow:  # the weights run past the GPU: mark where its usable memory ends
+        x = in_gib(b.usable_per_gpu)
+        layout["shapes"] = [
+            {"type": "line", "x0": x, "x1": x, "y0": 0, "y1": 1, "yref": "paper",
+             "line": {"color": "#d62728", "width": 2, "dash": "dash"}}
+        ]  # fmt: skip
+        layout["annotations"] = [
+            {"x": x, "y": 1, "yref": "paper", "showarrow": False, "xanchor": "left",
+             "text": html.escape(T("chart.memory.usable", times=f"{b.overflow:,.1f}"))}
+        ]  # fmt: skip
     return fig
 
 

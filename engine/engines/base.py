@@ -281,6 +281,11 @@ class EngineAdapter(ABC):
         memory accounting)."""
         return None
 
+    @abstractmethod
+    def default_prefill_chunk(self, gpu: Gpu, split: Split) -> int:
+        """Prompt tokens one step may prefill when the launch sets none (the speed model's
+        chunk budget)."""
+
     # --- KV cache ---------------------------------------------------------------------------
 
     @abstractmethod

@@ -195,6 +195,9 @@ class SglangAdapter(EngineAdapter):
     def decode_graph_bs(self, gpu: Gpu, split: Split) -> int | None:
         return self.capacity(gpu, split.tp * split.dp)[1]
 
+    def default_prefill_chunk(self, gpu: Gpu, split: Split) -> int:
+        return self.capacity(gpu, split.tp * split.dp)[0]  # chunked_prefill_size
+
     def default_fraction(
         self,
         gpu: Gpu,

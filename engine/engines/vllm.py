@@ -231,6 +231,9 @@ class VllmAdapter(EngineAdapter):
     def default_max_num_seqs(self, gpu: Gpu) -> int | None:
         return self.batch_defaults(gpu)[1]
 
+    def default_prefill_chunk(self, gpu: Gpu, split: Split) -> int:
+        return self.batch_defaults(gpu)[0]  # max_num_batched_tokens
+
     def reserve(
         self,
         cfg: ModelConfig,

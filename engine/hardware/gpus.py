@@ -58,8 +58,26 @@ class Gpu:
     fp4: bool
     interconnect: str
     interconnect_gbps: float
+    node_gpus: int  # GPUs linked at interconnect_gbps (an HGX node: 8; an NVL72 rack: 72)
+    network_bytes_per_s: float  # per GPU, one direction, to GPUs outside that domain
+    network_source: str
     source: str
     note: str
+
+    @property
+    def interconnect_bytes_per_s(self) -> float:
+        """Per-GPU, one-direction bandwidth of the scale-up link (NVLink, Infinity Fabric or
+        PCIe), in bytes/s."""
+        return self.interconnect_gbps * 1e9
+
+    def dense_tensor_flops(self, dtype: str) -> float:
+        """Peak dense tensor-core FLOP/s for GEMMs run in ``dtype`` (bf16, fp8, fp4); a dtype the
+        GPU has no tensor cores for runs at the next wider one it has."""
+        if dtype == "fp4" and self.fp4_tflops is not None:
+            return self.fp4_tflops * 1e12
+        if dtype in ("fp4", "fp8") and self.fp8_tflops is not None:
+            return self.fp8_tflops * 1e12
+        return self.bf16_tflops * 1e12
 
     @property
     def generation(self) -> str:
@@ -103,6 +121,9 @@ class _GpuRow(BaseModel):
     fp4: bool
     interconnect: str
     interconnect_gbps: float = Field(gt=0)
+    node_gpus: int = Field(ge=1)
+    network_gbps: float = Field(gt=0)
+    network_source: str = Field(min_length=1)
     source: str = Field(min_length=1)
     note: str = ""
 
@@ -176,6 +197,9 @@ def _to_gpu(row: _GpuRow) -> Gpu:
         fp4=row.fp4,
         interconnect=row.interconnect,
         interconnect_gbps=row.interconnect_gbps,
+        node_gpus=row.node_gpus,
+        network_bytes_per_s=row.network_gbps * 1e9,
+        network_source=row.network_source,
         source=row.source,
         note=row.note,
     )

@@ -557,10 +557,28 @@ class MemoryBreakdown:
     fits: bool
     users_needed_per_instance: int
     users_served_per_instance: int
+    usable_per_gpu: int = 0
+
+    @property
+    def total(self) -> int:
+        """What the bar spans: the GPU, or more when the weights overflow it."""
+        return max(self.memory_per_gpu, sum(s.bytes for s in self.segments))
+
+    @property
+    def overflow(self) -> float:
+        """How many times the usable memory the weights and reserve need (0: they fit)."""
+        if self.fits or not self.usable_per_gpu:
+            return 0.0
+        return sum(s.bytes for s in self.segments) / self.usable_per_gpu
 
     def share(self, seg: Segment) -> float:
         """``seg``'s share of the GPU's memory."""
         return seg.bytes / self.memory_per_gpu if self.memory_per_gpu else 0.0
+
+
+def nothing_fits(series: Sequence[Series]) -> bool:
+    """True when no line of a users chart has a point above zero (an empty chart)."""
+    return not any(y > 0 for s in series for y in s.y)
 
 
 def memory_breakdown(st: Study, lang: Lang = DEFAULT_LANG) -> MemoryBreakdown:
@@ -578,9 +596,9 @@ def memory_breakdown(st: Study, lang: Lang = DEFAULT_LANG) -> MemoryBreakdown:
     weights = t("kv_shown.weights", lang, bytes=f"{fit.weights_per_gpu:,}")
     if not fits:
         weights += t("kv_shown.weights_over", lang, usable=f"{fit.usable_per_gpu:,}")
-    segs = [
-        Segment(t("memory.weights", lang), min(fit.weights_per_gpu, fit.usable_per_gpu), weights)
-    ]
+    # the weights whole, even past the GPU: a bar clipped to the usable memory hides by how
+    # much they do not fit
+    segs = [Segment(t("memory.weights", lang), fit.weights_per_gpu, weights)]
     if fit.reserve is not None:
         segs.append(Segment(t("memory.reserve", lang), reserve, fit.reserve.formula()))
     used = t(
@@ -592,6 +610,8 @@ def memory_breakdown(st: Study, lang: Lang = DEFAULT_LANG) -> MemoryBreakdown:
     )
     if need > served:
         used += t("kv_shown.kv_used_short", lang, asked=f"{need:,}", fit=f"{per_rank:,}")
+    if not fits:  # nothing else is there: the weights alone overflow the usable memory
+        return MemoryBreakdown(tuple(segs), fit.memory_per_gpu, fits, need, 0, fit.usable_per_gpu)
     segs += [
         Segment(t("memory.kv_used", lang, users=f"{served:,}"), kv_used, used),
         Segment(
@@ -616,7 +636,7 @@ def memory_breakdown(st: Study, lang: Lang = DEFAULT_LANG) -> MemoryBreakdown:
             ),
         ),
     ]
-    return MemoryBreakdown(tuple(segs), fit.memory_per_gpu, fits, need, served)
+    return MemoryBreakdown(tuple(segs), fit.memory_per_gpu, fits, need, served, fit.usable_per_gpu)
 
 
 # --- measured against predicted ----------------------------------------------------------

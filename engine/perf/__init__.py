@@ -1,0 +1,23 @@
+"""The speed model: TTFT, TPOT and tokens/s of one layout as a sum of operations per layer
+group (bytes against HBM bandwidth, FLOPs against tensor throughput, collectives against the
+link), with a few fitted factors in ``data/perf.yaml``. Entry point: ``estimate``."""
+
+from engine.perf.calibration import Calibration, load_calibration
+from engine.perf.estimate import Formula, Phase, Speculative, Speed, estimate
+from engine.perf.inputs import ModelInputs, model_inputs
+from engine.perf.shape import PerfInputs
+from engine.perf.terms import Term
+
+__all__ = [
+    "Calibration",
+    "Formula",
+    "ModelInputs",
+    "PerfInputs",
+    "Phase",
+    "Speculative",
+    "Speed",
+    "Term",
+    "estimate",
+    "load_calibration",
+    "model_inputs",
+]

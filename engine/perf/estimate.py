@@ -1,0 +1,346 @@
+"""``estimate(inputs, split, replicas, concurrency, isl, osl, speculative) -> Speed``.
+
+One copy of the model (``split``: TP × DP-attention × PP, EP) serves ``concurrency`` requests at
+once, each with ``isl`` prompt tokens and ``osl`` output tokens, as a closed loop: a finished
+request is replaced by the next (how ``vllm bench serve --max-concurrency`` and aiconfigurator's
+benchmarks drive an engine). ``replicas`` copies serve the same load each.
+
+* Decode step: per layer group the bytes it reads (weights of every role on the GPU, the routed
+  experts the step's tokens touch, each request's KV or state at its mean context ISL + OSL/2)
+  against its FLOPs, max() of the two per operation; plus the collectives, a kernel floor per
+  layer, the engine's cost per step and per running request.
+* Prefill: the prompt in chunks of the engine's batched-token budget, each chunk a pass of the
+  same operations at that many tokens (compute-bound, attention's quadratic term included) and
+  at least the host's launch time for every layer (prefill runs without CUDA graphs).
+* TTFT = a fixed cost per request (tokenize, schedule, first sample, detokenize) + half the
+  decode step in flight when it arrives + its own prefill (alone, chunk by chunk) + the
+  prefills queued ahead of it: a share ``burst_share`` of the requests arrives in bursts (those
+  that finished together), and half of the other requests of the rank are then ahead of it,
+  packed as many prompts to a chunk as the budget holds. Counted: that queueing and the step in
+  flight; with ``max_running`` below the concurrency (the KV pool or the engine's request cap
+  holds fewer), the wait for a running request to finish: each client then cycles
+  concurrency / max_running request times. Not counted: the client's and the network's time,
+  and a cold start (the first wave, all arrivals at once, queues longer than ``burst_share``).
+* TPOT: the engine alternates decode steps and other requests' prefills, so per request the
+  decode phase also pays for the prefills the GPU runs meanwhile: E2E = the fixed cost + every
+  request's prefill (alone, or packed with its burst) + (OSL − 1) decode steps, and TPOT =
+  (E2E − TTFT) / (OSL − 1), at least one decode step (a closed loop keeps the GPU busy).
+* Speculative decoding: a step verifies 1 + draft tokens per request after ``draft`` passes of
+  the draft (the MTP layers, or one decoder layer for EAGLE) and commits the acceptance length
+  kept in ``data/perf.yaml`` with its source.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from engine.engines import adapter
+from engine.errors import InputError
+from engine.kv.sizing import KvSizing
+from engine.launch.memory import Split
+from engine.perf.attention import GroupCost, decode_costs, prefill_costs
+from engine.perf.calibration import Calibration
+from engine.perf.factors import Factors, SpecMethod, acceptance, perf_facts
+from engine.perf.rates import Rates, achieved_rates
+from engine.perf.shape import PerfInputs, Shape, model_shape
+from engine.perf.step import Pass, forward
+from engine.perf.terms import PhaseBound, Term, fixed, phase_bound, roofline, total
+
+
+@dataclass(frozen=True)
+class Speculative:
+    """MTP or EAGLE-3 with ``draft_tokens`` proposed per step."""
+
+    method: SpecMethod
+    draft_tokens: int
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One step of a phase: its terms, their sum and the bound that takes the most time."""
+
+    seconds: float
+    bound: PhaseBound
+    terms: tuple[Term, ...]
+
+
+@dataclass(frozen=True)
+class Formula:
+    """The numbers behind each result, as numbers, units and operators only (the pages word
+    the left-hand sides per language): one decode step, one prefill chunk, TTFT, TPOT and the
+    output tokens per second per GPU."""
+
+    decode_step: str
+    prefill_step: str
+    ttft: str
+    tpot: str
+    per_gpu: str
+
+    @property
+    def text(self) -> str:
+        return " ; ".join((self.decode_step, self.prefill_step, self.ttft, self.tpot, self.per_gpu))
+
+
+@dataclass(frozen=True)
+class Speed:
+    ttft_ms: float
+    tpot_ms: float
+    output_tokens_per_s_per_user: float
+    output_tokens_per_s_per_gpu: float
+    output_tokens_per_s: float  # over every replica
+    decode_bound: PhaseBound
+    prefill_bound: PhaseBound
+    decode: Phase  # one decode step (the verify pass with speculative decoding)
+    draft: Phase | None  # one draft pass
+    prefill: Phase  # one full prefill chunk
+    accepted_tokens_per_step: float
+    chunk_tokens: int
+    gpus: int  # over every replica
+    measured: bool  # rates from a Calibration, not catalog × fitted fractions
+    formula: Formula
+
+    @property
+    def bound(self) -> dict[str, PhaseBound]:
+        return {"prefill": self.prefill_bound, "decode": self.decode_bound}
+
+    def to_json(self) -> dict[str, Any]:
+        def terms(p: Phase | None) -> list[dict[str, Any]]:
+            if p is None:
+                return []
+            return [
+                {
+                    "op": t.code,
+                    "bytes": t.bytes,
+                    "flops": t.flops,
+                    "seconds": t.seconds,
+                    "bound": t.bound,
+                    "count": t.count,
+                }
+                for t in p.terms
+            ]
+
+        return {
+            "ttft_ms": self.ttft_ms,
+            "tpot_ms": self.tpot_ms,
+            "output_tokens_per_s_per_user": self.output_tokens_per_s_per_user,
+            "output_tokens_per_s_per_gpu": self.output_tokens_per_s_per_gpu,
+            "output_tokens_per_s": self.output_tokens_per_s,
+            "bound": self.bound,
+            "formula": {
+                "terms": terms(self.prefill) + terms(self.decode) + terms(self.draft),
+                "decode_step": self.formula.decode_step,
+                "prefill_step": self.formula.prefill_step,
+                "ttft": self.formula.ttft,
+                "tpot": self.formula.tpot,
+                "output_tokens_per_s_per_gpu": self.formula.per_gpu,
+            },
+        }
+
+
+def chunk_budget(inp: PerfInputs, split: Split) -> int:
+    """Prompt tokens one step may prefill: the plan's chunk, else the engine's default for
+    this GPU (vLLM's max_num_batched_tokens, SGLang's chunked_prefill_size)."""
+    return inp.chunk_tokens or adapter(inp.engine).default_prefill_chunk(inp.gpu, split)
+
+
+def _phase(terms: tuple[Term, ...]) -> Phase:
+    return Phase(total(terms), phase_bound(terms), terms)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.4g} ms"
+
+
+def _sum_text(terms: tuple[Term, ...]) -> str:
+    return " + ".join(_ms(t.seconds) for t in terms) + f" = {_ms(total(terms))}"
+
+
+def _draft_pass(
+    shape: Shape,
+    kv: KvSizing,
+    costs: list[GroupCost],
+    requests: float,
+    rates: Rates,
+    f: Factors,
+) -> tuple[Term, ...]:
+    """One draft pass for ``requests`` requests: the MTP layers (or, for EAGLE, one decoder
+    layer of the target's size), the LM head for their logits, one layer's KV and the layer
+    floor. A draft runs inside the target's step: no step overhead of its own."""
+    head = next((r for r in shape.roles if r.role == "lm_head"), None)
+    if shape.mtp_bytes_per_gpu:
+        layer_bytes, layer_params = shape.mtp_bytes_per_gpu, shape.mtp_params_per_gpu
+    else:
+        body = [r for r in shape.roles if r.role != "lm_head"]
+        layer_bytes = sum(r.bytes_per_gpu for r in body) / shape.layers
+        layer_params = sum(r.params_per_gpu for r in body) / shape.layers
+        x = shape.experts
+        if x is not None:
+            touched = x.touched(requests)
+            layer_bytes += touched * x.bytes_per_expert / x.group
+            layer_params += x.top_k * x.params_per_expert / x.group  # per token
+    terms = [
+        roofline(
+            "draft.gemm.layer",
+            layer_bytes,
+            2 * layer_params * requests,
+            rates.hbm_bytes_per_s,
+            rates.bf16_flops,
+        )
+    ]
+    if head is not None:
+        terms.append(
+            roofline(
+                "draft.gemm.lm_head",
+                head.bytes_per_gpu,
+                2 * head.params_per_gpu * requests,
+                rates.hbm_bytes_per_s,
+                rates.flops(head.dtype),
+            )
+        )
+    attn = next((c for c in costs if c.kind != "linear"), None)
+    if attn is not None and attn.layers:
+        terms.append(
+            roofline(
+                "draft.attention",
+                attn.bytes / attn.layers * requests,
+                attn.flops_per_query / attn.layers * requests,
+                rates.attention_bytes_per_s,
+                rates.bf16_flops,
+            )
+        )
+    terms.append(fixed("draft.overhead.layers", f.layer_seconds.value))
+    return tuple(terms)
+
+
+def estimate(
+    inp: PerfInputs,
+    split: Split,
+    replicas: int,
+    concurrency: int,
+    isl: int,
+    osl: int,
+    speculative: Speculative | None = None,
+    *,
+    gpus_per_node: int | None = None,
+    max_running: int | None = None,
+    calibration: Calibration | None = None,
+    factors: Factors | None = None,
+) -> Speed:
+    """The speed of ``replicas`` copies cut as ``split``, each serving ``concurrency`` requests
+    of ``isl`` input and ``osl`` output tokens. ``gpus_per_node``: where collectives leave
+    NVLink for the network (default: the GPU's own domain, ``node_gpus``); ``max_running``: the
+    requests one copy can run at once (an engine's request cap, or the users the KV pool holds;
+    None: all of them. The engines admit by the KV a request holds now, not at its last token,
+    so the memory model's users at the full context undercount what they run); ``factors``:
+    other fitted factors than ``data/perf.yaml``'s (the fit script's trials)."""
+    for name, value in (("replicas", replicas), ("concurrency", concurrency), ("isl", isl)):
+        if value < 1:
+            raise InputError(name, f"a positive integer, got {value}")
+    if osl < 1:
+        raise InputError("osl", f"a positive integer, got {osl}")
+    f = factors or perf_facts().factors
+    rates = achieved_rates(inp.gpu, f, calibration)
+    node = gpus_per_node or inp.gpu.node_gpus
+    shape = model_shape(inp, split)
+    kv = inp.kv_at(split.tp)
+    cfg, arch, engine = inp.cfg, inp.arch, inp.engine
+
+    # --- decode -----------------------------------------------------------------------------
+    # the engine runs at most ``max_running`` of the clients' requests at once; the rest wait
+    running = concurrency if max_running is None else max(1, min(concurrency, max_running))
+    per_rank = math.ceil(running / split.dp)
+    micro = math.ceil(per_rank / split.pp)  # a pipeline keeps pp micro-batches in flight
+    context = isl + (osl + 1) / 2
+    costs = decode_costs(kv, cfg, arch, context)
+    drafts = speculative.draft_tokens if speculative else 0
+    accepted = 1.0
+    if speculative is not None:
+        accepted = min(
+            acceptance(speculative.method, drafts).accepted_tokens_per_step, drafts + 1.0
+        )
+    q = 1 + drafts
+    step = Pass("decode", micro * q, micro * q, micro, tuple(costs), False)
+    decode = _phase(forward(step, shape, split, rates, f, node))
+    draft: Phase | None = None
+    step_seconds = decode.seconds
+    if speculative is not None:
+        draft = _phase(_draft_pass(shape, kv, costs, micro, rates, f))
+        step_seconds += drafts * draft.seconds
+    per_token = step_seconds / accepted
+
+    # --- prefill ----------------------------------------------------------------------------
+    budget = chunk_budget(inp, split)
+    pcosts = tuple(prefill_costs(kv, cfg, arch, isl))
+
+    def chunk(tokens: int, requests: int) -> tuple[Term, ...]:
+        p = Pass("prefill", tokens, requests, requests, pcosts, True)
+        return forward(p, shape, split, rates, f, node)
+
+    # a request prefills alone in its own steps; the share of arrivals that come in a burst
+    # queue behind each other and are packed up to the budget, ``batch`` prompts per step
+    full_chunks, last = divmod(isl, budget)
+    one = chunk(min(isl, budget), 1)
+    own = full_chunks * total(one) + (total(chunk(last, 1)) if last and full_chunks else 0.0)
+    if not full_chunks:
+        own = total(one)
+    batch = max(1, min(per_rank - 1, budget // isl))
+    packed = chunk(batch * isl, batch) if batch > 1 else one
+    per_queued = (total(packed) / batch if batch > 1 else own) / split.pp
+    prefill = _phase(one)
+    burst = f.burst_share.value
+    fixed_s = f.ttft_seconds(engine)
+    ahead = burst * (per_rank - 1) / 2 * per_queued
+    ttft = fixed_s + decode.seconds / 2 + own + ahead
+
+    # --- the closed loop --------------------------------------------------------------------
+    # DP-attention ranks meet at every MoE layer, so one rank's prefill holds the others too
+    prefills = per_rank * split.dp
+    decode_time = (osl - 1) * per_token
+    # GPU time per request's prefill: alone, or packed with a burst
+    gpu_prefill = (1 - burst) * own / split.pp + burst * per_queued
+    work = fixed_s + decode.seconds / 2 + prefills * gpu_prefill + decode_time
+    tpot = max(per_token, (work - ttft) / (osl - 1)) if osl > 1 else per_token
+    e2e = ttft + (osl - 1) * tpot
+    # admission: clients beyond the running requests wait whole requests for a slot; each
+    # client's cycle is concurrency / running requests long, the engine's throughput unchanged
+    admission = e2e * (concurrency / running - 1)
+    ttft += admission
+    per_copy = running * osl / e2e
+    per_gpu = per_copy / split.gpus
+    speed_formula = Formula(
+        decode_step=_sum_text(decode.terms),
+        prefill_step=_sum_text(prefill.terms),
+        ttft=(
+            f"{_ms(fixed_s)} + {_ms(decode.seconds)} / 2 + {_ms(own)} + {burst:.3g} × "
+            f"({per_rank} − 1) / 2 × {_ms(per_queued)}"
+            + (f" + {_ms(e2e)} × ({concurrency} / {running} − 1)" if admission else "")
+            + f" = {_ms(ttft)}"
+        ),
+        tpot=(
+            f"max(({_ms(decode.seconds)} + {drafts} × {_ms(draft.seconds if draft else 0.0)})"
+            f" / {accepted:.3g}, ({_ms(work)} − {_ms(ttft - admission)}) / ({osl} − 1))"
+            f" = {_ms(tpot)}"
+            if osl > 1
+            else f"{_ms(tpot)}"
+        ),
+        per_gpu=(f"{running} × {osl} / ({_ms(e2e)}) / {split.gpus} = {per_gpu:.4g} /s"),
+    )
+    return Speed(
+        ttft_ms=ttft * 1e3,
+        tpot_ms=tpot * 1e3,
+        output_tokens_per_s_per_user=1.0 / tpot,
+        output_tokens_per_s_per_gpu=per_gpu,
+        output_tokens_per_s=per_copy * replicas,
+        decode_bound=decode.bound,
+        prefill_bound=prefill.bound,
+        decode=decode,
+        draft=draft,
+        prefill=prefill,
+        accepted_tokens_per_step=accepted,
+        chunk_tokens=budget,
+        gpus=split.gpus * replicas,
+        measured=rates.measured,
+        formula=speed_formula,
+    )

@@ -1,0 +1,85 @@
+"""The speed model's facts: every GPU carries the figures it needs with sources, every factor
+and acceptance length in data/perf.yaml names where it comes from, and the measured rows the
+bench reads are the shared file's, mapped to bundled configs."""
+
+from __future__ import annotations
+
+from engine.hardware.gpus import all_gpus, lookup_gpu
+from engine.perf.factors import acceptance, perf_facts
+from engine.rules import DATA_DIR
+from tools.perf_rows import MODELS, case_of, cases, config_for, load_rows
+
+
+def test_every_gpu_has_bandwidth_tensor_rates_links_and_a_network_with_sources() -> None:
+    gpus = all_gpus()
+    assert {"MI300X", "MI325X", "MI355X"} <= {g.key for g in gpus}
+    for g in gpus:
+        assert g.bandwidth_bytes_per_s > 0 and g.bf16_tflops > 0
+        assert g.interconnect_bytes_per_s > 0 and g.network_bytes_per_s > 0
+        assert g.node_gpus >= 1 and g.network_source
+        assert g.dense_tensor_flops("fp8") >= g.dense_tensor_flops("bf16")
+        assert g.dense_tensor_flops("fp4") >= g.dense_tensor_flops("fp8")
+
+
+def test_network_per_gpu_follows_aiconfigurator_and_nvl72_is_one_nvlink_domain() -> None:
+    assert lookup_gpu("H200").network_bytes_per_s == 50e9  # 400 Gb/s CX7 per GPU
+    assert lookup_gpu("B200").network_bytes_per_s == 100e9  # 800 Gb/s CX8 per GPU
+    assert lookup_gpu("GB200").node_gpus == 72
+    assert lookup_gpu("H100 SXM").node_gpus == 8
+
+
+def test_fp8_on_a_gpu_without_fp8_tensor_cores_runs_at_the_bf16_rate() -> None:
+    a100 = lookup_gpu("A100 80GB")
+    assert a100.dense_tensor_flops("fp8") == a100.dense_tensor_flops("bf16") == 312e12
+    h100 = lookup_gpu("H100 SXM")
+    assert h100.dense_tensor_flops("fp4") == h100.dense_tensor_flops("fp8") == 1978e12
+
+
+def test_every_factor_and_acceptance_length_names_its_source() -> None:
+    facts = perf_facts()
+    for name, factor in facts.factors:
+        assert factor.source, name
+        if factor.fitted:
+            assert "fit_perf" in factor.source or "initial" in factor.source, name
+    assert not facts.factors.bus_efficiency.fitted  # NCCL's own figure, not fitted
+    for row in facts.speculative:
+        assert row.source and row.accepted_tokens_per_step <= row.draft_tokens + 1
+    assert acceptance("mtp", 1).accepted_tokens_per_step == 1.85
+    assert acceptance("mtp", 3).accepted_tokens_per_step == 2.18
+
+
+def test_the_fit_recorded_its_errors_and_its_leave_out_checks() -> None:
+    import yaml
+
+    doc = yaml.safe_load((DATA_DIR / "perf.yaml").read_text(encoding="utf-8"))
+    fit = doc["fit"]
+    assert fit["rows"] >= 90
+    for check in ("in_sample", "leave_one_model_out", "leave_one_gpu_out"):
+        assert set(fit[check]) >= {"tpot", "ttft", "tps_per_gpu"}
+
+
+def test_the_measured_rows_are_the_shared_files_and_map_to_bundled_configs() -> None:
+    rows = load_rows()
+    assert len(rows) == 257
+    used, skipped = cases(rows)
+    assert len(used) >= 100
+    assert {s.why for s in skipped} >= {"disaggregated prefill / decode"}
+    for config in set(MODELS.values()):
+        for precision in ("bf16", "fp8", "fp4"):
+            assert config_for(config, precision).num_hidden_layers > 0
+
+
+def test_a_row_states_its_precision_and_the_harness_sets_it() -> None:
+    llama = config_for("meta-llama/Meta-Llama-3.1-70B", "fp4")
+    assert (llama.quantization_config or {}).get("quant_algo") == "NVFP4"
+    gpt = config_for("openai/gpt-oss-120b", "fp4")  # keeps its own MXFP4 experts
+    assert (gpt.quantization_config or {}).get("quant_method") == "mxfp4"
+    assert config_for("Qwen/Qwen3-32B", "bf16").quantization_config is None
+
+
+def test_aiconfigurator_rows_that_count_ep_inside_tp_size_run_on_tp_over_ep_gpus() -> None:
+    # silicon_sample.csv: "..._c4_tp8_ep8_1015" with tp_size 64 and moe_ep 8 -> TP 8 on 8 GPUs
+    row = next(r for r in load_rows() if r["id"] == "aicss-003")
+    assert row["tp"] == 64 and row["ep"] == 8
+    case = case_of(row)
+    assert not isinstance(case, str) and getattr(case, "tp", None) == 8

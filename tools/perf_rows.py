@@ -1,0 +1,243 @@
+"""The measured rows the speed model is checked and fitted on, and the model's prediction of each.
+
+``data/perf/measured.jsonl`` is a verbatim copy of shared/perf/measured.jsonl (see
+data/perf/README.md). A row is used when its conditions are complete: numeric ISL, OSL and
+concurrency, a TP size, not disaggregated, no speculative decoding, a GPU in the catalog and a
+model this harness maps to a bundled config. Harness plumbing, not engine rules:
+
+* the model a row names maps to a bundled config (``MODELS``); a row stating another weight
+  precision than the config's gets that precision as a ``quantization_config`` (NVFP4 via
+  ModelOpt, FP8 per tensor or in 128 × 128 blocks, BF16 without one);
+* TensorRT-LLM rows run through the vLLM adapter (chunk budget and step cost), labelled so;
+* aiconfigurator's CSV counts EP inside ``tp_size`` for some SGLang runs (``tp_size`` 64 with
+  moe_ep 8 for runs whose id says ``tp8_ep8``): a copy wider than one 8-GPU node with EP is
+  read as TP = tp_size / EP on tp_size / EP GPUs;
+* measured output tokens/s per GPU is the row's own figure where it has one, else derived from
+  its TTFT and TPOT as concurrency × OSL / (TTFT + (OSL − 1) × TPOT) / GPUs (``tps_derived``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from engine.errors import InputError
+from engine.hardware.gpus import lookup_gpu
+from engine.launch.memory import Engine, Split
+from engine.model.config import ModelConfig
+from engine.model.loader import catalog_path, load_model
+from engine.perf import ModelInputs, Speed, estimate, model_inputs
+from engine.perf.factors import Factors
+from engine.rules import DATA_DIR
+
+MEASURED = DATA_DIR / "perf" / "measured.jsonl"
+NODE_GPUS = 8
+
+# model name in a row -> the bundled catalog config (data/models/)
+MODELS: dict[str, str] = {
+    "deepseek-ai/DeepSeek-R1": "deepseek-ai/DeepSeek-R1",
+    "deepseek-ai/DeepSeek-R1-0528": "deepseek-ai/DeepSeek-R1",
+    "deepseek-ai/DeepSeek-V3": "deepseek-ai/DeepSeek-V3",
+    "meta-llama/Llama-3.1-70B": "meta-llama/Meta-Llama-3.1-70B",
+    "meta-llama/Llama-3.1-8B-Instruct": "meta-llama/Meta-Llama-3.1-8B",
+    "nvidia/Llama-3.1-8B-Instruct-FP8": "meta-llama/Meta-Llama-3.1-8B",
+    "nvidia/Llama-3.3-70B-Instruct-FP8": "meta-llama/Llama-3.3-70B-Instruct",
+    "nvidia/Llama-3.3-70B-Instruct-FP4": "meta-llama/Llama-3.3-70B-Instruct",
+    "Qwen/Qwen3-32B": "Qwen/Qwen3-32B",
+    "Qwen/Qwen3-32B-FP8": "Qwen/Qwen3-32B",
+    "Qwen/Qwen3-235B-A22B-FP8": "Qwen/Qwen3-235B-A22B",
+    "nvidia/Qwen3-30B-A3B-FP4": "Qwen/Qwen3-30B-A3B",
+    "Qwen/Qwen3-8B": "Qwen/Qwen3-8B",
+    "openai/gpt-oss-120b": "openai/gpt-oss-120b",
+    "openai/gpt-oss-20b": "openai/gpt-oss-20b",
+    "moonshotai/Kimi-K2.5": "moonshotai/Kimi-K2.5",
+}
+
+NVFP4 = {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16}
+FP8_BLOCK = {
+    "quant_method": "fp8",
+    "fmt": "e4m3",
+    "activation_scheme": "dynamic",
+    "weight_block_size": [128, 128],
+}
+FP8_TENSOR = {"quant_method": "fp8", "activation_scheme": "dynamic"}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One usable row: the conditions the model is run at and what was measured."""
+
+    id: str
+    source: str
+    model: str
+    config: str
+    precision: str
+    gpu: str
+    engine: str  # as the row says (vllm, sglang, trtllm ...)
+    adapter: Engine
+    tp: int
+    dp: int
+    ep: bool
+    pp: int
+    concurrency: int
+    isl: int
+    osl: int
+    tpot_ms: float | None
+    ttft_ms: float | None
+    tps_per_gpu: float | None
+    tps_derived: bool
+
+
+@dataclass(frozen=True)
+class Skip:
+    id: str
+    source: str
+    why: str
+
+
+def load_rows(path: Path = MEASURED) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int | float) and math.isfinite(v) and v > 0:
+        return float(v)
+    return None
+
+
+def _precision(label: str) -> str:
+    text = label.lower()
+    if text.startswith("fp4"):
+        return "fp4"
+    if text.startswith("fp8"):
+        return "fp8-block" if "fp8_block" in text else "fp8"
+    return "bf16"
+
+
+def _engine(label: str) -> str:
+    return label.split()[0].lower() if label else ""
+
+
+def case_of(row: dict[str, Any]) -> Case | Skip:
+    rid, source = str(row.get("id")), str(row.get("source"))
+    if row.get("disaggregated"):
+        return Skip(rid, source, "disaggregated prefill / decode")
+    spec = str(row.get("spec_decoding") or "none").lower()
+    if not spec.startswith("none"):
+        return Skip(rid, source, "speculative decoding")
+    isl, osl, conc, tp = (_num(row.get(k)) for k in ("isl", "osl", "concurrency", "tp"))
+    if isl is None or osl is None or conc is None or tp is None:
+        return Skip(rid, source, "conditions incomplete (ISL, OSL, concurrency or TP)")
+    model = str(row.get("model"))
+    config = MODELS.get(model)
+    if config is None:
+        return Skip(rid, source, f"no bundled config for {model}")
+    try:
+        gpu = lookup_gpu(str(row.get("gpu"))).key
+    except InputError:
+        return Skip(rid, source, f"GPU {row.get('gpu')} not in the catalog")
+    engine = _engine(str(row.get("engine") or ""))
+    adapter: Engine = "sglang" if engine == "sglang" else "vllm"
+    ep_size = int(_num(row.get("ep")) or 1)
+    dp = int(_num(row.get("dp")) or 1) if row.get("dp_attention") else 1
+    pp = int(_num(row.get("pp")) or 1)
+    tp_i = int(tp)
+    if ep_size > 1 and tp_i > NODE_GPUS and tp_i % ep_size == 0 and pp == 1:
+        tp_i //= ep_size  # tp_size holds TP x EP (see the module docstring)
+    tpot = _num(row.get("tpot_mean_ms")) or _num(row.get("tpot_median_ms"))
+    ttft = _num(row.get("ttft_mean_ms")) or _num(row.get("ttft_median_ms"))
+    gpus = tp_i * dp * pp
+    tps = _num(row.get("output_tps_per_gpu"))
+    derived = False
+    if tps is None and _num(row.get("output_tps_total")):
+        tps = float(row["output_tps_total"]) / gpus
+    if tps is None and tpot and ttft:
+        tps = conc * osl / ((ttft + (osl - 1) * tpot) / 1e3) / gpus
+        derived = True
+    return Case(
+        rid, source, model, config, _precision(str(row.get("weight_precision") or "")),
+        str(gpu), engine, adapter, tp_i, dp, ep_size > 1, pp, int(conc), int(isl), int(osl),
+        tpot, ttft, tps, derived,
+    )  # fmt: skip
+
+
+def cases(rows: Iterable[dict[str, Any]]) -> tuple[list[Case], list[Skip]]:
+    used: list[Case] = []
+    skipped: list[Skip] = []
+    for row in rows:
+        c = case_of(row)
+        (used if isinstance(c, Case) else skipped).append(c)  # type: ignore[arg-type]
+    return used, skipped
+
+
+def _raw_config(config: str) -> dict[str, Any]:
+    path = catalog_path(config)
+    assert path is not None, config
+    raw: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return raw
+
+
+def _has_quant(raw: dict[str, Any], method: str) -> bool:
+    qc = raw.get("quantization_config") or (raw.get("text_config") or {}).get("quantization_config")
+    return isinstance(qc, dict) and qc.get("quant_method") == method
+
+
+@cache
+def config_for(config: str, precision: str) -> ModelConfig:
+    """The bundled config with the row's weight precision."""
+    raw = _raw_config(config)
+    if precision == "fp4" and not _has_quant(raw, "mxfp4"):
+        raw = {**raw, "quantization_config": NVFP4}
+    elif precision.startswith("fp8") and not _has_quant(raw, "fp8"):
+        raw = {**raw, "quantization_config": FP8_BLOCK if precision == "fp8-block" else FP8_TENSOR}
+    elif precision == "bf16":
+        raw = {k: v for k, v in raw.items() if k != "quantization_config"}
+    return load_model(raw, name=config).config
+
+
+@cache
+def inputs_for(config: str, precision: str, gpu: str, adapter: Engine) -> ModelInputs:
+    return model_inputs(config_for(config, precision), lookup_gpu(gpu), adapter)
+
+
+def predict(c: Case, factors: Factors | None = None) -> Speed:
+    inp = inputs_for(c.config, c.precision, c.gpu, c.adapter)
+    split = Split(c.tp, c.dp, c.pp, c.ep)
+    return estimate(
+        inp, split, 1, c.concurrency, c.isl, c.osl, gpus_per_node=NODE_GPUS, factors=factors
+    )
+
+
+def rel_error(predicted: float, measured: float | None) -> float | None:
+    return None if not measured else abs(predicted - measured) / measured
+
+
+@dataclass(frozen=True)
+class Errors:
+    tpot: float | None
+    ttft: float | None
+    tps: float | None
+
+
+def errors(c: Case, s: Speed) -> Errors:
+    return Errors(
+        rel_error(s.tpot_ms, c.tpot_ms),
+        rel_error(s.ttft_ms, c.ttft_ms),
+        rel_error(s.output_tokens_per_s_per_gpu, c.tps_per_gpu),
+    )
+
+
+def median_p90(values: list[float]) -> tuple[float, float, int]:
+    if not values:
+        return math.nan, math.nan, 0
+    v = sorted(values)
+    p90 = v[min(len(v) - 1, math.ceil(0.9 * len(v)) - 1)]
+    return statistics.median(v), p90, len(v)
