@@ -20,7 +20,7 @@ if str(ROOT) not in sys.path:  # AppTest and `streamlit run` from elsewhere
 
 from engine.errors import InputError  # noqa: E402
 from engine.present.safe import inert  # noqa: E402
-from ui import sidebar  # noqa: E402
+from ui import show, sidebar  # noqa: E402
 from ui import state as S  # noqa: E402
 from ui.lang import T  # noqa: E402
 from ui.nav import DEFAULT_PAGE, SECTIONS  # noqa: E402
@@ -67,6 +67,7 @@ def _sidebar() -> None:
 
 
 st.session_state[S.FULL_RUN] = True
+show.new_run()
 with st.sidebar:
     _sidebar()
 for warning in st.session_state.get(S.WARNINGS, []):

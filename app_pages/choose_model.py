@@ -8,11 +8,13 @@ from engine.present import charts_data as C
 from ui import state as S
 from ui import tables
 from ui.lang import T
+from ui.lang import current as reading_lang
 
 
 @st.fragment(key="choose.catalog")
 def catalog() -> None:
     rows = C.catalog_rows()
+    lang = reading_lang()
     query = st.text_input(
         T("choose.search"),
         key="choose.search",
@@ -20,13 +22,18 @@ def catalog() -> None:
         max_chars=100,
     ).strip()
     words = query.lower().split()
-    hits = [r for r in rows if all(w in f"{r.name} {r.family}".lower() for w in words)]
+    # the family matches as the reader reads it and as it is spelled in English ("MoE", "sliding")
+    hits = [
+        r
+        for r in rows
+        if all(w in f"{r.name} {r.family} {r.family_in(lang)}".lower() for w in words)
+    ]
     st.caption(T("choose.count", shown=len(hits), total=len(rows)))
     table = tables.frame(
         [
             {
                 "model": r.name,
-                "family": r.family,
+                "family": r.family_in(lang),
                 "layers": r.layers,
                 "params_b": r.params_b,
                 "active_b": r.active_b,

@@ -4,9 +4,11 @@ and whether the checkpoint fits."""
 import streamlit as st
 
 from engine.hardware.gates import kernel_gates
+from engine.hardware.gpus import gpu_note
 from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.units import gib, tb_per_s
+from engine.present.words import say
 from ui import show, tables
 from ui import state as S
 from ui.lang import T, current
@@ -86,7 +88,8 @@ show.numbers(C.fit_shown(d, lang))
 
 kg = kernel_gates()
 family_source = {"DSA": kg.dsa.source, "MLA": kg.mla.source}.get(d.family.attention_family, "")
+note = gpu_note(g)
 show.sources(
     [g.source, g.device_memory_source, family_source, kg.weights["source"]],
-    notes=[g.note] if g.note else [],
+    notes=[say(note, lang)] if note is not None else [],
 )

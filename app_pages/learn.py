@@ -6,6 +6,7 @@ import streamlit as st
 from engine.errors import InputError
 from engine.present import charts_data as C
 from engine.present import learn
+from engine.present.words import say
 from ui import charts, memo, show, tables
 from ui import state as S
 from ui.lang import T, current
@@ -74,8 +75,13 @@ if ai is not None:
     charts.draw(charts.intensity(ai), T("learn.intensity_caption", ridge=f"{ai.ridge:,.0f}"))
     with st.expander(T("common.formula")):
         st.code(
-            f"ridge ({d.gpu.key}, BF16 dense): {ai.ridge_formula}\ndecode: "
-            f"{ai.decode_formula}\nprefill: {ai.prefill_formula}",
+            "\n".join(
+                [
+                    T("learn.formula.ridge", gpu=d.gpu.key, formula=ai.ridge_formula),
+                    T("learn.formula.decode", formula=say(ai.decode_formula, lang)),
+                    T("learn.formula.prefill", formula=say(ai.prefill_formula, lang)),
+                ]
+            ),
             language=None,
             wrap_lines=True,
         )

@@ -21,14 +21,16 @@ from engine.measure.kernels.dims import LayerGroup
 from engine.present import charts_data as C
 from engine.present.safe import inert
 from engine.present.sources import clean
+from engine.present.words import say, say_all
 from engine.scenario import ENGINE_LABELS
 from ui import state as S
 from ui import tables
-from ui.lang import T
+from ui.lang import T, current
 
 BACKCALC = "measure.result.backcalc"
 KERNELS = "measure.result.kernels"
 
+lang = current()
 st.title(T("nav.measure"))
 d = S.study_or_stop()
 s = d.scenario
@@ -56,12 +58,10 @@ st.code("\n".join(metrics_commands(s.engine)), language="bash")
 def backcalc() -> None:
     """The log / metrics boxes, the button and the comparison: reading a log reruns only them."""
     st.subheader(T("measure.backcalc"))
+    st.caption(T("measure.backcalc_caption"))
     left, right = st.columns(2)
     log = left.text_area(
-        T("measure.log"),
-        key="measure.log",
-        height=180,
-        placeholder="… Available KV cache memory: 38.47 GiB … GPU KV cache size: 587,776 tokens",
+        T("measure.log"), key="measure.log", height=180, placeholder=T("measure.log_placeholder")
     )
     metrics = right.text_area(T("measure.metrics"), key="measure.metrics", height=180)
     if st.button(T("measure.go"), key="measure.go"):
@@ -87,16 +87,11 @@ def backcalc() -> None:
             C.gib(result.kv_bytes_available),
             help=T("shown.exact_bytes", bytes=f"{result.kv_bytes_available:,}"),
         )
-        st.info(inert(clean(result.explanation)))
+        st.info(inert(" ".join(say_all(result.findings, lang))))
         with st.expander(T("measure.evidence")):
-            st.code(
-                f"{result.kv_bytes_available:,} B ÷ {result.tokens_capacity:,} tokens = "
-                f"{result.bytes_per_token_measured:,.1f} B/token; predicted "
-                f"{result.bytes_per_token_predicted:,.0f} B/token at TP {outcome.tp}",
-                language=None,
-                wrap_lines=True,
-            )
-            st.markdown("\n".join(f"- {inert(clean(e))}" for e in result.evidence))
+            formula = [say(result.formula, lang), *result.notes]
+            st.code("\n".join(formula), language=None, wrap_lines=True)
+            st.markdown("\n".join(f"- {inert(say(e, lang))}" for e in result.evidence))
 
 
 @st.fragment(key="measure.kernels")
@@ -129,9 +124,7 @@ def kernels() -> None:
         else:
             dims = PRESETS[preset]()
         try:
-            rows: object = [r.as_dict() for r in run_all(
-                device, dims, progress, layer_groups=groups, hybrid_block=block
-            )]  # fmt: skip
+            rows: object = run_all(device, dims, progress, layer_groups=groups, hybrid_block=block)
         except InputError as err:
             rows = str(err)
         bar.empty()
@@ -141,22 +134,11 @@ def kernels() -> None:
     if isinstance(rows, str):
         st.error(inert(rows))
     elif isinstance(rows, list):
-        passed = sum(1 for r in rows if r["passed"])
+        passed = sum(1 for r in rows if r.as_dict()["passed"])
         st.caption(T("measure.passed", passed=passed, total=len(rows)))
         tables.show(
             tables.frame(
-                [
-                    {
-                        "passed": bool(r["passed"]),
-                        "name": r["name"],
-                        "check": r["check"],
-                        "measured": r["measured"],
-                        "expected": r["expected"],
-                        "unit": r["unit"],
-                        "note": clean(str(r["note"])) or None,
-                    }
-                    for r in rows
-                ],
+                [{**r.as_dict(), "note": clean(r.note_in(lang)) or None} for r in rows],
                 ["passed", "name", "check", "measured", "expected", "unit", "note"],
             ),
             {

@@ -98,6 +98,9 @@ class FakeCheck:
             "note": "",
         }
 
+    def note_in(self, lang: str) -> str:
+        return ""
+
 
 def test_measure_keeps_both_results_across_reruns(monkeypatch: pytest.MonkeyPatch) -> None:
     runner = types.ModuleType("engine.measure.kernels.runner")  # no torch import either

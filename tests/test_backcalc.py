@@ -28,6 +28,7 @@ from engine.measure.backcalc import (
     family_kind,
     parse_engine_text,
 )
+from engine.present.words import say
 
 
 def cli_main(argv: list[str], predict: Any) -> int:
@@ -218,7 +219,7 @@ def test_older_vllm_metrics_without_size_tokens_fall_back_to_blocks_times_block_
     reading = parse_engine_text("", metrics)
     assert reading.tokens_capacity == 27000 * 16
     assert reading.usage_ratio == 0.5
-    assert any("not group-aware" in line for line in reading.evidence)
+    assert any("not group-aware" in say(e) for e in reading.evidence)
 
 
 def test_vllm_merged_capacity_line_of_newer_releases() -> None:
@@ -462,7 +463,7 @@ def test_family_names_are_matched_loosely() -> None:
     assert family_kind("gqa") == "dense" and family_kind("???") == "other"
 
 
-def test_result_json_has_the_seven_keys() -> None:
+def test_result_json_keeps_the_seven_keys_and_adds_the_findings_codes() -> None:
     reading = parse_engine_text(vllm_log(LLAMA_AVAILABLE, LLAMA_TOKENS, 8192, LLAMA_CONC), None)
     data = json.loads(backcalculate(reading, LLAMA_8B_BF16, 1, "gqa").to_json())
     assert list(data) == [
@@ -473,7 +474,13 @@ def test_result_json_has_the_seven_keys() -> None:
         "bytes_per_token_predicted",
         "ratio",
         "explanation",
+        "explanation_codes",
     ]
+    # the explanation is the findings' English sentences, each finding a code with its values
+    codes = data["explanation_codes"]
+    assert [c["code"] for c in codes][:2] == ["measure.compared", "measure.agrees"]
+    assert data["explanation"] == " ".join(c["text"] for c in codes)
+    assert codes[0]["params"]["ratio"] == pytest.approx(data["ratio"], abs=1e-3)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from engine.measure.backcalc import backcalculate, parse_engine_text
 from engine.measure.data import measure_facts
 from engine.measure.kernels import __main__ as kernels_cli
 from engine.measure.logs import MAX_HITS, scan_log
+from engine.present.words import say
 
 
 def cli_main(argv: list[str], predict: Any) -> int:
@@ -197,7 +198,7 @@ def test_a_usage_metric_that_is_nan_is_left_out_with_a_note() -> None:
     reading, seconds = timed(lambda: parse_engine_text(None, metrics))
     assert seconds < FAST
     assert reading.tokens_capacity == 1600 and reading.usage_ratio is None
-    assert sum("usage_ratio left out" in e for e in reading.evidence) == 2
+    assert sum("usage_ratio left out" in say(e) for e in reading.evidence) == 2
 
 
 def test_launch_arguments_that_are_not_numbers_are_left_out_with_a_note() -> None:
@@ -208,7 +209,7 @@ def test_launch_arguments_that_are_not_numbers_are_left_out_with_a_note() -> Non
     assert seconds < FAST
     assert reading.max_model_len == 8192  # from the 'Maximum concurrency' line instead
     assert reading.memory_fraction is None
-    assert any("memory_fraction left out" in e for e in reading.evidence)
+    assert any("memory_fraction left out" in say(e) for e in reading.evidence)
     assert backcalculate(reading, 131_072, 1, "gqa").tokens_capacity == 34_952
 
 

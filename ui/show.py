@@ -23,6 +23,7 @@ from ui import tables
 from ui.lang import T, current
 
 P = ParamSpec("P")
+SOURCE_KEY = "pb-sources"  # tools.page_text reads it: a citation is quoted, not worded
 T_ = TypeVar("T_")
 
 
@@ -158,14 +159,33 @@ def sources(
     if not refs:
         return
     body = "\n".join(f"- {r.markdown()}" for r in refs)
-    for note in notes:
-        body += "\n\n" + T("common.data_note", note=clean(note))
+    remarks = "\n\n".join(T("common.data_note", note=clean(n)) for n in notes)
     if inline:
         st.caption(T("common.sources"))
-        st.markdown(body)
+        _quoted(body, remarks)
         return
     with st.expander(T("common.sources"), expanded=expanded, icon=":material/menu_book:"):
+        _quoted(body, remarks)
+
+
+SOURCES_SEEN = "pb.sources_drawn"
+
+
+def new_run() -> None:
+    """A new script run: the sources lists it draws are numbered from 1 again."""
+    st.session_state[SOURCES_SEEN] = 0
+
+
+def _quoted(body: str, remarks: str) -> None:
+    """The list of sources in a container keyed ``pb-sources-<n>``: the titles are quoted as the
+    sources title themselves (the browser's language check reads the key); the app's own remarks
+    on them follow outside it, in the reader's language."""
+    n = int(st.session_state.get(SOURCES_SEEN, 0)) + 1
+    st.session_state[SOURCES_SEEN] = n
+    with st.container(key=f"{SOURCE_KEY}-{n}"):
         st.markdown(body)
+    if remarks:
+        st.markdown(remarks)
 
 
 def download(artifact: Artifact, key: str, blocked: bool = False) -> None:

@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from engine.decision import Code, Decision
 from engine.errors import InputError
 from engine.rules import DATA_DIR, load_data
 
@@ -228,6 +229,22 @@ def aliases(key: str) -> tuple[str, ...]:
     """The other spellings ``lookup_gpu`` accepts for ``key``, as the catalog lists them (its
     display name, case, spaces and vendor words aside)."""
     return _catalog().aliases.get(key, ())
+
+
+def note_code(key: str) -> str:
+    """The code that words a GPU's note: ``gpu.note.a100_80gb_pcie``."""
+    return "gpu.note." + re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
+
+
+# What the data says about a row's figures, worded once per language (data/i18n/<lang>/gpus.yaml;
+# a test keeps the English equal to the note in gpus.yaml, as a reader sees it).
+GPU_NOTE = {g.key: Code(note_code(g.key)) for g in all_gpus() if g.note}
+
+
+def gpu_note(gpu: Gpu) -> Decision | None:
+    """The GPU's note as a decision (None: the row has no note)."""
+    code = GPU_NOTE.get(gpu.key)
+    return code() if code is not None else None
 
 
 def _common_prefix_len(a: str, b: str) -> int:

@@ -6,6 +6,7 @@ them, ``data/measure.yaml`` says where each line comes from). Their quotient is 
 own per-rank accounting, which the sizing step (2) has to agree with. Where they disagree, the
 size of the ratio points at the cause (an MLA latent replicated on every TP rank, hybrid block
 rounding and recurrent state pages, a KV dtype the engine chose, a different memory fraction).
+Each finding is a decision with a code; the catalogs word it (data/i18n/<lang>/measure.yaml).
 
 The reading, the first launch and the CLI live in their own modules; their public names are
 importable from here too.
@@ -17,15 +18,18 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
+from engine.decision import Code, Decimal, Decision, Name, Tokens
 from engine.engines import adapter, check_engine
 from engine.errors import InputError
+from engine.i18n import DEFAULT_LANG, Lang
 from engine.measure.data import measure_facts
 from engine.measure.first_launch import default_port, first_launch, metrics_commands, minimal_launch
 from engine.measure.inputs import GIB
 from engine.measure.parse import parse_engine_text
-from engine.measure.reading import EngineReading
+from engine.measure.reading import EngineReading, as_printed
+from engine.present.words import as_json, say_all
 from engine.rules import engine_rules
 from engine.software.tables import Engine
 
@@ -57,13 +61,35 @@ class BackcalcResult:
     bytes_per_token_measured: float
     bytes_per_token_predicted: float
     ratio: float
-    explanation: str
+    findings: tuple[Decision, ...]
+    notes: tuple[str, ...] = ()
     family: str = ""
     tp: int = 1
-    evidence: tuple[str, ...] = field(default=())
+    evidence: tuple[Decision, ...] = field(default=())
 
-    def as_dict(self) -> dict[str, str | int | float]:
-        """The seven public fields, in the order the CLI prints them."""
+    def explain(self, lang: Lang = DEFAULT_LANG) -> str:
+        """The findings in ``lang``, one sentence each, then the sizing step's notes."""
+        return " ".join([*say_all(self.findings, lang), *self.notes])
+
+    @property
+    def explanation(self) -> str:
+        """The findings in English (the CLI's and the JSON's ``explanation``)."""
+        return self.explain()
+
+    @property
+    def formula(self) -> Decision:
+        """Bytes per token as the pool gives it, beside the prediction."""
+        return PER_TOKEN(
+            pool=self.kv_bytes_available,
+            tokens=self.tokens_capacity,
+            measured=Decimal(self.bytes_per_token_measured, 1),
+            predicted=Decimal(self.bytes_per_token_predicted, 0),
+            tp=self.tp,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The seven public fields, in the order the CLI prints them, then the findings as
+        codes with their parameters (``explanation`` is their English sentences)."""
         return {
             "engine": self.engine,
             "tokens_capacity": self.tokens_capacity,
@@ -72,6 +98,7 @@ class BackcalcResult:
             "bytes_per_token_predicted": round(self.bytes_per_token_predicted, 1),
             "ratio": round(self.ratio, 4),
             "explanation": self.explanation,
+            "explanation_codes": [as_json(d) for d in self.findings],
         }
 
     def to_json(self) -> str:
@@ -99,6 +126,38 @@ def family_kind(family: str) -> FamilyKind:
 
 _ONE_BYTE_DTYPES = ("fp8", "float8", "uint8", "int8", "e4m3", "e5m2")
 
+# What the comparison found, one code per finding (worded in data/i18n/<lang>/measure.yaml).
+COMPARED = Code("measure.compared", "measured", "pool", "tokens", "predicted", "ratio")
+CP_MULTIPLIED = Code("measure.cp_multiplied", "cp")
+AGREES = Code("measure.agrees")
+AGREES_MLA = Code("measure.agrees.mla_replicated", "family", "tp")
+AGREES_OWN_STATE_POOL = Code("measure.agrees.own_state_pool", "engine")
+OFF_BY_TP = Code("measure.off_by_tp", "tp", "measured")
+PACKED_MLA = Code("measure.packed_mla", "packed", "elements")
+HYBRID = Code("measure.hybrid")
+HYBRID_VLLM = Code("measure.hybrid.vllm", "length", "extra")
+HYBRID_ROUNDING = Code(
+    "measure.hybrid.rounding", "rounding", "length", "blocks", "block", "rounded", "state"
+)
+HYBRID_STATE_PADDING = Code("measure.hybrid.state_padding", "state", "held")
+HYBRID_STATE_PAGES = Code("measure.hybrid.state_pages", "state", "held")
+DTYPE_MISMATCH = Code("measure.dtype.mismatch", "ratio", "stored", "assumed", "printed")
+DTYPE_NOT_PRINTED = Code("measure.dtype.not_printed")
+DTYPE_AUTO = Code("measure.dtype.auto")
+DTYPE_AS_LOGGED = Code("measure.dtype.as_logged", "dtype", "size")
+DTYPE_PRINTED = Code("measure.dtype.printed", "dtype")
+DTYPE_ENGINE_DSA = Code("measure.dtype.engine_dsa", "engine", "hopper", "blackwell")
+DTYPE_ENGINE_AUTO = Code("measure.dtype.engine_auto", "engine")
+KV_HEADS_FACTOR_2 = Code("measure.kv_heads.factor_2", "tp")
+KV_HEADS_FACTOR = Code("measure.kv_heads.factor", "factor", "tp")
+UNEXPLAINED = Code("measure.unexplained", "dtype", "tp")
+MEMORY_FRACTION = Code("measure.memory_fraction", "flag", "value")
+MEMORY_FRACTION_MORE = Code("measure.memory_fraction.more", "flag", "value", "planned", "delta")
+MEMORY_FRACTION_LESS = Code("measure.memory_fraction.less", "flag", "value", "planned", "delta")
+STATE_POOL = Code("measure.state_pool", "slots", "each")
+# The formula under the comparison: the pool's bytes over its tokens.
+PER_TOKEN = Code("measure.formula.per_token", "pool", "tokens", "measured", "predicted", "tp")
+
 
 def _packed_mla_ratios() -> tuple[float, float]:
     """Packed fp8_ds_mla row over the plain latent, against a 2-byte and a 1-byte prediction
@@ -112,12 +171,13 @@ def _near(value: float, target: float, tolerance: float) -> bool:
     return abs(value / target - 1.0) <= tolerance
 
 
-def _fmt_bytes(value: float) -> str:
+def _size(value: float) -> Decimal:
+    """A byte figure in the unit that reads best: GiB, MiB or B."""
     if value >= GIB:
-        return f"{value / GIB:,.2f} GiB"
+        return Decimal(value / GIB, 2, "GiB")
     if value >= 1024**2:
-        return f"{value / 1024**2:,.1f} MiB"
-    return f"{value:,.0f} B"
+        return Decimal(value / 1024**2, 1, "MiB")
+    return Decimal(value, 0, "B")
 
 
 def _dtype_bytes(dtype: str | None) -> int | None:
@@ -131,97 +191,88 @@ def _dtype_bytes(dtype: str | None) -> int | None:
     return None
 
 
-def _explain_agreement(reading: EngineReading, family: str, tp: int) -> str:
+def _explain_agreement(reading: EngineReading, family: str, tp: int) -> Decision | None:
     if family_kind(family) == "mla" and tp > 1:
-        return (
-            f"As expected for {family.upper()}: the latent is replicated on every one of the "
-            f"{tp} TP ranks, so per-rank bytes do not shrink with TP (DP attention, or vLLM "
-            "--data-parallel-size with expert parallel, keeps each request on one rank)."
-        )
-    if family_kind(family) == "hybrid" and not adapter(reading.engine).state_in_kv_pool:
-        return "SGLang keeps the recurrent state in its own Mamba pool, outside this KV pool."
-    return ""
+        return AGREES_MLA(family=Name(family.upper()), tp=tp)
+    eng = adapter(reading.engine)
+    if family_kind(family) == "hybrid" and not eng.state_in_kv_pool:
+        return AGREES_OWN_STATE_POOL(engine=Name(eng.label))
+    return None
 
 
 def _explain_hybrid(
     reading: EngineReading, predicted: float, measured: float, state_bytes: int | None
-) -> str:
+) -> list[Decision]:
     length = reading.max_model_len
     if not adapter(reading.engine).state_in_kv_pool or length is None:
-        return (
-            "Hybrid model: the KV pool also pays for recurrent (GDN/Mamba) state per sequence "
-            "and for attention blocks rounded up to the mamba page; the per-token quotient "
-            "spreads that per-sequence cost over the context length."
-        )
+        return [HYBRID()]
     extra_per_sequence = (measured - predicted) * length
-    text = (
-        f"Hybrid model: vLLM counts capacity as max concurrency x max_model_len ({length:,}), "
-        f"and each sequence also holds recurrent-state pages, so the pool spends "
-        f"{_fmt_bytes(extra_per_sequence)} per sequence beyond the attention KV."
-    )
+    out = [HYBRID_VLLM(length=Tokens(length), extra=_size(extra_per_sequence))]
     block = reading.hybrid_block_size
     if block:
         rounded = math.ceil(length / block) * block
         rounding_bytes = (rounded - length) * predicted
         state_part = extra_per_sequence - rounding_bytes
-        text += (
-            f" Of that, {_fmt_bytes(rounding_bytes)} is block rounding ({length:,} tokens fill "
-            f"{rounded // block} blocks of {block} = {rounded:,} tokens: vLLM raised the "
-            f"attention block to {block} so an attention page is as large as a mamba page) "
-            f"and {_fmt_bytes(state_part)} is recurrent state, padded to whole pages."
+        out.append(
+            HYBRID_ROUNDING(
+                rounding=_size(rounding_bytes),
+                length=Tokens(length),
+                blocks=rounded // block,
+                block=block,
+                rounded=Tokens(rounded),
+                state=_size(state_part),
+            )
         )
         if state_bytes:
             held = state_part / state_bytes
-            why = (
-                "the padding of each state page up to the attention page"
-                if held < 1.5
-                else "more than one page per layer group: with prefix caching (align mode) "
-                "vLLM keeps a running page and a cached one, plus speculative-decoding pages"
-            )
-            text += (
-                f" The model's state is {_fmt_bytes(state_bytes)} per sequence; the pool holds "
-                f"{held:.2f}x that: {why}."
-            )
-    return text
+            code = HYBRID_STATE_PADDING if held < 1.5 else HYBRID_STATE_PAGES
+            out.append(code(state=_size(state_bytes), held=Decimal(held, 2)))
+    return out
 
 
-def _explain_dtype(reading: EngineReading, ratio: float, family: str) -> str:
+def _explain_dtype(reading: EngineReading, ratio: float, family: str) -> list[Decision]:
     stored_bytes = 2 if ratio > 1 else 1
     printed = reading.cache_dtype
-    if printed is None or printed == "auto":
-        stored = "not printed" if printed is None else "auto, i.e. the model dtype"
+    if printed is None:
+        stored = DTYPE_NOT_PRINTED()
+    elif printed == "auto":
+        stored = DTYPE_AUTO()
     elif _dtype_bytes(printed) == stored_bytes:
-        stored = f"{printed}, {stored_bytes} byte{'s' if stored_bytes > 1 else ''}, as the log says"
+        stored = DTYPE_AS_LOGGED(dtype=Name(printed), size=stored_bytes)
     else:
-        stored = printed
-    text = (
-        f"A factor of {ratio:.2f} is a KV dtype mismatch: the engine stored "
-        f"{stored_bytes}-byte KV (cache dtype: {stored}) while the prediction assumed "
-        f"{3 - stored_bytes}-byte."
-    )
+        stored = DTYPE_PRINTED(dtype=Name(printed))
+    out = [
+        DTYPE_MISMATCH(
+            ratio=Decimal(ratio, 2), stored=stored_bytes, assumed=3 - stored_bytes, printed=stored
+        )
+    ]
     eng = adapter(reading.engine)
     auto = eng.dsa_auto_kv_dtypes
     if "dsa" in family and auto is not None:
-        text += (
-            f" {eng.label} picks the DSA KV dtype itself: {auto['hopper']} on Hopper, "
-            f"{auto['blackwell']} on Blackwell (SM>=10), when --kv-cache-dtype is auto."
+        out.append(
+            DTYPE_ENGINE_DSA(
+                engine=Name(eng.label),
+                hopper=Name(str(auto["hopper"])),
+                blackwell=Name(str(auto["blackwell"])),
+            )
         )
     elif auto is None:
-        text += f" {eng.label}'s --kv-cache-dtype auto means the model dtype."
-    return text
+        out.append(DTYPE_ENGINE_AUTO(engine=Name(eng.label)))
+    return out
 
 
-def _explain_memory_fraction(reading: EngineReading, planned: float | None) -> str:
+def _explain_memory_fraction(reading: EngineReading, planned: float | None) -> Decision | None:
     if reading.memory_fraction is None:
-        return ""
-    name = measure_facts().launch_args.for_engine(reading.engine)["memory_fraction"].arg
-    text = f"The pool was sized with {name}={reading.memory_fraction:g}"
+        return None
+    name = Name(measure_facts().launch_args.for_engine(reading.engine)["memory_fraction"].arg)
+    value = as_printed(reading.memory_fraction)
     if planned is not None and abs(planned - reading.memory_fraction) > 0.005:
-        text += (
-            f", not the planned {planned:g}: capacity (tokens) moves by about "
-            f"{reading.memory_fraction - planned:+.2f} x GPU memory of KV, bytes per token do not"
+        delta = reading.memory_fraction - planned
+        code = MEMORY_FRACTION_MORE if delta > 0 else MEMORY_FRACTION_LESS
+        return code(
+            flag=name, value=value, planned=as_printed(planned), delta=Decimal(abs(delta), 2)
         )
-    return text + "."
+    return MEMORY_FRACTION(flag=name, value=value)
 
 
 # Where each engine's log states the KV pool's bytes.
@@ -244,8 +295,8 @@ def backcalculate(
     """Measured KV bytes per token per rank = pool bytes / pool tokens, against the prediction.
 
     ``predicted_bytes_per_token`` is the sizing step's bytes per token on one rank at this TP;
-    ``family`` its attention family (gqa, mha, mqa, mla, dsa, hybrid, ...). The explanation
-    names the likely cause when the ratio is off.
+    ``family`` its attention family (gqa, mha, mqa, mla, dsa, hybrid, ...). The findings name
+    the likely cause when the ratio is off; ``notes`` (the sizing step's formulas) follow them.
     """
     if not (math.isfinite(predicted_bytes_per_token) and predicted_bytes_per_token > 0):
         raise InputError("predicted_bytes_per_token", "a positive number of bytes")
@@ -267,69 +318,46 @@ def backcalculate(
     agree = measure_facts().agreement.tolerance
     tolerance = max(agree, 2 * reading.bytes_rounding / reading.kv_bytes_available)
 
-    sentences = [
-        f"Measured {measured:,.0f} B/token per rank ({_fmt_bytes(reading.kv_bytes_available)} "
-        f"/ {rank_tokens:,.0f} tokens) vs predicted {predicted_bytes_per_token:,.0f}: "
-        f"ratio {ratio:.3f}."
+    found: list[Decision | None] = [
+        COMPARED(
+            measured=Decimal(measured, 0),
+            pool=_size(reading.kv_bytes_available),
+            tokens=Decimal(rank_tokens, 0),
+            predicted=Decimal(predicted_bytes_per_token, 0),
+            ratio=Decimal(ratio, 3),
+        )
     ]
     if reading.context_parallel_size > 1:
-        sentences.append(
-            f"The logged capacity was multiplied by the context-parallel size "
-            f"{reading.context_parallel_size}: each rank stores 1/{reading.context_parallel_size} "
-            "of every sequence."
-        )
+        found.append(CP_MULTIPLIED(cp=reading.context_parallel_size))
     if _near(ratio, 1.0, tolerance):
-        sentences.append("Agrees with the sizing model.")
-        sentences.append(_explain_agreement(reading, family, tp))
+        found += [AGREES(), _explain_agreement(reading, family, tp)]
     elif kind == "mla" and tp > 1 and _near(ratio, float(tp), tolerance):
-        sentences.append(
-            f"Off by the TP size ({tp}): the prediction divided the cache by TP, but the MLA "
-            f"latent has one head and is replicated on every TP rank (vLLM MLAAttentionSpec "
-            f"max_tp_shards=1; SGLang duplicates it unless --enable-dp-attention). Per-rank "
-            f"bytes are the full {measured:,.0f} B/token at any TP."
-        )
+        found.append(OFF_BY_TP(tp=tp, measured=Decimal(measured, 0)))
     elif kind == "mla" and any(_near(ratio, r, tolerance) for r in _packed_mla_ratios()):
         packed = engine_rules().ds_mla_packed_bytes.values["fp8_ds_mla"]
         elements = measure_facts().explanations.ds_mla_latent_elements
-        sentences.append(
-            f"The engine stored the packed fp8_ds_mla layout ({packed} B per token per layer: "
-            "fp8 latent + fp32 scales + bf16 RoPE) that FlashMLA-sparse uses for any fp8 "
-            f"--kv-cache-dtype, not the plain {elements}-element latent the prediction assumed."
-        )
+        found.append(PACKED_MLA(packed=packed, elements=elements))
     elif kind == "hybrid" and ratio > 1:
-        sentences.append(
-            _explain_hybrid(reading, predicted_bytes_per_token, measured, state_bytes_per_sequence)
+        found += _explain_hybrid(
+            reading, predicted_bytes_per_token, measured, state_bytes_per_sequence
         )
     elif _near(ratio, 2.0, tolerance) or _near(ratio, 0.5, tolerance):
-        sentences.append(_explain_dtype(reading, ratio, family))
+        found += _explain_dtype(reading, ratio, family)
         if kind == "dense" and tp > 1 and ratio > 1:
-            sentences.append(
-                f"At TP {tp} a factor of 2 also appears when num_kv_heads < TP: each rank then "
-                "keeps max(1, kv_heads // TP) KV heads, replicated, not a 1/TP share."
-            )
+            found.append(KV_HEADS_FACTOR_2(tp=tp))
     elif kind == "dense" and tp > 1 and ratio > 1 and _near(ratio, round(ratio), tolerance):
-        sentences.append(
-            f"An integer factor ({round(ratio)}) at TP {tp}: when num_kv_heads < TP the engine "
-            "replicates KV heads (each rank keeps max(1, kv_heads // TP) heads), so per-rank "
-            "bytes stop shrinking with TP."
-        )
+        found.append(KV_HEADS_FACTOR(factor=round(ratio), tp=tp))
     else:
-        stored = reading.cache_dtype or "not printed"
-        sentences.append(
-            f"Unexplained by the usual causes. Check the KV dtype the engine used ({stored}), "
-            "layers the engine skips or adds (MTP/draft layers, indexer caches), speculative "
-            "decoding blocks, and whether the prediction is per rank at TP "
-            f"{tp}."
-        )
-    sentences.append(_explain_memory_fraction(reading, planned_memory_fraction))
+        printed = reading.cache_dtype
+        dtype = DTYPE_PRINTED(dtype=Name(printed)) if printed else DTYPE_NOT_PRINTED()
+        found.append(UNEXPLAINED(dtype=dtype, tp=tp))
+    found.append(_explain_memory_fraction(reading, planned_memory_fraction))
     if reading.state_slots and reading.state_bytes:
-        sentences.append(
-            f"Separate recurrent-state pool: {reading.state_slots:,} sequences x "
-            f"{_fmt_bytes(reading.state_bytes / reading.state_slots)} each "
-            "(SGLang keeps the SSM state in float32 unless --mamba-ssm-dtype says otherwise)."
+        found.append(
+            STATE_POOL(
+                slots=reading.state_slots, each=_size(reading.state_bytes / reading.state_slots)
+            )
         )
-    sentences.extend(note.strip() for note in notes if note.strip())
-    explanation = " ".join(s for s in sentences if s)
     return BackcalcResult(
         engine=reading.engine,
         tokens_capacity=reading.tokens_capacity,
@@ -337,7 +365,8 @@ def backcalculate(
         bytes_per_token_measured=measured,
         bytes_per_token_predicted=float(predicted_bytes_per_token),
         ratio=ratio,
-        explanation=explanation,
+        findings=tuple(d for d in found if d is not None),
+        notes=tuple(note.strip() for note in notes if note.strip()),
         family=family,
         tp=tp,
         evidence=reading.evidence,

@@ -25,10 +25,12 @@ _DTYPE = re.compile(r"(?:torch\.)?+([A-Za-z][A-Za-z0-9_]{0,47}+)")
 
 
 class BadValue(ValueError):
-    """A value that is not what its kind allows; ``expected`` says what would be."""
+    """A value that is not what its kind allows; ``expected`` says what would be, ``raw`` is
+    the value as an error quotes it."""
 
-    def __init__(self, expected: str) -> None:
+    def __init__(self, expected: str, raw: str = "") -> None:
         self.expected = expected
+        self.raw = raw
         super().__init__(expected)
 
 
@@ -132,10 +134,10 @@ def shown(raw: str, limit: int = 24) -> str:
 def _float(raw: str, expected: str) -> float:
     text = raw.strip()
     if len(text) > measure_facts().limits.number_chars or not _FLOAT.fullmatch(text):
-        raise BadValue(f"{expected}; got {shown(raw)}")
+        raise BadValue(f"{expected}; got {shown(raw)}", shown(raw))
     value = float(text)
     if not math.isfinite(value):
-        raise BadValue(f"{expected}; got {shown(raw)}, which is not finite")
+        raise BadValue(f"{expected}; got {shown(raw)}, which is not finite", shown(raw))
     return value
 
 
@@ -145,17 +147,17 @@ def _int(raw: str, expected: str, commas: bool) -> int:
     limit = measure_facts().limits.int_digits
     if digits.isascii() and digits.isdigit():
         if len(digits) > limit:
-            raise BadValue(f"{expected}; got {shown(raw)}, over {limit} digits")
+            raise BadValue(f"{expected}; got {shown(raw)}, over {limit} digits", shown(raw))
         return int(digits)
     value = _float(text, expected)  # metrics print counts as floats: "92500.0"
     if value != math.floor(value):
-        raise BadValue(f"{expected}; got {shown(raw)}, not a whole number")
+        raise BadValue(f"{expected}; got {shown(raw)}, not a whole number", shown(raw))
     return int(value)
 
 
 def _in_range(value: float, low: float, high: float, expected: str, raw: str) -> None:
     if not low <= value <= high:
-        raise BadValue(f"{expected}; got {shown(raw)}")
+        raise BadValue(f"{expected}; got {shown(raw)}", shown(raw))
 
 
 def read_value(raw: str, kind: ValueKind) -> int | float | str:
@@ -178,7 +180,8 @@ def read_value(raw: str, kind: ValueKind) -> int | float | str:
             raise BadValue(
                 f"{expected}; got {shown(raw)}: a negative pool means the engine found no "
                 "memory for the KV cache (weights and activations exceed the memory fraction) "
-                "and did not start"
+                "and did not start",
+                shown(raw),
             )
         _in_range(gib, 0, limits.max_gib, expected, raw)
         return round(gib * GIB)
@@ -196,7 +199,7 @@ def read_value(raw: str, kind: ValueKind) -> int | float | str:
         expected = "a memory fraction above 0 and at most 1"
         fraction = _float(raw, expected)
         if not 0 < fraction <= 1:
-            raise BadValue(f"{expected}; got {shown(raw)}")
+            raise BadValue(f"{expected}; got {shown(raw)}", shown(raw))
         return fraction
     if kind == "ratio":
         expected = "a usage ratio from 0 to 1"
@@ -215,5 +218,6 @@ def read_value(raw: str, kind: ValueKind) -> int | float | str:
         return block
     match = _DTYPE.fullmatch(raw.strip().strip("'\""))
     if match is None:
-        raise BadValue(f"a dtype name such as bfloat16 or fp8_e4m3; got {shown(raw)}")
+        expected = "a dtype name such as bfloat16 or fp8_e4m3"
+        raise BadValue(f"{expected}; got {shown(raw)}", shown(raw))
     return match.group(1)

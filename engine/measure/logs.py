@@ -5,10 +5,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.decision import Decimal, Decision, Name
 from engine.errors import InputError
 from engine.measure.data import ArgRead, LogLine, measure_facts
 from engine.measure.inputs import GIB
-from engine.measure.reading import Partial, Value
+from engine.measure.reading import (
+    AT_LOG,
+    AT_LOG_ARG,
+    AT_LOG_GB,
+    AT_LOG_GIB,
+    LATER_KV_LINES,
+    Partial,
+    Value,
+)
 from engine.software.tables import ENGINES, Engine
 
 EXPECTED_LOG = (
@@ -53,9 +62,9 @@ class LogScan:
         return self.hits.get(key, [])
 
 
-def where(line: LogLine, hit: Hit) -> str:
+def where(line: LogLine, hit: Hit) -> Decision:
     """How the evidence and errors name a line: ``log line N '<label>'``."""
-    return f"log line {hit.number} '{line.label}'"
+    return AT_LOG(line=hit.number, label=Name(line.label))
 
 
 def scan_log(text: str) -> LogScan:
@@ -185,11 +194,8 @@ def _put_args(part: Partial, scan: LogScan, key: str, table: dict[str, ArgRead])
         raw = arg_value(dump, rule.arg)
         if raw is None or raw in rule.ignore or raw == "None":
             continue
-        part.put(
-            field_name,
-            part.read(raw, rule.kind, f"{why} {rule.arg}", skip_bad=True, name=field_name),
-            why,
-        )
+        at = AT_LOG_ARG(line=hit.number, label=Name(spec.label), arg=Name(rule.arg))
+        part.put(field_name, part.read(raw, rule.kind, at, skip_bad=True, name=field_name), why)
 
 
 def _parse_vllm(scan: LogScan) -> Partial:
@@ -204,7 +210,8 @@ def _parse_vllm(scan: LogScan) -> Partial:
         # Every worker logs its own; vLLM sizes all ranks' pools to the smallest.
         hit, nbytes = min(read, key=lambda pair: pair[1])
         step = facts.agreement.printed_gib_step
-        part.put("kv_bytes_available", nbytes, f"{where(available, hit)} (GiB rounded to {step:g})")
+        at = AT_LOG_GIB(line=hit.number, label=Name(available.label), step=Decimal(step, 2))
+        part.put("kv_bytes_available", nbytes, at)
         part.values["bytes_rounding"] = round(GIB * step / 2)
     _put_first(part, scan, "vllm_hybrid_block")
     _put_first(part, scan, "vllm_cp")
@@ -224,15 +231,13 @@ def _parse_sglang(scan: LogScan) -> Partial:
         parts = [values[k] for k in ("kv_gib",) if k in values] or [
             values[k] for k in ("k_gib", "v_gib") if k in values
         ]
-        part.put("kv_bytes_available", sum(int(p) for p in parts), f"{why} (GB there = GiB)")
+        gb = AT_LOG_GB(line=kv.number, label=Name(kv_line.label))
+        part.put("kv_bytes_available", sum(int(p) for p in parts), gb)
         step = round(GIB * facts.agreement.printed_gib_step / 2)
         part.values["bytes_rounding"] = step * len(parts)
         part.put("cache_dtype", values.get("cache_dtype"), why)
         if scan.counts.get(kv_line.key, 0) > 1:
-            part.evidence.append(
-                "later 'KV Cache is allocated' lines (other ranks, or a draft model's pool) "
-                "ignored; the first is the target model's pool"
-            )
+            part.evidence.append(LATER_KV_LINES())
     _put_first(part, scan, "sglang_max_total")
     mamba_line = facts.log_line("sglang_mamba")
     mamba = scan.first(mamba_line.key)

@@ -6,9 +6,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engine.decision import Decision, Name
 from engine.errors import InputError
 from engine.measure.data import MetricNames, ValueKind, measure_facts
-from engine.measure.reading import Partial
+from engine.measure.reading import (
+    AT_METRICS,
+    AT_METRICS_LABEL,
+    AT_METRICS_LINE,
+    AT_USED_OVER_USAGE,
+    Partial,
+)
 
 EXPECTED_METRICS = (
     "Prometheus text from the engine's /metrics with 'vllm:...' or 'sglang:...' samples, e.g. "
@@ -31,9 +38,10 @@ class Sample:
     value: str
     number: int
 
-    def where(self, label: str | None = None) -> str:
-        at = f"metrics line {self.number} {self.name}"
-        return f"{at} label {label}" if label else at
+    def where(self, label: str | None = None) -> Decision:
+        if label:
+            return AT_METRICS_LABEL(line=self.number, metric=Name(self.name), label=Name(label))
+        return AT_METRICS_LINE(line=self.number, metric=Name(self.name))
 
 
 def _unescape(text: str) -> str:
@@ -125,7 +133,7 @@ def _parse_vllm(samples: list[Sample]) -> Partial:
             value = part.read(
                 raw, rule.kind, where, skip_bad=rule.on_bad == "skip", name=field_name
             )
-            part.put(field_name, value, f"metrics {info.name}")
+            part.put(field_name, value, AT_METRICS(metric=Name(info.name)))
     usage = _named(samples, facts.usage_ratio)
     ratios = [
         (s, part.read(s.value, "ratio", s.where(), skip_bad=True, name="usage_ratio"))
@@ -135,7 +143,7 @@ def _parse_vllm(samples: list[Sample]) -> Partial:
     if read:
         # One sample per DP engine; the fullest one is the one that preempts first.
         sample, ratio = max(read, key=lambda pair: pair[1])
-        part.put("usage_ratio", ratio, f"metrics {sample.name}")
+        part.put("usage_ratio", ratio, AT_METRICS(metric=Name(sample.name)))
     return part
 
 
@@ -148,7 +156,7 @@ def _first_value(
     sample = found[0]
     skip = metric.on_bad == "skip"
     value = part.read(sample.value, kind, sample.where(), skip_bad=skip, name=field_name)
-    part.put(field_name, value, f"metrics {sample.name}")
+    part.put(field_name, value, AT_METRICS(metric=Name(sample.name)))
 
 
 def _parse_sglang(samples: list[Sample]) -> Partial:
@@ -162,7 +170,7 @@ def _parse_sglang(samples: list[Sample]) -> Partial:
         part.put(
             "tokens_capacity",
             round(used / usage),
-            "metrics sglang:num_used_tokens / sglang:token_usage (approximate)",
+            AT_USED_OVER_USAGE(),
         )
     return part
 

@@ -7,7 +7,7 @@ from engine.errors import InputError
 from engine.measure.inputs import check_text_size
 from engine.measure.logs import EXPECTED_LOG, parse_log
 from engine.measure.metrics import parse_metrics
-from engine.measure.reading import EngineReading, Partial, Source, Value
+from engine.measure.reading import AT_BLOCKS, EngineReading, Partial, Source, Value
 from engine.software.tables import Engine
 
 # Where each engine's log and /metrics state the KV pool's token capacity.
@@ -106,7 +106,7 @@ def parse_engine_text(log: str | None, metrics: str | None) -> EngineReading:
             merged.put(
                 "tokens_capacity",
                 blocks * block,
-                "num_gpu_blocks x block_size (not group-aware: overstates hybrids)",
+                AT_BLOCKS(),
             )
     if "tokens_capacity" not in values:
         raise _missing_capacity(merged.engine, "log" if log_text else "metrics")

@@ -6,13 +6,46 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from engine.decision import Code, Decimal, Decision, Name
 from engine.errors import InputError
 from engine.measure.data import ValueKind
 from engine.measure.inputs import BadValue, read_value
+from engine.present.words import say
 from engine.software.tables import Engine
 
 Value = float | int | str
 Source = Literal["log", "metrics"]
+
+# Where a value was read (the evidence names its line; errors quote it in English).
+AT_LOG = Code("measure.at.log", "line", "label")
+AT_LOG_GIB = Code("measure.at.log_gib", "line", "label", "step")
+AT_LOG_GB = Code("measure.at.log_gb", "line", "label")
+AT_LOG_ARG = Code("measure.at.log_arg", "line", "label", "arg")
+AT_METRICS = Code("measure.at.metrics", "metric")
+AT_METRICS_LINE = Code("measure.at.metrics_line", "line", "metric")
+AT_METRICS_LABEL = Code("measure.at.metrics_label", "line", "metric", "label")
+AT_BLOCKS = Code("measure.at.blocks")
+AT_USED_OVER_USAGE = Code("measure.at.used_over_usage")
+# The evidence: each value with the place it was read, or why it was left out.
+READ = Code("measure.evidence.read", "field", "value", "at")
+LEFT_OUT = Code("measure.evidence.left_out", "field", "at", "value")
+LATER_KV_LINES = Code("measure.evidence.later_kv_lines")
+
+
+def as_printed(value: float) -> Decimal:
+    """A number as Python's ``:g`` prints it (0.9, 0.85, 7.06404): no trailing zeros."""
+    text = f"{value:g}"
+    if "e" in text:  # too large or small for plain digits: keep six significant ones
+        return Decimal(value, 6)
+    return Decimal(value, len(text.partition(".")[2]))
+
+
+def _param(value: Value) -> int | Decimal | Name:
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return as_printed(value)
+    return Name(value)
 
 
 @dataclass(frozen=True)
@@ -41,7 +74,7 @@ class EngineReading:
     state_slots: int | None = None  # SGLang Mamba pool: sequences it holds state for
     state_bytes: int | None = None  # SGLang Mamba pool: conv + SSM state bytes
     bytes_rounding: int = 0  # worst-case error of the printed GiB (0.005 GiB per number)
-    evidence: tuple[str, ...] = ()
+    evidence: tuple[Decision, ...] = ()
 
 
 @dataclass
@@ -51,16 +84,16 @@ class Partial:
     engine: Engine
     source: Source
     values: dict[str, Value] = field(default_factory=dict)
-    evidence: list[str] = field(default_factory=list)
+    evidence: list[Decision] = field(default_factory=list)
 
-    def put(self, key: str, value: Value | None, why: str) -> None:
+    def put(self, key: str, value: Value | None, why: Decision) -> None:
         if value is None or key in self.values:
             return
         self.values[key] = value
-        self.evidence.append(f"{key} = {value} <- {why}")
+        self.evidence.append(READ(field=Name(key), value=_param(value), at=why))
 
     def read(
-        self, raw: str, kind: ValueKind, where: str, *, skip_bad: bool, name: str
+        self, raw: str, kind: ValueKind, where: Decision, *, skip_bad: bool, name: str
     ) -> Value | None:
         """``raw`` checked as ``kind``. A bad value raises ``InputError`` naming ``where``, or,
         with ``skip_bad``, is left out with a note in the evidence."""
@@ -68,6 +101,6 @@ class Partial:
             return read_value(raw, kind)
         except BadValue as bad:
             if not skip_bad:
-                raise InputError(self.source, f"{where}: {bad.expected}") from None
-            self.evidence.append(f"{name} left out <- {where}: {bad.expected}")
+                raise InputError(self.source, f"{say(where)}: {bad.expected}") from None
+            self.evidence.append(LEFT_OUT(field=Name(name), at=where, value=Name(bad.raw)))
             return None

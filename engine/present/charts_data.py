@@ -682,6 +682,11 @@ class CatalogRow:
     max_context: int
     note: str
     kv_bytes_at_32k: int = 0
+    verdict: FamilyVerdict | None = None
+
+    def family_in(self, lang: Lang) -> str:
+        """The family verdict in one line in ``lang`` (``family`` is the English one)."""
+        return family_summary(self.verdict, lang) if self.verdict is not None else self.family
 
     @property
     def kv_bytes_per_token_at_32k(self) -> int:
@@ -721,6 +726,7 @@ def catalog_rows() -> tuple[CatalogRow, ...]:
                 limit,
                 "",
                 kv.bytes_per_request(CATALOG_CONTEXT),
+                fam,
             )
         )
     return tuple(rows)

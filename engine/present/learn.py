@@ -10,11 +10,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from engine.decision import Code, Decision, Tokens
 from engine.diagnose import Diagnosis, Options, diagnose
 from engine.hardware.gpus import Gpu
 from engine.i18n import DEFAULT_LANG, Lang, t
@@ -190,6 +191,13 @@ def kv_growth(variants: Sequence[Variant], contexts: Sequence[int]) -> list[Grow
 # --- arithmetic intensity ----------------------------------------------------------------
 
 
+# The intensity formulas' words (data/i18n/<lang>.yaml code.learn.formula).
+DECODE_FORMULA = Code("learn.formula.decode", "active", "kv", "context", "experts")
+PREFILL_FORMULA = Code("learn.formula.prefill", "active", "kv", "experts")
+EXPERTS_TOUCHED = Code("learn.formula.experts.touched", "k", "e")
+EXPERTS_NONE = Code("learn.formula.experts.none")
+
+
 @dataclass(frozen=True)
 class IntensityPoint:
     tokens: int
@@ -208,8 +216,8 @@ class Intensity:
     decode: tuple[IntensityPoint, ...]  # tokens = batch size, one new token per request
     prefill: tuple[IntensityPoint, ...]  # tokens = prompt length, one request
     context: int
-    decode_formula: str
-    prefill_formula: str
+    decode_formula: Decision
+    prefill_formula: Decision
 
 
 def _weight_bytes_touched(w: WeightReport, num_experts: int, top_k: int, tokens: int) -> float:
@@ -248,7 +256,7 @@ def intensity(
         for t in prompts
     )
     ridge = peak_flops / bandwidth_bytes_per_s
-    moe = f"; routed experts counted as touched: E × (1 − (1 − {k}/{e})^tokens)" if e > 1 else ""
+    experts = EXPERTS_TOUCHED(k=k, e=e) if e > 1 else EXPERTS_NONE()
     return Intensity(
         ridge,
         f"{peak_flops / 1e12:,.0f} TFLOP/s ÷ {bandwidth_bytes_per_s / 1e12:,.2f} TB/s = "
@@ -256,9 +264,8 @@ def intensity(
         decode,
         prefill,
         context,
-        f"2 × {n:,} active params × B ÷ (weights read + B × {kv_req:,} B of KV at {context:,} "
-        f"tokens){moe}",
-        f"2 × {n:,} active params × T ÷ (weights read + T × {kv_tok:,} B of KV written){moe}",
+        DECODE_FORMULA(active=n, kv=kv_req, context=Tokens(context), experts=experts),
+        PREFILL_FORMULA(active=n, kv=kv_tok, experts=experts),
     )
 
 
@@ -295,47 +302,31 @@ def mla_absorption(cfg: ModelConfig, lang: Lang = DEFAULT_LANG) -> tuple[bool, l
     absorbed_pair = (r + dr) + r
     mha_pair = (dn + dr) + dv
 
-    def step(n: int, formula: str, **params: object) -> Step:
+    def step(n: int, formula: Mapping[str, object], **params: object) -> Step:
+        key = f"learn.absorb.{n}"
         return Step(
-            t(f"learn.absorb.{n}.title", lang),
-            t(f"learn.absorb.{n}.text", lang, **params),
-            formula,
+            t(f"{key}.title", lang),
+            t(f"{key}.text", lang, **params),
+            t(f"{key}.formula", lang, **formula),
         )
 
+    dims_: dict[str, object] = {"hidden": hidden, "r": r, "dr": dr, "dn": dn, "dv": dv, "h": h}
     steps = [
-        step(
-            1,
-            f"c_KV = W_DKV · h  ({hidden} → {r}),  k_R = RoPE(W_KR · h)  ({hidden} → {dr});  "
-            f"cached: ({r} + {dr}) × 2 B = {latent:,} B per token per layer",
-        ),
-        step(
-            2,
-            f"{h} heads × ({dn} + {dr} + {dv}) × 2 B = {mha:,} B per token per layer, "
-            f"{mha / latent:,.1f}× the latent",
-        ),
-        step(
-            3,
-            f"K_nope = W_UK · c_KV, V = W_UV · c_KV: 2 × {r} × {h} × ({dn} + {dv}) = "
-            f"{naive_flops:,} FLOPs per cached token per layer, at every step",
-        ),
-        step(
-            4,
-            f"q̃ = W_UKᵀ · q_nope  ({dn} → {r} per head): 2 × {h} × {dn} × {r} = "
-            f"{2 * h * dn * r:,} FLOPs per new token, independent of the context",
-            h=h,
-            width=r + dr,
-        ),
-        step(
-            5,
-            f"o_h = W_UV,h · (Σ_t p_t c_t)  ({r} → {dv} per head), then W_O ({h} × {dv} → "
-            f"{hidden})",
-        ),
+        step(1, dims_ | {"latent": f"{latent:,}"}),
+        step(2, dims_ | {"mha": f"{mha:,}", "ratio": f"{mha / latent:,.1f}"}),
+        step(3, dims_ | {"flops": f"{naive_flops:,}"}),
+        step(4, dims_ | {"flops": f"{2 * h * dn * r:,}"}, h=h, width=r + dr),
+        step(5, dims_),
         step(
             6,
-            f"per head and cached token: absorbed ({r} + {dr}) + {r} = {absorbed_pair:,} MACs vs "
-            f"decompressed ({dn} + {dr}) + {dv} = {mha_pair:,} MACs "
-            f"({absorbed_pair / mha_pair:,.1f}×); "
-            f"bytes read per cached token: {latent:,} B shared vs {mha:,} B",
+            dims_
+            | {
+                "absorbed": f"{absorbed_pair:,}",
+                "mha_pair": f"{mha_pair:,}",
+                "ratio": f"{absorbed_pair / mha_pair:,.1f}",
+                "latent": f"{latent:,}",
+                "mha": f"{mha:,}",
+            },
         ),
     ]
     return own, steps

@@ -10,8 +10,13 @@ from typing import Any
 
 import torch
 
+from engine.decision import Decision
 from engine.errors import InputError
+from engine.i18n import DEFAULT_LANG, Lang
+from engine.measure.kernel_notes import CPU_TARGET, GPU_TARGET
 from engine.measure.kernels.dims import EngineKv, KernelDims, Sizes
+from engine.measure.reading import as_printed
+from engine.present.words import as_json, say
 
 
 @dataclass(frozen=True)
@@ -19,7 +24,8 @@ class CheckResult:
     """One number a check measured, what it should be, and whether it is.
 
     ``expected`` is None for a number that is only reported. Timings are reported and, on
-    CPU, only checked for being positive; their GPU targets are in ``note``.
+    CPU, only checked for being positive; their GPU targets are in the note. ``why`` is the
+    note as a decision (engine.measure.kernel_notes), worded in the reader's language.
     """
 
     check: str
@@ -28,7 +34,15 @@ class CheckResult:
     measured: float
     expected: float | None
     unit: str
-    note: str = ""
+    why: Decision | None = None
+
+    def note_in(self, lang: Lang) -> str:
+        return say(self.why, lang) if self.why is not None else ""
+
+    @property
+    def note(self) -> str:
+        """The note in English (the JSON's ``note``)."""
+        return self.note_in(DEFAULT_LANG)
 
     def as_dict(self) -> dict[str, Any]:
         def clean(x: float | None) -> float | None:
@@ -42,6 +56,7 @@ class CheckResult:
             "unit": self.unit,
             "check": self.check,
             "note": self.note,
+            "note_code": as_json(self.why) if self.why is not None else None,
         }
 
 
@@ -111,27 +126,29 @@ def best_time(
     return best
 
 
-def timing_row(ctx: Ctx, check: str, name: str, seconds: float, note: str = "") -> CheckResult:
+def timing_row(
+    ctx: Ctx, check: str, name: str, seconds: float, note: Decision | None = None
+) -> CheckResult:
     """A timing: reported, never asserted; passes when it is a positive finite number."""
     ms = seconds * 1e3
     return CheckResult(check, name, math.isfinite(ms) and ms > 0, ms, None, "ms", note)
 
 
 def target_row(
-    ctx: Ctx, check: str, name: str, measured: float, target: float, unit: str, note: str
+    ctx: Ctx, check: str, name: str, measured: float, target: float, unit: str, note: Decision
 ) -> CheckResult:
     """A GPU performance target: asserted on CUDA, only "positive and finite" on CPU."""
     ok = math.isfinite(measured) and measured > 0
     if ctx.on_gpu:
         ok = ok and measured >= target
-        note = f"GPU target >= {target:g}. {note}".strip()
+        why = GPU_TARGET(target=as_printed(target), note=note)
     else:
-        note = f"CPU: checked positive only; the GPU target is >= {target:g}. {note}".strip()
-    return CheckResult(check, name, ok, measured, target, unit, note)
+        why = CPU_TARGET(target=as_printed(target), note=note)
+    return CheckResult(check, name, ok, measured, target, unit, why)
 
 
 def exact_row(
-    check: str, name: str, measured: float, expected: float, unit: str, note: str = ""
+    check: str, name: str, measured: float, expected: float, unit: str, note: Decision | None = None
 ) -> CheckResult:
     return CheckResult(
         check, name, measured == expected, float(measured), float(expected), unit, note
@@ -139,14 +156,19 @@ def exact_row(
 
 
 def within_row(
-    check: str, name: str, measured: float, tolerance: float, unit: str, note: str = ""
+    check: str,
+    name: str,
+    measured: float,
+    tolerance: float,
+    unit: str,
+    note: Decision | None = None,
 ) -> CheckResult:
     """An error that must be at most ``tolerance`` (``expected`` holds the tolerance)."""
     ok = math.isfinite(measured) and measured <= tolerance
     return CheckResult(check, name, ok, float(measured), float(tolerance), unit, note)
 
 
-def info_row(check: str, name: str, measured: float, unit: str, note: str) -> CheckResult:
+def info_row(check: str, name: str, measured: float, unit: str, note: Decision) -> CheckResult:
     """A number worth seeing that has no pass/fail of its own."""
     return CheckResult(check, name, math.isfinite(measured), float(measured), None, unit, note)
 

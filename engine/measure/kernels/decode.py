@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import torch
 
+from engine.decision import Name, Percent, Tokens
+from engine.measure import kernel_notes as N
 from engine.measure.kernels.common import (
     CheckResult,
     Ctx,
@@ -21,6 +23,7 @@ from engine.measure.kernels.common import (
     target_row,
     timing_row,
 )
+from engine.measure.reading import as_printed
 
 CHECK = "decode_bandwidth"
 TARGET_FRACTION_OF_COPY = 0.85
@@ -84,8 +87,9 @@ def run(ctx: Ctx) -> list[CheckResult]:
             copy_gbps,
             catalog,
             "GB/s",
-            "device copy, read + write counted"
-            + (f"; {copy_gbps / catalog:.0%} of the catalog {catalog:g} GB/s" if catalog else ""),
+            N.COPY_CATALOG(share=Percent(copy_gbps / catalog), catalog=as_printed(catalog))
+            if catalog
+            else N.COPY(),
         )
     )
     target = TARGET_FRACTION_OF_COPY * copy_gbps
@@ -95,7 +99,6 @@ def run(ctx: Ctx) -> list[CheckResult]:
         seconds, read, formula = (gqa_step if family == "gqa" else mla_step)(ctx, batch, context)
         gbps = read / seconds / 1e9
         per_layer[family] = (seconds, read)
-        shape = f"{batch} requests x {context:,} tokens, one layer"
         rows.append(
             exact_row(
                 CHECK,
@@ -103,7 +106,7 @@ def run(ctx: Ctx) -> list[CheckResult]:
                 read,
                 formula,
                 "B",
-                f"KV bytes one decode step reads: {shape}",
+                N.DECODE_BYTES(batch=batch, context=Tokens(context)),
             )
         )
         rows.append(
@@ -114,8 +117,11 @@ def run(ctx: Ctx) -> list[CheckResult]:
                 gbps,
                 target,
                 "GB/s",
-                f"{gbps / copy_gbps:.0%} of measured copy bandwidth"
-                + (f", {gbps / catalog:.0%} of catalog" if catalog else ""),
+                N.DECODE_GBPS_CATALOG(
+                    copy=Percent(gbps / copy_gbps), catalog=Percent(gbps / catalog)
+                )
+                if catalog
+                else N.DECODE_GBPS(copy=Percent(gbps / copy_gbps)),
             )
         )
     # The model's own attention decides the full-step estimate.
@@ -131,8 +137,13 @@ def run(ctx: Ctx) -> list[CheckResult]:
                 CHECK,
                 "decode_step_ms_at_concurrency",
                 step,
-                f"{family} attention only, {layers} layers x {batch} requests x {context:,} "
-                f"tokens; roofline from copy bandwidth {roofline * 1e3:.3f} ms",
+                N.DECODE_STEP(
+                    family=Name(family),
+                    layers=layers,
+                    batch=batch,
+                    context=Tokens(context),
+                    roofline=N.ms(roofline),
+                ),
             )
         )
         rows.append(
@@ -141,7 +152,7 @@ def run(ctx: Ctx) -> list[CheckResult]:
                 "decode_step_roofline_ms",
                 roofline * 1e3,
                 "ms",
-                "KV bytes of all layers / measured copy bandwidth",
+                N.DECODE_ROOFLINE(),
             )
         )
     if ctx.on_gpu:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import torch
 
+from engine.decision import Decimal, Tokens
+from engine.measure import kernel_notes as N
 from engine.measure.kernels.common import (
     CheckResult,
     Ctx,
@@ -82,7 +84,7 @@ def _measure_length(
 def run(ctx: Ctx) -> list[CheckResult]:
     real, d = ctx.dims, ctx.work
     if not d.has_indexer:
-        return [CheckResult(CHECK, "dsa_skipped", True, 0.0, None, "", "model has no indexer")]
+        return [CheckResult(CHECK, "dsa_skipped", True, 0.0, None, "", N.DSA_SKIPPED())]
     r, width = d.kv_lora_rank, d.mla_latent_dim
     scale = (d.qk_nope_head_dim + d.qk_rope_head_dim) ** -0.5
     lengths = ctx.sizes.dsa_lengths
@@ -110,7 +112,7 @@ def run(ctx: Ctx) -> list[CheckResult]:
             rel_err(sparse, dense_masked),
             1e-5,
             "rel",
-            f"top-{k} of {n_max:,} tokens, fp32",
+            N.DSA_MATCH(k=k, n=Tokens(n_max)),
         )
     )
 
@@ -123,7 +125,7 @@ def run(ctx: Ctx) -> list[CheckResult]:
             measured[n_max].sparse_bytes / measured[n_min].sparse_bytes,
             1.0,
             "x",
-            f"latent bytes top-{k} attention read at N={n_max:,} / at N={n_min:,}",
+            N.DSA_FLAT(k=k, n_max=Tokens(n_max), n_min=Tokens(n_min)),
         )
     )
     rows.append(
@@ -133,7 +135,7 @@ def run(ctx: Ctx) -> list[CheckResult]:
             measured[n_max].index_bytes / measured[n_min].index_bytes,
             n_max / n_min,
             "x",
-            "index-key bytes the indexer reads, N_max / N_min: every cached key, O(N)",
+            N.DSA_LINEAR(),
         )
     )
     for n in lengths:
@@ -144,8 +146,13 @@ def run(ctx: Ctx) -> list[CheckResult]:
                 CHECK,
                 f"dsa_step_ms_n{n}",
                 m.t_index + m.t_sparse,
-                f"indexer {m.t_index * 1e3:.3f} ms + top-{k} attention {m.t_sparse * 1e3:.3f} ms "
-                f"vs dense {m.t_dense * 1e3:.3f} ms ({m.t_dense / (m.t_index + m.t_sparse):.2f}x)",
+                N.DSA_STEP(
+                    index=N.ms(m.t_index),
+                    k=k,
+                    sparse=N.ms(m.t_sparse),
+                    dense=N.ms(m.t_dense),
+                    speedup=Decimal(m.t_dense / (m.t_index + m.t_sparse), 2),
+                ),
             )
         )
     # FLOPs per decode step and layer at the model's real dims, for contexts up to 1M.
@@ -157,8 +164,7 @@ def run(ctx: Ctx) -> list[CheckResult]:
                 f"dsa_flops_dense_over_dsa_{n}",
                 attention_flops(real, n) / cost_dsa,
                 "x",
-                f"dense MLA FLOPs / (indexer + top-{real.index_topk} MLA) at {n:,} tokens, "
-                "the model's dims",
+                N.DSA_FLOPS(k=real.index_topk, n=Tokens(n)),
             )
         )
     one_m = 2**20
@@ -171,7 +177,7 @@ def run(ctx: Ctx) -> list[CheckResult]:
             "dsa_indexer_share_of_flops_1m",
             share_at_1m,
             "fraction",
-            "indexer / (indexer + sparse attention) at 2^20 tokens: the indexer is the cost",
+            N.DSA_SHARE(),
         )
     )
     crossover = attention_flops(real, real.index_topk) / indexer_flops(real, 1)
@@ -181,7 +187,7 @@ def run(ctx: Ctx) -> list[CheckResult]:
             "dsa_indexer_crossover_tokens",
             crossover,
             "tokens",
-            "context beyond which the indexer costs more FLOPs than top-k attention",
+            N.DSA_CROSSOVER(),
         )
     )
     rows.extend(_index_share(ctx, q, q_idx, w, scale))
@@ -233,7 +239,7 @@ def _index_share(
             shared,
             math.ceil(layers / share_demo),
             "calls",
-            f"{layers} layers sharing one indexer per {share_demo} (unshared: {unshared} calls)",
+            N.SHARE_CALLS(layers=layers, share=share_demo, unshared=unshared),
         ),
         exact_row(
             CHECK,
@@ -241,21 +247,22 @@ def _index_share(
             unshared / shared,
             layers / math.ceil(layers / share_demo),
             "x",
-            f"indexer calls per token fall by the share factor {share_demo}",
+            N.SHARE_REDUCTION(share=share_demo),
         ),
         timing_row(
             ctx,
             CHECK,
             "indexshare_step_ms",
             t_shared,
-            f"{layers}-layer step at N={n:,}: {t_shared * 1e3:.2f} ms shared vs "
-            f"{t_unshared * 1e3:.2f} ms unshared",
+            N.SHARE_STEP(
+                layers=layers, n=Tokens(n), shared=N.ms(t_shared, 2), unshared=N.ms(t_unshared, 2)
+            ),
         ),
         info_row(
             CHECK,
             "indexshare_attention_flops_reduction_1m",
             flops_unshared / flops_shared,
             "x",
-            "indexer + attention FLOPs per token at 2^20 tokens, unshared / shared",
+            N.SHARE_FLOPS(),
         ),
     ]

@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 import torch
 
+from engine.decision import Decimal
+from engine.measure import kernel_notes as N
 from engine.measure.kernels.common import CheckResult, Ctx, exact_row, sync, timing_row
 
 CHECK = "kv_cat_vs_prealloc"
@@ -64,10 +66,15 @@ def run(ctx: Ctx) -> list[CheckResult]:
             copied_naive,
             row_bytes * steps * (steps + 1) // 2,
             "B",
-            f"{steps} appends of a {row_bytes} B row: row x N(N+1)/2",
+            N.CAT_NAIVE(steps=steps, row=row_bytes),
         ),
         exact_row(
-            CHECK, "kvcat_prealloc_bytes_copied", copied_pre, row_bytes * steps, "B", "row x N"
+            CHECK,
+            "kvcat_prealloc_bytes_copied",
+            copied_pre,
+            row_bytes * steps,
+            "B",
+            N.CAT_PREALLOC(),
         ),
         exact_row(
             CHECK,
@@ -75,7 +82,7 @@ def run(ctx: Ctx) -> list[CheckResult]:
             copied_naive_2n / copied_naive,
             (2 * steps) * (2 * steps + 1) / (steps * (steps + 1)),
             "x",
-            "doubling N about quadruples the naive copy volume",
+            N.CAT_GROWTH(),
         ),
         CheckResult(
             CHECK,
@@ -84,14 +91,14 @@ def run(ctx: Ctx) -> list[CheckResult]:
             float(same),
             1.0,
             "bool",
-            "both caches hold the same tokens",
+            N.CAT_EQUAL(),
         ),
-        timing_row(ctx, CHECK, "kvcat_naive_ms", t_naive, f"{steps} steps"),
+        timing_row(ctx, CHECK, "kvcat_naive_ms", t_naive, N.CAT_STEPS(steps=steps)),
         timing_row(
             ctx,
             CHECK,
             "kvcat_prealloc_ms",
             t_pre,
-            f"{steps} steps; naive/prealloc {t_naive / t_pre:.1f}x",
+            N.CAT_STEPS_RATIO(steps=steps, ratio=Decimal(t_naive / t_pre, 1)),
         ),
     ]

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import torch
 
+from engine.decision import Tokens
+from engine.measure import kernel_notes as N
 from engine.measure.kernels.common import (
     CheckResult,
     Ctx,
@@ -79,7 +81,7 @@ def _time_both(ctx: Ctx, r: int) -> tuple[float, float]:
 def run(ctx: Ctx) -> list[CheckResult]:
     d = ctx.work
     if not d.has_mla:
-        return [CheckResult(CHECK, "mla_skipped", True, 0.0, None, "", "model has no MLA")]
+        return [CheckResult(CHECK, "mla_skipped", True, 0.0, None, "", N.MLA_SKIPPED())]
     r = d.kv_lora_rank
     # Correctness in fp32 (on GPU with TF32 off) so that agreement means the algebra is right.
     x32 = _tensors(ctx, torch.float32)
@@ -103,9 +105,14 @@ def run(ctx: Ctx) -> list[CheckResult]:
     t_naive, t_abs = _time_both(ctx, r)
     if ctx.on_gpu:
         torch.cuda.empty_cache()
-    dims_note = (
-        f"{h} heads, latent {r}+{d.qk_rope_head_dim}, nope {d.qk_nope_head_dim}, "
-        f"v {d.v_head_dim}, batch {b} x {t:,} cached tokens"
+    dims_note = N.MLA_DIMS(
+        heads=h,
+        rank=r,
+        rope=d.qk_rope_head_dim,
+        nope=d.qk_nope_head_dim,
+        v=d.v_head_dim,
+        batch=b,
+        tokens=Tokens(t),
     )
     return [
         within_row(
@@ -114,7 +121,7 @@ def run(ctx: Ctx) -> list[CheckResult]:
             err,
             1e-4,
             "rel",
-            f"max |absorbed - naive| / max |naive| in fp32; {dims_note}",
+            N.MLA_MATCH(dims=dims_note),
         ),
         exact_row(
             CHECK,
@@ -122,8 +129,7 @@ def run(ctx: Ctx) -> list[CheckResult]:
             round(measured_ratio, 6),
             round(expected_ratio, 6),
             "x",
-            "bytes touched per decode step: naive = latent + K/V written and read, absorbed = "
-            "latent read once; 1 + 2 x heads x (nope + rope + v) / (kv_lora_rank + rope)",
+            N.MLA_BYTES(),
         ),
         timing_row(ctx, CHECK, "mla_naive_ms", t_naive, dims_note),
         timing_row(ctx, CHECK, "mla_absorbed_ms", t_abs, dims_note),
@@ -134,6 +140,6 @@ def run(ctx: Ctx) -> list[CheckResult]:
             t_naive / t_abs,
             3.0,
             "x",
-            "naive time / absorbed time at DeepSeek-V3 dims",
+            N.MLA_SPEEDUP(),
         ),
     ]

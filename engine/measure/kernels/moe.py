@@ -14,6 +14,8 @@ import heapq
 
 import torch
 
+from engine.decision import Decimal, Tokens
+from engine.measure import kernel_notes as N
 from engine.measure.kernels.common import (
     CheckResult,
     Ctx,
@@ -66,7 +68,7 @@ def pack(items: list[float], bins: int, slots: int) -> list[float]:
 def run(ctx: Ctx) -> list[CheckResult]:
     d = ctx.dims
     if d.num_experts <= 1 or not d.ep_size:
-        return [CheckResult(CHECK, "moe_skipped", True, 0.0, None, "", "dense FFN: no experts")]
+        return [CheckResult(CHECK, "moe_skipped", True, 0.0, None, "", N.MOE_SKIPPED())]
     tokens = ctx.sizes.moe_tokens
     seconds = best_time(lambda: route(ctx, tokens), ctx.device, ctx.sizes.repeats)
     _, load_t = route(ctx, tokens)
@@ -90,15 +92,19 @@ def run(ctx: Ctx) -> list[CheckResult]:
             "moe_expert_max_over_mean",
             max(load) / mean_expert,
             "x",
-            f"{tokens:,} tokens x top-{d.experts_per_token} over {experts} experts; coldest "
-            f"{min(load) / mean_expert:.2f}x",
+            N.MOE_EXPERT(
+                tokens=Tokens(tokens),
+                k=d.experts_per_token,
+                experts=experts,
+                coldest=Decimal(min(load) / mean_expert, 2),
+            ),
         ),
         info_row(
             CHECK,
             "moe_gpu_max_over_mean_before",
             imbalance_before,
             "x",
-            f"EP over {gpus} GPUs, {per_gpu} experts each, contiguous placement",
+            N.MOE_BEFORE(gpus=gpus, per_gpu=per_gpu),
         ),
         CheckResult(
             CHECK,
@@ -107,15 +113,14 @@ def run(ctx: Ctx) -> list[CheckResult]:
             imbalance_after,
             imbalance_before,
             "x",
-            f"{redundant} redundant experts, {(experts + redundant) // gpus} slots per "
-            "GPU, hottest-first replication + balanced packing; must be < before",
+            N.MOE_AFTER(redundant=redundant, slots=(experts + redundant) // gpus),
         ),
         info_row(
             CHECK,
             "moe_hottest_slot_over_mean_after_eplb",
             hottest_slot_after,
             "x",
-            "busiest replica / mean replica load (the expert-level skew left)",
+            N.MOE_HOTTEST(),
         ),
         exact_row(
             CHECK,
@@ -123,14 +128,14 @@ def run(ctx: Ctx) -> list[CheckResult]:
             round(sum(after)),
             tokens * d.experts_per_token,
             "token-expert pairs",
-            "replication splits load, it never drops any",
+            N.MOE_CONSERVED(),
         ),
         info_row(
             CHECK,
             "moe_redundant_weight_overhead",
             redundant / experts,
             "fraction",
-            "extra expert weights EPLB keeps resident",
+            N.MOE_OVERHEAD(),
         ),
-        timing_row(ctx, CHECK, "moe_route_ms", seconds, "router logits + top-k + bincount"),
+        timing_row(ctx, CHECK, "moe_route_ms", seconds, N.MOE_ROUTE()),
     ]

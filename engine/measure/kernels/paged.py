@@ -18,6 +18,8 @@ import time
 
 import torch
 
+from engine.decision import Name, Tokens
+from engine.measure import kernel_notes as N
 from engine.measure.kernels.common import CheckResult, Ctx, exact_row, info_row, sync, timing_row
 from engine.measure.kernels.dims import EngineKv, LayerGroup
 
@@ -55,8 +57,12 @@ def hybrid_alignment(ctx: Ctx, kv: EngineKv) -> list[CheckResult]:
             state_bytes,
             kv.state_bytes,
             "B",
-            f"conv {conv_shape} x {conv_bytes} B + SSM {ssm_shape} x {ssm_bytes} B per sequence, "
-            "allocated at the kernel's shapes, vs the engine's state bytes",
+            N.GDN_STATE(
+                conv_shape=Name(str(conv_shape)),
+                conv_bytes=conv_bytes,
+                ssm_shape=Name(str(ssm_shape)),
+                ssm_bytes=ssm_bytes,
+            ),
         ),
         exact_row(
             CHECK,
@@ -64,23 +70,23 @@ def hybrid_alignment(ctx: Ctx, kv: EngineKv) -> list[CheckResult]:
             block,
             kv.hybrid_block,
             "tokens",
-            "block from the allocated state and attention pages vs the engine's alignment",
+            N.HYBRID_BLOCK(),
         ),
         info_row(
             CHECK,
             "hybrid_attention_block_tokens",
             block,
             "tokens",
-            f"attention page {attn_1tok} B/token x {block} tokens = {page_bytes:,} B >= "
-            f"state page {state_bytes:,} B",
+            N.HYBRID_ATTENTION_BLOCK(
+                attn=attn_1tok, block=block, page=page_bytes, state=state_bytes
+            ),
         ),
         info_row(
             CHECK,
             "hybrid_state_page_padding",
             page_bytes / state_bytes - 1,
             "fraction",
-            "state page padded up to the attention page; prompts shorter than one block "
-            "get no prefix-cache hit",
+            N.HYBRID_PADDING(),
         ),
     ]
 
@@ -97,8 +103,7 @@ def run(ctx: Ctx, groups: list[LayerGroup] | None = None) -> list[CheckResult]:
                     0.0,
                     None,
                     "",
-                    "no engine sizing for these dims (a shape was changed by hand): give the "
-                    "model's config.json (--model) to check its layout",
+                    N.PAGED_SKIPPED(),
                 )
             ]
         groups = list(kv.groups)
@@ -123,8 +128,13 @@ def run(ctx: Ctx, groups: list[LayerGroup] | None = None) -> list[CheckResult]:
                 allocated,
                 expected,
                 "B",
-                f"{num_layers} layers x {blocks} blocks x {block_size} tokens x "
-                f"{bytes_per_token} B/token/layer for {tokens:,} tokens",
+                N.PAGED_GROUP(
+                    layers=num_layers,
+                    blocks=blocks,
+                    block=block_size,
+                    bytes=bytes_per_token,
+                    tokens=Tokens(tokens),
+                ),
             )
         )
         total_bytes += allocated
@@ -142,11 +152,10 @@ def run(ctx: Ctx, groups: list[LayerGroup] | None = None) -> list[CheckResult]:
             total_bytes / tokens,
             float(per_token),
             "B/token",
-            "the engine's bytes per token (sum over groups of layers x bytes/token/layer); "
-            "above it only by block rounding",
+            N.PAGED_PER_TOKEN(),
         )
     )
-    rows.append(timing_row(ctx, CHECK, "paged_alloc_ms", elapsed, "torch.empty, untouched pages"))
+    rows.append(timing_row(ctx, CHECK, "paged_alloc_ms", elapsed, N.PAGED_ALLOC()))
     if (
         kv is not None
         and ctx.dims.num_linear_layers

@@ -20,6 +20,7 @@ import math
 
 import torch
 
+from engine.measure import kernel_notes as N
 from engine.measure.kernels.common import CheckResult, Ctx, best_time, info_row, timing_row
 
 CHECK = "prefix_caching"
@@ -167,25 +168,20 @@ def run(ctx: Ctx) -> list[CheckResult]:
             float(tiled_same),
             1.0,
             "bool",
-            f"{LAYERS} causal layers, dim {dim}, prefix {n_prefix} tokens "
-            f"(whole {tile}-token blocks) alone vs inside {n_total}: torch.equal on "
-            "every layer's K and V, tile-shaped GEMMs",
+            N.PREFIX_TILED(layers=LAYERS, dim=dim, prefix=n_prefix, tile=tile, total=n_total),
         ),
         info_row(
             CHECK,
             "attention_prefix_kv_dense_bit_identical",
             float(dense_same),
             "bool",
-            "same, with sequence-long GEMMs: BLAS blocking depends on the length, so the "
-            "last bits may differ (why engines need batch-invariant kernels for it)",
+            N.PREFIX_DENSE(),
         ),
     ]
     if not ctx.work.num_linear_layers:
         return [
             *rows,
-            CheckResult(
-                CHECK, "gdn_skipped", True, 0.0, None, "", "model has no Gated DeltaNet layers"
-            ),
+            CheckResult(CHECK, "gdn_skipped", True, 0.0, None, "", N.GDN_SKIPPED()),
         ]
     return rows + _gdn_rows(ctx, g)
 
@@ -220,9 +216,7 @@ def _gdn_rows(ctx: Ctx, g: torch.Generator) -> list[CheckResult]:
             float(gdn_same),
             0.0,
             "bool",
-            f"Gated DeltaNet state after {tokens} tokens, sequential vs {chunk}-token "
-            f"chunks (d_k {dk}, d_v {dv}): a prefix-cached state is not bitwise the "
-            "recomputed one",
+            N.GDN_BITWISE(tokens=tokens, chunk=chunk, dk=dk, dv=dv),
         ),
         CheckResult(
             CHECK,
@@ -231,13 +225,13 @@ def _gdn_rows(ctx: Ctx, g: torch.Generator) -> list[CheckResult]:
             diff,
             tolerance,
             "rel",
-            "numerically close: same mathematics, different summation order",
+            N.GDN_CLOSE(),
         ),
         timing_row(
             ctx,
             CHECK,
             "gdn_chunked_ms",
             t_chunk,
-            f"chunked {t_chunk * 1e3:.2f} ms vs sequential {t_seq * 1e3:.2f} ms",
+            N.GDN_TIME(chunked=N.ms(t_chunk, 2), sequential=N.ms(t_seq, 2)),
         ),
     ]

@@ -8,7 +8,9 @@ from dataclasses import replace
 
 import torch
 
+from engine.decision import Name
 from engine.errors import InputError
+from engine.measure import kernel_notes as N
 from engine.measure.kernels import decode, dsa, kvcat, mla, moe, paged, prefix
 from engine.measure.kernels.common import CheckResult, Ctx, resolve_device
 from engine.measure.kernels.dims import EngineKv, KernelDims, LayerGroup, Sizes
@@ -126,7 +128,11 @@ def _run(
                 results.extend(fn(ctx))
         except Exception as err:  # one broken check must not hide the other six
             last = traceback.extract_tb(err.__traceback__)[-1]
-            note = f"{type(err).__name__}: {err} (at {last.filename}:{last.lineno})"
+            note = N.ERROR(
+                error=Name(type(err).__name__),
+                message=Name(str(err)),
+                at=Name(f"{last.filename}:{last.lineno}"),
+            )
             results.append(CheckResult(name, f"{name}_error", False, 0.0, None, "", note))
         if ctx.on_gpu:
             torch.cuda.empty_cache()
