@@ -58,10 +58,6 @@ _FLAGS_PAGE = (
     "left to the engine, the advisors (engine, routing, communication) and the software notes "
     "the page shows ('Sources disagree: ...', 'No chat template at hand ...')"
 )
-_DSA_ON_ADA = (
-    "lead (data/i18n/ko/gates.yaml code.gate.kernels.dsa.sm_89.reason): quotes the engine's "
-    "'No valid attention backend found' as prose; as a code span (`...`) it would pass"
-)
 _MEMORY_CHART = (
     "KV cache page (engine/present/charts_data.memory_breakdown, engine/launch/memory.py "
     "reserve formula): the memory chart's segment texts ('activations ... sampler rows ... "
@@ -74,10 +70,8 @@ PENDING: dict[tuple[str, str, str], str] = {
     ("dense", "kv_cache", "ko"): _MEMORY_CHART,
     ("blocked", "kv_cache", "ko"): (
         _MEMORY_CHART + "; KV cache (engine/kv/dtype.py): the stored dtype's note 'SGLang picks "
-        "bfloat16 for DSA on Hopper'; and " + _DSA_ON_ADA
+        "bfloat16 for DSA on Hopper'"
     ),
-    ("blocked", "overview", "ko"): _DSA_ON_ADA,
-    ("blocked", "hardware", "ko"): _DSA_ON_ADA,
 }
 
 
