@@ -12,7 +12,7 @@ from engine.present.safe import inert
 from engine.present.sources import clean
 from engine.present.words import say, say_all
 from engine.scenario import ENGINE_LABELS
-from ui import memo, show, tables
+from ui import charts, memo, show, tables
 from ui import state as S
 from ui.lang import T, current
 
@@ -114,17 +114,35 @@ tables.show(
                 "context": j["context"],
                 "users": j["users"],
                 "why_not": "; ".join(say_all(c.why, lang)) or None,
+                "tpot": c.speed.tpot_ms if c.speed else None,
+                "ttft": c.speed.ttft_ms if c.speed else None,
+                "tps": c.speed.output_tokens_per_s_per_gpu if c.speed else None,
             }
             for c, j in ((x, candidate_json(x)) for x in d.search.candidates[:12])
         ],
-        ["layout", "gpus", "weights", "kv_space", "used", "context", "users", "why_not"],
+        [
+            "layout",
+            "users",
+            "tpot",
+            "tps",
+            "why_not",
+            "ttft",
+            "context",
+            "used",
+            "weights",
+            "kv_space",
+            "gpus",
+        ],
     ),
     # what a reader decides on first (and in view at 1400 px): the layout, the users that fit
     # and why it was not chosen; the sizes behind them after
     {
         "layout": tables.text(T("flags.col.layout")),
         "users": tables.count(T("flags.col.users")),
+        "tpot": tables.decimal(T("flags.col.tpot"), 1),
+        "tps": tables.decimal(T("flags.col.tps"), 0),
         "why_not": tables.text(T("flags.col.why_not")),
+        "ttft": tables.decimal(T("flags.col.ttft"), 0),
         "context": tables.count(T("flags.col.context")),
         "used": tables.share(T("flags.col.used"), T("flags.col.used_help")),
         "weights": tables.decimal(T("flags.col.weights"), 1),
@@ -132,6 +150,12 @@ tables.show(
         "gpus": tables.count(T("flags.col.gpus")),
     },
     key="flags.compared",
+)
+st.caption(C.speed_caption(d, lang))
+charts.draw(
+    charts.speed(C.speed_curves(d, lang), C.speed_targets(d, lang)),
+    T("chart.speed.caption"),
+    key="flags.speed",
 )
 
 st.subheader(T("flags.advisors"))

@@ -18,6 +18,7 @@ from engine.measure.backcalc import metrics_commands, parse_engine_text
 from engine.measure.first_launch import first_launch_for
 from engine.measure.kernels import PRESETS
 from engine.measure.kernels.dims import LayerGroup
+from engine.perf import calibration
 from engine.present import charts_data as C
 from engine.present.safe import inert
 from engine.present.sources import clean
@@ -160,3 +161,44 @@ def kernels() -> None:
 
 backcalc()
 kernels()
+
+
+def _on_calibration() -> None:
+    file = st.session_state.get("measure.cal")
+    if file is None:
+        return
+    try:
+        cal = calibration.parse_calibration(file.getvalue())
+    except InputError as err:
+        st.session_state["measure.cal_error"] = str(err)
+        return
+    st.session_state["measure.cal_error"] = None
+    S.set_scenario(calibration=calibration.put(cal))
+
+
+def speed_calibration() -> None:
+    """The speed model on your GPU: upload the calibration ``make gpu-check`` writes."""
+    st.subheader(T("measure.calibration"))
+    st.caption(T("measure.calibration_caption"))
+    st.code("make gpu-check  # writes the calibration: python -m tools.gpu_check --calibration "
+            "calibration.json", language="bash", wrap_lines=True)  # fmt: skip
+    st.file_uploader(
+        T("measure.calibration_upload"), type=["json"], key="measure.cal",
+        on_change=_on_calibration,
+    )  # fmt: skip
+    problem = st.session_state.get("measure.cal_error")
+    if problem:
+        st.error(inert(str(problem)))
+    if s.calibration:
+        try:
+            cal = calibration.get(s.calibration)
+        except InputError as err:
+            st.warning(inert(str(err)))
+            return
+        st.success(T("measure.calibration_used", gpu=cal.gpu_name))
+        if st.button(T("measure.calibration_clear"), key="measure.cal_clear"):
+            S.set_scenario(calibration=None)
+            st.rerun()
+
+
+speed_calibration()

@@ -8,7 +8,7 @@ from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.words import say
 from engine.scenario import ENGINE_LABELS
-from ui import memo, show
+from ui import charts, memo, show
 from ui import state as S
 from ui.lang import T, current
 from ui.sidebar import share_link
@@ -37,6 +37,17 @@ show.alternatives(d)
 st.subheader(T("overview.layout"))
 st.markdown(M.layout_words(d, current()))
 show.metrics(C.layout_shown(d, current()))
+speed = C.speed_shown(d, current())
+if speed:
+    st.subheader(T("overview.speed"))
+    show.metrics(speed, per_row=5)
+    st.caption(C.speed_caption(d, current()))
+    with st.expander(T("overview.speed_all"), icon=":material/speed:"):
+        charts.draw(
+            charts.speed(C.speed_curves(d, current()), C.speed_targets(d, current())),
+            T("chart.speed.caption"),
+            key="overview.speed",
+        )
 reasons, reason_sources = M.layout_reasons(d, current())
 if reasons:
     with st.expander(T("overview.why_layout")):

@@ -16,6 +16,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from engine.errors import InputError
@@ -27,6 +28,7 @@ from engine.lint import format_report, json_report, lint_command
 from engine.measure.cli import add_backcalc_arguments, run_backcalc
 from engine.model import store
 from engine.model.loader import HF_ID, load_model
+from engine.perf import calibration
 from engine.present.report import diagnose_json, gates_json, plan_json, software_json, study_json
 from engine.present.safe import json_text, plain
 from engine.present.text import diagnose_text, software_text, study_text
@@ -143,6 +145,8 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         value = getattr(args, row.name)
         if row.kind is bool and value is None:
             continue
+        if row.name == "calibration":  # a file on the CLI; the scenario holds its digest
+            value = calibration.put(calibration.load_calibration(Path(value)))
         given[row.name] = value
     return make_scenario(**given)
 

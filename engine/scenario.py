@@ -312,6 +312,17 @@ class Scenario(BaseModel):
             "the layout search's",
         ),
     ] = None
+    # sha256 of a calibration measured on the user's GPU (make gpu-check); a link cannot carry it
+    calibration: Annotated[
+        str | None,
+        Spec(
+            "cal",
+            "--calibration",
+            "a calibration JSON written by make gpu-check: the speed model uses the rates measured "
+            "on that GPU",
+            "the catalog's figures times the fitted fractions",
+        ),
+    ] = None
     speculative: Annotated[
         bool | None,
         Spec(
@@ -359,7 +370,7 @@ class Scenario(BaseModel):
     def _ms(cls, v: float | None) -> float | None:
         return None if v is None else round(v, 1)
 
-    @field_validator("digest")
+    @field_validator("digest", "calibration")
     @classmethod
     def _digest(cls, v: str | None) -> str | None:
         if v is not None and (len(v) != 64 or any(c not in "0123456789abcdef" for c in v)):
@@ -656,6 +667,11 @@ def from_query(params: Mapping[str, str | list[str]]) -> ParsedQuery:
         good["model"] = legacy_hub
     elif legacy_hub and "source" not in good:
         good["source"], good["model"] = "hub", legacy_hub
+    if good.pop("calibration", None) is not None:
+        warnings.append(
+            "The link was made with a calibration measured on a GPU, which a link cannot carry; "
+            "the speed uses the catalog's figures. Upload the calibration on the Measure page."
+        )
     if good.get("source") == "file":
         good["source"] = "catalog"
         good.pop("digest", None)
@@ -709,7 +725,7 @@ def to_query(s: Scenario) -> dict[str, str]:
     out: dict[str, str] = {}
     for row in fields():
         value = getattr(s, row.name)
-        if row.name == "digest":
+        if row.name in ("digest", "calibration"):  # bytes a link cannot carry
             continue
         text = value_text(row, value)
         if text is not None:
@@ -735,7 +751,7 @@ def scenario_argv(s: Scenario) -> list[str]:
     argv: list[str] = []
     for row in fields():
         value = getattr(s, row.name)
-        if row.spec.cli is None:
+        if row.spec.cli is None or row.name == "calibration":  # a file the line cannot name
             continue
         if row.kind is bool:
             if value is not None and (value or row.optional):

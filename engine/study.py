@@ -43,7 +43,7 @@ from engine.model.loader import LoadedModel, load_catalog, load_hub
 from engine.model.mtp import has_draft_layers
 from engine.model.store import BYTES_PER_JSON_BYTE
 from engine.model.weights import WeightReport, weight_report
-from engine.perf import Speculative, Speed
+from engine.perf import Speculative, Speed, calibration
 from engine.scenario import ENGINES, MAX_NODES, Engine, Scenario
 from engine.software.report import SoftwareReport, software_report
 
@@ -103,6 +103,8 @@ class Study:
     text_only: bool
     min_gpus: int | None
     notes: tuple[Decision, ...] = field(default_factory=tuple)
+    # what the search read (the speed model's inputs too: the pages sweep a layout's load)
+    search_inputs: SearchInputs | None = field(default=None, repr=False, compare=False)
     _sizings: dict[tuple[str, int, str], KvSizing] = field(default_factory=dict, repr=False)
 
     @property
@@ -199,6 +201,7 @@ def _compute(s: Scenario) -> Study:
         asked = limit.tokens
     text_only = fam.multimodal and not s.images
     drafts = has_draft_layers(fam)
+    cal = calibration.get(s.calibration) if s.calibration else None
     model_id = model_id_for(model)
     software = {
         e: software_report(
@@ -244,6 +247,7 @@ def _compute(s: Scenario) -> Study:
             vision=fam.multimodal and not text_only,
             chunk_tokens=chunk_tokens(s.latency, s.images),
             speculative=spec,
+            calibration=cal,
         )
 
     found, mtp, draft_speeds = _with_or_without_drafts(
@@ -294,6 +298,7 @@ def _compute(s: Scenario) -> Study:
         mtp=mtp,
         text_only=text_only,
         min_gpus=fewest,
+        search_inputs=inputs(s.engine, mtp),
         notes=tuple(notes),
     )
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
+from engine.errors import InputError
 from engine.measure.kernels import preset_dims
 from engine.measure.kernels.calibrate import calibrate
 from engine.perf import Calibration, load_calibration
@@ -59,5 +59,5 @@ def test_a_bad_calibration_file_names_the_field(tmp_path: Path) -> None:
     bad.write_text(
         json.dumps({"gpu_name": "x", "hbm_bytes_per_s": -1, "bf16_gemm_flops": 1, "how": "h"})
     )
-    with pytest.raises(ValidationError, match="hbm_bytes_per_s"):
+    with pytest.raises(InputError, match="hbm_bytes_per_s"):
         load_calibration(bad)

@@ -4,11 +4,15 @@ decided; study --json carries the pick's speed and every candidate's."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+from pathlib import Path
 
 import pytest
 
 from engine.cli import main
+from engine.scenario import from_query
 from tests.study_util import run
 
 DIFFER = [
@@ -73,3 +77,40 @@ def test_study_json_carries_the_speed_of_a_pinned_layout(
         64 * speed["output_tokens_per_s_per_user"], rel=0.35
     )
     assert all(c["speed"] is not None for c in out["layout"]["candidates"])
+
+
+def test_a_calibration_replaces_the_fitted_rates_and_says_so(tmp_path: Path) -> None:
+    cal = {
+        "gpu_name": "NVIDIA H200",
+        "hbm_bytes_per_s": 2.0e12,  # slower than the catalog's 4.8 TB/s × the fitted fraction
+        "bf16_gemm_flops": 5.0e14,
+        "fp8_gemm_flops": 1.0e15,
+        "how": "a test's own figures",
+    }
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps(cal))
+    base = ["study", "Qwen/Qwen3-8B", "--gpus", "1", "--users", "8", "--json"]
+    plain_run = json.loads(_run([*base]))
+    measured = json.loads(_run([*base, "--calibration", str(path)]))
+    assert not plain_run["speed"]["measured_on_this_gpu"]
+    assert measured["speed"]["measured_on_this_gpu"]
+    # decode is memory-bound at 8 users: less bandwidth, more time per token
+    assert measured["speed"]["tpot_ms"] > plain_run["speed"]["tpot_ms"]
+
+
+def test_a_link_cannot_carry_a_calibration() -> None:
+    parsed = from_query({"model": "Qwen/Qwen3-8B", "cal": "0" * 64})
+    assert parsed.scenario.calibration is None and parsed.warnings
+
+
+def test_a_bad_calibration_file_is_one_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"gpu_name": "x"}')
+    assert main(["study", "Qwen/Qwen3-8B", "--calibration", str(bad)]) == 2
+
+
+def _run(args: list[str]) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(args) == 0
+    return out.getvalue()

@@ -25,6 +25,7 @@ from engine.present.charts_data import (
     LayerStrip,
     MemoryBreakdown,
     Series,
+    SpeedCurve,
     context_ticks,
     in_gib,
     tokens,
@@ -340,4 +341,35 @@ def intensity(i: Intensity) -> Figure:
         type="log", title={"text": T("chart.intensity.xaxis")}, dtick=1, tickformat=",d"
     )
     _log_y(fig, T("chart.intensity.yaxis"))
+    return fig
+
+
+def speed(curves: Sequence[SpeedCurve], targets: Sequence[tuple[str, float]]) -> Figure:
+    """Tokens/s per GPU against tokens/s per user for each layout as its load grows (one point
+    per number of requests at once), the pick drawn bold; each target is a vertical line at the
+    per-user speed it asks for."""
+    fig = _figure(T("chart.speed.title"))
+    unit = T("chart.speed.unit")
+    for c in curves:
+        fig["data"].append(
+            {
+                "type": "scatter",
+                "x": list(c.per_user),
+                "y": list(c.per_gpu),
+                "customdata": [[n] for n in c.concurrency],
+                "name": _label(c.name + (T("chart.speed.picked") if c.pick else "")),
+                "mode": "lines+markers",
+                "line": {"width": 4 if c.pick else 1.5},
+                "hovertemplate": "%{y:,.0f} " + unit + " · %{x:,.1f} /user · %{customdata[0]} "
+                + _label(T("chart.speed.requests")) + "<extra>" + _label(c.name) + "</extra>",
+            }
+        )  # fmt: skip
+    for label, x in targets:
+        _vline(fig, x)
+        fig["layout"].setdefault("annotations", []).append(
+            {"x": x, "y": 1, "yref": "paper", "showarrow": False, "xanchor": "left",
+             "text": html.escape(label)}
+        )  # fmt: skip
+    fig["layout"]["xaxis"].update(type="log", title={"text": T("chart.speed.x")})
+    fig["layout"]["yaxis"].update(title={"text": T("chart.speed.y")})
     return fig

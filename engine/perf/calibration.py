@@ -9,9 +9,14 @@ does not see the engine's scheduler.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engine.errors import InputError
 
 
 class Calibration(BaseModel):
@@ -35,6 +40,55 @@ class Calibration(BaseModel):
         return self.decode_attention_bytes / self.decode_attention_seconds
 
 
+MAX_CALIBRATION_BYTES = 65_536  # a calibration is a few hundred bytes of JSON
+MAX_HELD = 256
+
+_lock = threading.Lock()
+_held: OrderedDict[str, Calibration] = OrderedDict()
+
+
+def parse_calibration(data: bytes | str) -> Calibration:
+    """A calibration from JSON text, validated; bad input is an InputError naming the field."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if len(raw) > MAX_CALIBRATION_BYTES:
+        raise InputError(
+            "calibration", f"a calibration JSON of at most {MAX_CALIBRATION_BYTES:,} B"
+        )
+    try:
+        return Calibration.model_validate_json(raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "calibration"
+        raise InputError(
+            "calibration",
+            f"a calibration JSON as make gpu-check writes it ({where}: {first['msg']})",
+        ) from None
+
+
 def load_calibration(path: Path) -> Calibration:
-    """A calibration JSON file, validated (a bad file raises pydantic's error naming the field)."""
-    return Calibration.model_validate_json(path.read_text(encoding="utf-8"))
+    """A calibration JSON file, validated."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_CALIBRATION_BYTES + 1)
+    except OSError as err:
+        raise InputError("calibration", f"a readable file ({err.strerror})") from None
+    return parse_calibration(data)
+
+
+def put(cal: Calibration) -> str:
+    """Hold ``cal`` and return its digest (a Scenario names a calibration by it)."""
+    digest = hashlib.sha256(cal.model_dump_json().encode()).hexdigest()
+    with _lock:
+        _held[digest] = cal
+        _held.move_to_end(digest)
+        while len(_held) > MAX_HELD:
+            _held.popitem(last=False)
+    return digest
+
+
+def get(digest: str) -> Calibration:
+    with _lock:
+        cal = _held.get(digest)
+    if cal is None:
+        raise InputError("calibration", "a calibration this server still holds: upload it again")
+    return cal

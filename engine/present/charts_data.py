@@ -19,6 +19,7 @@ from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.kv.dtype import ALIASES, resolve_kv_dtype
 from engine.kv.sizing import KvSizing, size_kv
 from engine.launch.layout import stage_share, users_at
+from engine.launch.ranking import layout_rules
 from engine.measure.backcalc import BackcalcResult, EngineReading, backcalculate
 from engine.model.architecture import FFN_LABELS, Architecture, Mixer, build_architecture
 from engine.model.config import ModelConfig
@@ -26,6 +27,7 @@ from engine.model.context import context_limit
 from engine.model.family import FamilyVerdict, classify
 from engine.model.loader import catalog_names, load_catalog
 from engine.model.weights import weight_report
+from engine.perf import estimate
 from engine.present.evidence import EvidenceRow, evidence_rows, formula, formulas, group_labels
 from engine.present.units import GB, GIB, Count, gib, in_gib, nbytes, tb_per_s, tokens
 from engine.present.words import say
@@ -429,6 +431,103 @@ class Series:
     name: str
     x: tuple[int, ...]
     y: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class SpeedCurve:
+    """One layout's tokens/s per GPU against tokens/s per user as its load grows from one
+    request to every request its KV holds (the speed model at each load)."""
+
+    name: str
+    pick: bool
+    per_user: tuple[float, ...]
+    per_gpu: tuple[float, ...]
+    concurrency: tuple[int, ...]
+
+
+MAX_CURVES = 8
+
+
+def load_grid(most: int) -> tuple[int, ...]:
+    """1, 2, 4, … up to ``most`` and ``most`` itself (at most 16 points)."""
+    out: list[int] = []
+    n = 1
+    while n < most and len(out) < 15:
+        out.append(n)
+        n *= 2
+    return (*out, max(most, 1))
+
+
+def speed_curves(st: Study, lang: Lang = DEFAULT_LANG) -> list[SpeedCurve]:
+    """The pick and the best-ranked other layouts that hold the weights, over their load."""
+    inp = st.search_inputs
+    if inp is None:
+        return []
+    s = st.scenario
+    isl, osl = s.workload(st.context)
+    out: list[SpeedCurve] = []
+    shown = [c for c in st.search.candidates if c.speed is not None and c.running > 0]
+    for c in shown[:MAX_CURVES]:
+        lay = c.layout
+        users, gpus = [], []
+        loads = load_grid(c.running)
+        for n in loads:
+            sp = estimate(
+                inp, lay.split, lay.replicas, -(-n // lay.replicas), isl, osl, inp.speculative,
+                gpus_per_node=s.gpus_per_node, calibration=inp.calibration,
+            )  # fmt: skip
+            users.append(sp.output_tokens_per_s_per_user)
+            gpus.append(sp.output_tokens_per_s_per_gpu)
+        out.append(SpeedCurve(say(lay.name(), lang), c is st.fit, tuple(users), tuple(gpus), loads))
+    return out
+
+
+def speed_targets(st: Study, lang: Lang = DEFAULT_LANG) -> list[tuple[str, float]]:
+    """The per-user speeds the scenario asks for, as (label, tokens/s per user): its TPOT
+    target, and the balanced bound when balanced is the objective."""
+    s = st.scenario
+    out = []
+    if s.tpot_ms:
+        out.append((t("chart.speed.target", lang, ms=f"{s.tpot_ms:g}"), 1000 / s.tpot_ms))
+    if s.latency == "balanced":
+        bound = layout_rules().balanced_tpot_ms
+        out.append((t("chart.speed.bound", lang, ms=f"{bound:g}"), 1000 / bound))
+    return out
+
+
+def speed_caption(st: Study, lang: Lang = DEFAULT_LANG) -> str:
+    """What the speed figures assume: the workload, the load, drafts, and where the rates come
+    from (the catalog × fitted fractions, or measured on this GPU)."""
+    s = st.scenario
+    isl, osl = s.workload(st.context)
+    sp = st.fit.speed
+    return t(
+        "speed.caption_measured" if sp is not None and sp.measured else "speed.caption",
+        lang,
+        isl=f"{isl:,}",
+        osl=f"{osl:,}",
+        users=f"{min(s.users, st.fit.running):,}",
+        drafts=t("speed.drafts" if st.mtp else "speed.no_drafts", lang),
+    )
+
+
+def speed_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
+    """The pick's TTFT, TPOT and tokens/s, each with its formula."""
+    sp = st.fit.speed
+    if sp is None:
+        return []
+    f = sp.formula
+    rows = [
+        ("speed.ttft", f"{sp.ttft_ms:,.0f} ms", sp.ttft_ms, f.ttft),
+        ("speed.tpot", f"{sp.tpot_ms:,.1f} ms", sp.tpot_ms, f.tpot),
+        ("speed.per_user", f"{sp.output_tokens_per_s_per_user:,.1f} tok/s",
+         sp.output_tokens_per_s_per_user, f"1000 ms / {sp.tpot_ms:,.2f} ms"),
+        ("speed.per_gpu", f"{sp.output_tokens_per_s_per_gpu:,.0f} tok/s",
+         sp.output_tokens_per_s_per_gpu, f.per_gpu),
+        ("speed.total", f"{sp.output_tokens_per_s:,.0f} tok/s", sp.output_tokens_per_s,
+         f"{sp.output_tokens_per_s_per_gpu:,.1f} /s × {sp.gpus}"),
+    ]  # fmt: skip
+    return [Shown(t(key, lang), value, raw, formula) for key, value, raw, formula in rows]
 
 
 def context_grid(limit: int, start: int = 1024) -> tuple[int, ...]:

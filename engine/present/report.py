@@ -315,6 +315,23 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
     out += ["", "## " + t("report.layout", lang), "", escape_markdown(M.layout_words(st, lang))]
     reasons, _ = M.layout_reasons(st, lang)
     out += [f"- {escape_markdown(r)}" for r in reasons]
+    speed = C.speed_shown(st, lang)
+    if speed:
+        caption = escape_markdown(C.speed_caption(st, lang))
+        out += ["", "## " + t("overview.speed", lang), "", caption, ""]
+        out += _table(
+            (t("report.quantity", lang), t("report.value", lang), t("report.formula", lang)),
+            [(x.label, x.value, x.formula) for x in speed],
+        )
+        header = ("flags.col.layout", "flags.col.users", "flags.col.ttft", "flags.col.tpot",
+                  "flags.col.tps")  # fmt: skip
+        rows: list[tuple[object, ...]] = [
+            (say(c.layout.name(), lang), f"{c.users:,}", f"{c.speed.ttft_ms:,.0f}",
+             f"{c.speed.tpot_ms:,.1f}", f"{c.speed.output_tokens_per_s_per_gpu:,.0f}")
+            for c in st.search.candidates[:12]
+            if c.speed is not None
+        ]  # fmt: skip
+        out += ["", *_table(tuple(t(k, lang) for k in header), rows)]
     out += ["", "## " + t("report.numbers", lang), ""]
     shown = [
         *C.layout_shown(st, lang),
