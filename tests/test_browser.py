@@ -373,8 +373,14 @@ def test_the_language_switch_translates_the_page_and_the_link(server: str, brows
 KEY_COLUMNS = {
     "flags": (
         "flags.compared",
-        ["flags.col.layout", "flags.col.users", "flags.col.why_not"],
-        "flags.col.context",
+        [
+            "flags.col.layout",
+            "flags.col.users",
+            "flags.col.tpot",
+            "flags.col.tps",
+            "flags.col.why_not",
+        ],
+        "flags.col.ttft",
     ),
     "choose_model": (
         "choose.table",
