@@ -26,6 +26,7 @@ from engine.i18n import LANGS
 from engine.launch.render import script
 from engine.lint import format_report, json_report, lint_command
 from engine.measure.cli import add_backcalc_arguments, run_backcalc
+from engine.measure.kernels.args import add_kernel_arguments
 from engine.model import store
 from engine.model.loader import HF_ID, load_model
 from engine.perf import calibration
@@ -345,7 +346,6 @@ def build_parser() -> Parser:
         "--strict", action="store_true", help="exit 1 on a warning too (default: on an error)"
     )
     lint.set_defaults(func=cmd_lint)
-    from engine.measure.kernels.args import add_kernel_arguments
 
     bc_help = "read a running engine's log or /metrics back"
     bc = sub.add_parser("backcalc", help=bc_help, description=bc_help)

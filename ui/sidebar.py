@@ -12,7 +12,7 @@ from engine import scenario as SC
 from engine.errors import InputError, JsonError
 from engine.hardware.gpus import all_gpus
 from engine.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_MIB
-from engine.model.loader import catalog_names, load_model
+from engine.model.loader import catalog_names, load_model, load_pasted
 from engine.present.units import gib
 from ui import lang
 from ui import state as S
@@ -68,8 +68,6 @@ def _on_upload() -> None:
 
 
 def _on_paste() -> None:
-    from engine.model.loader import load_pasted
-
     text = st.session_state.get("w.paste", "")
     if not _may_load():
         return

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from engine.engines import other as other_engine
 from engine.rules import DATA_DIR, Strict, load_data
-from engine.software.tables import ENGINES, Engine, lookup_flag
+from engine.software.tables import ENGINES, Engine, flag_table, lookup_flag
 
 LINT_YAML = DATA_DIR / "lint.yaml"
 
@@ -251,8 +251,6 @@ def data_problems(rules: LintRules) -> list[str]:
 
 
 def _exact_table(engine: Engine) -> frozenset[str]:
-    from engine.software.tables import flag_table
-
     return frozenset(flag_table(engine))
 
 

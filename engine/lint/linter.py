@@ -27,6 +27,7 @@ from engine.lint.shell import Word, shape
 from engine.model.loader import LoadedModel, load_model
 from engine.scenario import DEFAULT_GPU, MAX_GPUS_PER_NODE, MAX_NODES, make_scenario
 from engine.software.tables import engine_version
+from engine.study import study
 
 Rule = Callable[[Ctx], None]
 
@@ -222,8 +223,6 @@ def _report(
 def _study(ctx: Ctx) -> None:
     """The Study of the command's scenario (its layout pinned), and of the same model and GPUs
     with the layout left to the search (model facts, suggestions, the engine's own picks)."""
-    from engine.study import study
-
     loaded = ctx.choice.loaded
     if loaded is None:
         return

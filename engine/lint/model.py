@@ -11,10 +11,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.errors import InputError
+from engine.launch.recipes import recipes
 from engine.lint.data import lint_rules
 from engine.model import store
 from engine.model.config import normalize
-from engine.model.loader import HF_ID, LoadedModel, catalog_names, catalog_path, load_catalog
+from engine.model.loader import (
+    HF_ID,
+    LoadedModel,
+    catalog_names,
+    catalog_path,
+    load_catalog,
+    load_hub,
+)
 from engine.software.report import detect_checkpoint_format
 
 _TOKEN_SPLIT = re.compile(r"[-_.]+")
@@ -114,8 +122,6 @@ def _with_format(loaded: LoadedModel, model_id: str) -> tuple[LoadedModel, str |
 def _sibling(model_id: str) -> tuple[str, str] | None:
     """(bundled config, format) when ``model_id`` is an official quantized sibling of a bundled
     config (data/recipes.yaml checkpoints)."""
-    from engine.launch.recipes import recipes
-
     want = model_id.rstrip("/").lower()
     for row in recipes().checkpoints:
         bundled = row.get("bundled_model")
@@ -128,8 +134,6 @@ def _sibling(model_id: str) -> tuple[str, str] | None:
 
 
 def _hub(model_id: str) -> LoadedModel | None:
-    from engine.model.loader import load_hub
-
     try:
         return load_hub(model_id)
     except InputError:

@@ -6,7 +6,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+import yaml
+
 from engine.lint.data import SEVERITIES, Severity, finding_rule
+from engine.present.safe import json_text, plain
 from engine.software.tables import Engine
 
 ENGINE_LABEL = {"vllm": "vLLM", "sglang": "SGLang"}
@@ -156,8 +159,6 @@ def format_report(report: LintReport) -> str:
     if report.corrected_clean and report.remaining:
         lines.append("  still to check (warnings):")
         lines.extend(f"    {f.code}: {f.message}" for f in report.remaining)
-    from engine.present.safe import plain
-
     return plain("\n".join(lines))  # the command's ESC or OSC shows as an escape
 
 
@@ -166,8 +167,6 @@ def format_report(report: LintReport) -> str:
 
 def render_yaml(launcher: list[str], args: list[str]) -> str:
     """A container's ``command:`` and ``args:`` lists (YAML from the YAML library)."""
-    import yaml
-
     data: dict[str, list[str]] = {}
     if launcher:
         data["command"] = launcher
@@ -178,6 +177,4 @@ def render_yaml(launcher: list[str], args: list[str]) -> str:
 
 def json_report(report: LintReport) -> str:
     """The report as JSON, every control character of the command escaped."""
-    from engine.present.safe import json_text
-
     return json_text(report.to_dict())

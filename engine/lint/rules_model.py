@@ -11,9 +11,10 @@ from engine.kv.dtype import ALIASES as VLLM_KV
 from engine.kv.sglang import SGLANG_ALIASES
 from engine.launch.known_issues import Where, applies
 from engine.launch.known_issues import known_issues as all_known_issues
-from engine.launch.layout import split_problem, stage_share
+from engine.launch.layout import divisors, split_problem, stage_share
 from engine.launch.memory import Split
 from engine.launch.plan import LaunchPlan
+from engine.launch.recipes import base_flags_for, checkpoints_of, is_base_checkpoint
 from engine.lint import rules_hardware
 from engine.lint.command import shown, token_count
 from engine.lint.context import Ctx
@@ -22,8 +23,10 @@ from engine.lint.parse import Arg
 from engine.lint.report import Edit
 from engine.present.words import say
 from engine.rules import engine_rules
+from engine.scenario import MAX_GPUS_PER_NODE, make_scenario
 from engine.software.report import SoftwareReport, software_report
-from engine.software.tables import engine_version
+from engine.software.tables import engine_version, reasoning_parsers, tool_call_parsers
+from engine.study import study
 
 GIB = 1 << 30
 
@@ -95,11 +98,6 @@ def tp_choice(ctx: Ctx) -> int | None:
     """The TP flag value nearest the command's (ties: the larger) that splits the model, stays
     within the GPUs given (or the command's own), and holds the weights there, studied like the
     command; None when no TP does."""
-    from engine.errors import InputError
-    from engine.launch.layout import divisors
-    from engine.scenario import MAX_GPUS_PER_NODE, make_scenario
-    from engine.study import study
-
     st, fields = ctx.facts, ctx.scenario_fields
     if st is None or fields is None:
         return None
@@ -184,8 +182,6 @@ def fit(ctx: Ctx) -> None:
 def _fit_options(ctx: Ctx) -> str:
     """Ways out: the fewest GPUs of this kind that hold the weights and one request, and the
     official smaller checkpoints this GPU can run."""
-    from engine.launch.recipes import checkpoints_of
-
     st, base = ctx.study, ctx.base
     assert st is not None
     options: list[str] = []
@@ -346,8 +342,6 @@ def _software(ctx: Ctx) -> SoftwareReport | None:
 
 
 def _base_checkpoint(ctx: Ctx, sw: SoftwareReport) -> bool:
-    from engine.launch.recipes import is_base_checkpoint
-
     model_id = ctx.settings.model_id
     return model_id is not None and is_base_checkpoint(model_id, sw)
 
@@ -452,8 +446,6 @@ def parsers(ctx: Ctx) -> None:
 
 
 def _registry(ctx: Ctx, kind: str) -> frozenset[str]:
-    from engine.software.tables import reasoning_parsers, tool_call_parsers
-
     return tool_call_parsers(ctx.engine) if kind == "tool" else reasoning_parsers(ctx.engine)
 
 
@@ -482,8 +474,6 @@ def _kv_name(value: str) -> str:
 
 def _recipe_sets(ctx: Ctx, flag: str, value: str | None) -> bool:
     """The official recipe for this model, engine, GPU and checkpoint sets ``flag value``."""
-    from engine.launch.recipes import base_flags_for
-
     base = ctx.base
     if base is None:
         return False

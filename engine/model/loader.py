@@ -8,11 +8,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
+
+from huggingface_hub import hf_hub_download
 
 from engine.errors import InputError, JsonError
 from engine.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_MIB, ModelConfig, normalize
@@ -401,9 +405,6 @@ def load_pasted(
 def _hub_reachable(timeout: float = 3.0) -> bool:
     """A quick TCP probe of the hub endpoint, so an offline machine fails in seconds
     instead of waiting out huggingface_hub's retries."""
-    import socket
-    from urllib.parse import urlparse
-
     url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
     host = url.hostname or "huggingface.co"
     port = url.port or (443 if url.scheme == "https" else 80)
@@ -440,8 +441,6 @@ def _read_small(path: str, what: str) -> bytes:
 def _hub_file(repo_id: str, filename: str, revision: str | None, online: bool) -> str | None:
     """The cached path of one small file of the repo: the local cache first, then (when
     ``online``) the hub. None when the repo has no such file or it cannot be had."""
-    from huggingface_hub import hf_hub_download
-
     try:
         return str(
             hf_hub_download(

@@ -1,0 +1,196 @@
+"""The engine's import graph: named layers, each importing only its own layer or lower ones, no
+circle, and no import hidden inside a function (except torch's kernels, loaded on demand).
+
+A module's imports then say what it depends on, and a change to a low layer cannot reach back
+up. The layers, lowest first (a pattern ending in ``*`` is a package and everything in it):
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from collections import defaultdict
+from pathlib import Path
+
+ENGINE = Path(__file__).resolve().parent.parent / "engine"
+
+LAYERS: list[tuple[str, list[str]]] = [
+    # decisions, errors, data loading, message catalogs
+    ("base", ["engine", "engine.errors", "engine.decision", "engine.rules", "engine.i18n",
+              "engine.software.versions"]),
+    # how a decision or a config string becomes safe text (no engine knowledge)
+    ("words", ["engine.present.safe", "engine.present.sources", "engine.present.units",
+               "engine.present.words"]),
+    # reading a config; the GPU catalog; cache-spec arithmetic
+    ("config", ["engine.model.config", "engine.model.loader", "engine.model.store",
+                "engine.model.evidence", "engine.model.context", "engine.kv.specs",
+                "engine.hardware.gpus"]),
+    # one adapter per engine: flag spellings, defaults, memory accounting, KV storage
+    ("engines", ["engine.engines*"]),
+    # parsers, versions, checkpoint formats
+    ("software", ["engine.software*"]),
+    # the model's layers, family, weights
+    ("model", ["engine.model*"]),
+    # KV sizing per engine
+    ("kv", ["engine.kv*", "engine.present.evidence"]),
+    # the hardware gates
+    ("gates", ["engine.hardware*"]),
+    # the user's question
+    ("scenario", ["engine.scenario", "engine.diagnose"]),
+    # the planner's building blocks
+    ("launch-facts", ["engine.launch.memory", "engine.launch.facts", "engine.launch.command",
+                      "engine.launch.advisors", "engine.launch.multinode",
+                      "engine.launch.known_issues", "engine.launch.recipes",
+                      ]),
+    # speed
+    ("perf", ["engine.perf*"]),
+    # the layout search and the plans
+    ("launch", ["engine.launch*"]),
+    # the one computed object, and its re-checked alternatives
+    ("study", ["engine.study"]),
+    ("alternatives", ["engine.alternatives"]),
+    # readers of the Study
+    ("readers", ["engine.lint*", "engine.measure*", "engine.troubleshoot*", "engine.facts"]),
+    # the Study in words, tables and files
+    ("present", ["engine.present*"]),
+    # entry points
+    ("entry", ["engine.cli", "engine.__main__", "engine.measure.kernels.__main__"]),
+]  # fmt: skip
+
+# torch is loaded on demand: the kernels' entry points import inside functions
+ON_DEMAND = ("engine.measure.kernels",)
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(ENGINE.parent).with_suffix("").parts
+    name = ".".join(parts)
+    return name.removesuffix(".__init__")
+
+
+def _modules() -> dict[str, Path]:
+    return {_module(p): p for p in ENGINE.rglob("*.py")}
+
+
+def layer_of(module: str) -> int:
+    """The layer ``module`` belongs to: the first exact name that matches, else the most
+    specific package pattern (the longest), else the first that matches."""
+    best: tuple[int, int] | None = None
+    for i, (_, patterns) in enumerate(LAYERS):
+        for pattern in patterns:
+            if pattern == module:
+                return i
+            if pattern.endswith("*") and fnmatch.fnmatch(module, pattern):
+                specificity = len(pattern)
+                if best is None or specificity > best[1]:
+                    best = (i, specificity)
+    assert best is not None, f"{module} is in no layer: add it to LAYERS"
+    return best[0]
+
+
+def _imports(mods: dict[str, Path]) -> tuple[dict[str, set[str]], list[str]]:
+    """Each module's engine imports (any kind, TYPE_CHECKING included), and the imports hidden
+    inside a function."""
+    edges: dict[str, set[str]] = defaultdict(set)
+    hidden: list[str] = []
+
+    def resolve(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    for mod, path in mods.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        inside: set[int] = set()
+        for fn in ast.walk(tree):
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                inside |= {id(n) for n in ast.walk(fn) if n is not fn}
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.startswith("engine")
+            ):
+                targets = [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names if a.name.startswith("engine")]
+            for t in targets:
+                found = resolve(t)
+                if found and found != mod:
+                    edges[mod].add(found)
+                    if id(node) in inside and not found.startswith(ON_DEMAND):
+                        hidden.append(f"{mod} -> {found} (line {node.lineno})")
+    return edges, hidden
+
+
+def test_every_engine_module_has_a_layer() -> None:
+    for mod in _modules():
+        layer_of(mod)
+
+
+def upward(edges: dict[str, set[str]]) -> list[str]:
+    return [
+        f"{a} ({LAYERS[layer_of(a)][0]}) -> {b} ({LAYERS[layer_of(b)][0]})"
+        for a, targets in sorted(edges.items())
+        for b in sorted(targets)
+        if layer_of(b) > layer_of(a)
+    ]
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_module_imports_a_higher_layer() -> None:
+    edges, _ = _imports(_modules())
+    assert upward(edges) == []
+
+
+def test_the_import_graph_has_no_circle() -> None:
+    edges, _ = _imports(_modules())
+    assert circles(edges) == []
+
+
+def test_no_engine_import_hides_inside_a_function() -> None:
+    _, hidden = _imports(_modules())
+    assert hidden == []
+
+
+def test_the_checks_see_a_planted_upward_import_and_a_planted_circle() -> None:
+    planted = {"engine.model.config": {"engine.study"}, "engine.study": {"engine.model.config"}}
+    assert upward(planted) == ["engine.model.config (config) -> engine.study (study)"]
+    assert circles(planted) == [["engine.model.config", "engine.study"]]
+    assert circles({"a": {"b"}, "b": {"c"}}) == []
