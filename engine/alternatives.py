@@ -13,7 +13,8 @@ first.
 
 A checkpoint is re-checked without fetching it: the base config is sized in the sibling's
 format (``engine.model.formats``), while the change itself names the sibling's Hub id, which is
-what a link and the CLI line apply.
+what a link and the CLI line apply — and which the loader answers the same way when the hub
+cannot be read, so the change applies offline exactly as it was checked.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ from engine.launch.layout import largest_context, stage_share
 from engine.launch.ranking import layout_rules
 from engine.launch.recipes import checkpoints_of
 from engine.model import store
-from engine.model.formats import as_format
+from engine.model.config import normalize
+from engine.model.formats import raw_in_format
+from engine.model.loader import LoadedModel
 from engine.rules import Strict, load_data
 from engine.scenario import MAX_GPUS_PER_NODE, MAX_NODES, Scenario, to_query
 from engine.study import Study, study
@@ -175,10 +178,10 @@ def _checkpoints(st: Study) -> list[tuple[Decision, Scenario, Scenario]]:
             continue  # FP4 only where the hardware has it
         if kind == st.weights.weight_dtype:
             continue
-        sized = as_format(st.model, kind, repo)
-        if sized is None:
+        raw = raw_in_format(st.model.config.raw, kind)
+        if raw is None:
             continue
-        digest = store.put(sized)
+        digest = store.put(LoadedModel(normalize(raw), "derived", repo))
         link = s.replace(source="hub", model=repo, digest=None)
         checked = s.replace(source="file", model=repo, digest=digest)
         fmt, src = Name(kind.upper()), Source(source)

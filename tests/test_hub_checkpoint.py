@@ -12,6 +12,7 @@ import huggingface_hub.constants as hf_constants
 import pytest
 
 from engine.diagnose import Options, diagnose
+from engine.errors import InputError
 from engine.model.loader import MODELS_DIR, load_files, load_hub, load_model
 from engine.model.weights import compare_checkpoint
 from engine.scenario import make_scenario
@@ -169,6 +170,29 @@ def test_catalog_model_answers_an_offline_hub_miss_and_says_so(offline_hub: Path
     assert loaded.source == "catalog" and loaded.name == "Qwen/Qwen3-8B"
     assert "bundled" in loaded.note and "HF_HUB_OFFLINE" in loaded.note
     assert loaded.config.hidden_size == 4096
+
+
+def test_an_official_fp8_sibling_answers_an_offline_miss_from_its_bundled_base(
+    offline_hub: Path,
+) -> None:
+    """data/recipes.yaml names nvidia/Llama-3.1-70B-Instruct-FP8 as the FP8 sibling of the
+    bundled Llama-3.1-70B-Instruct: offline, it is that config in FP8, under its own id."""
+    loaded = load_hub("nvidia/Llama-3.1-70B-Instruct-FP8")
+    base = load_hub("meta-llama/Llama-3.1-70B-Instruct")
+    assert loaded.source == "hub" and loaded.name == "nvidia/Llama-3.1-70B-Instruct-FP8"
+    assert "HF_HUB_OFFLINE" in loaded.note
+    assert diagnose(loaded.config).weights.weight_dtype == "fp8"
+    assert diagnose(base.config).weights.weight_dtype == "bf16"
+    # the same shapes: 1 byte per weight where the base has 2 (norms, embeddings aside)
+    w, b = diagnose(loaded.config).weights, diagnose(base.config).weights
+    assert w.params_total == b.params_total
+    assert 0.5 < w.weight_bytes / b.weight_bytes < 0.52
+
+
+def test_an_id_the_recipes_do_not_name_still_fails_offline(offline_hub: Path) -> None:
+    with pytest.raises(InputError) as err:
+        load_hub("nvidia/Not-A-Listed-Checkpoint-FP8")
+    assert err.value.field == "model"
 
 
 def test_upload_of_the_three_files_matches_the_hub(offline_hub: Path) -> None:

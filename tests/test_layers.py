@@ -22,7 +22,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("words", ["engine.present.safe", "engine.present.sources", "engine.present.units",
                "engine.present.words"]),
     # reading a config; the GPU catalog; cache-spec arithmetic
-    ("config", ["engine.model.config", "engine.model.loader", "engine.model.store",
+    ("config", ["engine.model.config", "engine.model.formats", "engine.model.loader",
+               "engine.model.store",
                 "engine.model.evidence", "engine.model.context", "engine.kv.specs",
                 "engine.hardware.gpus"]),
     # one adapter per engine: flag spellings, defaults, memory accounting, KV storage

@@ -20,6 +20,7 @@ from huggingface_hub import hf_hub_download
 
 from engine.errors import InputError, JsonError
 from engine.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_MIB, ModelConfig, normalize
+from engine.model.formats import official_sibling, raw_in_format
 from engine.rules import DATA_DIR, data_yaml
 
 MODELS_DIR = DATA_DIR / "models"
@@ -504,13 +505,31 @@ def _hub_template(repo_id: str, revision: str | None, online: bool) -> ChatTempl
 
 def _catalog_fallback(repo_id: str, reason: str) -> LoadedModel:
     if catalog_path(repo_id) is None:
-        raise _hub_error(repo_id, reason)
+        return _sibling_fallback(repo_id, reason)
     bundled = load_catalog(repo_id)
     note = (
         f"The hub could not be read ({reason}); {repo_id} is answered from the bundled "
         "copy of its config.json (no hf_quant_config.json or safetensors index)."
     )
     return LoadedModel(bundled.config, "catalog", bundled.name, note=note)
+
+
+def _sibling_fallback(repo_id: str, reason: str) -> LoadedModel:
+    """An official FP8 / NVFP4 / MXFP4 / BF16 sibling of a bundled model (data/recipes.yaml
+    checkpoints), answered from the bundled config in the sibling's format: the checkpoint an
+    alternative suggests applies offline exactly as it was checked."""
+    sibling = official_sibling(repo_id)
+    if sibling is None or catalog_path(sibling.base) is None:
+        raise _hub_error(repo_id, reason)
+    base = load_catalog(sibling.base)
+    raw = raw_in_format(base.config.raw, sibling.fmt)
+    if raw is None:
+        raise _hub_error(repo_id, reason)
+    note = (
+        f"The hub could not be read ({reason}); {repo_id} is answered from the bundled config "
+        f"of {base.name} in its {sibling.fmt.upper()} format ({sibling.source})."
+    )
+    return LoadedModel(normalize(raw), "hub", repo_id, note=note)
 
 
 # ---------------------------------------------------------------------------------------------
