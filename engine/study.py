@@ -24,7 +24,7 @@ from engine.decision import Bytes, Code, Decimal, Decision, Name, Tokens
 from engine.diagnose import Diagnosis, Options
 from engine.engines import adapter
 from engine.errors import InputError
-from engine.hardware.gates import GateReport, gate_report
+from engine.hardware.gates import MAX_TRIED_GPUS, GateReport, gate_report
 from engine.hardware.gpus import Gpu, lookup_gpu
 from engine.kv.dtype import KvDtype
 from engine.kv.sizing import KvSizing, size_kv
@@ -271,8 +271,8 @@ def _compute(s: Scenario) -> Study:
                 fit, problem = None, err.why or REJECT_ENGINE(why=Name(err.expected))
         kv = kv_at(e)(pick.layout.tp)
         views[e] = EngineView(e, kv_dtypes[e], kv, fit, software[e], None, problem)
-    gates = gate_report(fam, weights, views[s.engine].kv_dtype, gpu, pick, cfg)
     fewest = _fewest_gpus(inputs(s.engine, mtp), s) if not pick.context_fits else None
+    gates = gate_report(fam, weights, views[s.engine].kv_dtype, gpu, pick, cfg, fewest)
     verdict = _verdict(s, pick, gates, asked)
     core = PlanInputs(
         model, cfg, gpu, arch, fam, weights, limit, asked, mtp, text_only, gates, draft_speeds
@@ -323,7 +323,7 @@ def _with_or_without_drafts(
 def _fewest_gpus(inp: SearchInputs, s: Scenario) -> int | None:
     """The fewest GPUs of this kind that hold the weights and one request at the context."""
     n = 1
-    while n <= 1024:
+    while n <= MAX_TRIED_GPUS:
         per_node = min(n, s.gpus_per_node)
         nodes = -(-n // per_node)
         if per_node * nodes == n and nodes <= MAX_NODES:

@@ -15,6 +15,8 @@ from engine.model.architecture import build_architecture
 from engine.model.family import classify
 from engine.model.loader import MODELS_DIR, catalog_names, load_model
 from engine.present.words import say
+from engine.scenario import make_scenario
+from engine.study import study
 from tests.study_util import run
 
 GENERATIONS = {
@@ -111,3 +113,29 @@ def test_zero_gpus_and_missing_architectures_name_the_field() -> None:
     bare = {"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2}
     with pytest.raises(InputError, match=r"^architectures: "):
         run(bare)
+
+
+def test_weights_13x_one_h100_fix_names_the_fewest_gpus_not_a_shorter_context() -> None:
+    """Kimi-K2 on one H100: 958.5 GiB of weights against 73.3 GiB usable. A shorter context
+    cannot help; the fix is the layout search's fewest GPUs, with the overflow."""
+    st = study(
+        make_scenario(model="moonshotai/Kimi-K2-Instruct", gpu="H100", gpus_per_node=1, users=16)
+    )
+    fit = next(g for g in st.gates.gates if g.kind == "fit")
+    assert fit.status == "fail" and fit.fix is not None
+    assert fit.fix.code == "gate.fit.fix_weights"
+    params = dict(fit.fix.params)
+    assert params["n"] == st.min_gpus == 16
+    assert round(params["times"].value, 1) == 13.1
+
+
+def test_a_shortened_context_fix_names_the_gpus_that_hold_the_full_one() -> None:
+    st = study(
+        make_scenario(
+            model="meta-llama/Llama-3.1-70B-Instruct", gpu="H100", gpus_per_node=2, context=131072
+        )
+    )
+    fit = next(g for g in st.gates.gates if g.kind == "fit")
+    assert fit.status == "warn"
+    assert fit.fix is not None and fit.fix.code == "gate.fit.fix_gpus"
+    assert dict(fit.fix.params)["n"] == st.min_gpus == 4

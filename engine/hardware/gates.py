@@ -9,7 +9,7 @@ from typing import Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.decision import Bytes, Code, Decision, Name, Tokens
+from engine.decision import Bytes, Code, Decimal, Decision, Name, Tokens
 from engine.hardware.gpus import Gpu
 from engine.kv.dtype import KvDtype
 from engine.model.config import ModelConfig
@@ -117,6 +117,12 @@ FIT = Code(
 FIT_SHORTENED = Code("gate.fit.shortened", "reason")
 FIT_FIX_SHORTER = Code("gate.fit.fix_warn")
 FIT_FIX_NONE = Code("gate.fit.fix_fail")
+# the fix the layout search found: the fewest GPUs of this kind that hold the weights and one
+# request at the full context (and, where the weights alone overflow, by how much)
+MAX_TRIED_GPUS = 1024  # the most GPUs the search for the fewest tries
+FIT_FIX_GPUS = Code("gate.fit.fix_gpus", "n", "gpu")
+FIT_FIX_WEIGHTS = Code("gate.fit.fix_weights", "times", "n", "gpu")
+FIT_FIX_WEIGHTS_NONE = Code("gate.fit.fix_weights_none", "times", "gpu", "most")
 # the kernel facts per generation (data/kernel_gates.yaml): one code per family and arch, worded
 # in the catalogs as the data states them (a test keeps the English equal to the data)
 KERNEL_RULE = {
@@ -235,7 +241,22 @@ def tp_gate(cfg: ModelConfig, tp: int) -> Gate:
     return Gate("tp", "pass", TP_SPLIT(heads=heads, tp=tp, per=heads // tp))
 
 
-def fit_gate(fit: FitFigures, gpu: Gpu) -> Gate:
+def _fit_fix(fit: FitFigures, gpu: Gpu, min_gpus: int | None) -> Decision:
+    """What fixes a fit that falls short, from the case: the fewest GPUs of this kind the
+    layout search found, the weights' overflow where they alone do not fit; the generic levers
+    only where the search found no GPU count."""
+    name = Name(gpu.key)
+    if not fit.weights_fit:
+        times = Decimal(fit.weights_per_gpu / max(fit.usable_per_gpu, 1), 1, "×")
+        if min_gpus is not None:
+            return FIT_FIX_WEIGHTS(times=times, n=min_gpus, gpu=name)
+        return FIT_FIX_WEIGHTS_NONE(times=times, gpu=name, most=MAX_TRIED_GPUS)
+    if min_gpus is not None:
+        return FIT_FIX_GPUS(n=min_gpus, gpu=name)
+    return FIT_FIX_SHORTER() if fit.context > 0 else FIT_FIX_NONE()
+
+
+def fit_gate(fit: FitFigures, gpu: Gpu, min_gpus: int | None = None) -> Gate:
     """Weights plus one request at the workload's context against usable memory, per GPU."""
     ok = fit.weights_fit and fit.context > 0
     reason = FIT(
@@ -248,8 +269,10 @@ def fit_gate(fit: FitFigures, gpu: Gpu) -> Gate:
         memory=Bytes(fit.memory_per_gpu),
     )
     if ok and not fit.context_fits:
-        return Gate("fit", "warn", FIT_SHORTENED(reason=reason), FIT_FIX_SHORTER())
-    return Gate("fit", "pass" if ok else "fail", reason, None if ok else FIT_FIX_NONE())
+        return Gate("fit", "warn", FIT_SHORTENED(reason=reason), _fit_fix(fit, gpu, min_gpus))
+    return Gate(
+        "fit", "pass" if ok else "fail", reason, None if ok else _fit_fix(fit, gpu, min_gpus)
+    )
 
 
 def gate_report(
@@ -268,7 +291,7 @@ def gate_report(
     if g is not None:
         gates.append(g)
     gates.append(tp_gate(cfg, fit.layout.tp))
-    gates.append(fit_gate(fit, gpu))
+    gates.append(fit_gate(fit, gpu, min_gpus))
     return GateReport(
         gpu,
         fit.layout.gpus,
