@@ -133,3 +133,19 @@ def test_the_candidates_are_ranked_with_the_pick_first_and_reasons_for_the_rest(
     keys = [c.rank_key for c in st.search.candidates]
     assert keys == sorted(keys)
     assert all(c.why for c in st.search.candidates if not c.users_fit)
+
+
+def test_a_pinned_tp_3_on_8_gpus_names_the_128_heads_and_the_8_gpus() -> None:
+    with pytest.raises(InputError) as err:
+        run("deepseek-ai/DeepSeek-V3", gpu="H200", gpus_per_node=8, tp=3)
+    why = err.value.why
+    assert why is not None and why.code == "layout.reject.both"
+    shape, gpus = dict(why.params)["a"], dict(why.params)["b"]
+    assert shape.code == REJECT_HEADS.code and dict(shape.params) == {"tp": 3, "heads": 128}
+    assert gpus.code == "layout.reject.gpus" and dict(gpus.params)["gpus"] == 8
+
+
+def test_a_pinned_tp_that_divides_the_heads_but_not_the_gpus_names_only_the_gpus() -> None:
+    with pytest.raises(InputError) as err:
+        run("meta-llama/Llama-3.1-70B-Instruct", gpu="H100", gpus_per_node=6, tp=4)
+    assert err.value.why is not None and err.value.why.code == "layout.reject.gpus"

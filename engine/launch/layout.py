@@ -63,6 +63,7 @@ REJECT_FP8_MOE = Code("layout.reject.fp8_moe", "inter", "ranks", "block")
 REJECT_ENGINE = Code("layout.reject.engine", "why")
 REJECT_KNOWN_ISSUE = Code("layout.reject.known_issue", "symptom", "source")
 REJECT_GPUS = Code("layout.reject.gpus", "field", "value", "gpus", "per_node")
+REJECT_BOTH = Code("layout.reject.both", "a", "b")  # two refusals of one pinned layout
 
 
 def split_problem(
@@ -471,6 +472,14 @@ def _nothing_runs(inp: SearchInputs, scenario: Scenario, rejected: list[Rejected
     expected = "a layout the engines can run on these GPUs"
     if rejected:
         return InputError(field, expected, rejected[0].why)
+    # no split of these GPUs was tried: the pinned sizes against the model's own shapes too, so
+    # a TP that divides neither the GPUs nor the heads says both
+    shape = None
+    if scenario.pinned:
+        pinned = Split(
+            tp=scenario.tp or 1, dp=scenario.dp or 1, pp=scenario.pp or 1, ep=bool(scenario.ep)
+        )
+        shape = split_problem(inp.cfg, inp.arch, inp.family, pinned)
     for name in ("tp", "dp", "pp", "replicas"):
         value = getattr(scenario, name)
         if value is not None and scenario.total_gpus % value:
@@ -480,5 +489,5 @@ def _nothing_runs(inp: SearchInputs, scenario: Scenario, rejected: list[Rejected
                 gpus=scenario.total_gpus,
                 per_node=scenario.gpus_per_node,
             )
-            return InputError(name, expected, why)
-    return InputError(field, expected)
+            return InputError(name, expected, why if shape is None else REJECT_BOTH(a=shape, b=why))
+    return InputError(field, expected, shape)
