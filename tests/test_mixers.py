@@ -4,11 +4,15 @@ its layer, its cache spec, its weights and its label."""
 from __future__ import annotations
 
 import glob
+from typing import Any
+
+import pytest
 
 from engine.decision import Code
 from engine.diagnose import Options, diagnose
 from engine.i18n import LANGS, catalog
 from engine.model.architecture import LayerPlan, Mixer, build_architecture, linear_kind
+from engine.model.config import normalize
 from engine.model.loader import MODELS_DIR, load_model
 from engine.model.mixers import families, family, linear_families
 from engine.present import charts_data as C
@@ -81,6 +85,61 @@ def test_a_new_family_is_one_class() -> None:
         from engine.decision import CODES
 
         del CODES["mixer.toy_state"]
+
+
+def test_a_new_family_is_one_class_that_reads_its_schedule_builds_and_sizes_its_layers() -> None:
+    """A toy windowed family declared here and nowhere else: its own config field names its
+    layers, it builds them and keeps a 256-token window of full attention's bytes per token.
+    Llama-3.1-8B (32 layers, 8 KV heads x 128, bf16: 4,096 B per layer per token) with 8 toy
+    layers: 24 full layers grow per token, the 8 toy layers stop at 256 tokens."""
+    from engine.model.evidence import Evidence
+    from engine.model.mixers import base
+    from engine.model.mixers.full import HeadAttention
+    from engine.model.mixers.sliding import SlidingWindowSpec
+
+    class ToyWindow(HeadAttention):
+        key = "toy_window"
+        LABEL = Code("mixer.toy_window")
+        WHY = Code("family.evidence.toy_window")
+        layer_kinds = ("toy_window",)
+        schedule_priority = 5
+
+        def schedule(self, cfg: Any, linear: Any) -> base.Schedule | None:
+            toy = cfg.raw.get("toy_window_layers")
+            if not isinstance(toy, list):
+                return None
+            kinds = [
+                "toy_window" if i in toy else "full_attention" for i in range(cfg.num_hidden_layers)
+            ]
+            return base.Schedule(kinds, Evidence("toy_window_layers", str(toy), self.WHY()))
+
+        def layer(self, cfg: Any, shape: base.LayerShape) -> LayerPlan:
+            return LayerPlan(
+                shape.index, Mixer(self.key), shape.kv_heads, shape.head_dim, shape.head_dim_v, 256
+            )
+
+        def cache_specs(self, layer: LayerPlan, ctx: base.CacheContext) -> tuple[Any, ...]:
+            return (SlidingWindowSpec(*self.spec_args(layer, ctx), sliding_window=256),)
+
+    from engine.decision import CODES
+
+    try:
+        raw = dict(load_model("meta-llama/Meta-Llama-3.1-8B").config.raw)
+        raw["toy_window_layers"] = [0, 4, 8, 12, 16, 20, 24, 28]
+        cfg = normalize(raw)
+        arch = build_architecture(cfg)
+        assert arch.count("toy_window") == 8 and arch.count("full") == 24
+        assert any(e.field == "toy_window_layers" for e in arch.evidence)
+        d = diagnose(cfg, Options(context=32_768))
+        assert d.kv.kv_bytes_per_token == 32 * 4_096
+        assert d.kv.growing_bytes_per_token == 24 * 4_096
+        per_request = 24 * 4_096 * 32_768 + 8 * 4_096 * 256
+        assert d.kv.kv_bytes_at(32_768) == pytest.approx(per_request, rel=0.01)
+    finally:
+        del base._FAMILIES["toy_window"]
+        base._INTERNED.pop("toy_window", None)
+        for code in ("mixer.toy_window", "family.evidence.toy_window"):
+            del CODES[code]
 
 
 def test_korean_evidence_has_no_english_rule() -> None:

@@ -25,11 +25,11 @@ from engine.model.mixers import (
     for_layer_kind,
     head_size,
     linear_families,
+    scheduling_families,
     uses_mla,
 )
 from engine.model.mixers.kv_shared import KV_SHARING
 from engine.model.mixers.linear import LINEAR_KINDS, LinearMixer
-from engine.rules import engine_rules
 
 __all__ = [
     "Architecture",
@@ -53,14 +53,6 @@ INTERVAL = Code("family.evidence.full_attention_interval")
 PATTERN_LIST = Code("family.evidence.pattern_list", "mapping")
 ATTN_TYPE_LIST = Code("family.evidence.attn_type_list")
 ATTN_INDICES = Code("family.evidence.attn_layer_indices")
-LFM2_INDICES = Code("family.evidence.full_attn_idxs")
-NO_ROPE_LIST = Code("family.evidence.no_rope_layers")
-NO_ROPE_STEP = Code("family.evidence.no_rope_layer_interval", "step")
-LAYER_WINDOWS = Code("family.evidence.layer_windows")
-SLIDING_PATTERN = Code("family.evidence.sliding_window_pattern")
-MAX_WINDOW_LAYERS = Code("family.evidence.max_window_layers")
-EVERY_LAYER_SLIDES = Code("family.evidence.every_layer_slides")
-WINDOW_OFF = Code("family.evidence.sliding_window_off", "window")
 KDA_LAYERS = Code("family.evidence.kda_layers")
 NOT_MLA = Code("family.evidence.not_mla", "model_type")
 PARALLEL = Code("family.evidence.parallel_hybrid", "layers", "mixer")
@@ -162,43 +154,11 @@ def _raw_layer_types(cfg: ModelConfig, ev: list[Evidence], lk: Mixer | None) -> 
     if isinstance(indices, list) and lk is not None:
         ev.append(Evidence("attn_layer_indices", short(indices), ATTN_INDICES()))
         return ["full_attention" if i in indices else "mamba" for i in range(n)]
-    idxs = raw.get("full_attn_idxs")
-    if isinstance(idxs, list) and lk == "short_conv":
-        ev.append(Evidence("full_attn_idxs", short(idxs), LFM2_INDICES()))
-        return ["full_attention" if i in idxs else "conv" for i in range(n)]
-    if cfg.attention_chunk_size:
-        nrl = raw.get("no_rope_layers")
-        if isinstance(nrl, list) and len(nrl) >= n:
-            flags = [bool(x) for x in nrl[:n]]
-            why = NO_ROPE_LIST()
-        else:
-            step = raw.get("no_rope_layer_interval", 4)
-            flags = [(i + 1) % step != 0 for i in range(n)]
-            why = NO_ROPE_STEP(step=step)
-        ev.append(Evidence("attention_chunk_size", str(cfg.attention_chunk_size), why))
-        return ["chunked_attention" if f else "full_attention" for f in flags]
-    if cfg.layer_windows is not None:
-        ev.append(Evidence("sliding_window", short(cfg.field("sliding_window")), LAYER_WINDOWS()))
-        return ["sliding_attention" if w else "full_attention" for w in cfg.layer_windows[:n]]
-    if cfg.sliding_window:
-        pat = raw.get("sliding_window_pattern") or raw.get("_sliding_window_pattern")
-        defaults = engine_rules().default_sliding_patterns.values
-        if not isinstance(pat, int) and cfg.model_type in defaults:
-            pat = defaults[cfg.model_type]
-        if isinstance(pat, int) and pat > 1:
-            ev.append(Evidence("sliding_window_pattern", str(pat), SLIDING_PATTERN()))
-            return [
-                "full_attention" if (i + 1) % pat == 0 else "sliding_attention" for i in range(n)
-            ]
-        mwl = raw.get("max_window_layers")
-        if raw.get("use_sliding_window") is True and isinstance(mwl, int) and mwl < n:
-            ev.append(Evidence("max_window_layers", str(mwl), MAX_WINDOW_LAYERS()))
-            return ["sliding_attention" if i >= mwl else "full_attention" for i in range(n)]
-        ev.append(Evidence("sliding_window", str(cfg.sliding_window), EVERY_LAYER_SLIDES()))
-        return ["sliding_attention"] * n
-    if raw.get("sliding_window") is not None and raw.get("use_sliding_window") is False:
-        window = raw.get("sliding_window")
-        ev.append(Evidence("use_sliding_window", "false", WINDOW_OFF(window=Name(short(window)))))
+    for fam in scheduling_families():
+        found = fam.schedule(cfg, lk)
+        if found is not None:
+            ev.append(found.evidence)
+            return found.kinds[:n]
     return ["full_attention"] * n
 
 

@@ -13,11 +13,13 @@ from engine.model.mixers.base import (
     LayerShape,
     Mixer,
     MixerFamily,
+    Schedule,
     families,
     family,
     for_layer_kind,
     head_size,
     linear_families,
+    scheduling_families,
     uses_mla,
 )
 
@@ -37,10 +39,12 @@ __all__ = [
     "LayerShape",
     "Mixer",
     "MixerFamily",
+    "Schedule",
     "families",
     "family",
     "for_layer_kind",
     "head_size",
     "linear_families",
+    "scheduling_families",
     "uses_mla",
 ]

@@ -152,6 +152,14 @@ class LayerShape:
     indexed: bool = False  # a DSA indexer on this layer (engine/model/mixers/dsa.py)
 
 
+@dataclass(frozen=True)
+class Schedule:
+    """A model's layer kinds as one family's config fields spell them, and why."""
+
+    kinds: list[str]
+    evidence: Evidence
+
+
 class MixerFamily:
     """One token-mixer family (see the module docstring). Subclasses set ``key`` and the
     class flags, declare their ``LABEL`` code, and override what applies to them."""
@@ -169,6 +177,8 @@ class MixerFamily:
     # the order families are tried (lower first): linear families by their state fields,
     # attention families by what they claim
     priority: ClassVar[int] = 100
+    # the order the families' own layer schedules are read (lower first; see ``schedule``)
+    schedule_priority: ClassVar[int] = 100
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -197,6 +207,14 @@ class MixerFamily:
         """The evidence rows of a model whose layers this family builds (read from the
         config before the layers are)."""
         return []
+
+    def schedule(self, cfg: ModelConfig, linear: Mixer | None) -> Schedule | None:
+        """The layer kinds (one per layer, as ``layer_types`` words them) that this family's
+        own config fields spell, with the evidence row; None when the config does not spell
+        the schedule this family's way. ``linear``: the model's linear mixer, if any. The
+        builder reads the config's generic spellings first, then asks the families in
+        ``schedule_priority`` order."""
+        return None
 
     def takes_layers(self, cfg: ModelConfig) -> list[bool] | None:
         """Attention families that replace full attention on some layers: which ones, read
@@ -253,6 +271,11 @@ def family(key: str) -> MixerFamily:
 def families() -> Iterator[MixerFamily]:
     """Every registered family, in registration order."""
     return iter(_FAMILIES.values())
+
+
+def scheduling_families() -> list[MixerFamily]:
+    """Families in the order their own layer schedules are read."""
+    return sorted(_FAMILIES.values(), key=lambda f: f.schedule_priority)
 
 
 def linear_families() -> list[MixerFamily]:

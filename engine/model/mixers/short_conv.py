@@ -6,7 +6,8 @@ from __future__ import annotations
 from engine.decision import Code
 from engine.kv.specs import MambaSpec
 from engine.model.config import ModelConfig
-from engine.model.mixers.base import CacheContext, require
+from engine.model.evidence import Evidence, short
+from engine.model.mixers.base import CacheContext, Mixer, Schedule, require
 from engine.model.mixers.linear import LinearMixer
 
 
@@ -16,9 +17,19 @@ class ShortConvolution(LinearMixer):
     LABEL = Code("mixer.short_conv")
     EVIDENCE = Code("family.evidence.short_conv")
     VARIANT = Code("mixer.state.short_conv")
+    INDICES = Code("family.evidence.full_attn_idxs")
+    schedule_priority = 10
 
     def describes(self, cfg: ModelConfig) -> bool:
         return cfg.short_conv_kernel is not None
+
+    def schedule(self, cfg: ModelConfig, linear: Mixer | None) -> Schedule | None:
+        """LFM2's ``full_attn_idxs``: the attention layers; every other layer convolves."""
+        idxs = cfg.raw.get("full_attn_idxs")
+        if not isinstance(idxs, list) or linear != self.key:
+            return None
+        kinds = ["full_attention" if i in idxs else "conv" for i in range(cfg.num_hidden_layers)]
+        return Schedule(kinds, Evidence("full_attn_idxs", short(idxs), self.INDICES()))
 
     def state_fields(self, cfg: ModelConfig) -> tuple[str, str]:
         return "conv_L_cache / conv_dim", f"{cfg.short_conv_kernel} / {cfg.short_conv_dim}"
