@@ -23,6 +23,7 @@ from engine.errors import InputError
 from engine.facts import predict_for_source
 from engine.hardware.gpus import aliases, all_gpus
 from engine.i18n import LANGS
+from engine.launch.k8s import KubeOptions, kubernetes_yaml, manifest_name
 from engine.launch.render import script
 from engine.lint import format_report, json_report, lint_command
 from engine.measure.cli import add_backcalc_arguments, run_backcalc
@@ -248,11 +249,52 @@ def cmd_plan(args: argparse.Namespace) -> int:
     plan = st.plan
     if plan is None:
         raise InputError("engine", f"an engine that can run {st.layout.describe()}")
-    if args.json:
+    if args.kubernetes:
+        options = KubeOptions(
+            model_cache_claim=args.model_cache_claim,
+            hf_token_secret=args.hf_token_secret,
+            host_network=args.host_network,
+            rdma_resource=args.rdma_resource,
+            nic=args.nic,
+        )
+        _say(kubernetes_yaml(plan, manifest_name(plan.model_name), options=options).rstrip("\n"))
+    elif args.json:
         _print(plan_json(plan))
     else:
         _say(script(plan).rstrip("\n"))
     return 0
+
+
+def add_kubernetes_arguments(p: argparse.ArgumentParser) -> None:
+    """What a cluster decides and the plan cannot know (engine.launch.k8s.KubeOptions)."""
+    k = p.add_argument_group("Kubernetes (with --kubernetes)")
+    k.add_argument(
+        "--kubernetes", action="store_true", help="print the Kubernetes manifests instead"
+    )
+    k.add_argument(
+        "--model-cache-claim",
+        metavar="NAME",
+        help="the PersistentVolumeClaim that holds the Hugging Face cache (default: a "
+        "placeholder name to replace)",
+    )
+    k.add_argument(
+        "--hf-token-secret",
+        metavar="NAME",
+        help="the Secret whose HF_TOKEN key holds the Hugging Face token",
+    )
+    k.add_argument(
+        "--host-network",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run multi-node pods on the node's network (NCCL over RDMA); default: as "
+        "data/launch.yaml says",
+    )
+    k.add_argument(
+        "--rdma-resource",
+        metavar="NAME",
+        help="an RDMA device-plugin resource each multi-node pod requests (e.g. rdma/ib)",
+    )
+    k.add_argument("--nic", metavar="NAME", help="the NIC Gloo and NCCL bind to (e.g. ib0)")
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
@@ -332,6 +374,8 @@ def build_parser() -> Parser:
         p.set_defaults(func=func)
         if name == "software":
             p.add_argument("--lang", choices=LANGS, default="en", help="language of the text")
+        if name == "plan":
+            add_kubernetes_arguments(p)
     lint_help = "lint an inherited vLLM / SGLang launch command against the Study of its scenario"
     lint = sub.add_parser("lint", help=lint_help, description=lint_help)
     lint.add_argument("command", help="the command, a launch script or a pod manifest, as text")

@@ -14,6 +14,7 @@ import yaml
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+from engine.cli import main
 from engine.errors import InputError
 from engine.launch.k8s import KubeOptions, kubernetes_yaml, load_seconds
 from engine.launch.plan import LaunchPlan
@@ -280,3 +281,34 @@ def test_lws_placeholders_cannot_rewrite_a_model_id_or_a_value(engine: str) -> N
     else:
         assert tail[tail.index("--data-parallel-start-rank") + 1] == "8"
     assert shlex.quote(HOSTILE[0]) in text
+
+
+def test_the_cli_prints_manifests_with_the_clusters_own_names(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["plan", "deepseek-ai/DeepSeek-V3", "--gpu", "H100", "--gpus", "8", "--nodes", "2"]
+    cluster = ["--model-cache-claim", "models", "--hf-token-secret", "hf", "--nic", "ib0"]
+    assert main([*argv, "--kubernetes", *cluster, "--host-network"]) == 0
+    docs = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]
+    text = json.dumps(docs)
+    assert '"claimName": "models"' in text and '"hostNetwork": true' in text
+    env = [e for d in docs for e in _all_env(d)]
+    assert {"name": "NCCL_SOCKET_IFNAME", "value": "ib0"} in env
+    assert any(e.get("valueFrom", {}).get("secretKeyRef", {}).get("name") == "hf" for e in env)
+
+
+def test_the_cli_refuses_a_claim_that_is_not_a_dns_label(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["plan", "Qwen/Qwen3-8B", "--kubernetes", "--model-cache-claim", "a b$(x)"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: model_cache_claim:")
+
+
+def _all_env(node: Any) -> list[dict[str, Any]]:
+    if isinstance(node, dict):
+        found = list(node["env"]) if isinstance(node.get("env"), list) else []
+        return found + [e for v in node.values() for e in _all_env(v)]
+    if isinstance(node, list):
+        return [e for v in node for e in _all_env(v)]
+    return []
