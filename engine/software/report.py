@@ -868,7 +868,9 @@ def software_report(
     # Remote code: custom modeling files the engine has no native class for.
     if view.auto_map and not native:
         add_flag("--trust-remote-code", REMOTE_CODE(architecture=Name(arch), engine=Name(engine)))
-    elif view.auto_map:
+    elif view.auto_map and "--trust-remote-code" not in flags:
+        # said only where the plan leaves the flag out: where the official commands pass it
+        # anyway, their reason stands alone
         reasons.append(REMOTE_CODE_NOT_NEEDED(engine=Name(engine), architecture=Name(arch)))
 
     # Multimodal checkpoints served for text only.
