@@ -1,7 +1,8 @@
 """Where a config.json comes from: a file, pasted JSON text, a dict, an upload (with its
 hf_quant_config.json and safetensors index), the bundled catalog, or the Hugging Face hub
-(small JSON files only: never weights, never remote code). Beside the config, the hub, a folder
-and an upload may give the chat template, read as text and never rendered."""
+(small JSON files only: never weights, never remote code). Beside the config, the hub, a folder,
+an upload and the catalog (data/models/templates/) may give the chat template, read as text and
+never rendered."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import os
 import re
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,10 @@ from engine.model.formats import official_sibling, raw_in_format
 from engine.rules import DATA_DIR, data_yaml
 
 MODELS_DIR = DATA_DIR / "models"
+# A catalog model's chat template, as published, beside its config: templates/<org>__<name>.jinja
+# (the source of each in data/models/SOURCES.md). Base models and models whose template could
+# not be found have none.
+CATALOG_TEMPLATES_DIR = MODELS_DIR / "templates"
 HF_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 CONFIG = "config.json"
 QUANT_CONFIG = "hf_quant_config.json"
@@ -74,7 +79,7 @@ class LoadedModel:
     checkpoint: CheckpointIndex | None = None
     note: str = ""  # e.g. why a hub id was answered from the bundled catalog
     files: tuple[str, ...] = (CONFIG,)  # the files read (config.json and companions)
-    chat_template: ChatTemplate | None = None  # None: no template at hand (catalog, paste)
+    chat_template: ChatTemplate | None = None  # None: no template at hand (paste, base model)
 
 
 # A checkpoint's safetensors index lists every tensor (DeepSeek-V3's is 8.9 MB); only its
@@ -158,13 +163,18 @@ def _catalog_config(name: str) -> ModelConfig:
 
 
 def load_catalog(name: str) -> LoadedModel:
+    """A bundled config, with the model's bundled chat template when it has one."""
     path = catalog_path(name)
     if path is None:
         raise InputError(
             "model", f"a bundled catalog name (e.g. {catalog_names()[0]}), got {name[:100]!r}"
         )
     canonical = path.stem.replace("__", "/", 1)
-    return LoadedModel(_catalog_config(canonical), "catalog", canonical)
+    template = catalog_template(canonical)
+    files = (CONFIG,) if template is None else (CONFIG, template.file)
+    return LoadedModel(
+        _catalog_config(canonical), "catalog", canonical, files=files, chat_template=template
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,6 +320,21 @@ def _template_at(paths: Mapping[str, Path]) -> ChatTemplate | None:
         if found is not None:
             return found
     return None
+
+
+@cache
+def catalog_template(name: str) -> ChatTemplate | None:
+    """The chat template bundled for the catalog model ``name`` (canonical ``org/model``), read
+    like a chat_template.jinja from any other source (same reader, same limits), and named by
+    its path in the repository. None when none is bundled."""
+    stem = name.replace("/", "__", 1)
+    path = CATALOG_TEMPLATES_DIR / f"{stem}.jinja"
+    if not path.is_file():
+        return None
+    found = _template_at({TEMPLATE_JINJA: path})
+    if found is None:
+        return None
+    return replace(found, file=path.relative_to(DATA_DIR.parent).as_posix())
 
 
 def _with_companions(
@@ -507,11 +532,19 @@ def _catalog_fallback(repo_id: str, reason: str) -> LoadedModel:
     if catalog_path(repo_id) is None:
         return _sibling_fallback(repo_id, reason)
     bundled = load_catalog(repo_id)
+    with_template = "" if bundled.chat_template is None else " and of its chat template"
     note = (
         f"The hub could not be read ({reason}); {repo_id} is answered from the bundled "
-        "copy of its config.json (no hf_quant_config.json or safetensors index)."
+        f"copy of its config.json{with_template} (no hf_quant_config.json or safetensors index)."
     )
-    return LoadedModel(bundled.config, "catalog", bundled.name, note=note)
+    return LoadedModel(
+        bundled.config,
+        "catalog",
+        bundled.name,
+        note=note,
+        files=bundled.files,
+        chat_template=bundled.chat_template,
+    )
 
 
 def _sibling_fallback(repo_id: str, reason: str) -> LoadedModel:
