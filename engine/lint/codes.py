@@ -35,6 +35,8 @@ DID_YOU_MEAN = Code("lint.fix.did_you_mean", "words")
 PICK = Code("lint.fix.pick")
 GATE_FIX = Code("lint.fix.gate", "fix")
 KV_AUTO = Code("lint.fix.kv_auto")
+FIX_STUDY_LAYOUT = Code("lint.fix.study_layout", "words", "layout", "gpus")
+FIX_STUDY_CHANGE = Code("lint.fix.study_change", "words", "change")
 
 # --- the shell around the command ---------------------------------------------------------------
 
@@ -136,6 +138,9 @@ EXCEEDS_FIX = Code("lint.parallel_exceeds_gpus.fix", "gpus")
 TP_HEADS = Code("lint.tp_heads", "tp", "heads")
 TP_HEADS_FIX = Code("lint.tp_heads.fix", "heads", "divisors")
 TP_HEADS_FIX_PICK = Code("lint.tp_heads.fix.pick", "words", "heads", "divisors")
+TP_HEADS_FIX_LAYOUT = Code(
+    "lint.tp_heads.fix.layout", "words", "layout", "gpus", "heads", "divisors"
+)
 LAYOUT_INVALID = Code("lint.layout_invalid", "problem")
 LAYOUT_INVALID_FIX = Code("lint.layout_invalid.fix")
 NOT_FIT = Code("lint.does_not_fit", "where", "weights", "share")

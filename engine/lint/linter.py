@@ -25,7 +25,6 @@ from engine.lint.model import ModelChoice, resolve, scenario_fields, with_overri
 from engine.lint.parse import parse
 from engine.lint.report import (
     ENTRYPOINT,
-    Edit,
     Finding,
     LintReport,
     finding,
@@ -158,7 +157,8 @@ def _has_edits(ctx: Ctx) -> bool:
 def _fixed(ctx: Ctx) -> Invocation:
     """The invocation with the fixes of the errors and warnings applied (no notes left: a
     detached line is attached, a doubled subcommand is already gone from the arguments)."""
-    edits: list[Edit] = [e for f in ordered(ctx.findings) if f.severity != "info" for e in f.edits]
+    fixes = [e for f in ordered(ctx.findings) if f.severity != "info" for e in f.edits]
+    edits = list(dict.fromkeys(fixes))  # two findings may propose the same layout: apply it once
     args = apply_edits(ctx.inv.args, dict(ctx.parsed.spans()), edits, ctx.inv.detached)
     return dataclasses.replace(ctx.inv, args=tuple(args), detached=(), notes=())
 
@@ -262,9 +262,6 @@ def _study(ctx: Ctx) -> None:
     except InputError as err:
         ctx.layout_problem = err.expected
         return
-    if not hardware_ok:
-        ctx.layout_problem = f"{s.world} GPUs over {nodes} node(s) is not a layout to study"
-        return
     fam = ctx.base.family
     pinned = (
         common
@@ -274,7 +271,12 @@ def _study(ctx: Ctx) -> None:
             "images": fam.multimodal and not s.language_model_only,
         }
     )
+    # the fixes read the command's scenario (on the GPUs given) even when its own layout is
+    # too large to study
     ctx.scenario_fields = pinned
+    if not hardware_ok:
+        ctx.layout_problem = f"{s.world} GPUs over {nodes} node(s) is not a layout to study"
+        return
     try:
         ctx.study = study(make_scenario(**pinned))
     except InputError as err:

@@ -12,7 +12,7 @@ from engine.kv.dtype import ALIASES as VLLM_KV
 from engine.kv.sglang import SGLANG_ALIASES
 from engine.launch.known_issues import Where, applies
 from engine.launch.known_issues import known_issues as all_known_issues
-from engine.launch.layout import divisors, split_problem, stage_share
+from engine.launch.layout import split_problem, stage_share
 from engine.launch.memory import Split
 from engine.launch.plan import LaunchPlan
 from engine.launch.recipes import base_flags_for, checkpoints_of, is_base_checkpoint
@@ -21,13 +21,12 @@ from engine.lint import rules_hardware
 from engine.lint.command import shown, token_count
 from engine.lint.context import Ctx
 from engine.lint.data import lint_rules, same_parser
+from engine.lint.fixes import LayoutFix, study_change, study_layout, tp_choice
 from engine.lint.parse import Arg
 from engine.lint.report import Edit
 from engine.rules import engine_rules
-from engine.scenario import MAX_GPUS_PER_NODE, make_scenario
 from engine.software.report import SoftwareReport, software_report
 from engine.software.tables import engine_version, reasoning_parsers, tool_call_parsers
-from engine.study import study
 
 GIB = 1 << 30
 
@@ -51,10 +50,24 @@ def gpu_count(ctx: Ctx) -> None:
                 dp=world // max(ctx.settings.tp * ctx.settings.pp, 1),
                 gpus=ctx.gpus,
             ),
-            C.EXCEEDS_FIX(gpus=ctx.gpus),
-            ctx.written("tp"),
-            (ctx.set_value("tp", str(best)),) if (best := tp_choice(ctx)) is not None else (),
+            *_exceeds_fix(ctx, ctx.gpus),
         )
+
+
+def _exceeds_fix(ctx: Ctx, gpus: int) -> tuple[Decision, str, tuple[Edit, ...]]:
+    """The fix for a layout larger than the GPUs given: the nearest TP that fits them with the
+    other sizes kept, else the Study's layout on them, every parallel size set together."""
+    best = tp_choice(ctx)
+    if best is not None:
+        return C.EXCEEDS_FIX(gpus=gpus), ctx.written("tp"), (ctx.set_value("tp", str(best)),)
+    fix = study_layout(ctx)
+    if fix is not None:
+        return _layout_fix(fix), ctx.written("tp"), fix.edits
+    return C.EXCEEDS_FIX(gpus=gpus), ctx.written("tp"), ()
+
+
+def _layout_fix(fix: LayoutFix) -> Decision:
+    return C.FIX_STUDY_LAYOUT(words=Name(fix.words), layout=fix.layout.name(), gpus=fix.gpus)
 
 
 def layout(ctx: Ctx) -> None:
@@ -66,66 +79,37 @@ def layout(ctx: Ctx) -> None:
     heads = st.config.num_attention_heads
     written = ctx.written("tp")
     if heads % tp:
-        divisors = tuple(d for d in range(1, min(heads, 64) + 1) if heads % d == 0)
+        sizes = tuple(d for d in range(1, min(heads, 64) + 1) if heads % d == 0)
         best = tp_choice(ctx)
-        ctx.add(
-            "tp-heads",
-            C.TP_HEADS(tp=tp, heads=heads),
-            C.TP_HEADS_FIX_PICK(
-                words=Name(f"{ctx.flag('tp')} {best}"), heads=heads, divisors=divisors
+        fix = study_layout(ctx) if best is None else None
+        remedy: Decision = C.TP_HEADS_FIX(heads=heads, divisors=sizes)
+        edits: tuple[Edit, ...] = ()
+        if best is not None:
+            words = Name(f"{ctx.flag('tp')} {best}")
+            remedy = C.TP_HEADS_FIX_PICK(words=words, heads=heads, divisors=sizes)
+            edits = (ctx.set_value("tp", str(best)),)
+        elif fix is not None:
+            remedy = C.TP_HEADS_FIX_LAYOUT(
+                words=Name(fix.words),
+                layout=fix.layout.name(),
+                gpus=fix.gpus,
+                heads=heads,
+                divisors=sizes,
             )
-            if best is not None
-            else C.TP_HEADS_FIX(heads=heads, divisors=divisors),
-            written,
-            (ctx.set_value("tp", str(best)),) if best is not None else (),
-        )
+            edits = fix.edits
+        ctx.add("tp-heads", C.TP_HEADS(tp=tp, heads=heads), remedy, written, edits)
         return
     split = Split(tp, lay["dp"], lay["pp"], bool(lay["ep"]))
     problem = split_problem(st.config, st.architecture, st.family, split)
     if problem is not None:
+        fix = study_layout(ctx)
         ctx.add(
             "layout-invalid",
             C.LAYOUT_INVALID(problem=problem),
-            C.LAYOUT_INVALID_FIX(),
+            _layout_fix(fix) if fix is not None else C.LAYOUT_INVALID_FIX(),
             written,
+            fix.edits if fix is not None else (),
         )
-
-
-def tp_choice(ctx: Ctx) -> int | None:
-    """The TP flag value nearest the command's (ties: the larger) that splits the model, stays
-    within the GPUs given (or the command's own), and holds the weights there, studied like the
-    command; None when no TP does."""
-    st, fields = ctx.facts, ctx.scenario_fields
-    if st is None or fields is None:
-        return None
-    s = ctx.settings
-    lay = s.layout(st.family.moe)
-    scale = max(1, s.tp // max(lay["tp"], 1))  # SGLang: --tp-size spans the attention-DP ranks
-    others = max(1, s.world // max(s.tp, 1))  # PP stages × DP copies
-    available = ctx.gpus or s.world
-    nodes = int(fields["nodes"])
-    options: list[tuple[int, int]] = []
-    for d in divisors(st.config.num_attention_heads):
-        world = others * d * scale
-        if d == lay["tp"] or world > available or world % nodes:
-            continue
-        if world // nodes > MAX_GPUS_PER_NODE:
-            continue
-        ep = bool(lay["ep"]) and d * lay["dp"] > 1
-        if split_problem(st.config, st.architecture, st.family, Split(d, lay["dp"], lay["pp"], ep)):
-            continue
-        options.append((d, world))
-    options.sort(key=lambda o: (abs(o[0] - lay["tp"]), -o[0]))
-    for d, world in options[:8]:
-        changes = {"tp": d, "ep": fields["ep"] if d * lay["dp"] > 1 else None}
-        hardware = {"gpus_per_node": world // nodes, "nodes": nodes}
-        try:
-            sized = study(make_scenario(**fields | changes | hardware))
-        except InputError:
-            continue
-        if sized.search.pick.weights_fit:
-            return int(d * scale)
-    return None
 
 
 def _where(ctx: Ctx) -> Decision:
@@ -152,15 +136,12 @@ def fit(ctx: Ctx) -> None:
         memory=Bytes(pick.memory_per_gpu),
     )
     if weights > usable:
-        best = tp_choice(ctx)
-        options = _fit_options(ctx)
+        remedy, edits = _fit_fix(ctx)
         ctx.add(
             "does-not-fit",
             C.NOT_FIT(where=_where(ctx), weights=Bytes(weights), share=share),
-            C.NOT_FIT_FIX_TP(words=Name(f"{ctx.flag('tp')} {best}"), options=options)
-            if best is not None
-            else options,
-            edits=(ctx.set_value("tp", str(best)),) if best is not None else (),
+            remedy,
+            edits=edits,
         )
         return
     if not pick.weights_fit:
@@ -177,6 +158,28 @@ def fit(ctx: Ctx) -> None:
         )
         return
     _context_fit(ctx, usable - weights, overhead)
+
+
+def _fit_fix(ctx: Ctx) -> tuple[Decision, tuple[Edit, ...]]:
+    """What makes the weights fit, the least change first: one of the Study's re-checked
+    alternatives the command can say (a memory fraction, a KV dtype, a context, the requests at
+    once) at its own layout; a TP that holds them on the GPUs given; the Study's own layout
+    there. Else the ways out a flag cannot say (more GPUs, a smaller checkpoint)."""
+    change = study_change(ctx)
+    if change is not None:
+        return C.FIX_STUDY_CHANGE(words=Name(change.words), change=change.what), change.edits
+    best = tp_choice(ctx)
+    if best is not None:
+        words = Name(f"{ctx.flag('tp')} {best}")
+        return C.NOT_FIT_FIX_TP(words=words, options=_fit_options(ctx)), (
+            ctx.set_value("tp", str(best)),
+        )
+    fix = study_layout(ctx)
+    st = ctx.study
+    assert st is not None
+    if fix is not None and fix.layout != st.layout:
+        return _layout_fix(fix), fix.edits
+    return _fit_options(ctx), ()
 
 
 def _fit_options(ctx: Ctx) -> Decision:
