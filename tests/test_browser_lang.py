@@ -6,7 +6,9 @@ The page's text is read from the DOM (tools/page_text.py: code, formulas and cit
 tagged and left out, as the issue allows) and checked by tools/lang_check.py, whose definitions
 and unit tests (tests/test_lang_check.py) say what an English sentence is. On the Measure page
 the back-calculation is run on a pasted startup log and the micro-kernels on the CPU, so their
-findings and notes are read too. What the same check finds inside formula blocks is recorded
+findings and notes are read too; on the Lint page a pasted command (``LINT``) raises errors,
+warnings and infos, so its findings table, corrected command, flag explanations and sources are
+read too. What the same check finds inside formula blocks is recorded
 for their owners, not asserted. Three scenarios: the default (DeepSeek-V3 on 8 × H200), a
 blocked one (DeepSeek-V3.2 on RTX 4090: DSA kernels do not exist on Ada) and a dense one
 (Llama-3.1-70B on 4 × A100 80GB at 32 users). Each case writes what it read and found to
@@ -20,6 +22,7 @@ import json
 import pytest
 from test_browser import ARTIFACTS, RUN_OVER, _no_exception, _open, _url, browser, server
 
+from engine.i18n import t
 from tools.lang_check import Finding, check
 from tools.lang_names import catalog_words
 from tools.page_text import page_lines
@@ -50,6 +53,14 @@ LOG = (
     "587,811 tokens\n"
     "(EngineCore_DP0 pid=187) INFO 08-21 10:01:41 [kv_cache_utils.py:1091] Maximum concurrency "
     "for 8,192 tokens per request: 71.75x\n"
+)
+# A command for the Lint page that, against each scenario's model and GPUs (it names no model,
+# so the selected one is checked), raises an error (TP 3 divides no model's heads here), warnings
+# (no model named; a memory fraction of 0.99) and infos (the parser the family uses; experts
+# sliced), and whose flags are explained (--enable-prefix-caching, --max-model-len).
+LINT = (
+    "vllm serve --tensor-parallel-size 3 --gpu-memory-utilization 0.99 --max-model-len 8192 "
+    "--enable-prefix-caching"
 )
 # Pages whose own modules others are converting, and what the check still finds there
 # (scenario, page, lang) -> "owner: what remains". Strict: each turns red once it is clean.
@@ -106,6 +117,28 @@ def _measure(page: object) -> None:
     page.wait_for_function(RUN_OVER)  # type: ignore[attr-defined]
 
 
+def _lint(page: object) -> None:
+    """Paste ``LINT`` into the Lint page and run the check until its findings table is drawn."""
+    area = page.locator(".st-key-lint-text textarea")  # type: ignore[attr-defined]
+    area.fill(LINT)
+    area.press("Control+Enter")  # commit the text before the button reads it
+    page.wait_for_function(RUN_OVER)  # type: ignore[attr-defined]
+    page.locator(".st-key-lint-go button").click()  # type: ignore[attr-defined]
+    page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first.wait_for()  # type: ignore[attr-defined]
+    page.wait_for_function(RUN_OVER)  # type: ignore[attr-defined]
+
+
+def _saw_the_lint_report(text: list[str], lang: str) -> None:
+    """The check read the findings table (an error, a warning and an info row, worded in
+    ``lang``) and the flags explained."""
+    cells = set(text)
+    for severity in ("error", "warning", "info"):
+        assert t(f"lint_page.severity.{severity}", lang) in cells, (severity, lang)  # type: ignore[arg-type]
+    assert "tp-heads" in cells  # a finding's code: the findings table's own rows
+    assert t("lint_page.col.why", lang) in cells  # type: ignore[arg-type]
+    assert "--enable-prefix-caching" in cells  # the flags explained
+
+
 def _record(
     case: str, lines: dict[str, list[tuple[str, str]]], found: list[Finding], lang: str
 ) -> None:
@@ -138,12 +171,16 @@ def test_every_page_speaks_only_the_readers_language(
         _settle(page)
         if name == "measure":
             _measure(page)
+        if name == "lint":
+            _lint(page)
         _no_exception(page)
         lines = page_lines(page)
         text = [line for area in lines.values() for kind, line in area if kind == "text"]
         found = check(text, lang, catalog_words(), BOTH)
         _record(f"{scenario}-{name}-{lang}", lines, found, lang)
         assert text, "no text read"
+        if name == "lint":
+            _saw_the_lint_report(text, lang)
         assert not found, _report(found)
     finally:
         page.close()  # type: ignore[attr-defined]

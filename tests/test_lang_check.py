@@ -112,6 +112,16 @@ def test_korean_on_an_english_page_is_found() -> None:
     assert found == [Finding("hangul", "고른 레이아웃", "고른 레이아웃 and more")]
 
 
+def test_a_code_span_in_a_table_cell_is_code_and_interrupts_a_sentence() -> None:
+    # a dataframe cell shows no Markdown: the page marks an engine's message as code there
+    cell = "RTX 4090 (sm_89): 엔진이 `No valid attention backend found`로 멈춥니다"
+    assert english_sentences(cell, NAMES) == []
+    assert english_sentences("`--x` and then `--y` here", NAMES) == []
+    # the words around a code span still count, each side on its own
+    assert english_sentences("Drop `--x` and retry it now", NAMES) == ["and retry it now"]
+    assert english_sentences("the broken `word", NAMES) == ["the broken word"]  # no pair
+
+
 def test_lines_meant_for_both_languages_are_allowed_by_whole_line_only() -> None:
     both = frozenset({"Language / 언어", "한국어"})
     assert check(["Language / 언어", "한국어"], "en", allowed=both) == []

@@ -1,7 +1,9 @@
-"""A correction that lints clean: the linter applies each finding's fix and lints the result
-again until no error remains or no fix makes progress; a fix picks a value the Study accepts;
-``python -m engine lint`` exits 1 on an error (``--strict``: a warning), 0 otherwise, 2 on bad
-input; and the shell text the correction hands back runs the same argv with no payload."""
+"""A correction that lints clean wherever the Study has a layout that runs on the GPUs given: the
+linter applies each finding's fix and lints the result again until no error remains or no fix
+makes progress; a fix picks a value the Study accepts (its layout on the GPUs given, or its least
+re-checked change a flag can say); ``python -m engine lint`` exits 1 on an error (``--strict``: a
+warning), 0 otherwise, 2 on bad input; and the shell text the correction hands back runs the same
+argv with no payload."""
 
 from __future__ import annotations
 
@@ -13,9 +15,14 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from engine.alternatives import alternatives
 from engine.cli import main
+from engine.errors import InputError
 from engine.lint import LintReport, lint_command
-from engine.model.loader import load_catalog
+from engine.lint.model import resolve, scenario_fields, with_overrides
+from engine.model.loader import load_catalog, load_model
+from engine.scenario import MAX_GPUS_PER_NODE, make_scenario
+from engine.study import study
 from tests import shell_stub
 from tests.test_lint_requote import MARK, word_text
 from tests.test_official_commands_fixture import commands
@@ -84,6 +91,98 @@ def test_too_few_gpus_for_the_weights_at_tp_1_is_fixed_with_the_tp_that_fits() -
     report = lint_command("vllm serve deepseek-ai/DeepSeek-V3", None, "H200", 8)
     assert "does-not-fit" in errors(report)
     assert report.corrected_clean and _tp(report) == 8
+
+
+# --- fixes the Study accepts on the GPUs given (issue 18) ---------------------------------------
+
+
+def _layout_of(argv: tuple[str, ...]) -> tuple[int, int, int, bool]:
+    """(TP, DP, PP, EP) as a vLLM command's flags set them."""
+
+    def size(flag: str) -> int:
+        return int(argv[argv.index(flag) + 1]) if flag in argv else 1
+
+    return (
+        size("--tensor-parallel-size"),
+        size("--data-parallel-size"),
+        size("--pipeline-parallel-size"),
+        "--enable-expert-parallel" in argv,
+    )
+
+
+def _runs_on(
+    model: str, gpu: str, gpus: int, engine: str, **fields: object
+) -> set[tuple[int, ...]]:
+    """The layouts (TP, DP-attention, PP, EP, replicas) the Study of ``model`` on ``gpus`` × ``gpu``
+    (one node, the layout left to the search) holds the weights at."""
+    st = study(
+        make_scenario(
+            **scenario_fields(load_model(model)),
+            gpu=gpu,
+            gpus_per_node=gpus,
+            nodes=1,
+            engine=engine,
+            users=1,
+            **fields,
+        )
+    )
+    return {
+        (c.layout.tp, c.layout.dp, c.layout.pp, int(c.layout.ep), c.layout.replicas)
+        for c in st.search.candidates
+        if c.weights_fit
+    }
+
+
+def test_dp_8_with_ep_on_4_b200_becomes_a_layout_the_study_runs_on_the_4_gpus() -> None:
+    cmd = "vllm serve deepseek-ai/DeepSeek-V3.2-Exp -dp 8 --enable-expert-parallel"
+    report = lint_command(cmd, None, "B200", 4)
+    assert "parallel-exceeds-gpus" in errors(report)
+    assert report.corrected_clean, report.remaining
+    again = relint(report, None, "B200", 4)
+    assert errors(again) == [] and again.gpus is not None and again.gpus <= 4
+    tp, dp, pp, ep = _layout_of(report.corrected_argv)
+    assert report.linted_against is not None
+    assert (tp, dp, pp, int(ep), 1) in _runs_on(report.linted_against, "B200", 4, "vllm")
+
+
+def test_dp_4_replicas_on_2_a100_become_a_layout_the_study_runs_on_the_2_gpus() -> None:
+    model = "Qwen/Qwen2.5-VL-7B-Instruct"
+    report = lint_command(f"vllm serve {model} --data-parallel-size 4", None, "A100 80GB", 2)
+    assert "parallel-exceeds-gpus" in errors(report)
+    assert report.corrected_clean, report.remaining
+    again = relint(report, None, "A100 80GB", 2)
+    assert errors(again) == [] and again.gpus is not None and again.gpus <= 2
+    tp, replicas, pp, _ = _layout_of(report.corrected_argv)  # a dense model: DP is replicas
+    runs = _runs_on(model, "A100 80GB", 2, "vllm", images=True)
+    assert (tp, 1, pp, 0, replicas) in runs
+
+
+def test_a_model_too_large_at_sglangs_own_fraction_takes_the_studys_re_checked_fraction() -> None:
+    model = "meta-llama/Llama-4-Scout-17B-16E-Instruct"
+    cmd = f"python -m sglang.launch_server --model-path {model} --tp-size 4 --context-length 32768"
+    report = lint_command(cmd, None, "H100", 4)
+    assert "does-not-fit" in errors(report)
+    assert report.corrected_clean, report.remaining
+    assert errors(relint(report, None, "H100", 4)) == []
+    argv = report.corrected_argv
+    assert argv[argv.index("--tp-size") + 1] == "4"  # the command's layout kept
+    fraction = float(argv[argv.index("--mem-fraction-static") + 1])
+    pinned = study(
+        make_scenario(
+            **scenario_fields(load_model(model)),
+            gpu="H100",
+            gpus_per_node=4,
+            nodes=1,
+            engine="sglang",
+            users=1,
+            context=32768,
+            tp=4,
+            images=True,
+        )
+    )
+    assert not pinned.search.pick.weights_fit  # blocked as the command stands
+    offered = [dict(a.change).get("memory_fraction") for a in alternatives(pinned)]
+    assert fraction in offered  # the least change the Study re-checked that a flag can say
 
 
 # --- exit codes ---------------------------------------------------------------------------------
@@ -155,6 +254,7 @@ def test_the_corrected_command_runs_the_same_argv_and_no_payload(
 # --- the property: a correction lints with no error, or says none exists ------------------------
 
 OFFICIAL = commands()
+_OVERRIDES = {"num_attention_heads": 3}  # a config override no layout of most models survives
 GPUS = ["H100", "H200", "B200", "A100 80GB", "L40S", "MI300X"]
 _mutation = st.one_of(
     st.tuples(st.just("tp"), st.integers(1, 24)),
@@ -180,7 +280,7 @@ _mutation = st.one_of(
                 "--quantization fp8",
                 "--block-size 7",
                 "--dtype fp8",
-                "--hf-overrides '{\"num_attention_heads\": 3}'",
+                "--hf-overrides '" + json.dumps(_OVERRIDES) + "'",
             ]
         ),
     ),
@@ -224,7 +324,7 @@ def _mutate(text: str, engine: str, mutations: list[tuple[str, object]]) -> str:
     st.one_of(st.none(), st.sampled_from(GPUS)),
     st.sampled_from([None, 1, 2, 4, 8]),
 )
-def test_320_generated_commands_correct_to_no_error_or_say_no_clean_correction_exists(
+def test_320_generated_commands_correct_to_no_error_wherever_the_study_has_a_layout_that_runs(
     entry: int, mutations: list[tuple[str, object]], gpu: str | None, gpus: int | None
 ) -> None:
     c = OFFICIAL[entry]
@@ -236,13 +336,44 @@ def test_320_generated_commands_correct_to_no_error_or_say_no_clean_correction_e
     except ValueError:  # an InputError: refused input, reported as such
         event("refused")
         return
-    event("clean" if report.corrected_clean else "no clean correction")
+    runs = study_runs(report, c.bundled_model, c.engine, gpu, gpus, text)
+    event(f"clean: {report.corrected_clean}, the Study runs: {runs}")
+    if runs:  # the Study has an answer on these GPUs: the correction must reach it
+        assert report.corrected_clean, (text, gpu, gpus, report.corrected, report.remaining)
     if report.corrected_clean:
         assert report.corrected
         again = relint(report, c.bundled_model, gpu, gpus)
         assert errors(again) == [], (text, report.corrected, errors(again))
     else:
         assert [f for f in report.remaining if f.severity == "error"], text
+
+
+def study_runs(
+    report: LintReport, given: str | None, engine: str, gpu: str, gpus: int, text: str
+) -> bool | None:
+    """Whether the Study of the command's model (read as the linter reads it, with the
+    command's config overrides) on the GPUs given, in one node, its layout left to the search,
+    runs one request of 4,096 tokens with the engine's own defaults (images where the model
+    takes them); None where the model cannot be loaded or the GPUs are not one node."""
+    choice = resolve(report.model, "$" in (report.model or ""), given and load_model(given), False)
+    if choice.loaded is None or not 1 <= gpus <= MAX_GPUS_PER_NODE:
+        return None
+    loaded = with_overrides(choice.loaded, _OVERRIDES if "--hf-overrides" in text else None)
+    fields = scenario_fields(loaded) | {
+        "gpu": gpu,
+        "gpus_per_node": gpus,
+        "nodes": 1,
+        "engine": engine,
+        "users": 1,
+        "context": 4096,
+    }
+    try:
+        plain = study(make_scenario(**fields))
+        images = plain.family.multimodal and "--language-model-only" not in text
+        st = study(make_scenario(**fields, images=images)) if images else plain
+    except InputError:
+        return None
+    return st.verdict.status == "runs"
 
 
 # --- the whole command, rebuilt: environment prefix, docker run, sh -c ---------------------------

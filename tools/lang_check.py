@@ -25,6 +25,10 @@ the names a page must show as written:
 
 Lines the page does not word are not given to the check: code (commands, YAML, code spans),
 and citations (a Sources list, a link to another site); ``tools.page_text`` tags them.
+A table cell is plain text and shows no Markdown, so a page marks code there as Markdown
+writes it, between backticks (`` `No valid attention backend found` ``): such a **code span**
+in a line is code too, neither counted nor part of a sentence, and it interrupts, as a code
+element inside a paragraph does where ``tools.page_text`` reads it.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ PRODUCTS = frozenset(
 # Programs as a command line types them (``vllm serve``, ``docker run``).
 PROGRAMS = frozenset({"vllm", "sglang", "python", "docker", "kubectl", "curl", "bash", "grep"})
 _BRACKETS = "()[]{}<>\"'“”‘’«»"
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
 _EXTENSION = re.compile(r"\.[A-Za-z]{1,5}")
 
 Kind = Literal["english", "hangul"]
@@ -90,15 +95,17 @@ def english_sentences(line: str, names: frozenset[str] = frozenset()) -> list[st
             found.append(" ".join(run))
         run.clear()
 
-    for raw in line.split():
-        if HANGUL.search(raw):
-            close()
-            continue
-        if _EXTENSION.fullmatch(raw.strip(_BRACKETS).rstrip(",;:")):
-            continue  # a file extension: (.sh)
-        token = _strip(raw)
-        if is_english_word(token, names):
-            run.append(token)
+    for piece in _CODE_SPAN.split(line):
+        close()  # a code span ends a run
+        for raw in piece.split():
+            if HANGUL.search(raw):
+                close()
+                continue
+            if _EXTENSION.fullmatch(raw.strip(_BRACKETS).rstrip(",;:")):
+                continue  # a file extension: (.sh)
+            token = _strip(raw)
+            if is_english_word(token, names):
+                run.append(token)
     close()
     return found
 

@@ -11,7 +11,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from engine.decision import Decision
 from engine.engines import Engine, Setting, adapter
+from engine.lint import codes as C
 from engine.lint.data import lint_rules
 from engine.lint.parse import Arg, Parsed
 
@@ -42,7 +44,7 @@ def token_count(text: str) -> int | None:
 @dataclass(frozen=True)
 class ValueProblem:
     arg: Arg
-    expected: str
+    expected: Decision  # what the engine takes there
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ def _whole(arg: Arg | None, limit: int, problems: list[ValueProblem], default: i
     text = arg.value.strip()
     if re.fullmatch(r"[0-9]{1,9}", text) and 1 <= int(text) <= limit:
         return int(text)
-    problems.append(ValueProblem(arg, f"a whole number from 1 to {limit:,}"))
+    problems.append(ValueProblem(arg, C.EXPECT_WHOLE(most=limit)))
     return default
 
 
@@ -151,7 +153,7 @@ def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueP
             count = token_count(ctx_arg.value)
             most = int(rules.max_context_tokens.value)
             if count is None or not 1 <= count <= most:
-                problems.append(ValueProblem(ctx_arg, f"a token count from 1 to {most:,}"))
+                problems.append(ValueProblem(ctx_arg, C.EXPECT_TOKENS(most=most)))
             else:
                 context = count
 
@@ -163,7 +165,7 @@ def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueP
         except ValueError:
             fraction = None
         if fraction is None or not math.isfinite(fraction):
-            problems.append(ValueProblem(mem_arg, "a fraction such as 0.9"))
+            problems.append(ValueProblem(mem_arg, C.EXPECT_FRACTION()))
             fraction = None
 
     max_num_seqs: int | None = None
@@ -173,7 +175,7 @@ def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueP
         if len(seqs) <= 9 and seqs.isascii() and seqs.isdigit() and int(seqs) >= 1:
             max_num_seqs = int(seqs)
         else:
-            problems.append(ValueProblem(seqs_arg, "a whole number of requests from 1"))
+            problems.append(ValueProblem(seqs_arg, C.EXPECT_REQUESTS()))
 
     overrides: dict[str, Any] | None = None
     over_flag = getattr(lint_rules().config_overrides, engine)
@@ -186,7 +188,7 @@ def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueP
         if isinstance(loaded, dict):
             overrides = loaded
         elif over_arg.value.strip() not in ("", "{}"):
-            problems.append(ValueProblem(over_arg, "a JSON object"))
+            problems.append(ValueProblem(over_arg, C.EXPECT_JSON()))
 
     model_id, model_index = _model(engine, parsed)
     speculative = any(

@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from engine.decision import Decision, Name
 from engine.engines import Setting
+from engine.lint import codes as C
 from engine.lint.command import Settings, ValueProblem, flag_for
 from engine.lint.data import Severity, lint_rules
 from engine.lint.extract import Invocation
@@ -49,6 +51,16 @@ class Ctx:
         return ENGINE_LABEL[self.engine]
 
     @property
+    def engine_name(self) -> Name:
+        """The engine with its pinned version (``vLLM 0.33.0``), as a decision names it."""
+        return Name(self.label)
+
+    @property
+    def engine_short(self) -> Name:
+        """The engine alone (``vLLM``), as a decision names it."""
+        return Name(self.name)
+
+    @property
     def facts(self) -> Study | None:
         """The Study the model facts are read from (the command's layout when it could be
         studied, else the search's)."""
@@ -57,15 +69,15 @@ class Ctx:
     def add(
         self,
         code: str,
-        message: str,
-        fix: str,
+        what: Decision,
+        remedy: Decision,
         flag: str | None = None,
         edits: tuple[Edit, ...] = (),
         severity: Severity | None = None,
     ) -> None:
         n = self.counts[code] = self.counts.get(code, 0) + 1
         if n <= int(lint_rules().thresholds.max_findings_per_code.value):
-            self.findings.append(finding(self.engine, code, message, fix, flag, edits, severity))
+            self.findings.append(finding(self.engine, code, what, remedy, flag, edits, severity))
 
     def close(self) -> None:
         """One line for each code past the cap: how many more, and that the fix is the same."""
@@ -77,9 +89,8 @@ class Ctx:
                     finding(
                         self.engine,
                         code,
-                        f"{n - cap:,} more `{code}` findings like the ones above.",
-                        "Apply the same fix to each; the corrected command covers the first "
-                        f"{cap}.",
+                        C.MORE(n=n - cap, code=Name(code)),
+                        C.MORE_FIX(cap=cap),
                         severity=first.severity,
                     )
                 )

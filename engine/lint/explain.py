@@ -4,45 +4,14 @@ engine that the command leaves out too."""
 
 from __future__ import annotations
 
+from engine.decision import Decision, Name, Percent
 from engine.engines import adapter
 from engine.launch.plan import PARALLEL_FLAGS
+from engine.lint import codes as C
+from engine.lint.command import shown
 from engine.lint.context import Ctx
 from engine.lint.report import FlagExplanation
 from engine.software.tables import flag_table
-
-# Why a flag is typically in a command, by the engine's own spelling; {value} is the value.
-_REASONS: dict[str, str] = {
-    "--model": "The checkpoint to serve ({value}).",
-    "--model-path": "The checkpoint to serve ({value}).",
-    "--quantization": "Tells the engine how the checkpoint's weights are quantized ({value}); it "
-    "must match the checkpoint, it converts nothing.",
-    "--tool-call-parser": "Turns the model's own tool-call text ({value}) into OpenAI "
-    "tool_calls; without it tool calls arrive as plain text. Names differ per family.",
-    "--reasoning-parser": "Moves the thinking block into reasoning_content ({value}); without it "
-    "the thinking stays in the answer.",
-    "--trust-remote-code": "Runs Python modelling / tokenizer code from the model repository; "
-    "read it first.",
-    "--chunked-prefill-size": "Prefill runs {value} tokens at a time, bounding activation memory "
-    "and letting decode steps interleave with long prompts.",
-    "--max-num-batched-tokens": "At most {value} tokens per scheduler step (vLLM's prefill chunk).",
-    "--gpu-memory-utilization": "Share of each GPU vLLM may use in all ({value}); the KV cache "
-    "gets what is left after weights and activations.",
-    "--max-model-len": "Longest request (prompt + output): {value} tokens.",
-    "--context-length": "Longest request (prompt + output): {value} tokens.",
-    "--kv-cache-dtype": "KV cache precision ({value}); fp8 halves the bytes per token.",
-    "--enable-expert-parallel": "MoE experts stay whole, a set per GPU; tokens travel to them "
-    "(all-to-all).",
-    "--ep-size": "Expert parallelism over {value} GPUs: experts whole per GPU, tokens travel.",
-    "--data-parallel-size": "{value} data-parallel ranks (replicas, or attention-DP with MoE).",
-    "--dp-size": "{value} data-parallel groups (replicas, or attention-DP groups).",
-    "--attn-dp-size": "{value} attention-DP groups inside the TP group: each keeps its own "
-    "requests' KV.",
-    "--enable-auto-tool-choice": "Lets the model decide to call a tool (tool_choice='auto').",
-    "--enable-prefix-caching": "Reuses the KV of prompt prefixes already seen.",
-    "--disable-radix-cache": "Turns SGLang's prefix cache off.",
-    "--enable-metrics": "Exposes /metrics (token_usage) for measuring real KV use.",
-}
-
 
 # What a command cannot say: the workload. The plan's reasons for these read the Study's
 # default users and prefix overlap, so the linter does not repeat them.
@@ -56,21 +25,17 @@ _WORKLOAD_FLAGS = frozenset(
 )
 
 
-def _reason(ctx: Ctx, canonical: str, value: str | None) -> str:
+def _reason(ctx: Ctx, canonical: str, value: str | None) -> Decision | None:
     st = ctx.study or ctx.base
     plan = st.plan if st is not None else None
     if plan is not None and canonical not in PARALLEL_FLAGS | _WORKLOAD_FLAGS:
         for f in plan.flags:
             if f.flag == canonical and (f.value == value or (f.value is None and value is None)):
-                return f.reason
+                return f.why
+    shown_value = Name(shown(value or "", 40))
     if canonical in ("--tensor-parallel-size", "--tp-size"):
-        text = (
-            f"Splits every layer over {value} GPUs (one team per request); it must divide the "
-            "attention heads."
-        )
-        if st is not None and st.family.attention_family in ("MLA", "DSA"):
-            text += " With MLA / DSA the latent KV is copied on every TP rank."
-        return text
+        latent = st is not None and st.family.attention_family in ("MLA", "DSA")
+        return (C.TP_REASON_LATENT if latent else C.TP_REASON)(value=shown_value)
     if canonical == "--mem-fraction-static":
         number = None
         if value is not None and len(value) <= 32:
@@ -78,39 +43,47 @@ def _reason(ctx: Ctx, canonical: str, value: str | None) -> str:
                 number = float(value)
             except ValueError:
                 number = None
-        left = f"; {1 - number:.0%} stays free" if number is not None and 0 < number <= 1 else ""
-        return (
-            f"Share of each GPU for weights + the KV pool ({value}){left} for prefill "
-            "activations, CUDA graphs and NCCL buffers."
-        )
-    template = _REASONS.get(canonical)
-    return "" if template is None else template.format(value=value)
+        if number is not None and 0 < number <= 1:
+            return C.STATIC_REASON_LEFT(value=shown_value, free=Percent(round(1 - number, 4)))
+        return C.STATIC_REASON(value=shown_value)
+    typical = C.TYPICAL.get(canonical)
+    if typical is None:
+        return None
+    code, named = typical
+    return code(value=shown_value) if named else code()
+
+
+def _help(text: str) -> str:
+    """The first line of the engine's help text, as the engine writes it."""
+    return text.strip().split("\n")[0]
 
 
 def explanations(ctx: Ctx) -> tuple[FlagExplanation, ...]:
     out: list[FlagExplanation] = []
     if adapter(ctx.engine).model_positional and ctx.parsed.positionals:
         _, word = ctx.parsed.positionals[0]
-        out.append(
-            FlagExplanation("MODEL", "model_tag", word, "The model to serve (positional).", "")
-        )
+        out.append(FlagExplanation("MODEL", "model_tag", word, "", C.POSITIONAL(), None))
     for arg in ctx.parsed.args:
         if arg.info is None or arg.canonical is None:
             out.append(
                 FlagExplanation(
-                    arg.written, "", arg.value, f"Not a flag of {ctx.label}.", "See the findings."
+                    arg.written,
+                    "",
+                    arg.value,
+                    "",
+                    C.NOT_A_FLAG(engine=ctx.engine_name),
+                    C.SEE_FINDINGS(),
                 )
             )
             continue
-        meaning = arg.info.help.strip().split("\n")[0]
-        if arg.canonical != arg.written and arg.abbreviation_of is None:
-            meaning = f"(another spelling of {arg.canonical}) {meaning}"
+        alias = arg.canonical != arg.written and arg.abbreviation_of is None
         out.append(
             FlagExplanation(
                 arg.written,
                 arg.canonical,
                 arg.value,
-                meaning,
+                _help(arg.info.help),
+                C.ALIAS(canonical=Name(arg.canonical)) if alias else None,
                 _reason(ctx, arg.canonical, arg.value),
             )
         )
@@ -129,7 +102,5 @@ def left_to_engine(ctx: Ctx) -> tuple[FlagExplanation, ...]:
         info = table.get(x.flag)
         if info is None or info.flag in set_here or info.flag in _WORKLOAD_FLAGS:
             continue
-        out.append(
-            FlagExplanation(x.flag, info.flag, None, info.help.strip().split("\n")[0], x.reason)
-        )
+        out.append(FlagExplanation(x.flag, info.flag, None, _help(info.help), None, x.why))
     return tuple(out)

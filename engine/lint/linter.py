@@ -13,6 +13,7 @@ from engine.errors import InputError
 from engine.hardware.gpus import Gpu, lookup_gpu
 from engine.kv.dtype import ALIASES as VLLM_KV
 from engine.kv.sglang import SGLANG_ALIASES
+from engine.lint import codes as C
 from engine.lint import rules_flags, rules_hardware, rules_model, rules_shell
 from engine.lint.command import read_settings
 from engine.lint.context import Ctx
@@ -22,7 +23,14 @@ from engine.lint.explain import explanations, left_to_engine
 from engine.lint.extract import Invocation, extract
 from engine.lint.model import ModelChoice, resolve, scenario_fields, with_overrides
 from engine.lint.parse import parse
-from engine.lint.report import Edit, Finding, LintReport, finding, ordered, render_yaml
+from engine.lint.report import (
+    ENTRYPOINT,
+    Finding,
+    LintReport,
+    finding,
+    ordered,
+    render_yaml,
+)
 from engine.lint.shell import Word, shape
 from engine.model.loader import LoadedModel, load_model
 from engine.scenario import DEFAULT_GPU, MAX_GPUS_PER_NODE, MAX_NODES, make_scenario
@@ -136,11 +144,7 @@ def _correct(
     text, argv = _rendered(current.inv)
     if text is None:
         unsafe = finding(
-            current.engine,
-            "not-rewritable",
-            "A word of the command holds a control character inside a command substitution; "
-            "it cannot be written back without changing it, so no corrected command is given.",
-            "Retype the command without terminal escape characters.",
+            current.engine, "not-rewritable", C.NOT_REWRITABLE(), C.NOT_REWRITABLE_FIX()
         )
         return current, "", argv, (unsafe, *remaining)
     return current, text, argv, remaining
@@ -153,7 +157,8 @@ def _has_edits(ctx: Ctx) -> bool:
 def _fixed(ctx: Ctx) -> Invocation:
     """The invocation with the fixes of the errors and warnings applied (no notes left: a
     detached line is attached, a doubled subcommand is already gone from the arguments)."""
-    edits: list[Edit] = [e for f in ordered(ctx.findings) if f.severity != "info" for e in f.edits]
+    fixes = [e for f in ordered(ctx.findings) if f.severity != "info" for e in f.edits]
+    edits = list(dict.fromkeys(fixes))  # two findings may propose the same layout: apply it once
     args = apply_edits(ctx.inv.args, dict(ctx.parsed.spans()), edits, ctx.inv.detached)
     return dataclasses.replace(ctx.inv, args=tuple(args), detached=(), notes=())
 
@@ -203,7 +208,7 @@ def _report(
     return LintReport(
         engine=ctx.engine,
         engine_version=engine_version(ctx.engine),
-        launcher=inv.launcher_text or "image entrypoint",
+        launcher=inv.launcher_text or ENTRYPOINT,
         model=settings.model_id,
         linted_against=choice.loaded.name if choice.loaded is not None else None,
         gpu=ctx.gpu.key if ctx.gpu is not None else None,
@@ -257,9 +262,6 @@ def _study(ctx: Ctx) -> None:
     except InputError as err:
         ctx.layout_problem = err.expected
         return
-    if not hardware_ok:
-        ctx.layout_problem = f"{s.world} GPUs over {nodes} node(s) is not a layout to study"
-        return
     fam = ctx.base.family
     pinned = (
         common
@@ -269,7 +271,12 @@ def _study(ctx: Ctx) -> None:
             "images": fam.multimodal and not s.language_model_only,
         }
     )
+    # the fixes read the command's scenario (on the GPUs given) even when its own layout is
+    # too large to study
     ctx.scenario_fields = pinned
+    if not hardware_ok:
+        ctx.layout_problem = f"{s.world} GPUs over {nodes} node(s) is not a layout to study"
+        return
     try:
         ctx.study = study(make_scenario(**pinned))
     except InputError as err:

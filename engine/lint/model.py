@@ -10,8 +10,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from engine.decision import Decision, Name, Param
 from engine.errors import InputError
 from engine.launch.recipes import recipes
+from engine.lint import codes as C
 from engine.lint.data import lint_rules
 from engine.model import store
 from engine.model.config import normalize
@@ -36,11 +38,11 @@ class ModelChoice:
 
     ``own``: the config is the command's own checkpoint (or the only model the user gave);
     False for a stand-in of the same family, whose parser names and checkpoint details may
-    differ. ``note``: (code, message, fix) for the report, or None."""
+    differ. ``note``: (finding code, what, fix) for the report, or None."""
 
     loaded: LoadedModel | None
     own: bool
-    note: tuple[str, str, str] | None = None
+    note: tuple[str, Decision, Decision] | None = None
 
 
 def repo_name(model_id: str) -> str:
@@ -157,42 +159,41 @@ def resolve(
         return ModelChoice(
             None,
             False,
-            (
-                "model-not-loaded",
-                f"The command's model ({len(cid):,} characters) is not a checkpoint id or path "
-                "the checks can load: memory fit, context, parsers and heads were not checked.",
-                "Name the checkpoint by its Hugging Face id or path.",
-            ),
+            ("model-not-loaded", C.NOT_LOADED_LONG(chars=len(cid)), C.NOT_LOADED_LONG_FIX()),
         )
     shown_given = given.name if given is not None else None
     if given is not None and same_model(cid, given.name):
         return ModelChoice(given, True)
 
-    def differs(loaded: LoadedModel, how: str) -> ModelChoice:
+    def differs(loaded: LoadedModel, sibling: tuple[str, str] | None = None) -> ModelChoice:
         note = None
         if shown_given is not None:
-            note = (
-                "model-differs",
-                f"The command serves {cid}, not {shown_given} (the model selected); it is "
-                f"checked as {cid}{how}.",
-                f"Nothing to change if {cid} is the model you serve; otherwise fix the model "
-                "the command names.",
+            model, selected = Name(cid), Name(shown_given)
+            what = (
+                C.DIFFERS_SIBLING(
+                    model=model,
+                    selected=selected,
+                    format=Name(sibling[0].upper()),
+                    bundled=Name(sibling[1]),
+                )
+                if sibling is not None
+                else C.DIFFERS(model=model, selected=selected)
             )
+            note = ("model-differs", what, C.DIFFERS_FIX(model=model))
         return ModelChoice(loaded, True, note)
 
     if catalog_path(cid) is not None and not cid.startswith(("/", ".", "~")):
-        return differs(load_catalog(cid), "")
+        return differs(load_catalog(cid))
     sibling = _sibling(cid)
     if sibling is not None:
         bundled, kind = sibling
         base = load_catalog(bundled)
         loaded, fmt = _with_format(base, cid)
-        how = f" (the {kind.upper()} sibling of {bundled})" if fmt else ""
-        return differs(loaded, how)
+        return differs(loaded, (kind, bundled) if fmt else None)
     if HF_ID.match(cid):
         fetched = _hub(cid) if hub else None
         if fetched is not None:
-            return differs(fetched, "")
+            return differs(fetched)
     return _stand_in(cid, given)
 
 
@@ -211,36 +212,30 @@ def _stand_in(cid: str, given: LoadedModel | None) -> ModelChoice:
         key = (score, -rank)
         if best is None or key > (best[0], best[1]):
             best = (score, -rank, cand)
+    model = Name(cid)
     if best is None:
-        what = f"; {given.name} (selected) is a different model" if given is not None else ""
-        return ModelChoice(
-            None,
-            False,
-            (
-                "model-not-loaded",
-                f"The command serves {cid}, whose config.json could not be loaded here{what}: "
-                "memory fit, context, parsers and heads were not checked.",
-                f"Select {cid} (or upload its config.json) to run those checks.",
-            ),
+        what = (
+            C.NOT_LOADED_SELECTED(model=model, selected=Name(given.name))
+            if given is not None
+            else C.NOT_LOADED(model=model)
         )
+        return ModelChoice(None, False, ("model-not-loaded", what, C.NOT_LOADED_FIX(model=model)))
     cand = best[2]
     base = cand if isinstance(cand, LoadedModel) else load_catalog(cand)
     loaded, fmt = _with_format(base, cid)
-    how = f", as its {fmt.upper()} checkpoint" if fmt else ""
-    other = (
-        f" (not {given.name}, the model selected)"
-        if given is not None and given.name != base.name
-        else ""
-    )
+    params: dict[str, Param] = {"model": model, "config": Name(base.name)}
+    if fmt:
+        params["format"] = Name(fmt.upper())
+    if given is not None and given.name != base.name:
+        params["selected"] = Name(given.name)
+    code = {
+        (False, False): C.STAND_IN,
+        (True, False): C.STAND_IN_FORMAT,
+        (False, True): C.STAND_IN_SELECTED,
+        (True, True): C.STAND_IN_SELECTED_FORMAT,
+    }[("format" in params, "selected" in params)]
     return ModelChoice(
-        loaded,
-        False,
-        (
-            "model-stand-in",
-            f"The command serves {cid}{other}, whose config.json could not be loaded here; it "
-            f"is checked with the config of {base.name}, the same family and size{how}.",
-            f"Select {cid} (or upload its config.json) for an exact check.",
-        ),
+        loaded, False, ("model-stand-in", code(**params), C.STAND_IN_FIX(model=model))
     )
 
 

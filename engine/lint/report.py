@@ -3,13 +3,15 @@ exact edit), the flags explained, the flags left to the engine, and the correcte
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
 import yaml
 
+from engine.decision import Decision
 from engine.lint.data import SEVERITIES, Severity, finding_rule
 from engine.present.safe import json_text, plain
+from engine.present.words import say, sources
 from engine.software.tables import Engine
 
 ENGINE_LABEL = {"vllm": "vLLM", "sglang": "SGLang"}
@@ -33,20 +35,54 @@ class Edit:
 
 @dataclass(frozen=True)
 class Finding:
+    """One finding: its code (``data/lint.yaml``), severity and public source, what is wrong and
+    how to fix it as decisions (``engine.lint.codes``, worded by ``engine.present.words`` in the
+    reader's language), the flag it is about and the exact edit its fix makes."""
+
     severity: Severity
     code: str
-    message: str
-    fix: str
+    what: Decision  # what is wrong
+    remedy: Decision  # how to fix it
     flag: str | None = None  # the flag as written, when the finding is about one
     source: str = ""
     edits: tuple[Edit, ...] = ()
+
+    @property
+    def message(self) -> str:
+        """What is wrong, in English (the CLI's text and the JSON's readable field)."""
+        return say(self.what, markdown=False)
+
+    @property
+    def fix(self) -> str:
+        return say(self.remedy, markdown=False)
+
+    @property
+    def cited(self) -> list[str]:
+        """The citations the message and fix carry (a renamed flag's table, a recipe and its
+        words), shown beside the finding rather than inside its sentence."""
+        return [text for text in sources([self.what, self.remedy]) if text]
+
+    def to_json(self) -> dict[str, Any]:
+        """The documented keys (``message`` and ``fix`` in English) and each decision's code and
+        parameters beside them."""
+        return {
+            "severity": self.severity,
+            "code": self.code,
+            "message": self.message,
+            "fix": self.fix,
+            "flag": self.flag,
+            "source": self.source,
+            "edits": [asdict(e) for e in self.edits],
+            "message_code": self.what.to_json(),
+            "fix_code": self.remedy.to_json(),
+        }
 
 
 def finding(
     engine: Engine,
     code: str,
-    message: str,
-    fix: str,
+    what: Decision,
+    remedy: Decision,
     flag: str | None = None,
     edits: tuple[Edit, ...] = (),
     severity: Severity | None = None,
@@ -55,24 +91,53 @@ def finding(
     for the few codes whose weight depends on what the linter could verify)."""
     rule = finding_rule(code)
     return Finding(
-        severity or rule.for_engine(engine), code, message, fix, flag, rule.source, edits
+        severity or rule.for_engine(engine), code, what, remedy, flag, rule.source, edits
     )
 
 
 @dataclass(frozen=True)
 class FlagExplanation:
+    """One flag of the command: what the engine's own help says it does (quoted, as the engine
+    writes it), what the linter adds about it (another spelling, not a flag), and why it is
+    (or is not) in this command."""
+
     flag: str  # as written
     canonical: str  # the engine's own spelling
     value: str | None
-    meaning: str  # what the engine's help says it does
-    reason: str  # why it is (or is not) in this command
+    help: str  # the engine's help text, as written ("" when none)
+    note: Decision | None  # what the linter says the flag is, where the help does not
+    why: Decision | None  # why it is (or is not) in this command
+
+    @property
+    def meaning(self) -> str:
+        """What it does, in English: the linter's note and the engine's help."""
+        note = say(self.note, markdown=False) if self.note is not None else ""
+        return " ".join(part for part in (note, self.help) if part)
+
+    @property
+    def reason(self) -> str:
+        return say(self.why, markdown=False) if self.why is not None else ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "flag": self.flag,
+            "canonical": self.canonical,
+            "value": self.value,
+            "meaning": self.meaning,
+            "reason": self.reason,
+            "meaning_code": self.note.to_json() if self.note is not None else None,
+            "reason_code": self.why.to_json() if self.why is not None else None,
+        }
+
+
+ENTRYPOINT = "image entrypoint"  # the launcher of a manifest with only args:
 
 
 @dataclass(frozen=True)
 class LintReport:
     engine: Engine
     engine_version: str
-    launcher: str  # "vllm serve", "python3 -m sglang.launch_server", ...
+    launcher: str  # "vllm serve", "python3 -m sglang.launch_server", ... or ENTRYPOINT
     model: str | None  # the model the command names
     linted_against: str | None  # the config the model checks used (None: none could be loaded)
     gpu: str | None
@@ -100,22 +165,32 @@ class LintReport:
         return tuple(f for f in self.findings if f.severity == "warning")
 
     def rows(self) -> list[dict[str, str]]:
-        """The findings as table rows: severity, code, message, fix."""
+        """The findings as table rows: severity, code, message, fix (English)."""
         return [
             {"severity": f.severity, "code": f.code, "message": f.message, "fix": f.fix}
             for f in self.findings
         ]
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("findings", "remaining", "explanations", "left_to_engine"):
+                value = [x.to_json() for x in value]
+            elif isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, dict):
+                value = dict(value)
+            out[f.name] = value
+        return out
 
 
 def ordered(findings: list[Finding]) -> tuple[Finding, ...]:
     """Each finding once (same code, flag and message), errors first, in the order found."""
-    seen: set[tuple[str, str | None, str]] = set()
+    seen: set[tuple[str, str | None, Decision]] = set()
     unique: list[Finding] = []
     for f in findings:
-        key = (f.code, f.flag, f.message)
+        key = (f.code, f.flag, f.what)
         if key not in seen:
             seen.add(key)
             unique.append(f)
@@ -138,6 +213,7 @@ def format_report(report: LintReport) -> str:
             where = f" [{f.flag}]" if f.flag else ""
             lines.append(f"  {f.severity:<7} {f.code}{where}: {f.message}")
             lines.append(f"          fix: {f.fix}")
+            lines.extend(f"          see: {cited}" for cited in f.cited)
     else:
         lines.append("findings: none")
     lines.append("flags:")

@@ -8,8 +8,10 @@ from __future__ import annotations
 import difflib
 from functools import lru_cache
 
+from engine.decision import Decision, Name, Param, Percent, Source
 from engine.engines import adapter
 from engine.engines import other as other_engine
+from engine.lint import codes as C
 from engine.lint import rules_hardware
 from engine.lint.command import shown
 from engine.lint.context import Ctx
@@ -19,9 +21,20 @@ from engine.lint.report import Edit
 from engine.software.tables import Engine, flag_table
 
 
-def _short_list(values: list[str], limit: int = 12) -> str:
-    head = ", ".join(values[:limit])
-    return head + (f", … ({len(values)} in all)" if len(values) > limit else "")
+def _choices(code: str, flag: str, value: str, ctx: Ctx, choices: list[str]) -> Decision:
+    """What the flag accepts: the first dozen choices, and how many there are when more."""
+    limit = 12
+    enforced = code == "bad-choice"
+    params: dict[str, Param] = {
+        "flag": Name(flag),
+        "value": Name(shown(value)),
+        "engine": ctx.engine_name,
+        "choices": tuple(Name(c) for c in choices[:limit]),
+    }
+    if len(choices) > limit:
+        more = C.BAD_CHOICE_MORE if enforced else C.UNKNOWN_CHOICE_MORE
+        return more(**params, total=len(choices))
+    return (C.BAD_CHOICE if enforced else C.UNKNOWN_CHOICE)(**params)
 
 
 def spelling(ctx: Ctx) -> None:
@@ -33,9 +46,12 @@ def spelling(ctx: Ctx) -> None:
     for arg, candidates in ctx.parsed.ambiguous:
         ctx.add(
             "ambiguous-flag",
-            f"`{arg.written}` is a prefix of several {ctx.label} flags "
-            f"({', '.join(candidates[:5])}); argparse refuses to guess.",
-            f"Spell the flag out, e.g. `{candidates[0]}`.",
+            C.AMBIGUOUS(
+                flag=Name(arg.written),
+                engine=ctx.engine_name,
+                candidates=tuple(Name(c) for c in candidates[:5]),
+            ),
+            C.WRITE(words=Name(candidates[0])),
             arg.written,
             (Edit("rename", candidates[0], index=arg.index),),
         )
@@ -44,10 +60,12 @@ def spelling(ctx: Ctx) -> None:
             if arg.abbreviation_of is not None:
                 ctx.add(
                     "abbreviated-flag",
-                    f"`{arg.written}` is argparse's unique-prefix shorthand for "
-                    f"`{arg.abbreviation_of}`; it works in {ctx.label} but breaks when a new flag "
-                    "with the same prefix appears.",
-                    f"Write `{arg.abbreviation_of}`.",
+                    C.ABBREVIATED(
+                        flag=Name(arg.written),
+                        full=Name(arg.abbreviation_of),
+                        engine=ctx.engine_name,
+                    ),
+                    C.WRITE(words=Name(arg.abbreviation_of)),
                     arg.written,
                     (Edit("rename", arg.abbreviation_of, index=arg.index),),
                 )
@@ -64,47 +82,44 @@ def spelling(ctx: Ctx) -> None:
                 value = "" if edit.value is None else f" {edit.value}"
                 ctx.add(
                     "unknown-flag",
-                    f"`{name}` is not a flag of {ctx.label} (older releases and some docs spell "
-                    f"it so); the engine stops with 'unrecognized arguments'. "
-                    f"{renamed.source}",
-                    f"Write `{renamed.use}{value}`.",
+                    C.RENAMED(
+                        flag=Name(name), engine=ctx.engine_name, source=Source(renamed.source)
+                    ),
+                    C.WRITE(words=Name(f"{renamed.use}{value}")),
                     name,
                     (edit,),
                 )
             else:
                 ctx.add(
                     "unknown-flag",
-                    f"`{name}` was removed and is not a flag of {ctx.label}; the engine stops "
-                    f"with 'unrecognized arguments'. {renamed.source}",
-                    f"Drop `{name}`" + ("" if arg.value is None else f" {shown(arg.value)}") + ".",
+                    C.REMOVED(
+                        flag=Name(name), engine=ctx.engine_name, source=Source(renamed.source)
+                    ),
+                    C.DROP(
+                        words=Name(name + ("" if arg.value is None else f" {shown(arg.value)}"))
+                    ),
                     name,
                     (Edit("drop", name, index=arg.index),),
                 )
             continue
         equivalent = rules.equivalent(ctx.engine, dashed)
         if name in other_table or equivalent is not None:
+            fix: Decision
             if equivalent is not None:
                 edit = _equivalent_edit(ctx, arg.index, equivalent, arg.value)
                 value = "" if edit.value is None else f" {edit.value}"
-                fix = f"{ctx.name} spells this `{equivalent}{value}`" + (
-                    ", which the command sets already: drop this one."
-                    if edit.kind == "drop"
-                    else "."
-                )
+                spelled = C.SPELLED_DROP if edit.kind == "drop" else C.SPELLED
+                fix = spelled(engine=ctx.engine_short, words=Name(f"{equivalent}{value}"))
             else:
-                fix = f"Drop it, or find the {ctx.name} setting that does this."
+                fix = C.SPELLED_NONE(engine=ctx.engine_short)
                 edit = Edit("drop", name, index=arg.index)
-            owner = adapter(other).label
+            owner = Name(adapter(other).label)
             known = name in other_table
             ctx.add(
                 "wrong-engine-flag" if known else "unknown-flag",
-                f"`{name}` is "
-                + (
-                    f"a flag of {owner}, not of {ctx.label}"
-                    if known
-                    else f"not a flag of {ctx.label} (nor of {owner})"
-                )
-                + "; the engine stops with 'unrecognized arguments'.",
+                (C.WRONG_ENGINE if known else C.UNKNOWN_EITHER)(
+                    flag=Name(name), engine=ctx.engine_name, owner=owner
+                ),
                 fix,
                 name,
                 (edit,),
@@ -115,9 +130,8 @@ def spelling(ctx: Ctx) -> None:
         close = sorted(owners) if len(owners) == 1 else _near(ctx.engine, name)
         ctx.add(
             "unknown-flag",
-            f"`{shown(name, 60)}` is not a flag of {ctx.label}; the engine stops with "
-            "'unrecognized arguments'.",
-            f"Did you mean `{close[0]}`?" if close else f"Drop `{shown(name, 60)}`.",
+            C.UNKNOWN(flag=Name(shown(name, 60)), engine=ctx.engine_name),
+            C.DID_YOU_MEAN(words=Name(close[0])) if close else C.DROP(words=Name(shown(name, 60))),
             name,
             (
                 Edit("rename", close[0], index=arg.index)
@@ -155,8 +169,8 @@ def values(ctx: Ctx) -> None:
         if arg.missing_value:
             ctx.add(
                 "missing-value",
-                f"`{arg.written}` needs a value and none follows.",
-                f"Give `{arg.written} VALUE` or drop the flag.",
+                C.MISSING_VALUE(flag=Name(arg.written)),
+                C.MISSING_VALUE_FIX(flag=Name(arg.written)),
                 arg.written,
                 (Edit("drop", arg.written, index=arg.index),),
             )
@@ -168,9 +182,8 @@ def values(ctx: Ctx) -> None:
                 target = info.negations[0]
             ctx.add(
                 "value-on-switch",
-                f"`{arg.written}={shown(arg.value or '')}`: `{arg.written}` is an on/off switch "
-                "and argparse refuses a value ('ignored explicit argument').",
-                f"Write `{target}` alone.",
+                C.VALUE_ON_SWITCH(flag=Name(arg.written), value=Name(shown(arg.value or ""))),
+                C.VALUE_ON_SWITCH_FIX(flag=Name(target)),
                 arg.written,
                 (Edit("change", target, None, arg.index),),
             )
@@ -178,12 +191,15 @@ def values(ctx: Ctx) -> None:
             replacement = rules.deprecated_use(ctx.engine, info.flag)
             help_text = info.help.strip()
             new = replacement.use if replacement is not None else None
+            flag, engine = Name(arg.written), ctx.engine_name
             ctx.add(
                 "deprecated-flag",
-                f"`{arg.written}` is deprecated in {ctx.label} but still accepted"
-                + (f" ({help_text})" if help_text and help_text != "Deprecated." else "")
-                + ".",
-                f"Use `{new}`." if new else "Move to its replacement when you next touch it.",
+                C.DEPRECATED(
+                    flag=flag,
+                    engine=engine,
+                    help_source=Source(help_text if help_text != "Deprecated." else ""),
+                ),
+                C.USE(words=Name(new)) if new else C.DEPRECATED_FIX(),
                 arg.written,
             )
         if info.choices is None or arg.value is None or "." in arg.written:
@@ -192,12 +208,9 @@ def values(ctx: Ctx) -> None:
         if arg.value in choices:
             continue
         close = difflib.get_close_matches(arg.value[:100], choices, n=1, cutoff=0.5)
-        hint = f"Did you mean `{close[0]}`? " if close else ""
+        fix: Decision = C.DID_YOU_MEAN(words=Name(close[0])) if close else C.PICK()
         if info.flag == "--dtype" and arg.value.lower().startswith(("fp8", "fp4", "nvfp4")):
-            hint = (
-                "--dtype is the 16/32-bit compute dtype; FP8 weights come from an FP8 "
-                "checkpoint (or `--quantization fp8`). "
-            )
+            fix = C.CHOICE_DTYPE()
             close = []
         edit = (
             Edit("change", arg.written, close[0], arg.index)
@@ -207,31 +220,27 @@ def values(ctx: Ctx) -> None:
         if info.flag == "--kv-cache-dtype" and close and rules_hardware.fp4_kv(ctx, close[0]):
             # the nearest spelling is an FP4 layout this GPU cannot store: ask for what it can
             edit = rules_hardware.kv_fallback(ctx, arg.written, arg.index)
-            hint = f"{close[0]} needs FP4 hardware; " if close else ""
-            close = [edit.value] if edit.value else []
-            if close:
-                hint += f"`{arg.written} {close[0]}` is the nearest this GPU stores. "
+            fix = (
+                C.CHOICE_FP4(value=Name(close[0]), words=Name(f"{arg.written} {edit.value}"))
+                if edit.value
+                else C.CHOICE_FP4_NONE(value=Name(close[0]))
+            )
         code = "bad-choice" if info.choices_enforced else "unknown-choice"
-        tail = (
-            f"{ctx.label} accepts only {_short_list(choices)}."
-            if info.choices_enforced
-            else f"it is not one of {ctx.label}'s known values ({_short_list(choices)}) and only "
-            "works if a plugin registers it."
-        )
         ctx.add(
             code,
-            f"`{arg.written} {shown(arg.value)}`: {tail}",
-            (hint + ("Pick one of the listed values." if not close else "")).strip(),
+            _choices(code, arg.written, arg.value, ctx, choices),
+            fix,
             arg.written,
             (edit,),
         )
     for index, token, after in ctx.parsed.stray:
-        where = f" after `{after}`" if after else ""
+        word = Name(shown(token))
         ctx.add(
             "unexpected-argument",
-            f"`{shown(token)}`{where} is not a flag and no flag takes it as a value; the engine "
-            "stops with 'unrecognized arguments'.",
-            f"Drop `{shown(token)}`, or put it after the flag it belongs to.",
+            C.UNEXPECTED_AFTER(token=word, after=Name(after))
+            if after
+            else C.UNEXPECTED(token=word),
+            C.UNEXPECTED_FIX(token=word),
             after,
             (Edit("drop", token, index=index),),
         )
@@ -239,9 +248,13 @@ def values(ctx: Ctx) -> None:
         arg = problem.arg
         ctx.add(
             "bad-value",
-            f"`{arg.written} {shown(arg.value or '')}` is not a value {ctx.label} can use: it "
-            f"expects {problem.expected}.",
-            f"Give {problem.expected}, or drop the flag for the engine's default.",
+            C.BAD_VALUE(
+                flag=Name(arg.written),
+                value=Name(shown(arg.value or "")),
+                engine=ctx.engine_name,
+                expected=problem.expected,
+            ),
+            C.BAD_VALUE_FIX(expected=problem.expected),
             arg.written,
             (Edit("drop", arg.written, index=arg.index),),
         )
@@ -257,17 +270,16 @@ def duplicates(ctx: Ctx) -> None:
     for canonical, ks in seen.items():
         if len(ks) < 2:
             continue
-        spellings = ", ".join(
-            f"`{args[k].written}" + (f" {shown(v)}`" if (v := args[k].value) is not None else "`")
+        spellings = tuple(
+            Name(args[k].written + (f" {shown(v)}" if (v := args[k].value) is not None else ""))
             for k in ks
         )
         last = args[ks[-1]]
         kept = canonical if last.value is None else f"{canonical} {shown(last.value)}"
         ctx.add(
             "duplicate-flag",
-            f"`{canonical}` is given {len(ks)} times ({spellings}); argparse keeps the last one "
-            f"(`{kept}`).",
-            "Keep one, with the value you mean.",
+            C.DUPLICATE(flag=Name(canonical), n=len(ks), spellings=spellings, kept=Name(kept)),
+            C.DUPLICATE_FIX(),
             args[ks[0]].written,
             tuple(Edit("drop", args[k].written, index=args[k].index) for k in ks[:-1]),
         )
@@ -278,25 +290,28 @@ def model_present(ctx: Ctx) -> None:
         return
     eng = adapter(ctx.engine)
     model_flag = eng.flag("model")
-    flag = (
-        f"`{' '.join(eng.program('MODEL'))}` (or `{model_flag}`)"
+    fix = (
+        C.MISSING_MODEL_FIX_POSITIONAL(
+            program=Name(" ".join(eng.program("MODEL"))), flag=Name(model_flag)
+        )
         if eng.model_positional
-        else f"`{model_flag}`"
+        else C.MISSING_MODEL_FIX(flag=Name(model_flag))
     )
     info = eng.lookup(model_flag)
     serves_default = info is not None and info.default is not None
     given = ctx.choice.loaded.name if ctx.choice.loaded is not None else None
+    label = Name(eng.label)
     what = (
-        f"{eng.label} then serves its default model, not {given}"
+        C.MISSING_MODEL_INSTEAD(engine=label, model=Name(given))
         if serves_default and given
-        else f"{eng.label} then serves its default model"
+        else C.MISSING_MODEL_DEFAULT(engine=label)
         if serves_default
-        else f"{eng.label} refuses to start"
+        else C.MISSING_MODEL_REFUSED(engine=label)
     )
     ctx.add(
         "missing-model",
-        f"No model is given: {what}.",
-        f"Add {flag} with the checkpoint id or path.",
+        what,
+        fix,
         edits=(Edit("add", ctx.flag("model"), given),) if given else (),
     )
 
@@ -312,25 +327,25 @@ def memory_fraction(ctx: Ctx) -> None:
     if not 0 < fraction <= 1:
         ctx.add(
             "memory-fraction-range",
-            f"`{arg.written} {shown(arg.value or '')}` is outside (0, 1]: it is a fraction of "
-            "each GPU's memory.",
-            f"Use a fraction such as `{arg.written} {suggest}`.",
+            C.FRACTION_RANGE(flag=Name(arg.written), value=Name(shown(arg.value or ""))),
+            C.FRACTION_RANGE_FIX(words=Name(f"{arg.written} {suggest}")),
             arg.written,
             (Edit("change", arg.written, suggest, arg.index),),
         )
     elif fraction > warn:
-        what = (
-            "the static pool (weights and KV cache); activations, CUDA graphs and NCCL buffers "
-            "live in the rest"
-            if not adapter(ctx.engine).fraction_covers_everything
-            else "everything vLLM allocates; CUDA graphs, NCCL buffers and other processes need "
-            "the rest"
+        high = (
+            C.FRACTION_HIGH_ALL
+            if adapter(ctx.engine).fraction_covers_everything
+            else C.FRACTION_HIGH_STATIC
         )
         ctx.add(
             "memory-fraction-high",
-            f"`{arg.written} {arg.value}` leaves under {1 - warn:.0%} of each GPU outside "
-            f"{what}: long prefills and CUDA-graph capture are where it runs out of memory.",
-            f"Start at `{arg.written} {suggest}` and raise it while watching peak memory.",
+            high(
+                flag=Name(arg.written),
+                value=Name(shown(arg.value or "")),
+                share=Percent(round(1 - warn, 4)),
+            ),
+            C.FRACTION_HIGH_FIX(words=Name(f"{arg.written} {suggest}")),
             arg.written,
             (Edit("change", arg.written, suggest, arg.index),),
         )

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from engine.hardware.gates import kernel_gates
+from engine.decision import Name
+from engine.hardware.gates import KERNEL_RULE, kernel_gates
 from engine.hardware.gpus import Gpu
+from engine.lint import codes as C
+from engine.lint.command import shown
 from engine.lint.context import Ctx
 from engine.lint.data import lint_rules
 from engine.lint.model import tokens
 from engine.lint.report import Edit
-from engine.present.words import say
 
 _DSA_PATH: dict[str, Literal["native", "sm120", "none"]] = {
     "pass": "native",
@@ -66,42 +68,48 @@ def gates(ctx: Ctx) -> None:
     for g in st.gates.gates:
         if g.status == "pass" or g.kind in ("fit", "tp"):
             continue
-        said = say(g.fix) if g.fix is not None else ""
-        fix = said[:1].upper() + said[1:] + "." if said else ""
-        name, reason = say(g.name), say(g.reason)
+        gate_fix = C.GATE_FIX(fix=g.fix) if g.fix is not None else None
+        reason = g.reason
         if g.kind == "dsa":
             if g.status == "fail":
                 ctx.add(
                     "dsa-kernel-missing",
-                    f"DSA sparse attention has no kernels on {reason}; the engine stops with "
-                    "'No valid attention backend'.",
-                    fix or "Serve it on Hopper or datacenter Blackwell.",
+                    C.DSA_MISSING(reason=reason),
+                    gate_fix or C.DSA_MISSING_FIX(),
                 )
             elif dsa_kernel_path(gpu) == "sm120":
-                ctx.add("dsa-kernel-sm120", f"DSA on {reason}.", fix or "Load-test it.")
+                ctx.add(
+                    "dsa-kernel-sm120", C.DSA_SM120(reason=reason), gate_fix or C.DSA_SM120_FIX()
+                )
             else:
-                ctx.add("kernel-fallback", f"DSA on {reason}.", fix or "Follow the vendor recipe.")
+                ctx.add(
+                    "kernel-fallback",
+                    C.FALLBACK_DSA(reason=reason),
+                    gate_fix or C.FALLBACK_DSA_FIX(),
+                )
         elif g.kind == "nvfp4_weights":
             quant = ctx.arg("--quantization")
             ctx.add(
                 "nvfp4-without-fp4",
-                f"NVFP4 weights: {reason}; the 4-bit kernels are missing (at best a slow "
-                "fallback), so the point of the checkpoint is lost.",
-                fix or "Use the FP8 or BF16 checkpoint.",
+                C.NVFP4_WEIGHTS(reason=reason),
+                gate_fix or C.NVFP4_WEIGHTS_FIX(),
                 quant.written if quant is not None else None,
             )
         elif g.kind == "fp8_kv":
             if kv_flag is not None:
                 ctx.add(
                     "fp8-kv-storage-only",
-                    f"{reason}.",
-                    "Keep it for the capacity; compare with `--kv-cache-dtype auto` for speed.",
+                    C.FP8_STORAGE(reason=reason),
+                    C.FP8_STORAGE_FIX(),
                     kv_flag.written,
                 )
-        elif g.status == "fail":
-            ctx.add("kernel-fallback", f"{name}: {reason}.", fix or "See the Hardware page.")
         else:
-            ctx.add("kernel-fallback", f"{name}: {reason}.", fix or "Expect slower kernels.")
+            ctx.add(
+                "kernel-fallback",
+                C.FALLBACK(name=g.name, reason=reason),
+                gate_fix
+                or (C.FALLBACK_FIX_FAIL() if g.status == "fail" else C.FALLBACK_FIX_WARN()),
+            )
 
 
 def nvfp4(ctx: Ctx) -> None:
@@ -115,9 +123,13 @@ def nvfp4(ctx: Ctx) -> None:
     if kv is not None and kv_value in rules.kv_dtypes and not gpu.fp4:
         ctx.add(
             "nvfp4-without-fp4",
-            f"`{kv.written} {kv_value}` needs FP4 hardware (Blackwell); {gpu.key} ({gpu.arch}) "
-            "has none.",
-            "Use `--kv-cache-dtype fp8` (Hopper, Ada) or leave it on auto.",
+            C.NVFP4_KV(
+                flag=Name(kv.written),
+                value=Name(kv_value),
+                gpu=Name(gpu.key),
+                arch=Name(gpu.arch),
+            ),
+            C.NVFP4_KV_FIX(),
             kv.written,
             (kv_fallback(ctx, kv.written, kv.index),),
         )
@@ -128,9 +140,13 @@ def nvfp4(ctx: Ctx) -> None:
     ):
         ctx.add(
             "nvfp4-without-fp4",
-            f"`{kv.written} {kv_value}` is a datacenter-Blackwell FlashMLA-sparse layout; "
-            f"{gpu.key} ({gpu.generation}) cannot use it.",
-            "Leave the KV dtype on auto.",
+            C.NVFP4_KV_BLACKWELL(
+                flag=Name(kv.written),
+                value=Name(kv_value),
+                gpu=Name(gpu.key),
+                generation=Name(gpu.generation),
+            ),
+            C.KV_AUTO(),
             kv.written,
             (Edit("drop", kv.written, index=kv.index),),
         )
@@ -141,9 +157,8 @@ def nvfp4(ctx: Ctx) -> None:
     if (quant is not None and quant.value in rules.weight_methods[ctx.engine]) or named:
         ctx.add(
             "nvfp4-without-fp4",
-            f"NVFP4 weights on {gpu.key} ({gpu.arch}), which has no FP4 tensor cores: NVFP4 "
-            "needs Blackwell; the 4-bit kernels are missing (at best a slow fallback).",
-            "Use the FP8 checkpoint (Hopper, Ada) or BF16, with the matching `--quantization`.",
+            C.NVFP4_NAMED(gpu=Name(gpu.key), arch=Name(gpu.arch)),
+            C.NVFP4_NAMED_FIX(),
             quant.written if quant is not None else None,
         )
 
@@ -159,11 +174,16 @@ def kv_backends(ctx: Ctx) -> None:
         if backend.lower() != row.backend.lower() or gpu.generation in row.works_on:
             continue
         arg = ctx.arg("--attention-backend")
+        why, fix = C.FP8_BACKEND_ROW[(ctx.engine, row.backend)]
         ctx.add(
             "fp8-kv-backend",
-            f"`--attention-backend {backend}` with an FP8 KV cache on {gpu.key} "
-            f"({gpu.generation}): {row.message}",
-            row.fix,
+            C.FP8_BACKEND(
+                backend=Name(shown(backend)),
+                gpu=Name(gpu.key),
+                generation=Name(gpu.generation),
+                reason=why(),
+            ),
+            fix(),
             "--attention-backend",
             (Edit("drop", arg.written, index=arg.index),) if arg is not None else (),
         )
@@ -178,8 +198,10 @@ def kv_backends(ctx: Ctx) -> None:
     ):
         ctx.add(
             "fp8-kv-backend",
-            f"MLA with an FP8 KV cache on {gpu.key} ({gpu.arch}): {mla.reason}.",
-            "Use `--kv-cache-dtype auto` on this GPU.",
+            C.FP8_BACKEND_MLA(
+                gpu=Name(gpu.key), arch=Name(gpu.arch), reason=KERNEL_RULE[("mla", gpu.arch)]()
+            ),
+            C.FP8_BACKEND_MLA_FIX(),
             kv.written,
             (Edit("drop", kv.written, index=kv.index),),
             severity="warning",  # refused in some releases, not all

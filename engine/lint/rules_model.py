@@ -5,55 +5,69 @@ sliced or whole, the parsers of the model's family, and settings the engine pick
 
 from __future__ import annotations
 
+from engine.decision import Bytes, Decision, Name, Param, Percent, Source, Tokens
 from engine.engines import adapter
 from engine.errors import InputError
 from engine.kv.dtype import ALIASES as VLLM_KV
 from engine.kv.sglang import SGLANG_ALIASES
 from engine.launch.known_issues import Where, applies
 from engine.launch.known_issues import known_issues as all_known_issues
-from engine.launch.layout import divisors, split_problem, stage_share
+from engine.launch.layout import split_problem, stage_share
 from engine.launch.memory import Split
 from engine.launch.plan import LaunchPlan
 from engine.launch.recipes import base_flags_for, checkpoints_of, is_base_checkpoint
+from engine.lint import codes as C
 from engine.lint import rules_hardware
 from engine.lint.command import shown, token_count
 from engine.lint.context import Ctx
 from engine.lint.data import lint_rules, same_parser
+from engine.lint.fixes import LayoutFix, study_change, study_layout, tp_choice
 from engine.lint.parse import Arg
 from engine.lint.report import Edit
-from engine.present.words import say
 from engine.rules import engine_rules
-from engine.scenario import MAX_GPUS_PER_NODE, make_scenario
 from engine.software.report import SoftwareReport, software_report
 from engine.software.tables import engine_version, reasoning_parsers, tool_call_parsers
-from engine.study import study
 
 GIB = 1 << 30
 
 
 def model_note(ctx: Ctx) -> None:
     if ctx.choice.note is not None:
-        code, message, fix = ctx.choice.note
-        ctx.add(code, message, fix, ctx.written("model"))
+        code, what, fix = ctx.choice.note
+        ctx.add(code, what, fix, ctx.written("model"))
 
 
 def gpu_count(ctx: Ctx) -> None:
     world = ctx.settings.world
     if ctx.gpus is not None and world > ctx.gpus:
+        needs = C.EXCEEDS if adapter(ctx.engine).dp_is_attention_dp_for_moe else C.EXCEEDS_REPLICAS
         ctx.add(
             "parallel-exceeds-gpus",
-            f"The command's layout needs {world} GPUs ("
-            + (
-                "TP × PP × DP"
-                if adapter(ctx.engine).dp_is_attention_dp_for_moe
-                else "TP × PP × DP replicas"
-            )
-            + f" = {ctx.settings.tp} × {ctx.settings.pp} × "
-            f"{world // max(ctx.settings.tp * ctx.settings.pp, 1)}), but {ctx.gpus} are available.",
-            f"Lower the parallel sizes to fit {ctx.gpus} GPUs, or add GPUs / nodes.",
-            ctx.written("tp"),
-            (ctx.set_value("tp", str(best)),) if (best := tp_choice(ctx)) is not None else (),
+            needs(
+                world=world,
+                tp=ctx.settings.tp,
+                pp=ctx.settings.pp,
+                dp=world // max(ctx.settings.tp * ctx.settings.pp, 1),
+                gpus=ctx.gpus,
+            ),
+            *_exceeds_fix(ctx, ctx.gpus),
         )
+
+
+def _exceeds_fix(ctx: Ctx, gpus: int) -> tuple[Decision, str, tuple[Edit, ...]]:
+    """The fix for a layout larger than the GPUs given: the nearest TP that fits them with the
+    other sizes kept, else the Study's layout on them, every parallel size set together."""
+    best = tp_choice(ctx)
+    if best is not None:
+        return C.EXCEEDS_FIX(gpus=gpus), ctx.written("tp"), (ctx.set_value("tp", str(best)),)
+    fix = study_layout(ctx)
+    if fix is not None:
+        return _layout_fix(fix), ctx.written("tp"), fix.edits
+    return C.EXCEEDS_FIX(gpus=gpus), ctx.written("tp"), ()
+
+
+def _layout_fix(fix: LayoutFix) -> Decision:
+    return C.FIX_STUDY_LAYOUT(words=Name(fix.words), layout=fix.layout.name(), gpus=fix.gpus)
 
 
 def layout(ctx: Ctx) -> None:
@@ -65,75 +79,44 @@ def layout(ctx: Ctx) -> None:
     heads = st.config.num_attention_heads
     written = ctx.written("tp")
     if heads % tp:
-        divisors = [d for d in range(1, min(heads, 64) + 1) if heads % d == 0]
+        sizes = tuple(d for d in range(1, min(heads, 64) + 1) if heads % d == 0)
         best = tp_choice(ctx)
-        pick = (
-            f"`{ctx.flag('tp')} {best}` is the nearest that also holds the weights on the GPUs "
-            "given; "
-            if best is not None
-            else ""
-        )
-        ctx.add(
-            "tp-heads",
-            f"Attention TP {tp} does not divide the model's {heads} attention heads; the engine "
-            "splits heads evenly over TP ranks and refuses to start.",
-            f"{pick}TP sizes that divide {heads}: {', '.join(map(str, divisors))}.",
-            written,
-            (ctx.set_value("tp", str(best)),) if best is not None else (),
-        )
+        fix = study_layout(ctx) if best is None else None
+        remedy: Decision = C.TP_HEADS_FIX(heads=heads, divisors=sizes)
+        edits: tuple[Edit, ...] = ()
+        if best is not None:
+            words = Name(f"{ctx.flag('tp')} {best}")
+            remedy = C.TP_HEADS_FIX_PICK(words=words, heads=heads, divisors=sizes)
+            edits = (ctx.set_value("tp", str(best)),)
+        elif fix is not None:
+            remedy = C.TP_HEADS_FIX_LAYOUT(
+                words=Name(fix.words),
+                layout=fix.layout.name(),
+                gpus=fix.gpus,
+                heads=heads,
+                divisors=sizes,
+            )
+            edits = fix.edits
+        ctx.add("tp-heads", C.TP_HEADS(tp=tp, heads=heads), remedy, written, edits)
         return
     split = Split(tp, lay["dp"], lay["pp"], bool(lay["ep"]))
     problem = split_problem(st.config, st.architecture, st.family, split)
     if problem is not None:
+        fix = study_layout(ctx)
         ctx.add(
             "layout-invalid",
-            f"The command's layout cannot split this model: {say(problem)}; the engine refuses to "
-            "start.",
-            "Pick parallel sizes that divide the model evenly (see the Flags page's layouts).",
+            C.LAYOUT_INVALID(problem=problem),
+            _layout_fix(fix) if fix is not None else C.LAYOUT_INVALID_FIX(),
             written,
+            fix.edits if fix is not None else (),
         )
 
 
-def tp_choice(ctx: Ctx) -> int | None:
-    """The TP flag value nearest the command's (ties: the larger) that splits the model, stays
-    within the GPUs given (or the command's own), and holds the weights there, studied like the
-    command; None when no TP does."""
-    st, fields = ctx.facts, ctx.scenario_fields
-    if st is None or fields is None:
-        return None
-    s = ctx.settings
-    lay = s.layout(st.family.moe)
-    scale = max(1, s.tp // max(lay["tp"], 1))  # SGLang: --tp-size spans the attention-DP ranks
-    others = max(1, s.world // max(s.tp, 1))  # PP stages × DP copies
-    available = ctx.gpus or s.world
-    nodes = int(fields["nodes"])
-    options: list[tuple[int, int]] = []
-    for d in divisors(st.config.num_attention_heads):
-        world = others * d * scale
-        if d == lay["tp"] or world > available or world % nodes:
-            continue
-        if world // nodes > MAX_GPUS_PER_NODE:
-            continue
-        ep = bool(lay["ep"]) and d * lay["dp"] > 1
-        if split_problem(st.config, st.architecture, st.family, Split(d, lay["dp"], lay["pp"], ep)):
-            continue
-        options.append((d, world))
-    options.sort(key=lambda o: (abs(o[0] - lay["tp"]), -o[0]))
-    for d, world in options[:8]:
-        changes = {"tp": d, "ep": fields["ep"] if d * lay["dp"] > 1 else None}
-        hardware = {"gpus_per_node": world // nodes, "nodes": nodes}
-        try:
-            sized = study(make_scenario(**fields | changes | hardware))
-        except InputError:
-            continue
-        if sized.search.pick.weights_fit:
-            return int(d * scale)
-    return None
-
-
-def _describe(ctx: Ctx) -> str:
+def _where(ctx: Ctx) -> Decision:
+    """Where the command runs: its layout on its GPUs."""
     st = ctx.study
-    return st.layout.describe() if st is not None else "the command's layout"
+    assert st is not None
+    return C.WHERE(layout=st.layout.name(), gpus=st.scenario.total_gpus, gpu=Name(st.gpu.key))
 
 
 def fit(ctx: Ctx) -> None:
@@ -144,66 +127,85 @@ def fit(ctx: Ctx) -> None:
     if st is None or ctx.gpu is None:
         return
     pick = st.search.pick
-    lay = _describe(ctx)
-    gpu = f"{st.scenario.total_gpus} × {st.gpu.key}"
     usable, weights = pick.usable_per_gpu, pick.weights_per_gpu
     overhead = pick.reserve.total if pick.reserve is not None else 0
-    share = (
-        f"{usable / GIB:,.1f} GiB {ctx.name} may use ({pick.fraction:g} of "
-        f"{pick.memory_per_gpu / GIB:,.1f} GiB)"
+    share = C.SHARE(
+        usable=Bytes(usable),
+        engine=ctx.engine_short,
+        fraction=Percent(pick.fraction),
+        memory=Bytes(pick.memory_per_gpu),
     )
     if weights > usable:
-        best = tp_choice(ctx)
-        options = _fit_options(ctx)
-        if best is not None:
-            options = f"`{ctx.flag('tp')} {best}` holds the weights on the GPUs given. " + options
+        remedy, edits = _fit_fix(ctx)
         ctx.add(
             "does-not-fit",
-            f"The weights do not fit: at {lay} on {gpu} each GPU holds {weights / GIB:,.1f} GiB "
-            f"of weights, more than the {share}; the engine stops with out of memory while "
-            "loading.",
-            options,
-            edits=(ctx.set_value("tp", str(best)),) if best is not None else (),
+            C.NOT_FIT(where=_where(ctx), weights=Bytes(weights), share=share),
+            remedy,
+            edits=edits,
         )
         return
     if not pick.weights_fit:
         ctx.add(
             "memory-tight",
-            f"At {lay} on {gpu} the weights ({weights / GIB:,.1f} GiB per GPU) leave "
-            f"{(usable - weights) / GIB:,.1f} GiB of the {share}, less than the engine's own "
-            f"overhead (estimated {overhead / GIB:,.1f} GiB): the KV cache may get nothing.",
-            "Check the start-up log's KV cache size; add GPUs or raise the memory fraction if it "
-            "fails.",
+            C.TIGHT_WEIGHTS(
+                where=_where(ctx),
+                weights=Bytes(weights),
+                left=Bytes(usable - weights),
+                share=share,
+                overhead=Bytes(overhead),
+            ),
+            C.TIGHT_WEIGHTS_FIX(),
         )
         return
     _context_fit(ctx, usable - weights, overhead)
 
 
-def _fit_options(ctx: Ctx) -> str:
+def _fit_fix(ctx: Ctx) -> tuple[Decision, tuple[Edit, ...]]:
+    """What makes the weights fit, the least change first: one of the Study's re-checked
+    alternatives the command can say (a memory fraction, a KV dtype, a context, the requests at
+    once) at its own layout; a TP that holds them on the GPUs given; the Study's own layout
+    there. Else the ways out a flag cannot say (more GPUs, a smaller checkpoint)."""
+    change = study_change(ctx)
+    if change is not None:
+        return C.FIX_STUDY_CHANGE(words=Name(change.words), change=change.what), change.edits
+    best = tp_choice(ctx)
+    if best is not None:
+        words = Name(f"{ctx.flag('tp')} {best}")
+        return C.NOT_FIT_FIX_TP(words=words, options=_fit_options(ctx)), (
+            ctx.set_value("tp", str(best)),
+        )
+    fix = study_layout(ctx)
+    st = ctx.study
+    assert st is not None
+    if fix is not None and fix.layout != st.layout:
+        return _layout_fix(fix), fix.edits
+    return _fit_options(ctx), ()
+
+
+def _fit_options(ctx: Ctx) -> Decision:
     """Ways out: the fewest GPUs of this kind that hold the weights and one request, and the
     official smaller checkpoints this GPU can run."""
     st, base = ctx.study, ctx.base
     assert st is not None
-    options: list[str] = []
+    options: list[Decision] = []
     if base is not None and base.min_gpus is not None:
         options.append(
-            f"{base.min_gpus} × {st.gpu.key} hold the weights and one "
-            f"{st.context_asked:,}-token request"
+            C.OPTION_GPUS(n=base.min_gpus, gpu=Name(st.gpu.key), context=Tokens(st.context_asked))
         )
     fp4 = st.gpu.fp4
-    names = {st.model.name, ctx.settings.model_id or ""}
+    names = sorted({st.model.name, ctx.settings.model_id or ""})
     siblings = [
-        f"{repo} ({kind.upper()})"
+        C.OPTION_CHECKPOINT(repo=Name(repo), format=Name(kind.upper()))
         for name in names
         if name
         for kind, repo, _ in checkpoints_of(name)
         if fp4 or kind != "nvfp4"
     ]
     if siblings:
-        options.append("a smaller official checkpoint: " + ", ".join(dict.fromkeys(siblings)))
+        options.append(C.OPTION_CHECKPOINTS(repos=tuple(dict.fromkeys(siblings))))
     if not options:
-        return "Add GPUs (a larger TP) or use a smaller checkpoint."
-    return "Options: " + "; ".join(options) + "."
+        return C.NOT_FIT_FIX_NONE()
+    return C.NOT_FIT_FIX(options=tuple(options))
 
 
 def _context_fit(ctx: Ctx, room_max: int, overhead: int) -> None:
@@ -221,41 +223,55 @@ def _context_fit(ctx: Ctx, room_max: int, overhead: int) -> None:
     need = int(st.kv.bytes_per_request(asked, padded=True) * stage_share(st.config, st.layout.pp))
     largest = pick.context
     flag = ctx.written("context")
-    where = f"at {_describe(ctx)} on {st.scenario.total_gpus} × {st.gpu.key}"
-    numbers = (
-        f"one {asked:,}-token request needs {need / GIB:,.1f} GiB of KV cache per GPU; "
-        f"{room_max / GIB:,.1f} GiB are left after the weights ({pick.usable_per_gpu / GIB:,.1f} "
-        f"GiB usable − {pick.weights_per_gpu / GIB:,.1f} GiB weights)"
+    where = _where(ctx)
+    numbers = C.KV_NUMBERS(
+        context=Tokens(asked),
+        need=Bytes(need),
+        room=Bytes(room_max),
+        usable=Bytes(pick.usable_per_gpu),
+        weights=Bytes(pick.weights_per_gpu),
     )
+    fits = Name(f"{ctx.flag('context')} {largest}")
     if need <= room_max:
         ctx.add(
             "memory-tight",
-            f"The context is tight {where}: {numbers}, and the engine's own overhead (estimated "
-            f"{overhead / GIB:,.1f} GiB) decides whether it fits.",
-            f"Check the start-up log; `{ctx.flag('context')} {largest}` fits with that estimate.",
+            C.TIGHT_CONTEXT(where=where, numbers=numbers, overhead=Bytes(overhead)),
+            C.TIGHT_CONTEXT_FIX(words=fits),
             edits=(ctx.set_value("context", str(largest)),),
         )
         return
     effect = (
-        f"{ctx.name} refuses to start"
+        C.REFUSES(engine=ctx.engine_short)
         if adapter(ctx.engine).context_beyond_pool_refused
-        else f"{ctx.name} starts and refuses requests longer than about {largest:,} tokens"
+        else C.CAPS(engine=ctx.engine_short, context=Tokens(largest))
     )
     if s.context is not None:
         ctx.add(
             "context-does-not-fit",
-            f"`{flag} {shown(ctx.parsed.value(ctx.flag('context')) or '')}` "
-            f"({s.context:,} tokens) does not fit {where}: {numbers}; {effect}.",
-            f"Use `{flag} {largest}` (the longest that fits), or add GPUs.",
+            C.CONTEXT_NOT_FIT(
+                flag=Name(flag),
+                value=Name(shown(ctx.parsed.value(ctx.flag("context")) or "")),
+                context=Tokens(s.context),
+                where=where,
+                numbers=numbers,
+                effect=effect,
+            ),
+            C.CONTEXT_NOT_FIT_FIX(words=Name(f"{flag} {largest}")),
             flag,
             (ctx.set_value("context", str(largest)),),
         )
     else:
         ctx.add(
             "context-default-does-not-fit",
-            f"No `{flag}`: the engine takes the model's own limit of {asked:,} tokens "
-            f"({st.limit.formula}), which does not fit {where}: {numbers}; {effect}.",
-            f"Add `{ctx.flag('context')} {largest}` (the longest that fits), or add GPUs.",
+            C.DEFAULT_NOT_FIT(
+                flag=Name(flag),
+                context=Tokens(asked),
+                formula=Name(st.limit.formula),
+                where=where,
+                numbers=numbers,
+                effect=effect,
+            ),
+            C.DEFAULT_NOT_FIT_FIX(words=fits),
             None,
             (ctx.set_value("context", str(largest)),),
         )
@@ -271,33 +287,39 @@ def context_limit(ctx: Ctx) -> None:
         return
     target = limit
     pick = ctx.study.search.pick if ctx.study is not None and ctx.gpu is not None else None
-    fits = ""
+    capped = False
     if pick is not None and not pick.context_fits and 0 < pick.context < limit:
         target = pick.context  # the model's own limit does not fit either
-        fits = f" ({target:,} is the longest that also fits these GPUs)"
+        capped = True
     flag = ctx.written("context")
     written = shown(ctx.parsed.value(ctx.flag("context")) or "")
     override = getattr(lint_rules().long_context_overrides, ctx.engine)
     forced = ctx.inv.env.get(override, "").strip().lower() in ("1", "true", "yes")
-    beyond = (
-        f"`{flag} {written}` ({s.context:,} tokens) is beyond the model's limit of {limit:,} "
-        f"tokens ({st.limit.formula})"
+    beyond = C.BEYOND(
+        flag=Name(flag),
+        value=Name(written),
+        context=Tokens(s.context),
+        limit=Tokens(limit),
+        formula=Name(st.limit.formula),
     )
+    words = Name(f"{flag} {target}")
     if forced:
         ctx.add(
             "context-beyond-model-forced",
-            f"{beyond}; {override}=1 lets the engine start, but positions beyond what the model "
-            "was trained on give degraded or wrong output.",
-            f"Use `{flag} {target}`{fits}, or a RoPE scaling override made for the longer context.",
+            C.BEYOND_FORCED(beyond=beyond, override=Name(override)),
+            C.BEYOND_FORCED_FIX_FITS(words=words, fits=Tokens(target))
+            if capped
+            else C.BEYOND_FORCED_FIX(words=words),
             flag,
             (ctx.set_value("context", str(target)),),
         )
         return
     ctx.add(
         "context-beyond-model",
-        f"{beyond}; the engine refuses to start.",
-        f"Use `{flag} {target}`{fits} or less, or a checkpoint / RoPE scaling made for the "
-        "longer context.",
+        C.BEYOND_MODEL(beyond=beyond),
+        C.BEYOND_MODEL_FIX_FITS(words=words, fits=Tokens(target))
+        if capped
+        else C.BEYOND_MODEL_FIX(words=words),
         flag,
         (ctx.set_value("context", str(target)),),
     )
@@ -320,11 +342,8 @@ def experts(ctx: Ctx) -> None:
     )
     ctx.add(
         "moe-experts-sliced",
-        f"Experts are sliced over {group} GPUs (both engines' default without expert "
-        f"parallelism): every GPU computes a slice of each selected expert. Expert parallelism "
-        f"keeps the {fam.num_experts} experts whole and sends tokens to them instead, usually "
-        "faster at large batches and not always at small ones.",
-        f"To try it, add `{add}`.",
+        C.SLICED(gpus=group, experts=fam.num_experts or 0),
+        C.SLICED_FIX(words=Name(add)),
         edits=(Edit("add", add.split()[0], add.split()[1] if " " in add else None),),
     )
 
@@ -358,19 +377,16 @@ def parsers(ctx: Ctx) -> None:
             name = expected_tool or "NAME"
             ctx.add(
                 "auto-tool-choice-without-parser",
-                "`--enable-auto-tool-choice` without `--tool-call-parser`: vLLM refuses to "
-                "start (it needs to know how this model writes a tool call).",
-                f"Add `--tool-call-parser {name}`.",
+                C.AUTO_WITHOUT_PARSER(),
+                C.AUTO_WITHOUT_PARSER_FIX(words=Name(f"--tool-call-parser {name}")),
                 "--enable-auto-tool-choice",
                 (Edit("add", "--tool-call-parser", expected_tool),) if expected_tool else (),
             )
         if tool is not None and not auto:
             ctx.add(
                 "parser-without-auto-tool-choice",
-                "`--tool-call-parser` without `--enable-auto-tool-choice`: requests with "
-                "tool_choice='auto' (the default of most agent frameworks) are refused, so the "
-                "model never calls tools on its own.",
-                "Add `--enable-auto-tool-choice`.",
+                C.PARSER_WITHOUT_AUTO(),
+                C.PARSER_WITHOUT_AUTO_FIX(),
                 tool.written,
                 (Edit("add", "--enable-auto-tool-choice"),),
             )
@@ -379,7 +395,8 @@ def parsers(ctx: Ctx) -> None:
     st = ctx.facts
     assert st is not None
     own = ctx.choice.own
-    stand_in = "" if own else f" (read from {st.model.name}'s family, which stands in here)"
+    stand_in: dict[str, Param] = {} if own else {"model": Name(st.model.name)}
+    family = Name(sw.family)
     for kind, flag, expected in (
         ("tool", "--tool-call-parser", sw.tool_call_parser),
         ("reasoning", "--reasoning-parser", sw.reasoning_parser),
@@ -390,21 +407,22 @@ def parsers(ctx: Ctx) -> None:
                 continue
             if kind == "tool" and _base_checkpoint(ctx, sw):
                 continue
-            symptom = (
-                "if clients send tools, tool calls come back as plain text"
-                if kind == "tool"
-                else "the thinking text stays in the answer instead of reasoning_content"
-            )
             extra = (
                 " --enable-auto-tool-choice"
                 if kind == "tool" and switch is not None and not auto
                 else ""
             )
+            missing = C.MISSING_PARSER_STAND_IN[kind] if stand_in else C.MISSING_PARSER[kind]
             ctx.add(
                 f"missing-{kind}-parser",
-                f"No `{flag}`: {symptom}. {sw.family} uses `{expected}` on {ctx.label}{stand_in}.",
-                f"Add `{flag} {expected}{extra}` when you serve "
-                + ("tool calls." if kind == "tool" else "thinking output."),
+                missing(
+                    flag=Name(flag),
+                    family=family,
+                    parser=Name(expected),
+                    engine=ctx.engine_name,
+                    **stand_in,
+                ),
+                C.MISSING_PARSER_FIX[kind](words=Name(f"{flag} {expected}{extra}")),
                 edits=(Edit("add", flag, expected),),
             )
             continue
@@ -412,12 +430,11 @@ def parsers(ctx: Ctx) -> None:
         if expected is None:
             forcing = lint_rules().forces_reasoning(ctx.engine, value)
             if kind == "reasoning" and forcing and not _not_needed(ctx, kind, sw.architecture):
+                unneeded = C.UNNEEDED_STAND_IN if stand_in else C.UNNEEDED
                 ctx.add(
                     "reasoning-parser-unneeded",
-                    f"`{flag} {shown(value)}` on {sw.family}, which does not think{stand_in}: "
-                    "the parser may file the whole answer as reasoning_content and leave the "
-                    "content empty.",
-                    f"Drop `{flag}` unless this checkpoint is a reasoning variant.",
+                    unneeded(flag=Name(flag), value=Name(shown(value)), family=family, **stand_in),
+                    C.UNNEEDED_FIX(flag=Name(flag)),
                     given.written,
                     (Edit("drop", given.written, index=given.index),),
                     severity=None if own else "info",
@@ -429,16 +446,18 @@ def parsers(ctx: Ctx) -> None:
         if value in others:  # another checkpoint of this architecture; its template would say
             continue
         if value in _registry(ctx, kind):  # else bad-choice already says so
+            mismatch = C.MISMATCH_STAND_IN[kind] if stand_in else C.MISMATCH[kind]
             ctx.add(
                 f"{kind}-parser-mismatch",
-                f"`{flag} {shown(value)}` is not the parser {sw.family} uses on {ctx.label} "
-                f"(`{expected}`){stand_in}; with another family's parser "
-                + (
-                    "tool calls come back as plain text."
-                    if kind == "tool"
-                    else "the thinking is not separated from the answer."
+                mismatch(
+                    flag=Name(flag),
+                    value=Name(shown(value)),
+                    family=family,
+                    engine=ctx.engine_name,
+                    expected=Name(expected),
+                    **stand_in,
                 ),
-                f"Use `{flag} {expected}`.",
+                C.USE(words=Name(f"{flag} {expected}")),
                 given.written,
                 (Edit("change", given.written, expected, given.index),),
                 severity=None if own else "info",
@@ -456,10 +475,10 @@ def _not_needed(ctx: Ctx, kind: str, architecture: str) -> bool:
     )
 
 
-def _left_reason(plan: LaunchPlan | None, flag: str) -> str | None:
+def _left_reason(plan: LaunchPlan | None, flag: str) -> Decision | None:
     if plan is None:
         return None
-    return next((x.reason for x in plan.left_to_engine if x.flag == flag), None)
+    return next((x.why for x in plan.left_to_engine if x.flag == flag), None)
 
 
 def _plan_sets(plan: LaunchPlan | None, flag: str) -> bool:
@@ -490,7 +509,7 @@ def _dsa_kv_choice(ctx: Ctx, kv: Arg, auto: str) -> None:
     fp8 on Hopper, the DeepSeek-V3.2 guide's fp8 default): explained, not warned about, since
     the engine stores what was asked."""
     assert kv.value is not None
-    gpu = ctx.gpu.key if ctx.gpu is not None else "this GPU"
+    gpu: Param = Name(ctx.gpu.key) if ctx.gpu is not None else C.THIS_GPU()
     st = ctx.facts
     assert st is not None
     try:
@@ -501,19 +520,29 @@ def _dsa_kv_choice(ctx: Ctx, kv: Arg, auto: str) -> None:
         if _kv_name(kv.value) == _kv_name(auto):
             ctx.add(
                 "engine-choice-restated",
-                f"`{kv.written} {shown(kv.value)}` on a DSA model is what {ctx.name} picks on "
-                f"{gpu} anyway (stored as {asked.stored}), but pinned it no longer follows the "
-                "GPU generation.",
-                "Keep it if you mean to; the engine's own pick follows the GPU.",
+                C.RESTATED(
+                    flag=Name(kv.written),
+                    value=Name(shown(kv.value)),
+                    engine=ctx.engine_short,
+                    gpu=gpu,
+                    stored=Name(asked.stored),
+                ),
+                C.RESTATED_FIX(),
                 kv.written,
             )
         return
     ctx.add(
         "kv-dtype-capacity",
-        f"`{kv.written} {shown(kv.value)}` on a DSA model: a capacity choice. {ctx.name} "
-        f"stores it as {asked.stored} ({asked.bytes}-byte elements) where on its own it would "
-        f"store {auto} on {gpu}; 8-bit KV holds about twice the tokens in the same memory.",
-        "Keep it for capacity; leave the KV dtype on auto for the engine's per-GPU pick.",
+        C.CAPACITY(
+            flag=Name(kv.written),
+            value=Name(shown(kv.value)),
+            engine=ctx.engine_short,
+            stored=Name(asked.stored),
+            bytes=asked.bytes,
+            auto=Name(auto),
+            gpu=gpu,
+        ),
+        C.CAPACITY_FIX(),
         kv.written,
     )
 
@@ -552,14 +581,13 @@ def engine_choices(ctx: Ctx) -> None:
             arg = ctx.arg(flag)
             if arg is None or _plan_sets(plan, flag) or _recipe_sets(ctx, flag, arg.value):
                 continue
-            reason = _left_reason(plan, "--attention-backend") or (
-                "DSA: prefill and decode use different sparse kernels, picked per phase"
-            )
+            reason = _left_reason(plan, "--attention-backend") or C.DSA_PHASES()
             ctx.add(
                 "engine-should-choose",
-                f"`{arg.written} {shown(arg.value or '')}` on a DSA model pins one kernel path. "
-                f"{reason}.",
-                f"Drop `{arg.written}` unless a kernel bug forces it (then note why).",
+                C.SHOULD_CHOOSE(
+                    flag=Name(arg.written), value=Name(shown(arg.value or "")), reason=reason
+                ),
+                C.SHOULD_CHOOSE_FIX(flag=Name(arg.written)),
                 arg.written,
                 (Edit("drop", arg.written, index=arg.index),),
             )
@@ -570,19 +598,22 @@ def engine_choices(ctx: Ctx) -> None:
         and (hybrid_vllm or (fam == "DSA" and native))
         and not _plan_sets(plan, block.canonical or "")
     ):
+        why: Decision
         if hybrid_vllm:
-            why = _left_reason(plan, "--block-size") or (
-                "hybrid: vLLM aligns the attention block to the linear-attention state page"
-            )
+            why = _left_reason(plan, "--block-size") or C.BLOCK_HYBRID()
         else:
-            why = (
-                f"sparse DSA kernels need their own page size (vLLM "
-                f"{engine_version('vllm')} forces {engine_rules().default_block_size.mla})"
+            why = C.BLOCK_DSA(
+                version=Name(engine_version("vllm")), block=engine_rules().default_block_size.mla
             )
         ctx.add(
             "engine-should-choose",
-            f"`{block.written} {shown(block.value or '')}` on a {fam} model: {why}.",
-            f"Drop `{block.written}`.",
+            C.BLOCK(
+                flag=Name(block.written),
+                value=Name(shown(block.value or "")),
+                family=Name(str(fam)),
+                reason=why,
+            ),
+            C.DROP(words=Name(block.written)),
             block.written,
             (Edit("drop", block.written, index=block.index),),
         )
@@ -610,12 +641,16 @@ def known_issues(ctx: Ctx) -> None:
     for issue in all_known_issues():
         if not issue.lint or not applies(issue, ctx.engine, where):
             continue
-        quoted = f"{issue.source}: '{issue.quote}'"
+        cited: dict[str, Param] = {
+            "symptom": C.SYMPTOM[issue.id](),
+            "source": Source(issue.source),
+            "quote_source": Source(issue.quote),
+        }
         if issue.avoid:
             ctx.add(
                 "known-issue",
-                f"{ctx.name} at this layout: {issue.symptom} ({quoted}).",
-                "Pick a layout without that combination (the Flags page's search leaves it out).",
+                C.KNOWN_AVOID(engine=ctx.engine_short, **cited),
+                C.KNOWN_AVOID_FIX(),
                 ctx.written("pp"),
             )
         fix = issue.fix
@@ -623,18 +658,17 @@ def known_issues(ctx: Ctx) -> None:
             fix.prefill_chunk is not None and chunk is not None and chunk <= fix.prefill_chunk
         ):
             edits: list[Edit] = []
-            wanted: list[str] = []
+            wanted: list[Name] = []
             if fix.memory_fraction is not None:
                 edits.append(ctx.set_value("memory_fraction", f"{fix.memory_fraction:g}"))
-                wanted.append(f"`{ctx.flag('memory_fraction')} {fix.memory_fraction:g}`")
+                wanted.append(Name(f"{ctx.flag('memory_fraction')} {fix.memory_fraction:g}"))
             if fix.prefill_chunk is not None:
                 edits.append(ctx.set_value("prefill_chunk", str(fix.prefill_chunk)))
-                wanted.append(f"`{ctx.flag('prefill_chunk')} {fix.prefill_chunk}`")
+                wanted.append(Name(f"{ctx.flag('prefill_chunk')} {fix.prefill_chunk}"))
             ctx.add(
                 "known-issue",
-                f"A known issue of this model on {gpu.key} at this layout: {issue.symptom} "
-                f"({quoted}).",
-                f"Add {' and/or '.join(wanted)}, as the recipe does.",
+                C.KNOWN_FIX(gpu=Name(gpu.key), **cited),
+                C.KNOWN_FIX_FIX(settings=tuple(wanted)),
                 None,
                 tuple(edits),
             )
@@ -644,8 +678,11 @@ def known_issues(ctx: Ctx) -> None:
             arg = ctx.arg(ctx.flag("memory_fraction"))
             ctx.add(
                 "known-issue",
-                f"`{ctx.written('memory_fraction')} {fraction:g}` here: {issue.symptom} "
-                f"({quoted}).",
-                f"Stay below {limit.max_memory_fraction:g}.",
+                C.KNOWN_LIMIT(
+                    flag=Name(ctx.written("memory_fraction")),
+                    fraction=Name(f"{fraction:g}"),
+                    **cited,
+                ),
+                C.KNOWN_LIMIT_FIX(limit=Name(f"{limit.max_memory_fraction:g}")),
                 arg.written if arg is not None else None,
             )

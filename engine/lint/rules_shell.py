@@ -4,6 +4,8 @@ options read from a file, an engine inferred from a manifest's flags, no GPU to 
 
 from __future__ import annotations
 
+from engine.decision import Name
+from engine.lint import codes as C
 from engine.lint.command import shown
 from engine.lint.context import Ctx
 from engine.lint.report import Edit
@@ -14,30 +16,26 @@ def notes(ctx: Ctx) -> None:
     attached = 0  # where each detached line's words start in inv.detached
     for note in ctx.inv.notes:
         if note.kind == "repeated-subcommand":
-            ctx.add(
-                "repeated-subcommand",
-                f"`{launcher} serve`: the second `serve` is read as the model name and the real "
-                "model as an extra argument; the engine stops with 'unrecognized arguments'.",
-                f"Write `{launcher}` once.",
-            )
+            name = Name(launcher)
+            ctx.add("repeated-subcommand", C.REPEATED(launcher=name), C.REPEATED_FIX(launcher=name))
         elif note.kind == "detached-flag":
             words = " ".join(shown(w, 40) for w in note.words)
             ctx.add(
                 "detached-flag",
-                f"Line {note.line} (`{words}`) is not part of the command: line {note.line - 1} "
-                "does not end with `\\`, so the shell starts the server without it and then "
-                f"fails to run `{shown(note.words[0], 40)}` as a command.",
-                f"End line {note.line - 1} with ` \\`.",
+                C.DETACHED(
+                    line=note.line,
+                    previous=note.line - 1,
+                    words=Name(words),
+                    first=Name(shown(note.words[0], 40)),
+                ),
+                C.DETACHED_FIX(previous=note.line - 1),
                 note.words[0],
                 tuple(Edit("attach", w, index=attached + k) for k, w in enumerate(note.words)),
             )
             attached += len(note.words)
         else:
             ctx.add(
-                "dangling-backslash",
-                f"Line {note.line} ends with `\\` and nothing follows: harmless here, but a line "
-                "added below would become part of the command.",
-                f"Drop the `\\` at the end of line {note.line}.",
+                "dangling-backslash", C.DANGLING(line=note.line), C.DANGLING_FIX(line=note.line)
             )
 
 
@@ -54,30 +52,29 @@ def variables(ctx: Ctx) -> None:
             if not v.resolvable or v.name not in ctx.reading:
                 unset.append(label)
     if unset:
+        names = tuple(Name(shown(u, 40)) for u in unset)
+        loaded = ctx.choice.loaded
+        model_id = ctx.settings.model_id
         ctx.add(
             "shell-variable",
-            f"{', '.join(f'`{shown(u, 40)}`' for u in unset)}: set outside this text, so "
-            "the values were not checked"
-            + (
-                f"; the model checks used {ctx.choice.loaded.name}"
-                if ctx.choice.loaded is not None
-                and ctx.settings.model_id is not None
-                and "$" in ctx.settings.model_id
-                else ""
-            )
-            + ".",
-            "Paste the command with the values filled in to check them too.",
+            C.UNSET_MODEL(names=names, model=Name(loaded.name))
+            if loaded is not None and model_id is not None and "$" in model_id
+            else C.UNSET(names=names),
+            C.UNSET_FIX(),
         )
     chosen = {k: v for k, v in ctx.reading.items() if len(ctx.inv.variables.get(k, ())) > 1}
     if chosen:
-        options = "; ".join(f"`${k}` is {' or '.join(ctx.inv.variables[k])}" for k in chosen)
-        picked = ", ".join(f"{k}={v}" for k, v in chosen.items())
-        where = f" on {ctx.gpu.key}" if ctx.gpu is not None else ""
+        options = tuple(
+            C.BRANCH_OPTION(name=Name(k), values=tuple(Name(v) for v in ctx.inv.variables[k]))
+            for k in chosen
+        )
+        picked = tuple(C.BRANCH_VALUE(name=Name(k), value=Name(v)) for k, v in chosen.items())
         ctx.add(
             "shell-variable",
-            f"The script sets values per branch ({options}); checked with {picked}, the reading "
-            f"with the fewest problems{where}.",
-            "Nothing to change if the script picks that branch on this hardware.",
+            C.BRANCHES_GPU(options=options, picked=picked, gpu=Name(ctx.gpu.key))
+            if ctx.gpu is not None
+            else C.BRANCHES(options=options, picked=picked),
+            C.BRANCHES_FIX(),
         )
 
 
@@ -86,26 +83,17 @@ def config_file(ctx: Ctx) -> None:
     if arg is not None:
         ctx.add(
             "config-file",
-            f"`{arg.written} {shown(arg.value or '', 40)}` reads more options from a file the "
-            "linter cannot see; they were not checked.",
-            "Paste the file's options onto the command to check them too.",
+            C.CONFIG_FILE(flag=Name(arg.written), value=Name(shown(arg.value or "", 40))),
+            C.CONFIG_FILE_FIX(),
             arg.written,
         )
 
 
 def inferred(ctx: Ctx) -> None:
     if ctx.inv.inferred:
-        ctx.add(
-            "engine-inferred",
-            f"No launcher in the manifest; the flags read as {ctx.label}.",
-            "Check that the container image's entrypoint starts this engine.",
-        )
+        ctx.add("engine-inferred", C.INFERRED(engine=ctx.engine_name), C.INFERRED_FIX())
 
 
 def hardware(ctx: Ctx) -> None:
     if ctx.gpu is None:
-        ctx.add(
-            "no-hardware",
-            "No GPU was given: memory fit and kernel checks were skipped.",
-            "Give the GPU (and how many) to check them.",
-        )
+        ctx.add("no-hardware", C.NO_HARDWARE(), C.NO_HARDWARE_FIX())

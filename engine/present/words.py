@@ -14,16 +14,16 @@ from typing import Any
 
 from engine.decision import Bytes, Decimal, Decision, Name, Percent, Source, Tokens
 from engine.i18n import DEFAULT_LANG, Lang, t
-from engine.present.safe import inert
+from engine.present.safe import inert, plain
 from engine.present.sources import clean
 from engine.present.units import GIB, percent
 
 
-def _value(value: Any, lang: Lang) -> str:
+def _value(value: Any, lang: Lang, markdown: bool = True) -> str:
     if isinstance(value, Decision):
-        return say(value, lang)
+        return say(value, lang, markdown=markdown)
     if isinstance(value, tuple):
-        return t("words.list_sep", lang).join(_value(v, lang) for v in value)
+        return t("words.list_sep", lang).join(_value(v, lang, markdown) for v in value)
     if isinstance(value, bool):
         return t("common.yes" if value else "common.no", lang)
     if isinstance(value, int):
@@ -41,15 +41,17 @@ def _value(value: Any, lang: Lang) -> str:
         number = f"{value.value:,.{value.digits}f}"
         return f"{number} {value.unit}" if value.unit else number
     if isinstance(value, Name):
-        return inert(value.text)
+        return inert(value.text) if markdown else plain(value.text)
     if isinstance(value, Source):
         return clean(value.text)
     raise TypeError(f"not a decision parameter: {type(value).__name__}")
 
 
-def say(decision: Decision, lang: Lang = DEFAULT_LANG) -> str:
-    """``decision`` worded in ``lang``."""
-    params = {name: _value(value, lang) for name, value in decision.params}
+def say(decision: Decision, lang: Lang = DEFAULT_LANG, *, markdown: bool = True) -> str:
+    """``decision`` worded in ``lang``. ``markdown=False``: for a place that renders no Markdown
+    (a table cell, a terminal, JSON), names are shown as written with only their control
+    characters escaped, not Markdown-escaped."""
+    params = {name: _value(value, lang, markdown) for name, value in decision.params}
     return t("code." + decision.code, lang, **params)
 
 
