@@ -12,11 +12,11 @@ from typing import Any
 
 from engine.decision import Decision, Name, Param
 from engine.errors import InputError
-from engine.launch.recipes import recipes
 from engine.lint import codes as C
 from engine.lint.data import lint_rules
 from engine.model import store
 from engine.model.config import normalize
+from engine.model.formats import Sibling, official_sibling, raw_in_format
 from engine.model.loader import (
     HF_ID,
     LoadedModel,
@@ -121,18 +121,16 @@ def _with_format(loaded: LoadedModel, model_id: str) -> tuple[LoadedModel, str |
     return derived(loaded, f"{loaded.name} as {hint.upper()}", {"quantization_config": qc}), hint
 
 
-def _sibling(model_id: str) -> tuple[str, str] | None:
-    """(bundled config, format) when ``model_id`` is an official quantized sibling of a bundled
-    config (data/recipes.yaml checkpoints)."""
-    want = model_id.rstrip("/").lower()
-    for row in recipes().checkpoints:
-        bundled = row.get("bundled_model")
-        if not isinstance(bundled, str) or catalog_path(bundled) is None:
-            continue
-        for kind, entry in row.items():
-            if isinstance(entry, dict) and str(entry.get("repo", "")).lower() == want:
-                return bundled, kind
-    return None
+def _in_sibling_format(sibling: Sibling) -> tuple[LoadedModel, str | None]:
+    """The bundled base of an official sibling (data/recipes.yaml checkpoints) in the sibling's
+    format, as the loader answers its id offline; the format applied, or None when the base
+    already is in it (or the format has no known quantization_config)."""
+    base = load_catalog(sibling.base)
+    raw = raw_in_format(base.config.raw, sibling.fmt)
+    if raw is None or sibling.fmt == _weight_dtype(base):
+        return base, None
+    name = f"{base.name} as {sibling.fmt.upper()}"
+    return LoadedModel(normalize(raw), "derived", name), sibling.fmt
 
 
 def _hub(model_id: str) -> LoadedModel | None:
@@ -184,12 +182,10 @@ def resolve(
 
     if catalog_path(cid) is not None and not cid.startswith(("/", ".", "~")):
         return differs(load_catalog(cid))
-    sibling = _sibling(cid)
-    if sibling is not None:
-        bundled, kind = sibling
-        base = load_catalog(bundled)
-        loaded, fmt = _with_format(base, cid)
-        return differs(loaded, (kind, bundled) if fmt else None)
+    sibling = official_sibling(cid)
+    if sibling is not None and catalog_path(sibling.base) is not None:
+        loaded, fmt = _in_sibling_format(sibling)
+        return differs(loaded, (sibling.fmt, sibling.base) if fmt else None)
     if HF_ID.match(cid):
         fetched = _hub(cid) if hub else None
         if fetched is not None:
