@@ -27,7 +27,7 @@ from engine.launch.candidate import (
     Rejected,
     SearchInputs,
 )
-from engine.launch.known_issues import Where, avoided, fixes_for
+from engine.launch.known_issues import Where, avoided, fixes_for, symptom
 from engine.launch.memory import (
     Reserve,
     Split,
@@ -192,6 +192,8 @@ def stage_share(cfg: ModelConfig, pp: int) -> float:
     return math.ceil(cfg.num_hidden_layers / pp) / cfg.num_hidden_layers if pp > 1 else 1.0
 
 
+FRACTION_SCENARIO = Code("memory.fraction.scenario")
+FRACTION_KNOWN_ISSUE = Code("memory.fraction.known_issue", "issue", "source")
 WHY_WEIGHTS = Code("layout.why.weights", "weights", "usable")
 WHY_CONTEXT = Code("layout.why.context", "fits", "asked")
 WHY_USERS = Code("layout.why.users", "users", "asked", "context")
@@ -218,12 +220,15 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
     chunk = next((f.fix.prefill_chunk for f in fixes if f.fix and f.fix.prefill_chunk), None)
     chunk = chunk or inp.chunk_tokens
     decode_bs = _decode_graph_bs(inp, scenario, replicas, s)
+    fraction_why: Decision
     if scenario.memory_fraction:
-        fraction, fraction_why = scenario.memory_fraction, "chosen for this scenario"
+        fraction, fraction_why = scenario.memory_fraction, FRACTION_SCENARIO()
     elif fixed_fraction is not None:
         fraction = fixed_fraction
-        fraction_why = "; ".join(
-            f"{f.source}: {f.quote}" for f in fixes if f.fix and f.fix.memory_fraction
+        fixing = [f for f in fixes if f.fix and f.fix.memory_fraction]
+        fraction_why = FRACTION_KNOWN_ISSUE(
+            issue=symptom(fixing[0]),
+            source=Source("; ".join(f"{f.source}: {f.quote}" for f in fixing)),
         )
     else:
         fraction, fraction_why = eng.default_fraction(
@@ -442,7 +447,7 @@ def search(inp: SearchInputs, scenario: Scenario) -> LayoutSearch:
         layout = Layout(replicas, s)
         issue = avoided(inp.engine, inp.cfg, s) if problem is None else None
         if issue is not None:
-            problem = REJECT_KNOWN_ISSUE(symptom=Name(issue.symptom), source=Source(issue.source))
+            problem = REJECT_KNOWN_ISSUE(symptom=symptom(issue), source=Source(issue.source))
         if problem is not None:
             rejected.append(Rejected(layout, problem))
             continue

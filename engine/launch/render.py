@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 import shlex
 
+from engine.decision import Decision
 from engine.i18n import DEFAULT_LANG, Lang
 from engine.launch.facts import launch_facts
 from engine.launch.plan import LEADER, LaunchPlan, NodeCommand
-from engine.present.words import say
+from engine.present.sources import clean
+from engine.present.words import say, sources
 
 # Every character that ends a line for a shell, a YAML parser or a Markdown renderer, plus the
 # other C0/C1 controls.
@@ -73,6 +75,13 @@ def _prefix(command: NodeCommand) -> str:
     return "CUDA_VISIBLE_DEVICES=" + ",".join(str(d) for d in command.devices) + " "
 
 
+def said(decision: Decision, lang: Lang = DEFAULT_LANG) -> str:
+    """A decision in words with its citations after it in brackets (a page lists them under
+    the reasons; a script has only its comment line)."""
+    cited = [clean(c) for c in sources([decision])]
+    return say(decision, lang) + (f" [{'; '.join(cited)}]" if cited else "")
+
+
 def blocked_stop(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> list[str]:
     """For a plan that cannot start: the reasons on stderr and ``exit 1``, before any
     launcher line of the script runs (the commands below stay for reading)."""
@@ -99,8 +108,8 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
         "",
     ]
     out += blocked_stop(plan, lang)
-    if plan.warnings:
-        out += [comment(f"WARNING: {w}") for w in plan.warnings] + [""]
+    if plan.warned:
+        out += [comment(f"WARNING: {said(w, lang)}") for w in plan.warned] + [""]
     nic = launch_facts().multi_node.nic_env.placeholder
     if any("${" + nic + "}" == e.value for e in plan.env):
         out += [
@@ -108,16 +117,16 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
             f': "${{{nic}:?set {nic} to the network interface that reaches the other nodes}}"',
         ]
     for e in plan.env:
-        out.append(comment(f"{e.name}: {say(e.why, lang)}"))
+        out.append(comment(f"{e.name}: {said(e.why, lang)}"))
         out.append(f"export {e.name}={word(e.value)}")
     if plan.env:
         out.append("")
     for f in plan.flags:
-        out.append(comment(f"{' '.join(f.tokens)}: {say(f.why, lang)}"))
+        out.append(comment(f"{' '.join(f.tokens)}: {said(f.why, lang)}"))
     for x in plan.left_to_engine:
-        out.append(comment(f"not set {x.flag}: {say(x.why, lang)}"))
-    for n in plan.notes:
-        out.append(comment(f"note: {n}"))
+        out.append(comment(f"not set {x.flag}: {said(x.why, lang)}"))
+    for n in plan.noted:
+        out.append(comment(f"note: {said(n, lang)}"))
     multi = any(c.role != "server" for c in plan.commands)
     if multi:
         out += [
@@ -185,6 +194,7 @@ __all__ = [
     "docker",
     "join",
     "one_line",
+    "said",
     "script",
     "shell",
     "word",
