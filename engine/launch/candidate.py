@@ -32,6 +32,12 @@ LAYOUT_NAME = {
 LAYOUT_REPLICAS = Code("layout.name.replicas", "n", "copy")
 
 
+def shortfall(weights: int, reserve: Reserve | None, usable: int) -> int:
+    """Bytes by which the weights and the engine's reserve exceed one GPU's usable memory (0
+    when they fit): what the ranking compares among layouts that do not fit."""
+    return max(0, weights + (reserve.total if reserve else 0) - usable)
+
+
 @dataclass(frozen=True)
 class Layout:
     """``replicas`` independent copies of the model, each cut as ``split``."""
@@ -129,6 +135,12 @@ class Candidate:
     def throughput(self) -> Speed | None:
         """The speed the throughput objective ranks: at full load when known."""
         return self.peak or self.speed
+
+    @property
+    def shortfall(self) -> int:
+        """Bytes by which the weights and the reserve exceed the usable memory (0: they fit);
+        the ranking's "deficit" part and the reason that quotes it read this one figure."""
+        return shortfall(self.weights_per_gpu, self.reserve, self.usable_per_gpu)
 
     @property
     def taken_before_kv(self) -> float:

@@ -32,6 +32,7 @@ PARALLEL_FLAGS = frozenset(
 )
 
 LAYOUT = Code("flag.layout", "layout", "users", "context", "weights")
+LAYOUT_CLOSEST = Code("flag.layout_closest", "layout", "weights", "usable")
 MOE_SHAPE = Code("moe.shape", "experts", "active")
 TOOL_PARSER = Code("flag.parser.tool", "family", "parser")
 REASONING_PARSER = Code("flag.parser.reasoning", "family", "parser")
@@ -44,6 +45,7 @@ LEFT_KV_DSA = Code("left.kv.dsa", "picked")
 LEFT_BACKEND_DSA = Code("left.attention_backend.dsa", "arch")
 LEFT_KV_AUTO = Code("left.kv.auto", "stored")
 LEFT_KV_AUTO_SHORT = Code("left.kv.auto_short", "stored", "users", "asked")
+LEFT_KV_AUTO_BLOCKED = Code("left.kv.auto_blocked", "stored")
 LEFT_BACKEND = Code("left.attention_backend.engine", "family", "arch", "generation")
 SEQS_SCENARIO = Code("flag.max_num_seqs.scenario", "n")
 SEQS_RESERVE = Code("flag.max_num_seqs.reserve", "reserve")
@@ -105,11 +107,19 @@ def parallel_flags(
 ) -> list[PlanFlag]:
     eng = adapter(engine)
     merged = copies_per_node(lay, per_node) if eng.merges_copies(moe) else 1
-    why_tp = LAYOUT(
-        layout=Name(lay.describe()),
-        users=fit.users,
-        context=Tokens(fit.context),
-        weights=Bytes(fit.weights_per_gpu),
+    why_tp = (
+        LAYOUT(
+            layout=Name(lay.describe()),
+            users=fit.users,
+            context=Tokens(fit.context),
+            weights=Bytes(fit.weights_per_gpu),
+        )
+        if fit.weights_fit
+        else LAYOUT_CLOSEST(
+            layout=Name(lay.describe()),
+            weights=Bytes(fit.weights_per_gpu),
+            usable=Bytes(fit.usable_per_gpu),
+        )
     )
     return [
         checked(engine, c.flag, c.value, c.why)
@@ -175,6 +185,8 @@ def kv_flags(
     auto = (
         LEFT_KV_AUTO_SHORT(stored=Name(stored), users=fit.users, asked=s.users)
         if short and fit is not None
+        else LEFT_KV_AUTO_BLOCKED(stored=Name(stored))
+        if fit is not None and not fit.weights_fit
         else LEFT_KV_AUTO(stored=Name(stored))
     )
     return [], [

@@ -26,6 +26,7 @@ from engine.launch.candidate import (
     LayoutSearch,
     Rejected,
     SearchInputs,
+    shortfall,
 )
 from engine.launch.known_issues import Where, avoided, fixes_for, symptom
 from engine.launch.memory import (
@@ -268,9 +269,12 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         if cap < default_seqs:
             capped = eng.reserve(cfg, inp.gpu, s, chunk, max_num_seqs=cap)
             if capped is not None and capped.total < reserve.total:
-                reserve, max_num_seqs = capped, cap
-                room = _room(inp, usable, w_gpu, reserve, kv, stage, s, replicas)
-    space, max_ctx, context = room.space, room.max_ctx, room.context
+                freed = _room(inp, usable, w_gpu, capped, kv, stage, s, replicas)
+                # only where the memory it frees gives a longer request or more users: the
+                # plan's reason for the flag says the default leaves too little for the KV
+                if (freed.max_ctx, freed.users) > (room.max_ctx, room.users):
+                    reserve, max_num_seqs, room = capped, cap, freed
+    space, context = room.space, room.context
     context_fits, weights_fit = room.context_fits, space > 0
     per_request, users = room.per_request, room.users
     if max_num_seqs is not None:
@@ -281,7 +285,8 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
     if not weights_fit:
         why.append(WHY_WEIGHTS(weights=Bytes(w_gpu), usable=Bytes(usable)))
     elif not context_fits:
-        why.append(WHY_CONTEXT(fits=Tokens(max_ctx), asked=Tokens(inp.context)))
+        # the context this layout gives (what --max-model-len sets and the reasons compare)
+        why.append(WHY_CONTEXT(fits=Tokens(context), asked=Tokens(inp.context)))
     elif not users_fit:
         why.append(WHY_USERS(users=users, asked=scenario.users, context=Tokens(context)))
     rank = rank_parts(
@@ -293,8 +298,8 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         context_fits,
         users_fit,
         users,
-        max_ctx,
-        max(0, w_gpu + (reserve.total if reserve else 0) - usable),
+        context,
+        shortfall(w_gpu, reserve, usable),
     )
     # requests the engine runs at once: the engines admit by the KV a request holds now, so at
     # the workload's own length (prompt + output), not at the full context
