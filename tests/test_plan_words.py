@@ -8,12 +8,14 @@ import re
 
 import pytest
 import yaml
+from apptest_util import open_app
 
 from engine.decision import Decision
 from engine.i18n import catalog
 from engine.launch.known_issues import known_issues, symptom
 from engine.launch.plan import LaunchPlan
-from engine.launch.render import script
+from engine.launch.render import one_line, script
+from engine.present.artifacts import docker_script, launch_artifacts
 from engine.present.report import plan_json, study_markdown
 from engine.present.words import say
 from engine.rules import DATA_DIR
@@ -104,3 +106,34 @@ def test_the_korean_launch_scripts_reasons_have_no_english_sentence(case: str) -
         found = check(reasons, "ko", catalog_words(), frozenset())
         assert not found, [f.line for f in found]
         assert all(r in script(plan, "ko") for r in reasons if "\n" not in r)
+
+
+def test_a_blocked_docker_script_stops_in_the_readers_language() -> None:
+    st = _study("too big")
+    plan = st.plan
+    assert plan is not None and not plan.runnable
+    reason = one_line(say(plan.blocked_by[0], "ko"))
+    text = docker_script(plan, "ko")
+    assert reason in text
+    assert text.index(reason) < text.index("exit 1") < text.index("\ndocker run")
+    assert next(a for a in launch_artifacts(st, plan, "ko") if a.kind == "docker").text == text
+
+
+def test_every_alternative_link_on_overview_keeps_the_readers_language() -> None:
+    query = {
+        "model": "meta-llama/Llama-3.1-70B-Instruct",
+        "gpu": "A100 80GB",
+        "gpus": "4",
+        "users": "32",
+        "engine": "sglang",
+        "lang": "ko",
+    }
+    at = open_app("overview", query)
+    links = [
+        link
+        for md in at.markdown
+        for link in re.findall(r"\]\((\?[^)]*)\)", str(md.value))
+        if "model=" in link
+    ]
+    assert len(links) > 3  # the first few and those under "more ways"
+    assert all("lang=ko" in link for link in links), links

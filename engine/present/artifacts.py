@@ -28,9 +28,10 @@ class Artifact:
     text: str
 
 
-def docker_script(plan: LaunchPlan) -> str:
+def docker_script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
     """``docker run`` for every node as one bash script: one command when a single server
-    runs, else the node picks its line by number (as the launch script does)."""
+    runs, else the node picks its line by number (as the launch script does); a blocked plan
+    stops first with its reasons in ``lang``, as the launch script does."""
     head = [
         "#!/usr/bin/env bash",
         comment(
@@ -39,7 +40,7 @@ def docker_script(plan: LaunchPlan) -> str:
         ),
         "set -euo pipefail",
         "",
-        *blocked_stop(plan),
+        *blocked_stop(plan, lang),
     ]
     if len(plan.commands) == 1:
         return "\n".join([*head, docker(plan)]) + "\n"
@@ -95,7 +96,10 @@ def launch_artifacts(st: Study, plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> 
     return [
         Artifact("script", f"launch-{name}-{plan.engine}.sh", "text/x-shellscript", launch),
         Artifact(
-            "docker", f"docker-{name}-{plan.engine}.sh", "text/x-shellscript", docker_script(plan)
+            "docker",
+            f"docker-{name}-{plan.engine}.sh",
+            "text/x-shellscript",
+            docker_script(plan, lang),
         ),
         Artifact(
             "kubernetes",
