@@ -14,7 +14,7 @@ import re
 import shlex
 
 from engine.decision import Decision
-from engine.i18n import DEFAULT_LANG, Lang
+from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.facts import launch_facts
 from engine.launch.plan import LEADER, LaunchPlan, NodeCommand
 from engine.present.sources import clean
@@ -100,20 +100,32 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
     out = [
         "#!/usr/bin/env bash",
         comment(
-            f"{plan.engine} {plan.engine_version}: {plan.model_name} on {plan.nodes} node(s) × "
-            f"{plan.gpus_per_node} {plan.gpu_key}, layout {plan.layout.describe()}"
+            t(
+                "script.header",
+                lang,
+                engine=plan.engine,
+                version=plan.engine_version,
+                model=plan.model_name,
+                nodes=plan.nodes,
+                per_node=plan.gpus_per_node,
+                gpu=plan.gpu_key,
+                layout=say(plan.layout.name(), lang),
+            )
         ),
-        comment(f"context {plan.context:,} tokens; users that fit: {plan.fit.users:,}"),
+        comment(
+            t("script.context", lang, context=f"{plan.context:,}", users=f"{plan.fit.users:,}")
+        ),
         "set -euo pipefail",
         "",
     ]
     out += blocked_stop(plan, lang)
     if plan.warned:
-        out += [comment(f"WARNING: {said(w, lang)}") for w in plan.warned] + [""]
+        out += [comment(t("script.warning", lang, text=said(w, lang))) for w in plan.warned]
+        out.append("")
     nic = launch_facts().multi_node.nic_env.placeholder
     if any("${" + nic + "}" == e.value for e in plan.env):
         out += [
-            comment(f"Set {nic} to the network interface that reaches the other nodes."),
+            comment(t("script.set_nic", lang, nic=nic)),
             f': "${{{nic}:?set {nic} to the network interface that reaches the other nodes}}"',
         ]
     for e in plan.env:
@@ -124,16 +136,14 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
     for f in plan.flags:
         out.append(comment(f"{' '.join(f.tokens)}: {said(f.why, lang)}"))
     for x in plan.left_to_engine:
-        out.append(comment(f"not set {x.flag}: {said(x.why, lang)}"))
+        out.append(comment(t("script.not_set", lang, flag=x.flag, why=said(x.why, lang))))
     for n in plan.noted:
-        out.append(comment(f"note: {said(n, lang)}"))
+        out.append(comment(t("script.note", lang, text=said(n, lang))))
     multi = any(c.role != "server" for c in plan.commands)
     if multi:
         out += [
             "",
-            comment(
-                "Set LEADER_ADDR to the first node's address on every node, then run its line."
-            ),
+            comment(t("script.leader", lang)),
             ': "${LEADER_ADDR:?set LEADER_ADDR to the address of node 0}"',
         ]
     if len(plan.commands) == 1:
@@ -141,7 +151,7 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
         return "\n".join(out) + "\n"
     out += [
         "",
-        comment("Run the command for this machine: pass its node number as the first argument."),
+        comment(t("script.pick_node", lang)),
         'NODE="${1:?pass the node number (0 for the first node)}"',
         'case "$NODE" in',
     ]
