@@ -10,7 +10,7 @@ from engine.present import messages as M
 from engine.present.report import candidate_json
 from engine.present.safe import inert
 from engine.present.sources import clean
-from engine.present.words import say, say_all
+from engine.present.words import say, say_all, sources
 from engine.scenario import ENGINE_LABELS
 from ui import charts, memo, show, tables
 from ui import state as S
@@ -35,6 +35,7 @@ st.caption(
 show.verdict(d)
 
 reasons, reason_sources = M.layout_reasons(d, current())
+plan_sources: list[str] = []  # the citations of every reason below, listed once at the end
 order = [s.engine] + [e for e in ("vllm", "sglang") if e != s.engine]
 for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict=True):
     with tab:
@@ -52,8 +53,16 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
             continue
         if not p.runnable:
             st.error(T("flags.blocked", why="; ".join(M.blocked(p, lang))))
-        for warning in p.warnings:
-            st.warning(inert(clean(warning)))
+        for warning in p.warned:
+            st.warning(say(warning, lang))
+        plan_sources += sources(
+            [
+                *(f.why for f in p.flags),
+                *(e.why for e in p.env),
+                *(x.why for x in p.left_to_engine),
+                *p.noted,
+            ]
+        )
         st.code(shell(p), language="bash")
         if len(p.commands) > 1:
             with st.expander(T("flags.every_node", n=len(p.commands))):
@@ -91,9 +100,9 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
                 {"flag": T("flags.col.flag"), "reason": T("flags.col.reason")},
                 key=f"flags.left.{engine}",
             )
-        if p.notes:
+        if p.noted:
             with st.expander(T("flags.notes")):
-                st.markdown("\n".join(f"- {inert(clean(n))}" for n in p.notes))
+                st.markdown("\n".join(f"- {clean(say(n, lang))}" for n in p.noted))
         with st.expander(T("flags.docker")):
             for c in p.commands:
                 st.code(docker(p, c), language="bash")
@@ -185,4 +194,4 @@ with right:
         advice_sources.append(comm.source)
         st.markdown(T("flags.moe_advice", nodes=s.nodes))
         st.markdown("\n".join(f"- {say(w, lang)}" for w in comm.why))
-show.sources([*reason_sources, *advice_sources])
+show.sources(list(dict.fromkeys([*reason_sources, *plan_sources, *advice_sources])))

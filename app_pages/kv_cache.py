@@ -9,7 +9,6 @@ import streamlit as st
 
 from engine.present import charts_data as C
 from engine.present import messages as M
-from engine.present.safe import inert
 from engine.present.words import say
 from engine.scenario import DEFAULT_CONTEXT, ENGINE_LABELS, Scenario
 from engine.software.tables import engine_version
@@ -237,13 +236,14 @@ def engines(d: Study) -> None:
         },
         key="kv.compare",
     )
-    notes = [
-        T("kv.dtype_note", engine=ENGINE_LABELS[eng], note=v.kv_dtype.note)
+    lang = current()
+    notes = [  # each engine's reason, worded with its names already made inert
+        T("kv.dtype_note", engine=ENGINE_LABELS[eng], note=say(v.kv_dtype.why, lang))
         for eng, v in d.engines.items()
-        if v.kv_dtype.note
+        if v.kv_dtype.why is not None
     ]
     if notes:
-        st.caption(" · ".join(inert(n) for n in notes))
+        st.caption(" · ".join(notes))
 
 
 @st.fragment(key=FRAGMENT)

@@ -64,26 +64,7 @@ LINT = (
 )
 # Pages whose own modules others are converting, and what the check still finds there
 # (scenario, page, lang) -> "owner: what remains". Strict: each turns red once it is clean.
-_FLAGS_PAGE = (
-    "Flags and launch plans (engine/launch, app_pages/flags.py): each flag's reason, the flags "
-    "left to the engine, the advisors (engine, routing, communication) and the software notes "
-    "the page shows ('Sources disagree: ...', 'No chat template at hand ...')"
-)
-_MEMORY_CHART = (
-    "KV cache page (engine/present/charts_data.memory_breakdown, engine/launch/memory.py "
-    "reserve formula): the memory chart's segment texts ('activations ... sampler rows ... "
-    "vocab', 'non-torch ... NCCL / all-reduce buffers, workspaces', 'the capture estimate vLLM "
-    "subtracts', '(asked 32 per attention rank; 15 fit)')"
-)
-PENDING: dict[tuple[str, str, str], str] = {
-    **{(s, "flags", "ko"): _FLAGS_PAGE for s in SCENARIOS},
-    ("default", "kv_cache", "ko"): _MEMORY_CHART,
-    ("dense", "kv_cache", "ko"): _MEMORY_CHART,
-    ("blocked", "kv_cache", "ko"): (
-        _MEMORY_CHART + "; KV cache (engine/kv/dtype.py): the stored dtype's note 'SGLang picks "
-        "bfloat16 for DSA on Hopper'"
-    ),
-}
+PENDING: dict[tuple[str, str, str], str] = {}
 
 
 def _cases() -> list[object]:

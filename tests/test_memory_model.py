@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from engine.decision import Decimal
 from engine.hardware.gpus import lookup_gpu
 from engine.launch.memory import Split, sglang_default_fraction, vllm_default_fraction
 from engine.rules import DATA_DIR
@@ -75,7 +76,7 @@ def test_sglang_default_fraction_for_deepseek_v3_on_8_h100_is_its_heuristic() ->
         lookup_gpu("H100"), Split(tp=8), chunk_tokens=8192, mla=True
     )
     assert frac == round((81_559 - 16_384) / 81_559, 3) == 0.799
-    assert "16,384 MiB" in formula
+    assert formula["reserved"] == Decimal(16_384, 0, "MiB")
 
 
 def test_sglang_dp_attention_reserves_more_for_its_graphs() -> None:

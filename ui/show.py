@@ -8,8 +8,8 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from engine.alternatives import Alternative, ask
 from engine.alternatives import alternatives as find_alternatives
-from engine.alternatives import ask
 from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG
 from engine.present import messages as M
@@ -109,20 +109,16 @@ def alternatives(study: Study, limit: int = 3) -> None:
     if not alts:
         return
     lang = current()
-    lines = []
-    for a in alts[:limit]:
+
+    def line(a: Alternative) -> str:
+        # the link keeps the reader's language, as every link of the app does
         query = dict(a.query) | ({"lang": lang} if lang != DEFAULT_LANG else {})
-        link = "?" + urlencode(query)
-        lines.append(f"- [{say(a.what, lang)}]({link}) — {say(a.result, lang)}")
-    st.markdown(f"**{say(ask(study), lang)}:**\n" + "\n".join(lines))
+        return f"- [{say(a.what, lang)}](?{urlencode(query)}) — {say(a.result, lang)}"
+
+    st.markdown(f"**{say(ask(study), lang)}:**\n" + "\n".join(line(a) for a in alts[:limit]))
     if len(alts) > limit:
         with st.expander(T("verdict.more_alternatives", n=len(alts) - limit)):
-            st.markdown(
-                "\n".join(
-                    f"- [{say(a.what, lang)}](?{urlencode(dict(a.query))}) — {say(a.result, lang)}"
-                    for a in alts[limit:]
-                )
-            )
+            st.markdown("\n".join(line(a) for a in alts[limit:]))
 
 
 GATE_MARK = {"pass": ":green[**{}**]", "warn": ":orange[**{}**]", "fail": ":red[**{}**]"}

@@ -254,10 +254,10 @@ class EngineAdapter(ABC):
         vision: tuple[int, int] | None,
         decode_graph_bs: int | None = None,
         deepep: bool = False,
-    ) -> tuple[float, str]:
-        """The memory fraction the engine uses when none is given, and why."""
+    ) -> tuple[float, Decision]:
+        """The memory fraction the engine uses when none is given, and why (its formula)."""
 
-    def fraction_note(self, formula: str) -> str:
+    def fraction_note(self, formula: Decision) -> Decision:
         """Why the default fraction is what it is, for the candidate's formula."""
         return formula
 

@@ -13,20 +13,33 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from engine.decision import Code, Decision
 from engine.model.config import ModelConfig, model_defaults
+from engine.present.words import say
 
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
 
 
 @dataclass(frozen=True)
 class KvDtype:
-    """The dtype the cache layers store. ``mla_packed_bytes`` is set for packed DSA rows."""
+    """The dtype the cache layers store. ``mla_packed_bytes`` is set for packed DSA rows;
+    ``why`` says how the engine came to store it (None: as asked)."""
 
     requested: str
     stored: str
     bytes: int
     mla_packed_bytes: int | None
-    note: str
+    why: Decision | None = None
+
+    @property
+    def note(self) -> str:
+        """``why`` in English, for the JSON's readable field ("" when stored as asked)."""
+        return say(self.why) if self.why is not None else ""
+
+
+# How ``--kv-cache-dtype auto`` resolves in both engines (each adapter adds its own rules).
+KV_MODELOPT = Code("kv.dtype.modelopt", "stored")
+KV_MODEL_DTYPE = Code("kv.dtype.model_dtype", "stored")
 
 
 def model_dtype(cfg: ModelConfig) -> str:

@@ -11,6 +11,7 @@ from functools import cache
 
 from pydantic import Field
 
+from engine.decision import Code, Decision
 from engine.hardware.gpus import Gpu
 from engine.rules import Loose, load_data
 
@@ -140,13 +141,21 @@ def device_memory(gpu: Gpu) -> int:
 
 @dataclass(frozen=True)
 class Reserve:
-    """Non-KV memory the engine keeps inside its fraction on one GPU, by part."""
+    """Non-KV memory the engine keeps inside its fraction on one GPU, by part: each part's
+    name, its bytes and its formula (a decision, worded in the reader's language)."""
 
-    parts: tuple[tuple[str, int, str], ...]  # (name, bytes, formula)
+    parts: tuple[tuple[str, int, Decision], ...]  # (name, bytes, formula)
 
     @property
     def total(self) -> int:
         return sum(b for _, b, _ in self.parts)
 
-    def formula(self) -> str:
-        return " + ".join(f"{name} {b / GIB:,.2f} GiB ({why})" for name, b, why in self.parts)
+    def formula(self) -> tuple[Decision, ...]:
+        """Each part's formula, in order (a reader joins them with ``+``)."""
+        return tuple(why for _, _, why in self.parts)
+
+
+# The parts of vLLM's start-up reserve (engine.engines.vllm.VllmAdapter.reserve).
+RESERVE_ACTIVATIONS = Code("memory.reserve.activations", "bytes", "copies", "rows", "vocab")
+RESERVE_NON_TORCH = Code("memory.reserve.non_torch", "bytes")
+RESERVE_CUDA_GRAPHS = Code("memory.reserve.cuda_graphs", "bytes")

@@ -12,10 +12,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.decision import Code, Decision, Name, Source
+from engine.decision import Code, Decimal, Decision, Name, Source
 from engine.engines.base import EngineAdapter, FlagChoice, Setting
 from engine.engines.facts import adapter_facts
-from engine.engines.kvstore import KvDtype, is_dsa, model_dtype, modelopt_kv_dtype
+from engine.engines.kvstore import (
+    KV_MODELOPT,
+    KvDtype,
+    is_dsa,
+    model_dtype,
+    modelopt_kv_dtype,
+)
 from engine.engines.memory import GIB, Split, device_memory, memory_rules
 from engine.engines.table import FlagInfo, Registries
 from engine.errors import InputError
@@ -40,6 +46,16 @@ TP_GROUP_ATTENTION_DP = Code("flag.sglang.attention_dp", "dp", "tp", "group", "s
 EXPERT_PARALLEL = Code("flag.sglang.expert_parallel", "experts", "group")
 PP_STAGES = Code("flag.pp_stages", "pp")
 DP_REPLICAS = Code("flag.dp_replicas", "n")
+# How SGLang decides the KV dtype it stores (configure_kv_cache_dtype, the DSA backends).
+KV_DSA_PICK = Code("kv.dtype.sglang_dsa", "stored", "generation")
+KV_DECLARED_FP8 = Code("kv.dtype.declared_fp8", "stored")
+KV_HOPPER_CELL = Code("kv.dtype.sglang_hopper_cell", "bytes")
+# SGLang's own --mem-fraction-static (memory_hook.py), with its numbers plugged in.
+FRACTION_FORMULA = Code("memory.fraction.sglang", "reserved", "memory", "fraction")
+FRACTION_GRAPH_BS = Code("memory.fraction.sglang_graph_bs", "base", "bs")
+FRACTION_DEEPEP = Code("memory.fraction.sglang_deepep", "base", "buffers")
+FRACTION_VISION = Code("memory.fraction.sglang_vision", "base", "scale", "factor", "fraction")
+FRACTION_OWN = Code("memory.fraction.sglang_own", "flag", "formula")
 
 
 class _SglangRegistries(BaseModel):
@@ -208,7 +224,7 @@ class SglangAdapter(EngineAdapter):
         vision: tuple[int, int] | None,
         decode_graph_bs: int | None = None,
         deepep: bool = False,
-    ) -> tuple[float, str]:
+    ) -> tuple[float, Decision]:
         """SGLang's own --mem-fraction-static when none is given (memory_hook.py
         handle_gpu_memory_settings, reserve_for_graph_mb), and the formula with the numbers
         plugged in. ``vision``: (layers, hidden) of an encoder that is loaded;
@@ -237,22 +253,30 @@ class SglangAdapter(EngineAdapter):
         if deepep:  # reserve_for_deepep_a2a_mb: DeepEP buffers with decode graphs on
             reserved += c.deepep_a2a
         fraction = round((gpu_mem - reserved) / gpu_mem, 3)
-        formula = f"(1 − {reserved:,.0f} MiB reserved / {gpu_mem:,.0f} MiB) = {fraction:g}"
+        mib = "MiB"
+        formula: Decision = FRACTION_FORMULA(
+            reserved=Decimal(reserved, 0, mib), memory=Decimal(gpu_mem, 0, mib), fraction=fraction
+        )
         if decode_graph_bs is not None:
-            formula += f" with a decode CUDA-graph batch of {decode_bs}"
+            formula = FRACTION_GRAPH_BS(base=formula, bs=decode_bs)
         if deepep:
-            formula += f" (incl. {c.deepep_a2a:,.0f} MiB for DeepEP buffers)"
+            formula = FRACTION_DEEPEP(base=formula, buffers=Decimal(c.deepep_a2a, 0, mib))
         if vision is not None:
             v = rules.vlm_adjust
             layers, hidden = vision
             ratio = layers * hidden**2 / (v.baseline_layers * v.baseline_hidden**2)
             factor = max(v.min_factor, min(v.max_factor, 1 - v.sensitivity * (ratio - 1)))
             fraction = fraction * v.base * factor
-            formula += f" × {v.base:g} × {factor:.3f} (vision encoder) = {fraction:.3f}"
+            formula = FRACTION_VISION(
+                base=formula,
+                scale=v.base,
+                factor=Decimal(factor, 3),
+                fraction=Decimal(fraction, 3),
+            )
         return max(0.05, min(fraction, 0.99)), formula
 
-    def fraction_note(self, formula: str) -> str:
-        return f"SGLang's own --mem-fraction-static: {formula}"
+    def fraction_note(self, formula: Decision) -> Decision:
+        return FRACTION_OWN(flag=Name(self.flag("memory_fraction")), formula=formula)
 
     # --- KV cache ---------------------------------------------------------------------------
 
@@ -265,28 +289,26 @@ class SglangAdapter(EngineAdapter):
             raise InputError("kv_dtype", f"a KV dtype SGLang accepts; got {requested!r}")
         name = KV_ALIASES[key]
         rules = engine_rules().sglang
-        note = ""
+        why: Decision | None = None
         if name == "auto":
             declared = modelopt_kv_dtype(cfg, static_only=rules.modelopt_kv.static_only)
             q = cfg.quantization_config or {}
             if is_dsa(cfg):
                 gen = "blackwell" if _blackwell(gpu_arch) else "hopper"
                 name = rules.dsa_auto_dtype[gen]
-                note = f"SGLang picks {name} for DSA on {gen.capitalize()}"
+                why = KV_DSA_PICK(stored=Name(name), generation=Name(gen.capitalize()))
             elif declared is not None:
                 name = "fp8_e4m3" if declared.startswith("fp8") else declared
-                note = f"auto -> {name}: the checkpoint's ModelOpt kv_cache_quant_algo"
+                why = KV_MODELOPT(stored=Name(name))
             elif str(q.get("kv_cache_quant_algo", "")).upper() == "FP8":
-                name, note = "fp8_e4m3", "checkpoint declares FP8 KV (kv_cache_quant_algo)"
+                name, why = "fp8_e4m3", KV_DECLARED_FP8(stored=Name("fp8_e4m3"))
             else:
                 name = model_dtype(cfg)
         if is_dsa(cfg) and name.startswith("fp8") and not _blackwell(gpu_arch):
             cell = rules.dsa_fp8_cell_on_hopper_bytes
-            return KvDtype(
-                requested, name, 1, cell, f"flashmla_kv on Hopper packs fp8 MLA into {cell} B"
-            )
+            return KvDtype(requested, name, 1, cell, KV_HOPPER_CELL(bytes=cell))
         size = 2 if name in ("bfloat16", "float16") else 1
-        return KvDtype(requested, name, size, None, note)
+        return KvDtype(requested, name, size, None, why)
 
     def kv_dtype_value(self, requested: str, stored: str) -> str:
         """The shortest ``--kv-cache-dtype`` value SGLang accepts for a stored dtype ("bf16")."""

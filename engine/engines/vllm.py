@@ -13,10 +13,27 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.decision import Code, Decision
+from engine.decision import Bytes, Code, Decision, Name
 from engine.engines.base import EngineAdapter, FlagChoice, Setting
-from engine.engines.kvstore import DTYPE_BYTES, KvDtype, is_dsa, model_dtype, modelopt_kv_dtype
-from engine.engines.memory import GIB, Reserve, Split, device_memory, memory_rules
+from engine.engines.kvstore import (
+    DTYPE_BYTES,
+    KV_MODEL_DTYPE,
+    KV_MODELOPT,
+    KvDtype,
+    is_dsa,
+    model_dtype,
+    modelopt_kv_dtype,
+)
+from engine.engines.memory import (
+    GIB,
+    RESERVE_ACTIVATIONS,
+    RESERVE_CUDA_GRAPHS,
+    RESERVE_NON_TORCH,
+    Reserve,
+    Split,
+    device_memory,
+    memory_rules,
+)
 from engine.engines.table import FlagInfo, Registries
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
@@ -42,6 +59,12 @@ DP_ATTENTION = Code("flag.vllm.dp_attention", "dp")
 DP_REPLICAS = Code("flag.dp_replicas", "n")
 PP_STAGES = Code("flag.pp_stages", "pp")
 EXPERT_PARALLEL = Code("flag.vllm.expert_parallel", "experts", "group")
+FRACTION_TABLE = Code("memory.fraction.vllm_table", "flag")
+# How ``--kv-cache-dtype auto`` (or a DSA backend) decides what vLLM stores.
+KV_HOOK = Code("kv.dtype.vllm_hook", "stored", "model_type", "arch")
+KV_PACKED_BY = Code("kv.dtype.packed_by", "backend", "arch", "asked", "stored", "bytes")
+KV_PACKED = Code("kv.dtype.packed", "stored", "bytes")
+KV_PLAIN = Code("kv.dtype.plain", "backend", "arch", "stored")
 
 
 class _VllmRegistries(BaseModel):
@@ -201,11 +224,8 @@ class VllmAdapter(EngineAdapter):
         vision: tuple[int, int] | None,
         decode_graph_bs: int | None = None,
         deepep: bool = False,
-    ) -> tuple[float, str]:
-        return (
-            self.table_fraction(),
-            "vllm serve's default --gpu-memory-utilization (pinned flag table)",
-        )
+    ) -> tuple[float, Decision]:
+        return self.table_fraction(), FRACTION_TABLE(flag=Name(self.flag("memory_fraction")))
 
     def table_fraction(self) -> float:
         """``vllm serve``'s default --gpu-memory-utilization, from the pinned flag table."""
@@ -254,16 +274,22 @@ class VllmAdapter(EngineAdapter):
         vocab = cfg.vocab_size
         act = int(r.activation_logit_copies * rows * vocab * 4)
         non_torch = r.non_torch_gib_tp1 if split.gpus == 1 else r.non_torch_gib_tp_gt1
+        graphs = int(r.cuda_graph_gib * GIB)
         return Reserve(
             (
                 (
                     "activations",
                     act,
-                    f"{r.activation_logit_copies:g} × {rows:,} sampler rows × {vocab:,} vocab "
-                    "× 4 B",
+                    RESERVE_ACTIVATIONS(
+                        bytes=Bytes(act), copies=r.activation_logit_copies, rows=rows, vocab=vocab
+                    ),
                 ),
-                ("non-torch", int(non_torch * GIB), "NCCL / all-reduce buffers, workspaces"),
-                ("CUDA graphs", int(r.cuda_graph_gib * GIB), "the capture estimate vLLM subtracts"),
+                (
+                    "non-torch",
+                    int(non_torch * GIB),
+                    RESERVE_NON_TORCH(bytes=Bytes(int(non_torch * GIB))),
+                ),
+                ("CUDA graphs", graphs, RESERVE_CUDA_GRAPHS(bytes=Bytes(graphs))),
             )
         )
 
@@ -283,38 +309,40 @@ class VllmAdapter(EngineAdapter):
         sparse = engine_rules().sparse_mla_backends
         packed_bytes = engine_rules().ds_mla_packed_bytes.values
         arch = gpu_arch or "sm_90"
-        note = ""
+        why: Decision | None = None
         declared = modelopt_kv_dtype(cfg) if name == "auto" else None
         if declared is not None:
             name = declared
-            note = f"auto -> {name}: the checkpoint's ModelOpt kv_cache_quant_algo"
+            why = KV_MODELOPT(stored=Name(name))
         elif name == "auto":
             name = model_dtype(cfg)
-            note = f"auto -> model dtype {name}"
+            why = KV_MODEL_DTYPE(stored=Name(name))
             auto_fp8 = sparse.auto_fp8_model_types
             if is_dsa(cfg) and cfg.model_type in auto_fp8.values and arch in auto_fp8.archs:
                 name = "fp8_e4m3"
-                note = f"auto -> fp8_e4m3: vLLM's {cfg.model_type} hook picks FP8 KV on {arch}"
+                why = KV_HOOK(stored=Name(name), model_type=Name(cfg.model_type), arch=Name(arch))
         if name in packed_bytes and not is_dsa(cfg):
             raise InputError("kv_dtype", f"{name} is a DSA-only layout; this model has no indexer")
         if is_dsa(cfg):
             layout = sparse.fp8_layout.get(arch)
             if layout is not None and (asked in layout.packs or name in layout.packs):
                 packed = packed_bytes["fp8_ds_mla"]
-                return KvDtype(
-                    requested,
-                    "fp8_ds_mla",
-                    1,
-                    packed,
-                    f"{layout.backend} on {arch} stores {name} as fp8_ds_mla ({packed} B/token/"
-                    "layer)",
+                why = KV_PACKED_BY(
+                    backend=Name(layout.backend),
+                    arch=Name(arch),
+                    asked=Name(name),
+                    stored=Name("fp8_ds_mla"),
+                    bytes=packed,
                 )
+                return KvDtype(requested, "fp8_ds_mla", 1, packed, why)
             if name in packed_bytes:
                 packed = packed_bytes[name]
-                return KvDtype(requested, name, 1, packed, f"packed {name} row ({packed} B)")
+                return KvDtype(
+                    requested, name, 1, packed, KV_PACKED(stored=Name(name), bytes=packed)
+                )
             if DTYPE_BYTES[name] == 1 and layout is not None:
-                note = f"{layout.backend} on {arch} keeps plain {name} (576 B latent row)"
-        return KvDtype(requested, name, DTYPE_BYTES[name], None, note)
+                why = KV_PLAIN(backend=Name(layout.backend), arch=Name(arch), stored=Name(name))
+        return KvDtype(requested, name, DTYPE_BYTES[name], None, why)
 
     def kv_dtype_value(self, requested: str, stored: str) -> str:
         """The scenario's own spelling when vLLM registers it, else the stored dtype."""

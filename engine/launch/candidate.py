@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.decision import Code, Decision
+from engine.decision import Code, Decision, Tokens
 from engine.engines import Engine
 from engine.hardware.gpus import Gpu
 from engine.kv.sizing import KvSizing
@@ -30,6 +30,12 @@ LAYOUT_NAME = {
     "split_dp_pp_ep": Code("layout.name.split_dp_pp_ep", "tp", "dp", "pp"),
 }
 LAYOUT_REPLICAS = Code("layout.name.replicas", "n", "copy")
+
+
+def shortfall(weights: int, reserve: Reserve | None, usable: int) -> int:
+    """Bytes by which the weights and the engine's reserve exceed one GPU's usable memory (0
+    when they fit): what the ranking compares among layouts that do not fit."""
+    return max(0, weights + (reserve.total if reserve else 0) - usable)
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,7 @@ class Candidate:
     weight_shares: tuple[WeightShare, ...]
     memory_per_gpu: int
     fraction: float
-    fraction_why: str
+    fraction_why: Decision  # the fraction's formula or source
     usable_per_gpu: int
     reserve: Reserve | None
     max_num_seqs: int | None  # a --max-num-seqs the plan sets to free a reserve (None: default)
@@ -131,25 +137,57 @@ class Candidate:
         return self.peak or self.speed
 
     @property
+    def shortfall(self) -> int:
+        """Bytes by which the weights and the reserve exceed the usable memory (0: they fit);
+        the ranking's "deficit" part and the reason that quotes it read this one figure."""
+        return shortfall(self.weights_per_gpu, self.reserve, self.usable_per_gpu)
+
+    @property
     def taken_before_kv(self) -> float:
         """Share of the GPU's memory the weights and the engine's reserve take before any KV."""
         reserve = self.reserve.total if self.reserve else 0
         return (self.weights_per_gpu + reserve) / self.memory_per_gpu if self.memory_per_gpu else 0
 
-    def memory_formula(self) -> str:
-        reserve = f" − reserve {self.reserve.total:,} B" if self.reserve else ""
-        return (
-            f"{self.memory_per_gpu:,} B × {self.fraction:g} = {self.usable_per_gpu:,} B usable"
-            f"{reserve} − weights {self.weights_per_gpu:,} B = {self.kv_space_per_gpu:,} B for KV"
+    def memory_formula(self) -> Decision:
+        """The GPU's memory × the fraction, less the reserve and the weights: the KV space."""
+        if self.reserve is None:
+            return FIT_MEMORY(
+                memory=self.memory_per_gpu,
+                fraction=self.fraction,
+                usable=self.usable_per_gpu,
+                weights=self.weights_per_gpu,
+                kv=self.kv_space_per_gpu,
+            )
+        return FIT_MEMORY_RESERVE(
+            memory=self.memory_per_gpu,
+            fraction=self.fraction,
+            usable=self.usable_per_gpu,
+            reserve=self.reserve.total,
+            weights=self.weights_per_gpu,
+            kv=self.kv_space_per_gpu,
         )
 
-    def users_formula(self) -> str:
-        per_rank = self.users_per_copy // max(self.layout.dp, 1)
-        return (
-            f"{self.kv_space_per_gpu:,} B ÷ {self.bytes_per_request_per_gpu:,} B per request at "
-            f"{self.context:,} tokens = {per_rank} per attention rank × DP {self.layout.dp} × "
-            f"{self.layout.replicas} replica(s) = {self.users}"
+    def users_formula(self) -> Decision:
+        """The KV space ÷ one request's bytes, per attention rank, × the ranks and copies."""
+        return FIT_USERS(
+            space=self.kv_space_per_gpu,
+            per_request=self.bytes_per_request_per_gpu,
+            context=Tokens(self.context),
+            per_rank=self.users_per_copy // max(self.layout.dp, 1),
+            dp=self.layout.dp,
+            replicas=self.layout.replicas,
+            users=self.users,
         )
+
+
+# A candidate's memory and users with its numbers plugged in (exact bytes).
+FIT_MEMORY = Code("fit.memory", "memory", "fraction", "usable", "weights", "kv")
+FIT_MEMORY_RESERVE = Code(
+    "fit.memory_reserve", "memory", "fraction", "usable", "reserve", "weights", "kv"
+)
+FIT_USERS = Code(
+    "fit.users", "space", "per_request", "context", "per_rank", "dp", "replicas", "users"
+)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from engine.kv.sizing import KvSizing
 from engine.launch.candidate import Candidate, Layout
 from engine.launch.command import LeftOut, PlanFlag, checked
 from engine.launch.facts import launch_facts
+from engine.launch.known_issues import symptom
 from engine.launch.nodes import copies_per_node
 from engine.launch.plan_inputs import PlanInputs
 from engine.launch.ranking import layout_rules
@@ -31,6 +32,7 @@ PARALLEL_FLAGS = frozenset(
 )
 
 LAYOUT = Code("flag.layout", "layout", "users", "context", "weights")
+LAYOUT_CLOSEST = Code("flag.layout_closest", "layout", "weights", "usable")
 MOE_SHAPE = Code("moe.shape", "experts", "active")
 TOOL_PARSER = Code("flag.parser.tool", "family", "parser")
 REASONING_PARSER = Code("flag.parser.reasoning", "family", "parser")
@@ -43,13 +45,14 @@ LEFT_KV_DSA = Code("left.kv.dsa", "picked")
 LEFT_BACKEND_DSA = Code("left.attention_backend.dsa", "arch")
 LEFT_KV_AUTO = Code("left.kv.auto", "stored")
 LEFT_KV_AUTO_SHORT = Code("left.kv.auto_short", "stored", "users", "asked")
+LEFT_KV_AUTO_BLOCKED = Code("left.kv.auto_blocked", "stored")
 LEFT_BACKEND = Code("left.attention_backend.engine", "family", "arch", "generation")
 SEQS_SCENARIO = Code("flag.max_num_seqs.scenario", "n")
 SEQS_RESERVE = Code("flag.max_num_seqs.reserve", "reserve")
 FRACTION_SCENARIO_ALL = Code("flag.memory_fraction.scenario_all", "fraction")
 FRACTION_SCENARIO_STATIC = Code("flag.memory_fraction.scenario_static", "fraction")
 FRACTION_KNOWN_ISSUE = Code("flag.memory_fraction.known_issue", "fraction", "symptom", "source")
-FRACTION_GRAPH = Code("flag.memory_fraction.decode_graph", "fraction", "bs", "dp", "source")
+FRACTION_GRAPH = Code("flag.memory_fraction.decode_graph", "fraction", "bs", "dp", "formula")
 DECODE_GRAPH = Code("flag.decode_graph_bs", "bs", "users", "ranks", "source")
 LEFT_FRACTION_TABLE = Code("left.memory_fraction.table_default", "fraction")
 LEFT_FRACTION_AUTO = Code("left.memory_fraction.engine_auto", "engine", "fraction")
@@ -93,6 +96,10 @@ MM_CACHE = Code("flag.mm.processor_cache")
 MM_ENCODER_DP = Code("flag.mm.encoder_dp", "tp")
 CONTEXT_FITS = Code("flag.context.fits", "asked", "limit", "formula")
 CONTEXT_SHORT = Code("flag.context.shortened", "context", "asked", "limit")
+CONTEXT_BLOCKED = Code("flag.context.blocked", "asked", "limit")
+PARSER_UNREGISTERED = Code("plan.note.parser_unregistered", "flag", "parser", "engine")
+LMCACHE_CHUNK = Code("plan.note.lmcache_chunk", "default", "block", "example")
+LMCACHE_CHUNK_OFF = Code("plan.note.lmcache_chunk_off", "default", "block", "example")
 
 
 def parallel_flags(
@@ -100,11 +107,19 @@ def parallel_flags(
 ) -> list[PlanFlag]:
     eng = adapter(engine)
     merged = copies_per_node(lay, per_node) if eng.merges_copies(moe) else 1
-    why_tp = LAYOUT(
-        layout=Name(lay.describe()),
-        users=fit.users,
-        context=Tokens(fit.context),
-        weights=Bytes(fit.weights_per_gpu),
+    why_tp = (
+        LAYOUT(
+            layout=Name(lay.describe()),
+            users=fit.users,
+            context=Tokens(fit.context),
+            weights=Bytes(fit.weights_per_gpu),
+        )
+        if fit.weights_fit
+        else LAYOUT_CLOSEST(
+            layout=Name(lay.describe()),
+            weights=Bytes(fit.weights_per_gpu),
+            usable=Bytes(fit.usable_per_gpu),
+        )
     )
     return [
         checked(engine, c.flag, c.value, c.why)
@@ -114,11 +129,11 @@ def parallel_flags(
 
 def parser_flags(
     engine: Engine, sw: SoftwareReport, base: bool
-) -> tuple[list[PlanFlag], list[LeftOut], list[str]]:
+) -> tuple[list[PlanFlag], list[LeftOut], list[Decision]]:
     eng = adapter(engine)
     flags: list[PlanFlag] = []
     left: list[LeftOut] = []
-    notes: list[str] = []
+    notes: list[Decision] = []
     family = Name(sw.family or sw.architecture)
     kinds = (
         ("tool_call_parser", sw.tool_call_parser, eng.tool_call_parsers, TOOL_PARSER),
@@ -132,7 +147,9 @@ def parser_flags(
         if name is not None and name in registry:
             flags.append(checked(engine, flag, name, code(family=family, parser=Name(name))))
         elif name is not None:
-            notes.append(f"{flag} {name} is not in {engine}'s registry; not set")
+            notes.append(
+                PARSER_UNREGISTERED(flag=Name(flag), parser=Name(name), engine=Name(eng.label))
+            )
         else:
             left.append(LeftOut(flag, LEFT_PARSER_NONE(flag=Name(flag[2:]), family=family)))
     tool = next((f.value for f in flags if f.flag == eng.flag("tool_call_parser")), None)
@@ -168,6 +185,8 @@ def kv_flags(
     auto = (
         LEFT_KV_AUTO_SHORT(stored=Name(stored), users=fit.users, asked=s.users)
         if short and fit is not None
+        else LEFT_KV_AUTO_BLOCKED(stored=Name(stored))
+        if fit is not None and not fit.weights_fit
         else LEFT_KV_AUTO(stored=Name(stored))
     )
     return [], [
@@ -224,7 +243,7 @@ def memory_flag(
     if issue is not None:
         why = FRACTION_KNOWN_ISSUE(
             fraction=Decimal(fit.fraction, 2),
-            symptom=Source(issue.symptom),
+            symptom=symptom(issue),
             source=Source(f"{issue.source}: '{issue.quote}'"),
         )
         return [*out, checked(engine, flag, value, why)], []
@@ -233,7 +252,7 @@ def memory_flag(
             fraction=Decimal(fit.fraction, 3),
             bs=fit.decode_graph_bs,
             dp=fit.layout.dp,
-            source=Source(fit.fraction_why),
+            formula=fit.fraction_why,
         )
         return [*out, checked(engine, flag, value, why)], []
     left = (
@@ -252,7 +271,7 @@ def chunk_flags(
     images: bool,
     hybrid_fam: bool,
     fit: Candidate | None = None,
-) -> tuple[list[PlanFlag], list[LeftOut], list[str]]:
+) -> tuple[list[PlanFlag], list[LeftOut], list[Decision]]:
     eng = adapter(engine)
     issue = next(
         (f for f in (fit.fixes if fit else ()) if f.fix and f.fix.prefill_chunk is not None),
@@ -262,7 +281,7 @@ def chunk_flags(
         chunk = issue.fix.prefill_chunk
         why: Decision = CHUNK_KNOWN_ISSUE(
             chunk=Tokens(chunk),
-            symptom=Source(issue.symptom),
+            symptom=symptom(issue),
             source=Source(f"{issue.source}: '{issue.quote}'"),
         )
     elif images:
@@ -270,7 +289,7 @@ def chunk_flags(
     else:
         why = CHUNK(chunk=Tokens(chunk), priority=PRIORITY[priority]())
     left: list[LeftOut] = []
-    notes: list[str] = []
+    notes: list[Decision] = []
     hybrid = kv.hybrid
     if hybrid is not None:  # the engine pads attention blocks to the linear-state page
         n = hybrid.block_size
@@ -280,11 +299,8 @@ def chunk_flags(
         lmcache_chunk = launch_facts().lmcache.chunk_size
         example = n * max(1, lmcache_chunk // n)
         fits = lmcache_chunk % n == 0
-        notes.append(
-            f"LMCache: set its chunk size (LMCACHE_CHUNK_SIZE, default "
-            f"{lmcache_chunk}) to a multiple of N = {n}, e.g. {example}"
-            + ("" if fits else f" ({lmcache_chunk} is not one)")
-        )
+        code = LMCACHE_CHUNK if fits else LMCACHE_CHUNK_OFF
+        notes.append(code(default=Tokens(lmcache_chunk), block=n, example=Tokens(example)))
     elif hybrid_fam and eng.token_paged:
         left.append(LeftOut(eng.flag("block"), LEFT_PAGE_HYBRID()))
     return [checked(engine, eng.flag("prefill_chunk"), str(chunk), why)], left, notes
@@ -339,7 +355,9 @@ def mm_flags(engine: Engine, lay: Layout) -> list[PlanFlag]:
 def context_flag(engine: Engine, core: PlanInputs, fit: Candidate) -> PlanFlag:
     flag = adapter(engine).flag("context")
     asked = core.context_asked
-    if fit.context_fits:
+    if not fit.weights_fit:  # no request fits at all: the asked context, nothing claimed
+        why = CONTEXT_BLOCKED(asked=Tokens(asked), limit=Tokens(core.limit.tokens))
+    elif fit.context_fits:
         why = CONTEXT_FITS(
             asked=Tokens(asked), limit=Tokens(core.limit.tokens), formula=Name(core.limit.formula)
         )

@@ -10,6 +10,7 @@ from functools import cache
 
 from pydantic import Field
 
+from engine.decision import Code, Decision
 from engine.engines import Engine
 from engine.engines.memory import GIB, Split, device_memory
 from engine.hardware.gpus import Gpu
@@ -61,6 +62,19 @@ class _File(Strict):
 @cache
 def known_issues() -> tuple[KnownIssue, ...]:
     return tuple(load_data(_File, "known_issues.yaml").issues)
+
+
+# Each issue's symptom as a decision, worded in the catalogs (code.known_issue.<id>; the
+# English one is the data's own ``symptom``, a test keeps them equal): declared on import, so
+# the catalogs test sees every one.
+SYMPTOMS: dict[str, Code] = {
+    issue.id: Code("known_issue." + issue.id.replace("-", "_")) for issue in known_issues()
+}
+
+
+def symptom(issue: KnownIssue) -> Decision:
+    """What goes wrong without the issue's fix, in the reader's language."""
+    return SYMPTOMS[issue.id]()
 
 
 @dataclass(frozen=True)

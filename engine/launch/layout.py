@@ -26,8 +26,9 @@ from engine.launch.candidate import (
     LayoutSearch,
     Rejected,
     SearchInputs,
+    shortfall,
 )
-from engine.launch.known_issues import Where, avoided, fixes_for
+from engine.launch.known_issues import Where, avoided, fixes_for, symptom
 from engine.launch.memory import (
     Reserve,
     Split,
@@ -193,6 +194,8 @@ def stage_share(cfg: ModelConfig, pp: int) -> float:
     return math.ceil(cfg.num_hidden_layers / pp) / cfg.num_hidden_layers if pp > 1 else 1.0
 
 
+FRACTION_SCENARIO = Code("memory.fraction.scenario")
+FRACTION_KNOWN_ISSUE = Code("memory.fraction.known_issue", "issue", "source")
 WHY_WEIGHTS = Code("layout.why.weights", "weights", "usable")
 WHY_CONTEXT = Code("layout.why.context", "fits", "asked")
 WHY_USERS = Code("layout.why.users", "users", "asked", "context")
@@ -219,12 +222,15 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
     chunk = next((f.fix.prefill_chunk for f in fixes if f.fix and f.fix.prefill_chunk), None)
     chunk = chunk or inp.chunk_tokens
     decode_bs = _decode_graph_bs(inp, scenario, replicas, s)
+    fraction_why: Decision
     if scenario.memory_fraction:
-        fraction, fraction_why = scenario.memory_fraction, "chosen for this scenario"
+        fraction, fraction_why = scenario.memory_fraction, FRACTION_SCENARIO()
     elif fixed_fraction is not None:
         fraction = fixed_fraction
-        fraction_why = "; ".join(
-            f"{f.source}: {f.quote}" for f in fixes if f.fix and f.fix.memory_fraction
+        fixing = [f for f in fixes if f.fix and f.fix.memory_fraction]
+        fraction_why = FRACTION_KNOWN_ISSUE(
+            issue=symptom(fixing[0]),
+            source=Source("; ".join(f"{f.source}: {f.quote}" for f in fixing)),
         )
     else:
         fraction, fraction_why = eng.default_fraction(
@@ -264,9 +270,12 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         if cap < default_seqs:
             capped = eng.reserve(cfg, inp.gpu, s, chunk, max_num_seqs=cap)
             if capped is not None and capped.total < reserve.total:
-                reserve, max_num_seqs = capped, cap
-                room = _room(inp, usable, w_gpu, reserve, kv, stage, s, replicas)
-    space, max_ctx, context = room.space, room.max_ctx, room.context
+                freed = _room(inp, usable, w_gpu, capped, kv, stage, s, replicas)
+                # only where the memory it frees gives a longer request or more users: the
+                # plan's reason for the flag says the default leaves too little for the KV
+                if (freed.max_ctx, freed.users) > (room.max_ctx, room.users):
+                    reserve, max_num_seqs, room = capped, cap, freed
+    space, context = room.space, room.context
     context_fits, weights_fit = room.context_fits, space > 0
     per_request, users = room.per_request, room.users
     if max_num_seqs is not None:
@@ -277,7 +286,8 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
     if not weights_fit:
         why.append(WHY_WEIGHTS(weights=Bytes(w_gpu), usable=Bytes(usable)))
     elif not context_fits:
-        why.append(WHY_CONTEXT(fits=Tokens(max_ctx), asked=Tokens(inp.context)))
+        # the context this layout gives (what --max-model-len sets and the reasons compare)
+        why.append(WHY_CONTEXT(fits=Tokens(context), asked=Tokens(inp.context)))
     elif not users_fit:
         why.append(WHY_USERS(users=users, asked=scenario.users, context=Tokens(context)))
     rank = rank_parts(
@@ -289,8 +299,8 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         context_fits,
         users_fit,
         users,
-        max_ctx,
-        max(0, w_gpu + (reserve.total if reserve else 0) - usable),
+        context,
+        shortfall(w_gpu, reserve, usable),
     )
     # requests the engine runs at once: the engines admit by the KV a request holds now, so at
     # the workload's own length (prompt + output), not at the full context
@@ -443,7 +453,7 @@ def search(inp: SearchInputs, scenario: Scenario) -> LayoutSearch:
         layout = Layout(replicas, s)
         issue = avoided(inp.engine, inp.cfg, s) if problem is None else None
         if issue is not None:
-            problem = REJECT_KNOWN_ISSUE(symptom=Name(issue.symptom), source=Source(issue.source))
+            problem = REJECT_KNOWN_ISSUE(symptom=symptom(issue), source=Source(issue.source))
         if problem is not None:
             rejected.append(Rejected(layout, problem))
             continue

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from engine.decision import Code, Decimal, Decision
 from engine.engines import Engine, adapter
 from engine.engines.memory import GIB, Reserve, Split, device_memory, memory_rules
 from engine.engines.sglang import SglangAdapter
@@ -52,10 +53,29 @@ class WeightShare:
     stage_share: float
     bytes_per_gpu: int
 
-    def formula(self) -> str:
-        split = "whole on every GPU" if self.divisor == 1 else f"÷ {self.divisor}"
-        stage = "" if self.stage_share == 1 else f" × {self.stage_share:.3f} of the layers"
-        return f"{self.role}: {self.bytes_total:,} B {split}{stage} = {self.bytes_per_gpu:,} B"
+    def formula(self) -> Decision:
+        role, total, per = ROLE_NAME[self.role](), self.bytes_total, self.bytes_per_gpu
+        if self.stage_share == 1:
+            if self.divisor == 1:
+                return SHARE_WHOLE(role=role, total=total, bytes=per)
+            return SHARE_DIVIDED(role=role, total=total, divisor=self.divisor, bytes=per)
+        stage = Decimal(self.stage_share, 3)
+        if self.divisor == 1:
+            return SHARE_WHOLE_STAGE(role=role, total=total, stage=stage, bytes=per)
+        return SHARE_DIVIDED_STAGE(
+            role=role, total=total, divisor=self.divisor, stage=stage, bytes=per
+        )
+
+
+# What a block of weights is (engine.model.weights.Role), in the reader's words.
+ROLE_NAME: dict[Role, Code] = {role: Code(f"memory.role.{role}") for role in ROLES}
+# One role's weights on the busiest GPU, with its numbers (exact bytes).
+SHARE_WHOLE = Code("memory.share.whole", "role", "total", "bytes")
+SHARE_DIVIDED = Code("memory.share.divided", "role", "total", "divisor", "bytes")
+SHARE_WHOLE_STAGE = Code("memory.share.whole_stage", "role", "total", "stage", "bytes")
+SHARE_DIVIDED_STAGE = Code(
+    "memory.share.divided_stage", "role", "total", "divisor", "stage", "bytes"
+)
 
 
 def weights_per_gpu(
@@ -151,7 +171,7 @@ def sglang_default_fraction(
     mla: bool,
     vision: tuple[int, int] | None = None,
     decode_graph_bs: int | None = None,
-) -> tuple[float, str]:
+) -> tuple[float, Decision]:
     """SGLang's own --mem-fraction-static when none is given (the SGLang adapter's)."""
     return _SGLANG.default_fraction(
         gpu,

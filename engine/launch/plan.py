@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from engine.decision import Code, Decision, Name, Percent, Source
+from engine.decision import Code, Decision, Name, Percent, Source, Tokens
 from engine.engines import adapter
 from engine.hardware.gates import fit_gate
 from engine.kv.sizing import KvSizing
@@ -52,17 +52,18 @@ from engine.launch.flags import (
     parallel_flags,
     parser_flags,
 )
+from engine.launch.known_issues import symptom
 from engine.launch.multinode import a2a_flags, nic_env
 from engine.launch.nodes import node_commands
 from engine.launch.plan_inputs import PlanInputs
 from engine.launch.recipes import (
     base_flags_for,
-    checkpoints_of,
     env_for,
     is_base_checkpoint,
 )
 from engine.model.family import AttentionFamily
 from engine.model.loader import LoadedModel
+from engine.present.words import say
 from engine.scenario import Engine, Scenario
 from engine.software.report import SoftwareReport
 
@@ -84,7 +85,6 @@ __all__ = [
     "chunk_tokens",
     "launch_facts",
     "model_id_for",
-    "smaller_checkpoints",
 ]
 
 
@@ -107,12 +107,22 @@ class LaunchPlan:
     commands: tuple[NodeCommand, ...]
     runnable: bool
     blocked_by: tuple[Decision, ...]  # why it cannot start: failed gates, weights that do not fit
-    warnings: tuple[str, ...]  # what to check before launching (shown first, not as a note)
-    notes: tuple[str, ...]
+    warned: tuple[Decision, ...]  # what to check before launching (shown first, not as a note)
+    noted: tuple[Decision, ...]
     users: int
     prefix_overlap: float
     port: int
     checkpoint_bytes: int = 0  # every stored tensor of the checkpoint (what a node reads)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """``warned`` in English (the JSON's readable field)."""
+        return tuple(say(w) for w in self.warned)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """``noted`` in English (the JSON's readable field)."""
+        return tuple(say(n) for n in self.noted)
 
     @property
     def program(self) -> list[str]:
@@ -177,14 +187,6 @@ BLOCKED = Code("plan.blocked", "gate", "reason")
 BLOCKED_FIX = Code("plan.blocked_fix", "gate", "reason", "fix")
 
 
-def smaller_checkpoints(model_id: str) -> list[str]:
-    """Official quantized siblings of ``model_id`` (data/recipes.yaml), as suggestions."""
-    return [
-        f"the official {kind.upper()} checkpoint {repo} ({source})"
-        for kind, repo, source in checkpoints_of(model_id)
-    ]
-
-
 # --- entry point ----------------------------------------------------------------------------
 
 
@@ -194,14 +196,21 @@ PORT = Code("flag.port")
 LEFT_EP_SLICED = Code("left.expert_parallel.sliced", "group")
 LEFT_EP_ONE_GPU = Code("left.expert_parallel.one_gpu")
 LEFT_QUANTIZATION = Code("left.quantization", "format", "engine")
-SOFTWARE = Code("flag.software", "reason")
 RECIPE = Code("flag.recipe", "reason", "source")
 TEXT_ONLY = Code("flag.language_model_only", "fusion")
 LEFT_MTP_BUSY = Code("left.speculative.busy", "why")
 LEFT_PREFIX_USED = Code("left.prefix_cache.used", "overlap")
 LEFT_PREFIX_UNUSED = Code("left.prefix_cache.unused", "overlap")
 HYBRID_LB = Code("flag.dp_hybrid_lb", "source")
-RECIPE_ALSO = "The official recipe also sets"
+SOFTWARE_REPORT = Code("flag.software_report")
+# What the plan tells besides its flags: a warning to read first, and notes.
+WARN_REMOTE_CODE = Code("plan.warning.remote_code", "flag")
+RECIPE_ALSO = Code("plan.note.recipe_also", "flag", "reason", "source")
+CONTEXT_NOTE = Code("plan.note.context_shortened", "context", "asked")
+MIN_VERSION = Code("plan.note.min_version", "engine", "version", "architecture")
+KNOWN_ISSUE = Code("plan.note.known_issue", "symptom", "source")
+SIDE_BY_SIDE = Code("plan.note.side_by_side", "servers", "first", "last")
+HYBRID_NODES = Code("plan.note.hybrid_lb_nodes", "port", "nodes")
 
 
 def build_plan(
@@ -222,7 +231,8 @@ def build_plan(
     facts = launch_facts()
     flags: list[PlanFlag] = []
     left: list[LeftOut] = []
-    notes: list[str] = []
+    notes: list[Decision] = []
+    recipe_also: list[tuple[str, Decision]] = []  # (flag, note): dropped where a fix sets it
     if not eng.model_positional:
         flags.append(checked(engine, eng.flag("model"), model_id, MODEL_PATH()))
     flags.append(checked(engine, eng.flag("host"), "0.0.0.0", HOST()))
@@ -258,20 +268,19 @@ def build_plan(
         if flag == "--enable-auto-tool-choice" and tool_flag not in have:
             continue
         why = sw.flag_decisions.get(token) or sw.flag_decisions.get(flag)
-        flags.append(
-            checked(engine, flag, value, why or SOFTWARE(reason=Source("software report")))
-        )
+        flags.append(checked(engine, flag, value, why or SOFTWARE_REPORT()))
         have.add(flag)
     for rf in base_flags_for(cfg, engine, core.gpu, sw):
         info = eng.lookup(rf.flag)
         canonical = info.flag if info is not None else rf.flag
         if canonical in STUDY_DECIDED:
             shown = rf.flag + (f" {rf.value}" if rf.value is not None else "")
-            notes.append(f"{RECIPE_ALSO} {shown}: {rf.reason} ({rf.source})")
+            also = RECIPE_ALSO(flag=Name(shown), reason=rf.reason, source=Source(rf.source))
+            recipe_also.append((rf.flag, also))
             continue
         if rf.flag in have or canonical in have:
             continue
-        why = RECIPE(reason=Source(rf.reason), source=Source(rf.source))
+        why = RECIPE(reason=rf.reason, source=Source(rf.source))
         flags.append(as_spelled(engine, rf.flag, rf.value, why))
         have.update({rf.flag, canonical})
         left = [x for x in left if x.flag != canonical]
@@ -322,12 +331,9 @@ def build_plan(
     env += [e for e in nic_env(lay.split, s.gpus_per_node) if e.name not in {x.name for x in env}]
     have = {f.flag for f in flags}
     left = [x for x in left if x.flag not in have]
-    warnings: list[str] = []
+    warnings: list[Decision] = []
     if eng.flag("trust_remote_code") in have:
-        warnings.append(
-            "--trust-remote-code runs Python code from the model repository on every node: read "
-            "the repository's modeling files before you launch"
-        )
+        warnings.append(WARN_REMOTE_CODE(flag=Name(eng.flag("trust_remote_code"))))
     blocked: list[Decision] = [
         BLOCKED_FIX(gate=g.failure, reason=g.reason, fix=g.fix)
         if g.fix
@@ -338,18 +344,21 @@ def build_plan(
         memory = fit_gate(fit, core.gpu)  # this engine's own fit at the layout
         blocked.append(BLOCKED(gate=memory.failure, reason=memory.reason))
     if not fit.context_fits and fit.weights_fit:
-        notes.append(
-            f"context shortened to {fit.context:,} tokens: one request of {core.context_asked:,} "
-            "does not fit at this layout"
-        )
+        notes.append(CONTEXT_NOTE(context=Tokens(fit.context), asked=Tokens(core.context_asked)))
     if sw.min_version is not None:
-        notes.append(f"{engine} >= {sw.min_version} for {sw.architecture}")
-    notes.extend(sw.notes)
+        notes.append(
+            MIN_VERSION(
+                engine=Name(eng.label),
+                version=Name(sw.min_version),
+                architecture=Name(sw.architecture),
+            )
+        )
+    notes.extend(sw.reasons)
     for issue in fit.fixes:
-        notes.append(f"Known issue applied ({issue.source}): {issue.symptom}")
+        notes.append(KNOWN_ISSUE(symptom=symptom(issue), source=Source(issue.source)))
     # a recipe's base value that a known-issue fix of the same recipe replaces is no advice
     fixed = {f.flag for f in flags if f.why.code.endswith(".known_issue")}
-    notes = [n for n in notes if not any(n.startswith(f"{RECIPE_ALSO} {f} ") for f in fixed)]
+    notes += [also for flag, also in recipe_also if flag not in fixed]
     commands = node_commands(engine, eng.program(model_id), flags, lay, s, fam.moe)
     notes += _balancer_notes(commands, lay, s)
     return LaunchPlan(
@@ -370,8 +379,8 @@ def build_plan(
         commands=commands,
         runnable=runnable and not blocked,
         blocked_by=tuple(blocked),
-        warnings=tuple(warnings),
-        notes=tuple(dict.fromkeys(n for n in notes if n)),
+        warned=tuple(warnings),
+        noted=tuple(dict.fromkeys(notes)),
         users=s.users,
         prefix_overlap=s.prefix_overlap / 100,
         port=facts.port,
@@ -379,23 +388,18 @@ def build_plan(
     )
 
 
-def _balancer_notes(commands: tuple[NodeCommand, ...], lay: Layout, s: Scenario) -> list[str]:
+def _balancer_notes(commands: tuple[NodeCommand, ...], lay: Layout, s: Scenario) -> list[Decision]:
     """Several API servers on one node (copies on their own GPUs and ports), or one per node
     (hybrid DP load balancing): clients need one address in front of them."""
     ports = sorted({c.port for c in commands if c.port is not None})
     per_node = sum(1 for c in commands if c.node == 0 and c.port is not None)
     if per_node > 1:
         return [
-            f"{per_node} servers run side by side on each node, on ports {ports[0]}–{ports[-1]}: "
-            "put a load balancer (or the prefix-aware router) over those ports; clients that "
-            f"call only port {ports[0]} reach one copy of the {per_node}"
+            SIDE_BY_SIDE(servers=per_node, first=Name(str(ports[0])), last=Name(str(ports[-1])))
         ]
     serving_nodes = sum(1 for c in commands if c.port is not None)
     if lay.split.gpus > s.gpus_per_node and serving_nodes > len(
         [c for c in commands if c.role == "leader"]
     ):
-        return [
-            f"every node of a copy serves its own API on port {ports[0]} (hybrid DP load "
-            f"balancing): put a load balancer over the {serving_nodes} nodes"
-        ]
+        return [HYBRID_NODES(port=Name(str(ports[0])), nodes=serving_nodes)]
     return []

@@ -77,7 +77,7 @@ def rank_parts(
     context_fits: bool,
     users_fit: bool,
     users: int,
-    max_ctx: int,
+    context: int,
     deficit: int,
 ) -> tuple[tuple[str, float], ...]:
     """One candidate's rank, part by part (smaller is better)."""
@@ -114,7 +114,7 @@ def rank_parts(
         ("weights_fit", 0 if weights_fit else 1),
         ("deficit", 0 if weights_fit else deficit),
         ("context_fits", 0 if context_fits else 1),
-        ("context", -max_ctx if not context_fits else 0),
+        ("context", -context if not context_fits else 0),
         ("users_fit", 0 if users_fit else 1),
         ("sliced_across_nodes", 1 if sliced_across_nodes else 0),
         ("users", -users if not users_fit else 0),
@@ -331,8 +331,8 @@ def compare(
         return VS_DEFICIT(
             pick=p,
             rival=r,
-            pick_over=Bytes(pick.rank[1][1]),
-            rival_over=Bytes(rival.rank[1][1]),
+            pick_over=Bytes(pick.shortfall),
+            rival_over=Bytes(rival.shortfall),
         )
     if part == "context_fits":
         return VS_CONTEXT_FITS(

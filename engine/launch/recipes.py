@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
-from engine.decision import Code, Source
+from engine.decision import Code, Decision, Source
 from engine.hardware.gpus import Gpu
 from engine.launch.command import EnvVar
 from engine.launch.facts import launch_facts
@@ -24,6 +24,8 @@ from engine.software.report import SoftwareReport
 
 RECIPES_YAML = DATA_DIR / "recipes.yaml"
 ENV_RECIPE = Code("env.recipe", "reason", "source")
+# A reason written in data/recipes.yaml: an id whose words are code.recipe.note.<id>.
+NoteId = Annotated[str, Field(pattern=r"^[a-z0-9_]+$")]
 
 
 class Match(Loose):
@@ -91,7 +93,7 @@ class _SpecDefaults(Loose):
 class _Var(Loose):
     name: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*$")
     value: str
-    reason: str = Field(min_length=1)
+    reason: NoteId
 
 
 class _Env(Loose):
@@ -108,7 +110,7 @@ class _Env(Loose):
 class _Flag(Loose):
     flag: str = Field(pattern=r"^-{1,2}[A-Za-z0-9][\w.-]*$")
     value: str | None = None
-    reason: str = Field(min_length=1)
+    reason: NoteId
 
 
 class _BaseFlags(Loose):
@@ -144,6 +146,21 @@ class RecipesFile(Loose):
 @cache
 def recipes() -> RecipesFile:
     return load_data(RecipesFile, RECIPES_YAML.name)
+
+
+# One code per reason id of the data, declared on import so the catalogs test sees them all.
+NOTES: dict[str, Code] = {
+    note_id: Code(f"recipe.note.{note_id}")
+    for note_id in dict.fromkeys(
+        [v.reason for row in recipes().env for v in row.vars]
+        + [f.reason for row in recipes().base_flags for f in row.flags]
+    )
+}
+
+
+def note(note_id: str) -> Decision:
+    """Why a recipe sets a variable or a flag, as a decision (worded per language)."""
+    return NOTES[note_id]()
 
 
 def _applies(
@@ -212,7 +229,7 @@ def env_for(cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport) -> l
         for var in row.vars:
             if var.name not in seen:
                 seen.add(var.name)
-                why = ENV_RECIPE(reason=Source(var.reason), source=Source(row.source))
+                why = ENV_RECIPE(reason=note(var.reason), source=Source(row.source))
                 out.append(EnvVar(var.name, var.value, why))
     return out
 
@@ -221,7 +238,7 @@ def env_for(cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport) -> l
 class RecipeFlag:
     flag: str
     value: str | None
-    reason: str
+    reason: Decision
     source: str
 
 
@@ -229,7 +246,7 @@ def base_flags_for(
     cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport
 ) -> list[RecipeFlag]:
     return [
-        RecipeFlag(f.flag, f.value, f.reason, row.source)
+        RecipeFlag(f.flag, f.value, note(f.reason), row.source)
         for row in recipes().base_flags
         if row.engine == engine
         and row.match.matches(cfg)

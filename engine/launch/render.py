@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 import shlex
 
-from engine.i18n import DEFAULT_LANG, Lang
+from engine.decision import Decision
+from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.facts import launch_facts
 from engine.launch.plan import LEADER, LaunchPlan, NodeCommand
-from engine.present.words import say
+from engine.present.sources import clean
+from engine.present.words import say, sources
 
 # Every character that ends a line for a shell, a YAML parser or a Markdown renderer, plus the
 # other C0/C1 controls.
@@ -73,6 +75,13 @@ def _prefix(command: NodeCommand) -> str:
     return "CUDA_VISIBLE_DEVICES=" + ",".join(str(d) for d in command.devices) + " "
 
 
+def said(decision: Decision, lang: Lang = DEFAULT_LANG) -> str:
+    """A decision in words with its citations after it in brackets (a page lists them under
+    the reasons; a script has only its comment line)."""
+    cited = [clean(c) for c in sources([decision])]
+    return say(decision, lang) + (f" [{'; '.join(cited)}]" if cited else "")
+
+
 def blocked_stop(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> list[str]:
     """For a plan that cannot start: the reasons on stderr and ``exit 1``, before any
     launcher line of the script runs (the commands below stay for reading)."""
@@ -91,40 +100,50 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
     out = [
         "#!/usr/bin/env bash",
         comment(
-            f"{plan.engine} {plan.engine_version}: {plan.model_name} on {plan.nodes} node(s) × "
-            f"{plan.gpus_per_node} {plan.gpu_key}, layout {plan.layout.describe()}"
+            t(
+                "script.header",
+                lang,
+                engine=plan.engine,
+                version=plan.engine_version,
+                model=plan.model_name,
+                nodes=plan.nodes,
+                per_node=plan.gpus_per_node,
+                gpu=plan.gpu_key,
+                layout=say(plan.layout.name(), lang),
+            )
         ),
-        comment(f"context {plan.context:,} tokens; users that fit: {plan.fit.users:,}"),
+        comment(
+            t("script.context", lang, context=f"{plan.context:,}", users=f"{plan.fit.users:,}")
+        ),
         "set -euo pipefail",
         "",
     ]
     out += blocked_stop(plan, lang)
-    if plan.warnings:
-        out += [comment(f"WARNING: {w}") for w in plan.warnings] + [""]
+    if plan.warned:
+        out += [comment(t("script.warning", lang, text=said(w, lang))) for w in plan.warned]
+        out.append("")
     nic = launch_facts().multi_node.nic_env.placeholder
     if any("${" + nic + "}" == e.value for e in plan.env):
         out += [
-            comment(f"Set {nic} to the network interface that reaches the other nodes."),
+            comment(t("script.set_nic", lang, nic=nic)),
             f': "${{{nic}:?set {nic} to the network interface that reaches the other nodes}}"',
         ]
     for e in plan.env:
-        out.append(comment(f"{e.name}: {say(e.why, lang)}"))
+        out.append(comment(f"{e.name}: {said(e.why, lang)}"))
         out.append(f"export {e.name}={word(e.value)}")
     if plan.env:
         out.append("")
     for f in plan.flags:
-        out.append(comment(f"{' '.join(f.tokens)}: {say(f.why, lang)}"))
+        out.append(comment(f"{' '.join(f.tokens)}: {said(f.why, lang)}"))
     for x in plan.left_to_engine:
-        out.append(comment(f"not set {x.flag}: {say(x.why, lang)}"))
-    for n in plan.notes:
-        out.append(comment(f"note: {n}"))
+        out.append(comment(t("script.not_set", lang, flag=x.flag, why=said(x.why, lang))))
+    for n in plan.noted:
+        out.append(comment(t("script.note", lang, text=said(n, lang))))
     multi = any(c.role != "server" for c in plan.commands)
     if multi:
         out += [
             "",
-            comment(
-                "Set LEADER_ADDR to the first node's address on every node, then run its line."
-            ),
+            comment(t("script.leader", lang)),
             ': "${LEADER_ADDR:?set LEADER_ADDR to the address of node 0}"',
         ]
     if len(plan.commands) == 1:
@@ -132,7 +151,7 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
         return "\n".join(out) + "\n"
     out += [
         "",
-        comment("Run the command for this machine: pass its node number as the first argument."),
+        comment(t("script.pick_node", lang)),
         'NODE="${1:?pass the node number (0 for the first node)}"',
         'case "$NODE" in',
     ]
@@ -185,6 +204,7 @@ __all__ = [
     "docker",
     "join",
     "one_line",
+    "said",
     "script",
     "shell",
     "word",

@@ -8,12 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from engine.i18n import DEFAULT_LANG, Lang
+from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.k8s import kubernetes_yaml, manifest_name
 from engine.launch.plan import LaunchPlan
 from engine.launch.render import blocked_stop, comment, docker, script
 from engine.present.report import study_json, study_markdown
 from engine.present.safe import json_text
+from engine.present.words import say
 from engine.scenario import cli_line
 from engine.study import Study
 
@@ -28,27 +29,34 @@ class Artifact:
     text: str
 
 
-def docker_script(plan: LaunchPlan) -> str:
+def docker_script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
     """``docker run`` for every node as one bash script: one command when a single server
-    runs, else the node picks its line by number (as the launch script does)."""
+    runs, else the node picks its line by number (as the launch script does); a blocked plan
+    stops first with its reasons in ``lang``, as the launch script does."""
     head = [
         "#!/usr/bin/env bash",
         comment(
-            f"docker run for {plan.model_name}: {plan.nodes} node(s) × {plan.gpus_per_node} "
-            f"{plan.gpu_key}, layout {plan.layout.describe()}, image {plan.image}"
+            t(
+                "script.docker_header",
+                lang,
+                model=plan.model_name,
+                nodes=plan.nodes,
+                per_node=plan.gpus_per_node,
+                gpu=plan.gpu_key,
+                layout=say(plan.layout.name(), lang),
+                image=plan.image,
+            )
         ),
         "set -euo pipefail",
         "",
-        *blocked_stop(plan),
+        *blocked_stop(plan, lang),
     ]
     if len(plan.commands) == 1:
         return "\n".join([*head, docker(plan)]) + "\n"
     multi = any(c.role != "server" for c in plan.commands)
     if multi:
         head += [
-            comment(
-                "Set LEADER_ADDR to the first node's address on every node, then run its line."
-            ),
+            comment(t("script.leader", lang)),
             ': "${LEADER_ADDR:?set LEADER_ADDR to the address of node 0}"',
             "",
         ]
@@ -95,7 +103,10 @@ def launch_artifacts(st: Study, plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> 
     return [
         Artifact("script", f"launch-{name}-{plan.engine}.sh", "text/x-shellscript", launch),
         Artifact(
-            "docker", f"docker-{name}-{plan.engine}.sh", "text/x-shellscript", docker_script(plan)
+            "docker",
+            f"docker-{name}-{plan.engine}.sh",
+            "text/x-shellscript",
+            docker_script(plan, lang),
         ),
         Artifact(
             "kubernetes",

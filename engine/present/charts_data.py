@@ -19,6 +19,7 @@ from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.kv.dtype import ALIASES, resolve_kv_dtype
 from engine.kv.sizing import KvSizing, size_kv
 from engine.launch.layout import stage_share, users_at
+from engine.launch.memory import ROLE_NAME
 from engine.launch.ranking import layout_rules
 from engine.measure.backcalc import BackcalcResult, EngineReading, backcalculate
 from engine.model.architecture import FFN_LABELS, Architecture, Mixer, build_architecture
@@ -26,7 +27,7 @@ from engine.model.config import ModelConfig
 from engine.model.context import context_limit
 from engine.model.family import FamilyVerdict, classify
 from engine.model.loader import catalog_names, load_catalog
-from engine.model.weights import weight_report
+from engine.model.weights import Role, weight_report
 from engine.perf import estimate
 from engine.present.evidence import EvidenceRow, evidence_rows, formula, formulas, group_labels
 from engine.present.units import GB, GIB, Count, gib, in_gib, nbytes, tb_per_s, tokens
@@ -100,8 +101,8 @@ def kv_headline(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
     )
     per_token = kv.kv_bytes_per_token
     dtype_note = (
-        t("kv_shown.dtype_note", lang, dtype=kv.kv_dtype.stored, note=kv.kv_dtype.note)
-        if kv.kv_dtype.note
+        t("kv_shown.dtype_note", lang, dtype=kv.kv_dtype.stored, note=say(kv.kv_dtype.why, lang))
+        if kv.kv_dtype.why is not None
         else ""
     )
     out = [
@@ -189,7 +190,15 @@ def kv_headline(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
 def weights_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
     w = st.weights
     fit = st.fit
-    blocks = " + ".join(f"{b.name} {b.count:,}" for b in w.blocks)
+    # the parameters by what they are (the MTP layers' apart), in the order they first appear
+    counts: dict[tuple[bool, Role], int] = {}
+    for b in w.blocks:
+        counts[(b.mtp, b.role)] = counts.get((b.mtp, b.role), 0) + b.count
+    blocks = " + ".join(
+        t("kv_shown.mtp_part" if mtp else "kv_shown.part", lang,
+          part=say(ROLE_NAME[role](), lang), count=f"{n:,}")
+        for (mtp, role), n in counts.items()
+    )  # fmt: skip
     return [
         Shown(
             t("shown.params", lang),
@@ -201,8 +210,13 @@ def weights_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
                 active=Count(w.params_active),
             ),
             w.params_total,
-            f"{blocks} = {w.params_total:,} parameters; active per token excludes the "
-            f"routed experts not chosen, MTP and vision: {w.params_active:,}",
+            t(
+                "kv_shown.params",
+                lang,
+                blocks=blocks,
+                total=f"{w.params_total:,}",
+                active=f"{w.params_active:,}",
+            ),
             t(
                 "shown.params_help",
                 lang,
@@ -214,26 +228,47 @@ def weights_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
             t("shown.checkpoint", lang, format=w.format),
             gib(w.weight_bytes),
             w.weight_bytes,
-            f"{w.bits_note}: {w.weight_bytes:,} B = {gib(w.weight_bytes)} "
-            f"(routed experts {w.expert_bytes:,} B, the rest {w.non_expert_bytes:,} B)",
+            t(
+                "kv_shown.checkpoint",
+                lang,
+                bits=_bits_note(st, lang),
+                bytes=f"{w.weight_bytes:,}",
+                gib=gib(w.weight_bytes),
+                experts=f"{w.expert_bytes:,}",
+                rest=f"{w.non_expert_bytes:,}",
+            ),
             t("shown.exact_bytes", lang, bytes=f"{w.weight_bytes:,}"),
         ),
         Shown(
             t("shown.weights_per_gpu", lang),
             gib(fit.weights_per_gpu),
             fit.weights_per_gpu,
-            f"at {fit.layout.describe()}: "
-            + "; ".join(share.formula() for share in fit.weight_shares)
-            + f" = {fit.weights_per_gpu:,} B on the busiest GPU",
+            t(
+                "kv_shown.weights_per_gpu",
+                lang,
+                layout=say(fit.layout.name(), lang),
+                shares="; ".join(say(share.formula(), lang) for share in fit.weight_shares),
+                bytes=f"{fit.weights_per_gpu:,}",
+            ),
             t("shown.exact_bytes", lang, bytes=f"{fit.weights_per_gpu:,}"),
         ),
     ]
 
 
+def _bits_note(st: Study, lang: Lang) -> str:
+    """How the checkpoint stores its weights, in ``lang``: the format's details as the software
+    step words them, and what the weights report adds after them."""
+    fmt = st.engines[st.scenario.engine].software.checkpoint
+    note = st.weights.bits_note
+    if not note.startswith(fmt.detail):
+        return note
+    return "".join(say(d, lang) for d in fmt.details) + note.removeprefix(fmt.detail)
+
+
 def fit_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
     fit = st.fit
     reserve = (
-        f"; the engine's reserve inside the fraction: {fit.reserve.formula()}"
+        t("kv_shown.reserve", lang, parts=reserve_formula(st, lang))
         if fit.reserve is not None
         else ""
     )
@@ -242,30 +277,46 @@ def fit_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
             t("shown.users", lang, context=tokens(fit.context)),
             f"{fit.users:,}",
             fit.users,
-            fit.users_formula(),
+            say(fit.users_formula(), lang),
             t("shown.users_help", lang, asked=f"{st.scenario.users:,}"),
         ),
         Shown(
             t("shown.kv_space", lang),
             gib(fit.kv_space_per_gpu),
             fit.kv_space_per_gpu,
-            fit.memory_formula() + f" (fraction: {fit.fraction_why}){reserve}",
+            t(
+                "kv_shown.kv_space",
+                lang,
+                memory=say(fit.memory_formula(), lang),
+                fraction=say(fit.fraction_why, lang),
+                reserve=reserve,
+            ),
             t("shown.exact_bytes", lang, bytes=f"{fit.kv_space_per_gpu:,}"),
         ),
         Shown(
             t("shown.context", lang),
             t("shown.tokens_value", lang, n=f"{fit.context:,}"),
             fit.context,
-            f"the workload asks {st.context_asked:,} tokens; the model's limit is "
-            f"{st.limit.tokens:,} ({st.limit.formula}); "
-            + (
-                "one request of that length fits"
+            t(
+                "kv_shown.context_fits"
                 if fit.context_fits
-                else "the longest one request fits at this layout"
+                else "kv_shown.context_short"
+                if fit.weights_fit
+                else "kv_shown.context_none",
+                lang,
+                asked=f"{st.context_asked:,}",
+                limit=f"{st.limit.tokens:,}",
+                formula=st.limit.formula,
             ),
             t("shown.context_help", lang, limit=f"{st.limit.tokens:,}"),
         ),
     ]
+
+
+def reserve_formula(st: Study, lang: Lang = DEFAULT_LANG) -> str:
+    """The engine's non-KV reserve, part by part ("" when the engine keeps none)."""
+    reserve = st.fit.reserve
+    return " + ".join(say(part, lang) for part in reserve.formula()) if reserve else ""
 
 
 def layout_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
@@ -275,14 +326,14 @@ def layout_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
     yes, no = t("common.on", lang), t("common.off", lang)
     return [
         Shown(t("shown.tp", lang), str(s.tp), s.tp, f"--tensor-parallel-size {s.tp}"),
-        Shown(t("shown.dp", lang), str(s.dp), s.dp, f"DP-attention ranks per copy = {s.dp}"),
+        Shown(t("shown.dp", lang), str(s.dp), s.dp, t("kv_shown.dp", lang, dp=s.dp)),
         Shown(
             t("shown.ep", lang),
             yes if s.ep else no,
             float(s.ep),
-            f"expert parallel over {s.moe_group} ranks" if s.ep else "experts sliced by TP",
+            t("kv_shown.ep", lang, ranks=s.moe_group) if s.ep else t("kv_shown.sliced", lang),
         ),
-        Shown(t("shown.replicas", lang), str(lay.replicas), lay.replicas, lay.describe()),
+        Shown(t("shown.replicas", lang), str(lay.replicas), lay.replicas, say(lay.name(), lang)),
     ]
 
 
@@ -696,7 +747,7 @@ def memory_breakdown(st: Study, lang: Lang = DEFAULT_LANG) -> MemoryBreakdown:
     # much they do not fit
     segs = [Segment(t("memory.weights", lang), fit.weights_per_gpu, weights)]
     if fit.reserve is not None:
-        segs.append(Segment(t("memory.reserve", lang), reserve, fit.reserve.formula()))
+        segs.append(Segment(t("memory.reserve", lang), reserve, reserve_formula(st, lang)))
     used = t(
         "kv_shown.kv_used",
         lang,

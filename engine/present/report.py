@@ -86,8 +86,8 @@ def candidate_json(c: Candidate) -> dict[str, Any]:
         "users_fit": c.users_fit,
         "why_not": say_all(c.why),
         "speed": c.speed.to_json() if c.speed is not None else None,
-        "memory_formula": c.memory_formula(),
-        "users_formula": c.users_formula(),
+        "memory_formula": say(c.memory_formula()),
+        "users_formula": say(c.users_formula()),
     }
 
 
@@ -187,6 +187,8 @@ def plan_json(plan: LaunchPlan) -> dict[str, Any]:
         "blocked_by_codes": [b.to_json() for b in plan.blocked_by],
         "warnings": list(plan.warnings),
         "notes": list(plan.notes),
+        "warning_codes": [w.to_json() for w in plan.warned],
+        "note_codes": [n.to_json() for n in plan.noted],
         "kubernetes_yaml": kubernetes_yaml(plan, manifest_name(plan.model_name)),
     }
 
@@ -293,20 +295,23 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
         f"{k.upper()} {getattr(s, k)}" for k in ("tp", "dp", "pp", "replicas") if getattr(s, k)
     )
     if s.ep is not None:
-        pinned = ", ".join(x for x in (pinned, f"EP {'on' if s.ep else 'off'}") if x)
+        ep = "EP " + t("common.on" if s.ep else "common.off", lang)
+        pinned = ", ".join(x for x in (pinned, ep) if x)
+    source = t(f"common.source.{st.model.source}", lang)
     out += ["", "## " + t("report.scenario", lang), ""]
     out += _table(
         (t("report.field", lang), t("report.value", lang)),
         [
-            (t("report.model", lang), f"{st.model.name} ({st.model.source})"),
+            (t("report.model", lang), f"{st.model.name} ({source})"),
             (t("report.gpus", lang), t("report.gpus_value", lang, nodes=s.nodes,
                                          per_node=s.gpus_per_node, gpu=st.gpu.key)),
-            (t("report.engine", lang), f"{s.engine} {st.plan.engine_version if st.plan else ''}"),
+            (t("report.engine", lang),
+             f"{ENGINE_LABELS[s.engine]} {st.plan.engine_version if st.plan else ''}".rstrip()),
             (t("report.context", lang), f"{st.context_asked:,}"),
             (t("report.users", lang), f"{s.users:,}"),
             (t("report.prefix", lang), f"{s.prefix_overlap} %"),
-            (t("report.latency", lang), s.latency),
-            (t("report.kv_dtype", lang), s.kv_dtype),
+            (t("report.latency", lang), t(f"sidebar.priority.{s.latency}", lang)),
+            (t("report.kv_dtype", lang), auto if s.kv_dtype == "auto" else s.kv_dtype),
             (t("report.fraction", lang),
              auto if s.memory_fraction is None else f"{s.memory_fraction:g}"),
             (t("report.pinned", lang), pinned or auto),
@@ -368,7 +373,8 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
             out.append(_fence(shell(plan), "bash"))
         else:
             for c in plan.commands:
-                out.append(t("report.node", lang, node=c.node, role=c.role))
+                role = t(f"flags.role.{c.role}", lang)
+                out.append(t("report.node", lang, node=c.node, role=role))
                 out.append("")
                 out.append(_fence(shell(plan, c), "bash"))
                 out.append("")
