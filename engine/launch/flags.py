@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 
-from engine.decision import Bytes, Code, Decimal, Decision, Name, Source, Tokens
+from engine.decision import Bytes, Code, Decimal, Decision, Name, Percent, Source, Tokens
 from engine.engines import ENGINES, adapter
 from engine.kv.sizing import KvSizing
 from engine.launch.candidate import Candidate, Layout
@@ -17,7 +17,7 @@ from engine.launch.facts import launch_facts
 from engine.launch.known_issues import symptom
 from engine.launch.nodes import copies_per_node
 from engine.launch.plan_inputs import PlanInputs
-from engine.launch.ranking import layout_rules
+from engine.launch.ranking import layout_rules, speed_cost
 from engine.launch.recipes import speculative_for, tool_chat_template
 from engine.model.family import AttentionFamily
 from engine.scenario import Engine, Scenario
@@ -72,21 +72,27 @@ MTP_ALGORITHM = Code("flag.mtp.algorithm", "layers", "why", "algorithm", "source
 SPEC_PINNED = Code("flag.mtp.pinned")
 SPEC_SPEED = Code("flag.mtp.speed", "tpot", "tpot_without", "tps", "tps_without")
 SPEC_SLOWER = Code("flag.mtp.slower", "tpot", "tpot_without", "tps", "tps_without")
+# drafts are faster by the objective, but by less than the speed model's error
+SPEC_TIE = Code("flag.mtp.tie", "tpot", "tpot_without", "tps", "tps_without", "tie")
 
 
-def draft_why(core: PlanInputs, code: Code) -> Decision:
+def draft_why(core: PlanInputs, code: Code, scenario: Scenario | None = None) -> Decision:
     """Why drafts are on (or off): the scenario's pin, or the speed model's comparison of the
-    search's picks with and without them."""
+    search's picks with and without them. Off (``scenario`` given): "slower" only where drafts
+    do not lower the objective's cost; a gain inside the speed model's error is said as one."""
     if core.draft_speeds is None or None in core.draft_speeds:
         return SPEC_PINNED()
     with_drafts, without = core.draft_speeds
     assert with_drafts is not None and without is not None
-    return code(
-        tpot=Decimal(with_drafts.tpot_ms, 1, "ms"),
-        tpot_without=Decimal(without.tpot_ms, 1, "ms"),
-        tps=Decimal(with_drafts.output_tokens_per_s_per_gpu, 0, "tok/s"),
-        tps_without=Decimal(without.output_tokens_per_s_per_gpu, 0, "tok/s"),
-    )
+    figures = {
+        "tpot": Decimal(with_drafts.tpot_ms, 1, "ms"),
+        "tpot_without": Decimal(without.tpot_ms, 1, "ms"),
+        "tps": Decimal(with_drafts.output_tokens_per_s_per_gpu, 0, "tok/s"),
+        "tps_without": Decimal(without.output_tokens_per_s_per_gpu, 0, "tok/s"),
+    }
+    if scenario is not None and speed_cost(scenario, with_drafts) < speed_cost(scenario, without):
+        return SPEC_TIE(**figures, tie=Percent(layout_rules().speed_tie_fraction))
+    return code(**figures)
 
 
 MTP_STEPS = Code("flag.mtp.steps")

@@ -315,7 +315,7 @@ def build_plan(
         left.append(
             LeftOut(
                 eng.flag("speculative"),
-                LEFT_MTP_BUSY(why=draft_why(core, SPEC_SLOWER)),
+                LEFT_MTP_BUSY(why=draft_why(core, SPEC_SLOWER, s)),
             )
         )
     overlap = Percent(s.prefix_overlap / 100)
