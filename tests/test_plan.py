@@ -380,3 +380,15 @@ def test_a_pinned_layout_overrides_the_search_everywhere() -> None:
     assert pinned.search.pinned and pinned.plan is not None
     assert flag_value(pinned.plan, "--tensor-parallel-size") == "1"
     assert study_numbers(pinned) != study_numbers(auto)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_plan_that_passes_trust_remote_code_never_notes_it_is_not_needed(engine: str) -> None:
+    passing = 0
+    for name in catalog_names():
+        plan = run(name, gpu="H200", gpus_per_node=8, engine=engine).plan
+        if plan is None or "--trust-remote-code" not in {f.flag for f in plan.flags}:
+            continue
+        passing += 1
+        assert "software.remote_code_not_needed" not in {n.code for n in plan.noted}, name
+    assert passing > 0

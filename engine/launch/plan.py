@@ -65,7 +65,7 @@ from engine.model.family import AttentionFamily
 from engine.model.loader import LoadedModel
 from engine.present.words import say
 from engine.scenario import Engine, Scenario
-from engine.software.report import SoftwareReport
+from engine.software.report import REMOTE_CODE_NOT_NEEDED, SoftwareReport
 
 __all__ = [
     "LEADER",
@@ -353,7 +353,12 @@ def build_plan(
                 architecture=Name(sw.architecture),
             )
         )
-    notes.extend(sw.reasons)
+    # where the plan passes --trust-remote-code (the official commands do), the software note
+    # that the model code does not need it would contradict the command
+    passes_remote_code = eng.flag("trust_remote_code") in have
+    notes.extend(
+        r for r in sw.reasons if not (passes_remote_code and r.code == REMOTE_CODE_NOT_NEEDED.code)
+    )
     for issue in fit.fixes:
         notes.append(KNOWN_ISSUE(symptom=symptom(issue), source=Source(issue.source)))
     # a recipe's base value that a known-issue fix of the same recipe replaces is no advice
