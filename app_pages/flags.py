@@ -176,6 +176,7 @@ with left:
         replicas=C.instances(d),
         family=str(d.family.attention_family),
         gpu_generation=d.gpu.generation,
+        moe=d.family.moe,
     )
     advice_sources.append(advice.source)
     st.markdown(

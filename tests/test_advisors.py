@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 
@@ -14,7 +15,9 @@ from engine.launch.advisors import (
     eplb_advice,
     moe_comm_advice,
 )
+from engine.rules import DATA_DIR
 from engine.software.tables import flag_table
+from tools import advisor_pairs
 
 
 def assert_real_flags(engine: str, fragments: tuple[str, ...]) -> None:
@@ -148,3 +151,37 @@ def test_the_engine_advisor_quotes_tok_s_only_where_they_were_measured() -> None
             assert codes[-1] == "advice.engine.not_measured"
             assert all(not isinstance(v, Decimal) for w in advice.why for _, v in w.params)
     assert engine_advice(0).figures  # the table as read, with no model to match
+
+
+def test_the_engine_advisor_quotes_runs_of_both_engines_on_this_family_and_gpu_generation() -> None:
+    """data/advisor_pairs.yaml: published runs of vLLM and SGLang under the same conditions.
+    A dense GQA model on Hopper gets the dense GQA Hopper pairs, with the rows' own figures; an
+    MLA MoE on Hopper the DeepSeek-R1 pair; a family measured on no GPU of its generation, the
+    rule alone."""
+    rows = {}
+    with (DATA_DIR / "perf" / "measured.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            rows[row["id"]] = row
+    dense = engine_advice(0, family="GQA", gpu_generation="hopper", moe=False)
+    quoted = [w for w in dense.why if w.code == "advice.engine.measured"]
+    assert {str(dict(w.params)["model"].text) for w in quoted} == {
+        "Qwen/Qwen3-32B",
+        "Qwen/Qwen3-8B",
+    }
+    for w in quoted:
+        p = dict(w.params)
+        vllm_row, sglang_row = (rows[r.text] for r in p["rows"])
+        assert (vllm_row["engine"], sglang_row["engine"]) == ("vllm", "sglang")
+        assert p["vllm"].value == vllm_row["output_tps_total"]
+        assert p["sglang"].value == sglang_row["output_tps_total"]
+    mla = engine_advice(0, family="MLA", gpu_generation="hopper", moe=True)
+    assert [
+        dict(w.params)["model"].text for w in mla.why if w.code == "advice.engine.measured"
+    ] == ["deepseek-ai/DeepSeek-R1-0528"]
+    ampere = engine_advice(0, family="GQA", gpu_generation="ampere", moe=False)
+    assert [w.code for w in ampere.why][-1] == "advice.engine.not_measured"
+
+
+def test_the_measured_pairs_file_is_what_the_tool_writes() -> None:
+    assert advisor_pairs.main(["--check"]) == 0

@@ -36,6 +36,15 @@ ENGINE_VLLM_RULE = Code("advice.engine.vllm_rule", "below")
 ENGINE_EVEN_RULE = Code("advice.engine.even_rule", "low", "high")
 ENGINE_SGLANG_RULE = Code("advice.engine.sglang_rule", "above")
 NOT_MEASURED = Code("advice.engine.not_measured", "family", "generation")
+# a published run of both engines under the same conditions, on a model of this family and a
+# GPU of this generation (data/advisor_pairs.yaml)
+ENGINE_MEASURED = Code(
+    "advice.engine.measured",
+    "model", "gpus", "gpu", "tp", "weights", "dataset", "load", "vllm", "sglang",
+    "vllm_version", "sglang_version", "rows",
+)  # fmt: skip
+ENGINE_LOAD_CAP = Code("advice.engine.load_cap", "n")
+ENGINE_LOAD_BURST = Code("advice.engine.load_burst", "prompts")
 ROUTING_MANY = Code("advice.routing.many", "replicas")
 ROUTING_ONE = Code("advice.routing.one")
 A2A_ONE_NODE = Code("advice.a2a.one_node")
@@ -104,6 +113,78 @@ class AdvisorFacts(Strict):
 def advisor_facts() -> AdvisorFacts:
     """``data/advisors.yaml``, read and validated once."""
     return load_data(AdvisorFacts, ADVISORS_YAML.name)
+
+
+class _EngineRun(Strict):
+    version: str = Field(min_length=1)
+    output_tps: float = Field(gt=0)
+
+
+class MeasuredPair(Strict):
+    """vLLM and SGLang measured under the same conditions (data/advisor_pairs.yaml, written by
+    tools/advisor_pairs.py from data/perf/measured.jsonl)."""
+
+    model: str
+    attention_family: str
+    moe: bool
+    gpu: str
+    generation: str
+    gpus: int = Field(ge=1)
+    tp: int = Field(ge=1)
+    weights: str
+    dataset: str
+    prompts: int = Field(ge=1)
+    concurrency: int | None  # None: every prompt sent at once
+    vllm: _EngineRun
+    sglang: _EngineRun
+    rows: list[str] = Field(min_length=2, max_length=2)
+    source: str = Field(min_length=1)
+
+
+class _Pairs(Strict):
+    pairs: list[MeasuredPair]
+
+
+@cache
+def measured_pairs() -> tuple[MeasuredPair, ...]:
+    return tuple(load_data(_Pairs, "advisor_pairs.yaml").pairs)
+
+
+def pairs_for(
+    family: str | None, moe: bool | None, gpu_generation: str | None
+) -> tuple[MeasuredPair, ...]:
+    """The pairs measured on a model of this family (attention family and MoE or dense) and a
+    GPU of this generation; none when any of them is unknown."""
+    if family is None or moe is None or gpu_generation is None:
+        return ()
+    return tuple(
+        p
+        for p in measured_pairs()
+        if (p.attention_family, p.moe, p.generation) == (family, moe, gpu_generation)
+    )
+
+
+def measured_why(pair: MeasuredPair) -> Decision:
+    """One measured comparison, with its conditions, versions and rows."""
+    load = (
+        ENGINE_LOAD_CAP(n=pair.concurrency)
+        if pair.concurrency is not None
+        else ENGINE_LOAD_BURST(prompts=pair.prompts)
+    )
+    return ENGINE_MEASURED(
+        model=Name(pair.model),
+        gpus=pair.gpus,
+        gpu=Name(pair.gpu),
+        tp=pair.tp,
+        weights=Name(pair.weights),
+        dataset=Name(pair.dataset),
+        load=load,
+        vllm=_tps(pair.vllm.output_tps),
+        sglang=_tps(pair.sglang.output_tps),
+        vllm_version=Name(pair.vllm.version),
+        sglang_version=Name(pair.sglang.version),
+        rows=tuple(Name(r) for r in pair.rows),
+    )
 
 
 @dataclass(frozen=True)
@@ -199,10 +280,13 @@ def engine_advice(
     replicas: int = 1,
     family: str | None = None,
     gpu_generation: str | None = None,
+    moe: bool | None = None,
 ) -> EngineAdvice:
     """vLLM or SGLang from how much of each prompt repeats an earlier one (0–100 %). The
     benchmark's tok/s are quoted only for a model of a family and a GPU generation they were
-    measured on (``data/advisors.yaml`` ``measured_on``); otherwise the rule alone, said so."""
+    measured on (``data/advisors.yaml`` ``measured_on``); otherwise the rule alone, said so,
+    beside any published run of both engines under the same conditions on a model of this
+    family (and MoE or dense) and a GPU of this generation (``data/advisor_pairs.yaml``)."""
     if (
         isinstance(prefix_overlap_pct, bool)
         or not isinstance(prefix_overlap_pct, int | float)
@@ -269,11 +353,23 @@ def engine_advice(
             "either": ENGINE_EVEN_RULE(low=low, high=high),
             "sglang": ENGINE_SGLANG_RULE(above=high),
         }[engine]
-        why = [
-            rule,
-            NOT_MEASURED(family=Name(family or ""), generation=Name(gpu_generation or "")),
+        pairs = pairs_for(family, moe, gpu_generation)
+        why = [rule]
+        if pairs:
+            why += [measured_why(pair) for pair in pairs]
+        else:
+            why.append(
+                NOT_MEASURED(family=Name(family or ""), generation=Name(gpu_generation or ""))
+            )
+        figures = [
+            Figure(
+                f"vLLM {pair.vllm.output_tps:g} vs SGLang {pair.sglang.output_tps:g} tok/s",
+                f"{pair.model} on {pair.gpus} x {pair.gpu}, TP {pair.tp}, {pair.dataset}",
+                pair.source,
+            )
+            for pair in pairs
         ]
-        figures = []
+        bench = "; ".join([bench, *(pair.source for pair in pairs)])
 
     sglang_flags: list[str] = []
     if pct >= choice.even_from_pct:
