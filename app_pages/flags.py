@@ -4,9 +4,12 @@ the engine, the layouts the search compared, the manifests and the advisors."""
 import streamlit as st
 
 from engine.launch.advisors import engine_advice, moe_comm_advice
+from engine.launch.k8s import KubeOptions, kubernetes_yaml, manifest_name
+from engine.launch.plan import LaunchPlan
 from engine.launch.render import docker, shell
 from engine.present import charts_data as C
 from engine.present import messages as M
+from engine.present.artifacts import Artifact
 from engine.present.report import candidate_json
 from engine.present.safe import inert
 from engine.present.sources import clean
@@ -15,6 +18,42 @@ from engine.scenario import ENGINE_LABELS
 from ui import charts, memo, show, tables
 from ui import state as S
 from ui.lang import T, current
+
+
+@st.fragment
+def cluster_manifests(p: LaunchPlan) -> None:
+    """The manifests with the names the cluster decides (the model-cache claim, the token
+    Secret and, across nodes, the pods' network): typing one reruns only this part; each is
+    checked as the name it must be, and nothing typed leaves this session."""
+    key = f"flags.kube.{p.engine}"
+    left, right = st.columns(2)
+    claim = left.text_input(
+        T("flags.kube.claim"), key=f"{key}.claim", max_chars=63, help=T("flags.kube.claim_help")
+    )
+    secret = right.text_input(
+        T("flags.kube.secret"), key=f"{key}.secret", max_chars=63, help=T("flags.kube.secret_help")
+    )
+    host, nic, rdma = None, "", ""
+    if p.nodes_per_copy > 1:
+        a, b, c = st.columns(3)
+        host = a.checkbox(T("flags.kube.host_network"), key=f"{key}.host", value=True)
+        nic = b.text_input(T("flags.kube.nic"), key=f"{key}.nic", max_chars=15)
+        rdma = c.text_input(T("flags.kube.rdma"), key=f"{key}.rdma", max_chars=63)
+    options = KubeOptions(
+        model_cache_claim=claim.strip() or None,
+        hf_token_secret=secret.strip() or None,
+        host_network=host,
+        rdma_resource=rdma.strip() or None,
+        nic=nic.strip() or None,
+    )
+    name = manifest_name(p.model_name)
+    text = show.or_error(kubernetes_yaml, p, name, options=options)
+    if text is None:
+        return
+    st.code(text, language="yaml")
+    yaml_file = Artifact("kubernetes", f"{name}-{p.engine}.yaml", "application/yaml", text)
+    show.download(yaml_file, f"{key}.download", not p.runnable)
+
 
 st.title(T("nav.flags"))
 d = S.study_or_stop()
@@ -107,7 +146,7 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
             for c in p.commands:
                 st.code(docker(p, c), language="bash")
         with st.expander(T("flags.kubernetes")):
-            st.code(artifacts["kubernetes"].text, language="yaml")
+            cluster_manifests(p)
 
 st.subheader(T("flags.compared"))
 st.caption(T("flags.compared_caption"))

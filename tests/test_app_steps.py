@@ -90,3 +90,17 @@ def test_measure_on_a_machine_without_cuda_says_so() -> None:
 
     if not torch.cuda.is_available():
         assert any("cuda" in e.value for e in at.error)
+
+
+def test_flags_writes_the_manifests_with_the_clusters_names_and_refuses_a_bad_one() -> None:
+    at = open_app("flags", {"model": "deepseek-ai/DeepSeek-V3", "gpu": "H100", "nodes": "2"})
+    at.text_input(key="flags.kube.vllm.claim").set_value("models-pvc").run()
+    at.text_input(key="flags.kube.vllm.nic").set_value("ib0").run()
+    assert_clean(at)
+    manifests = [c.value for c in at.code if "claimName" in c.value]
+    assert any("claimName: models-pvc" in m and "value: ib0" in m for m in manifests)
+    errors_before = len(at.error)
+    at.text_input(key="flags.kube.vllm.claim").set_value("Bad Name$(x)").run()
+    assert_clean(at)
+    assert len(at.error) == errors_before + 1
+    assert not any("Bad Name" in c.value for c in at.code)
