@@ -4,6 +4,7 @@ the engine, the layouts the search compared, the manifests and the advisors."""
 import streamlit as st
 
 from engine.launch.advisors import engine_advice, moe_comm_advice
+from engine.launch.facts import launch_facts
 from engine.launch.k8s import KubeOptions, kubernetes_yaml, manifest_name
 from engine.launch.plan import LaunchPlan
 from engine.launch.render import docker, shell
@@ -33,10 +34,13 @@ def cluster_manifests(p: LaunchPlan) -> None:
     secret = right.text_input(
         T("flags.kube.secret"), key=f"{key}.secret", max_chars=63, help=T("flags.kube.secret_help")
     )
-    host, nic, rdma = None, "", ""
+    host: bool | None = None
+    default: bool | None = None
+    nic, rdma = "", ""
     if p.nodes_per_copy > 1:
         a, b, c = st.columns(3)
-        host = a.checkbox(T("flags.kube.host_network"), key=f"{key}.host", value=True)
+        default = launch_facts().kubernetes.multi_node_network.host_network
+        host = a.checkbox(T("flags.kube.host_network"), key=f"{key}.host", value=default)
         nic = b.text_input(T("flags.kube.nic"), key=f"{key}.nic", max_chars=15)
         rdma = c.text_input(T("flags.kube.rdma"), key=f"{key}.rdma", max_chars=63)
     options = KubeOptions(
@@ -51,8 +55,9 @@ def cluster_manifests(p: LaunchPlan) -> None:
     if text is None:
         return
     st.code(text, language="yaml")
-    yaml_file = Artifact("kubernetes", f"{name}-{p.engine}.yaml", "application/yaml", text)
-    show.download(yaml_file, f"{key}.download", not p.runnable)
+    if options != KubeOptions(host_network=default):  # the download above has the defaults
+        yaml_file = Artifact("kubernetes", f"{name}-{p.engine}.yaml", "application/yaml", text)
+        show.download(yaml_file, f"{key}.download", not p.runnable)
 
 
 st.title(T("nav.flags"))

@@ -99,6 +99,9 @@ def test_flags_writes_the_manifests_with_the_clusters_names_and_refuses_a_bad_on
     assert_clean(at)
     manifests = [c.value for c in at.code if "claimName" in c.value]
     assert any("claimName: models-pvc" in m and "value: ib0" in m for m in manifests)
+    # the named manifest has a download of its own beside the two with the defaults
+    labels = [b.label for b in at.get("download_button")]
+    assert labels.count("Kubernetes YAML") == 3
     errors_before = len(at.error)
     at.text_input(key="flags.kube.vllm.claim").set_value("Bad Name$(x)").run()
     assert_clean(at)
