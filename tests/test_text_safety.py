@@ -200,8 +200,8 @@ def _markdown_texts(at: AppTest) -> Iterator[tuple[str, str]]:
     for kind in ("expander", "tabs"):
         for e in at.get(kind):
             yield kind, str(getattr(e, "label", ""))
-    for m in at.metric:
-        yield "metric", f"{m.label}\n{m.proto.help or ''}"
+    for m in at.metric:  # Streamlit 1.67 renders a metric's label, value and help as Markdown
+        yield "metric", f"{m.label}\n{m.value}\n{m.proto.help or ''}"
     for w in (*at.button, *at.selectbox, *at.radio, *at.text_area, *at.number_input):
         yield "widget", f"{getattr(w, 'label', '')}\n{getattr(w.proto, 'help', '') or ''}"
 
