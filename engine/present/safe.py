@@ -8,12 +8,13 @@ One layer for every surface:
   ``strict`` no emphasis, code span or strikethrough either. How, and why that holds against
   GFM's grammar, is said at ``inert``.
 * ``plain(text)``: for a terminal, a script comment, a JSON string read in a terminal, or an
-  element that never renders Markdown (``st.text``, ``st.code``, dataframe cells): C0 and C1
-  control characters (ESC, BEL, CSI, OSC …), DEL, bidi and zero-width format characters, and
-  line / paragraph separators are written as visible ``\\x1b``-style escapes; newlines and tabs
-  stay. ``one_line(text)``: the same for a name or a value shown on one line, with its newlines,
-  carriage returns and tabs shown as ``\\n``, ``\\r``, ``\\t``: a config string cannot fake a
-  line of output.
+  element that never renders Markdown (``st.text``, ``st.code``, dataframe cells; a metric's
+  value is Markdown in Streamlit 1.67, like labels, captions and tooltips): C0 and C1
+  control characters (ESC, BEL, CSI, OSC …), DEL, bidi and zero-width format characters (all
+  but U+2060, the word joiner ``inert`` places) and line / paragraph separators are written as
+  visible ``\\x1b``-style escapes; newlines and tabs stay. ``one_line(text)``: the same for a
+  name or a value shown on one line, with its newlines, carriage returns and tabs shown as
+  ``\\n``, ``\\r``, ``\\t``: a config string cannot fake a line of output.
 * ``Markdown``: a ``str`` that is trusted markup (a catalog message, the app's own ``:green[…]``
   marks); ``inert`` leaves it as it is.
 """
