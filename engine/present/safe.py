@@ -94,9 +94,14 @@ _STRICT = _LIVE + r"`*_{}~#|>"
 # that ends a line or the text (it would escape what follows it in the message), gets one.
 _ESCAPE = re.compile(rf"\\[{_PUNCT}]|\\(?=\n|\Z)|[{_LIVE}]")
 _ESCAPE_STRICT = re.compile(rf"\\[{_PUNCT}]|\\(?=\n|\Z)|[{_STRICT}]")
-# What opens a block where a line (or the text: it may follow a catalog's "- ") starts: a
-# heading, a quote, a table row, a list item, a setext underline or thematic break, a fence.
-_BLOCK = re.compile(r"(?m)^([ \t]*)(?:([#>|+*=_`~-])|(\d+)(?=[.)]))")
+# What opens a block where a line (or the text: it may follow a catalog's "- ") starts: a quote;
+# a heading, bullet or numbered item (its marker then a space or the end); a line of only
+# - = _ * ` ~ : | (a setext underline, a thematic break, a table's delimiter row, a fence); a
+# fence with an info string. A number such as "2.14 GiB" opens nothing and is left as it is.
+_BLOCK = re.compile(
+    r"(?m)^([ \t]*)(?:(>)|(#{1,6}|[-+*])(?=[ \t]|$)|(\d{1,9})(?=[.)](?:[ \t]|$))"
+    r"|([-=_*`~:|])(?=[-=_*`~:| \t]*$)|(`{3}|~{3}))"
+)
 # Where a word joiner goes: after every ":" that is not followed by a space (a scheme's
 # ``https:``, ``mailto:``; ``:emoji:``, ``:streamlit:`` and ``:material/…:`` shortcodes;
 # directives), after every "www", and on both sides of every "@" (an e-mail address).
@@ -109,8 +114,10 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def _block(match: re.Match[str]) -> str:
-    indent, marker, number = match.groups()
-    return f"{indent}\\{marker}" if marker else f"{indent}{number}\\"
+    indent, quote, marker, number, line, fence = match.groups()
+    if number is not None:
+        return f"{indent}{number}\\"  # 1\. : the delimiter escaped
+    return f"{indent}\\{quote or marker or line or fence}"
 
 
 def inert(text: str, *, strict: bool = False, one_line: bool = False) -> Markdown:
