@@ -501,6 +501,7 @@ BOUNDARY: dict[str, tuple[bytes, str | None]] = {
     "num_attention_heads 0.5": (with_field("num_attention_heads", "0.5"), "num_attention_heads"),
     "head_dim 0": (with_field("head_dim", "0"), "head_dim"),
     "head_dim false": (with_field("head_dim", "false"), "head_dim"),
+    "vocab_size 0": (with_field("vocab_size", "0"), "vocab_size"),
     "a NUL byte after the object": (QWEN_BYTES + b"\x00", "config.json"),
     "a raw NUL inside a string": (with_field("model_type", b'"a\x00b"'), "config.json"),
     "a \\u0000 escape in model_type": (with_field("model_type", '"qwen3\\u0000x"'), None),

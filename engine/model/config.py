@@ -335,6 +335,12 @@ def prune(raw: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
+def _default(value: Any, default: Any) -> Any:
+    """``value``, or ``default`` when it is absent (None): a 0 or false stays, for validation
+    to refuse by name, never read as absent."""
+    return default if value is None else value
+
+
 def _pick(flat: Mapping[str, Any], name: str) -> Any:
     if name in flat and flat[name] is not None:
         return flat[name]
@@ -642,7 +648,7 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         "num_key_value_heads": kv,
         "head_dim": _pick(flat, "head_dim"),
         "intermediate_size": 0 if free is not None else inter,
-        "vocab_size": _pick(flat, "vocab_size") or 32_000,
+        "vocab_size": _default(_pick(flat, "vocab_size"), 32_000),
         "max_position_embeddings": _pick(flat, "max_position_embeddings"),
         "tie_word_embeddings": _bool(flat, "tie_word_embeddings", False),
         "hidden_act": str(
