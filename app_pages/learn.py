@@ -6,6 +6,7 @@ import streamlit as st
 from engine.errors import InputError
 from engine.present import charts_data as C
 from engine.present import learn
+from engine.present.safe import Markdown
 from engine.present.words import say
 from ui import charts, memo, show, tables
 from ui import state as S
@@ -91,5 +92,6 @@ own, steps = learn.mla_absorption(cfg, lang)
 if not own:
     st.caption(T("learn.no_mla", model=d.model.name))
 for step in steps:
-    st.markdown(T("learn.step", title=step.title, text=step.text))
+    # catalog text with numbers filled in: the app's own Markdown
+    st.markdown(T("learn.step", title=Markdown(step.title), text=Markdown(step.text)))
     st.code(step.formula, language=None, wrap_lines=True)

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from engine.present.safe import inert
 from engine.present.sources import clean
 from engine.present.words import say
 from engine.scenario import ENGINE_LABELS
@@ -27,10 +28,14 @@ for col, (engine, view) in zip(cols, d.engines.items(), strict=True):
             key = "software.title_chosen" if engine == d.scenario.engine else "software.title"
             st.subheader(T(key, engine=label, version=r.engine_version))
             a, b = st.columns(2)
+            # a metric's value is Markdown too: the format and parsers come from the config
             a.metric(T("software.min_version"), r.min_version or T("software.unknown"))
-            b.metric(T("software.format"), r.checkpoint_format)
-            a.metric(T("software.tool_parser"), r.tool_call_parser or T("common.none"))
-            b.metric(T("software.reasoning_parser"), r.reasoning_parser or T("common.none"))
+            b.metric(T("software.format"), inert(r.checkpoint_format, one_line=True))
+            none = T("common.none")
+            a.metric(T("software.tool_parser"), inert(r.tool_call_parser or none, one_line=True))
+            b.metric(
+                T("software.reasoning_parser"), inert(r.reasoning_parser or none, one_line=True)
+            )
             st.caption(clean("".join(say(x, lang) for x in r.checkpoint.details)))
             if r.extra_flags:
                 st.markdown(T("software.extra_flags"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -40,6 +41,7 @@ from engine.scenario import AUTO, FieldRow, Scenario, catalog_name, fields, make
 from engine.study import study
 
 MAX_ARG_CHARS = 65_536  # an argument longer than this is not a name, a number or a command
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Parser(argparse.ArgumentParser):
@@ -424,6 +426,9 @@ def main(argv: Sequence[str] | None = None, *, backcalc_predict: Any = None) -> 
     args_in = list(sys.argv[1:] if argv is None else argv)
     if any(len(a) > MAX_ARG_CHARS for a in args_in):
         return fail(f"error: arguments: each at most {MAX_ARG_CHARS:,} characters")
+    if any(not a.isascii() and _SURROGATE.search(a) for a in args_in):
+        # Python hands bytes that are not UTF-8 over as lone surrogates (surrogateescape)
+        return fail("error: arguments: UTF-8 text (an argument holds bytes that are not UTF-8)")
     try:
         try:
             args = build_parser().parse_args(args_in)

@@ -465,3 +465,129 @@ def test_fuzz_issue_cases(tally: Tally) -> None:
 
     for argv in ISSUE_CASES:
         run_cli(argv, tally)
+
+
+# --- every parser boundary: what Python's parsers raise besides a syntax error ------------------
+# json.loads raises ValueError for an integer over 4,300 digits and RecursionError for deep
+# nesting; it reads NaN, Infinity and 1e400 (inf), \u0000 and lone surrogate escapes, a BOM
+# before bytes, and keeps the last of duplicate keys. Each case, as a file, as JSON text on the
+# command line and as an upload (``load_model`` on bytes, what the sidebar calls), must load or
+# be refused by an InputError naming the field: never another exception, never the CLI's guard.
+
+QWEN_TEXT = (ROOT / "data/models/Qwen__Qwen3-8B.json").read_text()
+QWEN_BYTES = QWEN_TEXT.encode()
+
+
+def with_field(key: str, raw: str | bytes) -> bytes:
+    """Qwen3-8B's config.json with ``"key": raw`` (raw JSON bytes) added or replacing the key."""
+    cfg = json.loads(QWEN_TEXT)
+    cfg.pop(key, None)
+    head = (json.dumps(cfg)[:-1] + f", {json.dumps(key)}: ").encode()
+    return head + (raw.encode() if isinstance(raw, str) else raw) + b"}"
+
+
+LONG = json.dumps("x" * 70_000)
+# case -> (bytes, the field the refusal names, or None: the config loads)
+BOUNDARY: dict[str, tuple[bytes, str | None]] = {
+    "an integer of 5,000 digits": (with_field("pad", "9" * 5000), "config.json"),
+    "hidden_size of 5,000 digits": (with_field("hidden_size", "9" * 5000), "config.json"),
+    "hidden_size of 4,300 digits": (with_field("hidden_size", "9" * 4300), "hidden_size"),
+    "100,000 levels of nesting": (with_field("pad", "[" * 100_000 + "]" * 100_000), "config.json"),
+    "65 levels of nesting": (with_field("pad", '{"a":' * 65 + "1" + "}" * 65), "pad" + ".a" * 63),
+    "hidden_size 1e400 (inf)": (with_field("hidden_size", "1e400"), "hidden_size"),
+    "hidden_size -Infinity": (with_field("hidden_size", "-Infinity"), "hidden_size"),
+    "rope_theta NaN": (with_field("rope_theta", "NaN"), "rope_theta"),
+    "context 1e308": (with_field("max_position_embeddings", "1e308"), "max_position_embeddings"),
+    "num_attention_heads 0.5": (with_field("num_attention_heads", "0.5"), "num_attention_heads"),
+    "head_dim 0": (with_field("head_dim", "0"), "head_dim"),
+    "head_dim false": (with_field("head_dim", "false"), "head_dim"),
+    "vocab_size 0": (with_field("vocab_size", "0"), "vocab_size"),
+    "a NUL byte after the object": (QWEN_BYTES + b"\x00", "config.json"),
+    "a raw NUL inside a string": (with_field("model_type", b'"a\x00b"'), "config.json"),
+    "a \\u0000 escape in model_type": (with_field("model_type", '"qwen3\\u0000x"'), None),
+    "bytes that are not UTF-8": (with_field("model_type", b'"a\xffb"'), "config.json"),
+    "a surrogate written as UTF-8": (with_field("model_type", b'"\xed\xa0\x80"'), "model_type"),
+    "a lone surrogate escape": (with_field("model_type", '"\\ud800"'), "model_type"),
+    "a lone surrogate escape in a key": (with_field("pad", '{"\\udfff": 1}'), "pad.\\udfff"),
+    "a UTF-8 byte-order mark": (b"\xef\xbb\xbf" + QWEN_BYTES, None),
+    "UTF-16 with its byte-order mark": (QWEN_TEXT.encode("utf-16"), None),
+    "duplicate keys, the last valid": (with_field("model_type", '"x", "model_type": "qwen"'), None),
+    "duplicate keys, the last 0": (with_field("hidden_size", '1, "hidden_size": 0'), "hidden_size"),
+    "a string of 70,000 characters": (with_field("model_type", LONG), "model_type"),
+    "a key of 70,000 characters": (with_field("x" * 70_000, "1"), "x" * 63 + "…"),
+    "9 MiB": (with_field("pad", json.dumps("y" * (9 << 20))), "config.json"),
+    "empty": (b"", "config.json"),
+    "whitespace": (b" \n\t ", "config.json"),
+    "a list": (b"[]", "config.json"),
+    "null": (b"null", "config.json"),
+    "a number": (b"1e400", "config.json"),
+}  # fmt: skip
+
+
+def _outcome(data: bytes) -> str | None:
+    """``None`` when the upload loads, else the field its InputError names."""
+    from engine.errors import InputError
+    from engine.model.loader import load_model
+
+    try:
+        with alarm(HANG_S):
+            load_model(data, name="config.json")
+    except InputError as err:
+        return err.field
+    return None
+
+
+@pytest.mark.parametrize("case", sorted(BOUNDARY))
+def test_an_upload_at_a_parser_boundary_loads_or_is_refused_naming_the_field(case: str) -> None:
+    data, field = BOUNDARY[case]
+    assert _outcome(data) == field
+
+
+@pytest.mark.parametrize("case", sorted(BOUNDARY))
+def test_the_cli_reads_a_parser_boundary_file_in_one_line_without_its_guard(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, field = BOUNDARY[case]
+    path = tmp_path / "config.json"
+    path.write_bytes(data)
+    sources = [str(path)]
+    text = data.decode("utf-8", "replace").lstrip("\ufeff")
+    if text.startswith("{") and len(text) <= 65_536 and "\ufffd" not in text:
+        sources.append(text)  # the same JSON text as an argument, where one can hold it
+    for source in sources:
+        with alarm(HANG_S):
+            code = main(["diagnose", source])
+        err = capsys.readouterr().err
+        if field is None:
+            assert code == 0, err
+        else:
+            assert code == 2 and len(err.splitlines()) == 1, err
+            assert err.startswith(f"error: {field}: "), err  # named, not the CLI's guard
+
+
+def test_command_line_bytes_that_are_not_utf_8_are_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    not_utf8 = b"vllm serve m --served-model-name \xff\xfe".decode("utf-8", "surrogateescape")
+    for argv in (["lint", not_utf8], ["study", "Qwen/Qwen3-8B", "--gpu", "H200\udcff"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err == "error: arguments: UTF-8 text (an argument holds bytes that are not UTF-8)\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "vllm serve m --tensor-parallel-size " + "9" * 5000,
+        "vllm serve m --max-model-len " + "9" * 5000 + " --gpu-memory-utilization 1e400",
+        "vllm serve m --gpu-memory-utilization nan --max-num-seqs -Infinity",
+        'vllm serve m --hf-overrides \'{"a": ' + "9" * 5000 + "}'",
+        "vllm serve m --compilation-config '" + '{"a":' * 3000 + "1" + "}" * 3000 + "'",
+        "vllm serve m --served-model-name 'a\x00b'",
+        "\ufeffvllm serve m",
+        "args: [" * 5000,
+    ],
+)
+def test_lint_reads_hostile_numbers_and_json_in_one_line(command: str, tally: Tally) -> None:
+    run_cli(["lint", command], tally)
+    assert tally.counts["guarded_errors"] == 0

@@ -133,3 +133,61 @@ def test_an_error_that_quotes_a_config_value_shows_it_without_live_markdown() ->
     at = paste(open_app(), json.dumps(bad))
     assert at.error  # the config is refused, naming its field
     assert live_markdown(at) == []
+
+
+# --- parser boundaries: the paste box and the upload's callback ------------------------------
+
+# tests/test_fuzz.py BOUNDARY cases, each a class of what Python's parsers raise or read
+APP_CASES = [
+    "an integer of 5,000 digits",
+    "hidden_size of 5,000 digits",
+    "100,000 levels of nesting",
+    "hidden_size 1e400 (inf)",
+    "rope_theta NaN",
+    "head_dim 0",
+    "a raw NUL inside a string",
+    "a \\u0000 escape in model_type",
+    "a surrogate written as UTF-8",
+    "a lone surrogate escape",
+    "a UTF-8 byte-order mark",
+    "duplicate keys, the last 0",
+    "a string of 70,000 characters",
+]
+
+
+def _names(message: str, case: str, field: str) -> bool:
+    """The error names the field, or, for a JSON syntax error, its line and column."""
+    if "NUL" in case:
+        return "Invalid JSON at line 1, column" in message
+    return f"{field}:" in message
+
+
+@pytest.mark.parametrize("case", APP_CASES)
+def test_an_upload_at_a_parser_boundary_says_which_field_and_raises_nothing(case: str) -> None:
+    from tests.test_fuzz import BOUNDARY
+
+    data, field = BOUNDARY[case]
+    at = open_app()
+    at.radio(key="w.mode").set_value("upload").run()
+    at.file_uploader(key="w.upload").upload("config.json", data, "application/json").run()
+    assert_clean(at)
+    if field is None:
+        assert not at.error and state(at).source == "file"  # it loaded
+    else:
+        assert any(_names(e.value, case, field) for e in at.error), [e.value for e in at.error]
+
+
+# a browser sends text, never the bytes of a lone surrogate
+PASTE_CASES = [c for c in APP_CASES if c != "a surrogate written as UTF-8"]
+
+
+@pytest.mark.parametrize("case", PASTE_CASES)
+def test_a_paste_at_a_parser_boundary_shows_an_error_naming_the_field(case: str) -> None:
+    from tests.test_fuzz import BOUNDARY
+
+    data, field = BOUNDARY[case]
+    at = paste(open_app(), data.decode("utf-8"))
+    if field is None:
+        assert not at.error
+    else:
+        assert any(_names(e.value, case, field) for e in at.error), [e.value for e in at.error]

@@ -17,7 +17,7 @@ from engine.lint import lint_command
 from engine.model import store
 from engine.model.config import MAX_CONFIG_BYTES, normalize
 from engine.model.loader import LoadedModel, load_catalog, load_model, load_pasted
-from tests import shell_stub
+from tests import gfm, shell_stub
 from tests.apptest_util import assert_clean, open_app
 from tests.test_text_safety import DOMAIN, RAW_CONTROL, assert_safe_page, live
 
@@ -114,9 +114,10 @@ def test_3_the_store_is_bounded_by_bytes_as_well_as_entries(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(store, "MAX_BYTES", 4 * 1024 * 1024)
-    pad = "y" * 200_000  # each config holds about 1.6 MB by the store's count
+    # each config holds about 1.6 MB by the store's count (a string holds at most 65,536)
+    pad = {f"pad{k}": "y" * 50_000 for k in range(4)}
     digests = [
-        store.put(LoadedModel(normalize(QWEN | {"pad": pad, "n": i}), "upload", f"u{i}.json"))
+        store.put(LoadedModel(normalize(QWEN | pad | {"n": i}), "upload", f"u{i}.json"))
         for i in range(10)
     ]
     count, held = store.held()
@@ -258,3 +259,55 @@ def test_every_bundled_and_wild_config_still_loads() -> None:
     paths += sorted((ROOT / "tests/fixtures/configs_wild").glob("*.json"))
     for path in paths:
         normalize(json.loads(path.read_text()))
+
+
+# --- round 2: what the second audit found --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"src": "hub", "model": f"https://{DOMAIN}/login"},
+        {"model": f"www.{DOMAIN}"},
+        {"model": f"pwn@{DOMAIN}"},
+        {"model": f"mailto:pwn@{DOMAIN}"},
+    ],
+)
+def test_r2_1_a_link_value_is_no_autolink_once_escapes_are_resolved(query: dict[str, str]) -> None:
+    """remark-gfm finds bare URLs, www. and e-mail addresses in the text after backslash
+    escapes are resolved: ``https\\://`` was a live link in Chromium."""
+    at = open_app(query=query)
+    shown = [w.value for w in (*at.warning, *at.error)]
+    assert shown
+    assert all(gfm.text_links(text) == [] for text in shown), shown
+
+
+def test_r2_2_a_config_with_a_5000_digit_integer_is_refused_naming_what_was_expected(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = json.dumps(QWEN)[:-1] + ', "pad": ' + "9" * 5000 + "}"
+    with pytest.raises(InputError) as err:
+        load_model(config.encode(), name="config.json")
+    assert err.value.field == "config.json" and "4,300 digits" in err.value.expected
+    assert main(["diagnose", config]) == 2
+    assert capsys.readouterr().err.startswith("error: config.json: integers of at most 4,300")
+
+
+def test_r2_3_a_config_string_cannot_fake_a_line_of_cli_output(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake = "Qwen3ForCausalLM\nFAKE LINE\u2028\u202e"
+    config = QWEN | {"architectures": [fake], "torch_dtype": "bfloat16\r\nfake"}
+    for command in ("software", "diagnose", "study"):
+        assert main([command, json.dumps(config)]) == 0
+        out = capsys.readouterr().out
+        assert "\nFAKE LINE" not in out and "\nfake" not in out, command
+        assert "\u2028" not in out and "\u202e" not in out
+    assert main(["software", json.dumps(config)]) == 0
+    assert "Qwen3ForCausalLM\\nFAKE LINE\\u2028\\u202e" in capsys.readouterr().out
+
+
+def test_r2_4_a_head_dim_of_zero_is_refused_naming_it() -> None:
+    with pytest.raises(InputError) as err:
+        normalize(QWEN | {"head_dim": 0})
+    assert err.value.field == "head_dim"

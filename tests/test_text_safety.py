@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 from streamlit.testing.v1 import AppTest
 
 from engine.cli import main
@@ -29,9 +31,10 @@ from engine.model.config import normalize
 from engine.model.loader import LoadedModel, load_catalog
 from engine.present.artifacts import launch_artifacts, report_artifacts
 from engine.present.report import study_markdown
-from engine.present.safe import inert, plain
+from engine.present.safe import WORD_JOINER, inert, one_line, plain
 from engine.scenario import QUERY_KEYS, Scenario, make_scenario
 from engine.study import Study, study
+from tests import gfm
 from tests.apptest_util import APP, TIMEOUT, assert_clean
 from ui.nav import PAGES
 
@@ -45,36 +48,47 @@ PAYLOADS = [
     "\x07",
     f"\x1b]8;;https://{DOMAIN}/osc\x07osc\x1b]8;;\x07",
     "\x9b31m\x9d0;title\x9c",
+    # from here on, each renders live unless made inert
     f"[t][r]\n\n[r]: https://{DOMAIN}/ref",
     f"<https://{DOMAIN}/auto>",
     f"https://{DOMAIN}/bare",
+    f"HTTP://{DOMAIN}/upper",
+    f"x/https://www.{DOMAIN}/nested",
     f"www.{DOMAIN}",
+    f"WWW.{DOMAIN}/upper",
     f"pwn@{DOMAIN}",
+    f"a.b+c@{DOMAIN}",
+    f"mailto:pwn@{DOMAIN}",
+    f"ftp://{DOMAIN}/f",
     f"![i](https://{DOMAIN}/i.png)",
     f"<img src=https://{DOMAIN}/h.png>",
+    f'<a href="https://{DOMAIN}/a">a</a>',
+    f"<iframe src=https://{DOMAIN}/f></iframe>",
     "[d](data:text/html;base64,PHNjcmlwdD4=)",
     "[j](javascript:alert(1))",
+    ":streamlit:",
     ":violet[PWNDIR]",
     "$PWNMATH$",
+    "&#x202e;PWNBIDI",
 ]
 HOSTILE = " ".join(PAYLOADS)
 # A link's values are at most 256 characters: the live constructs, shorter.
 SHORT = (
-    f"[t][r] [r]: https://{DOMAIN}/q <https://{DOMAIN}/a> www.{DOMAIN} ![i](https://{DOMAIN}/i)"
-    " :violet[PWNDIR] $PWNMATH$ \x1b]8;;x\x07"
+    f"[t][r] [r]: https://{DOMAIN}/q <https://{DOMAIN}/a> www.{DOMAIN} p@{DOMAIN}"
+    f" ![i](https://{DOMAIN}/i) :violet[PWNDIR] $PWNMATH$ :streamlit: \x1b]8;;x\x07"
 )
 
 # --- what "live" and "raw control" mean --------------------------------------------------------
 
-_ESCAPED = re.compile(r"\\[!-/:-@\[-`{-~]")  # CommonMark: a backslash escapes ASCII punctuation
-LIVE = [
+# Parser constructs (gfm.SOURCE) carrying this test's payloads, read with escapes masked: the
+# app's own markup (``:green[…]``, its source links) is not a payload.
+LIVE_SOURCE = [
     re.compile(r"\[[^\[\]]*\]\([^)\s]*(" + re.escape(DOMAIN) + r"|data:|javascript:)"),  # link
     re.compile(r"\[[^\[\]]*\]\[r\]"),  # a reference link
-    re.compile(r"(?m)^\s*\[[^\]\n]*\]:"),  # a link definition
+    gfm.SOURCE["link definition"],
     re.compile(r"<[a-zA-Z][a-zA-Z0-9+.-]*:"),  # an autolink
-    re.compile(r"<img\b|<[a-z]+\s+src="),  # HTML
-    re.compile(r"(?i)(https?://|www\.)[^\s]*" + re.escape(DOMAIN)),  # a bare URL
-    re.compile(r"@" + re.escape(DOMAIN)),  # an e-mail autolink
+    re.compile(r"<(?:img|a|iframe)\b"),  # HTML
+    gfm.SOURCE["entity"],
     re.compile(r":violet\["),  # a Streamlit directive
     re.compile(r"\$PWNMATH\$"),  # math
 ]
@@ -82,9 +96,13 @@ RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def live(markdown: str) -> list[str]:
-    """The live constructs ``markdown`` would render (backslash-escaped characters are text)."""
-    masked = _ESCAPED.sub("\x00", markdown)
-    return [p.pattern for p in LIVE if p.search(masked)]
+    """What ``markdown`` would render live from this test's payloads: a parser construct (with
+    backslash-escaped characters as text) or a link or image the text-node transforms make
+    *after* escapes are resolved (``tests/gfm.py``: GFM autolink literals, ``:streamlit:``)."""
+    masked = gfm.masked(markdown)
+    found = [p.pattern for p in LIVE_SOURCE if p.search(masked)]
+    found += [link for link in gfm.text_links(markdown) if DOMAIN in link or "streamlit" in link]
+    return found
 
 
 def test_the_detector_sees_every_payload_live_and_none_inert() -> None:
@@ -92,6 +110,58 @@ def test_the_detector_sees_every_payload_live_and_none_inert() -> None:
         assert live(payload), payload
         assert live(inert(payload)) == [], inert(payload)
     assert RAW_CONTROL.search(HOSTILE) and not RAW_CONTROL.search(plain(HOSTILE))
+
+
+@pytest.mark.parametrize(
+    "escaped",
+    [
+        f"https\\://{DOMAIN}/login",  # what the backslash-escaping neutraliser wrote
+        f"www\\.{DOMAIN}",
+        f"pwn\\@{DOMAIN}",
+        f"\\<https\\://{DOMAIN}/auto>",
+        f"\\[r\\]: https\\://{DOMAIN}/ref",
+        "\\:streamlit\\:",
+    ],
+)
+def test_backslash_escapes_do_not_stop_gfm_autolinks(escaped: str) -> None:
+    """The audit's finding: remark-gfm links the text after escapes are resolved."""
+    assert live(escaped)
+
+
+# Fragments a hostile string is built from: schemes, "://", "www", ".", "@", domains, Markdown
+# punctuation, backslashes, word joiners and line breaks, in any order.
+FRAGMENTS = [
+    "https", "http", "HTTPS", "ftp", "mailto", "xmpp", "javascript", "data", ":", "//", "/",
+    "www", "WWW", "w", ".", "@", "+", "-", "_", "evil", "example", "com", "a1", " ", "\n",
+    "\\", "[", "]", "(", ")", "<", ">", "!", "&", "#", "x202e;", ";", "$", "`", "*", "|", "{",
+    "}", "~", "=", "1.", "streamlit", "smile", "material/home", "\u2060", "\u202e", "é", "/",
+]  # fmt: skip
+
+
+@settings(max_examples=3000, deadline=None, derandomize=True, database=None)
+@given(hst.lists(hst.sampled_from(FRAGMENTS), max_size=24).map("".join), hst.booleans())
+def test_inert_text_opens_no_construct_and_makes_no_autolink(text: str, one_line: bool) -> None:
+    out = inert(text, one_line=one_line)
+    assert gfm.source_constructs(out) == [], out
+    assert gfm.text_links(out) == [], out
+    assert inert(out) == out  # idempotent: a second pass changes nothing
+    strict = inert(text, strict=True)
+    assert gfm.source_constructs(strict) == [] and gfm.text_links(strict) == [], strict
+
+
+def test_inert_keeps_ordinary_names_as_written() -> None:
+    for name in ("Qwen/Qwen3-8B", "qwen2_moe", "float8_e4m3fn", "DeepseekV3ForCausalLM", "fp8"):
+        assert inert(name, one_line=True) == name
+    assert gfm.unescape(inert("https://x.example/a")).replace(WORD_JOINER, "") == (
+        "https://x.example/a"
+    )
+
+
+def test_one_line_shows_line_breaks_and_bidi_controls_as_escapes() -> None:
+    text = "Qwen3\nFAKE: ok\r\u2028\u2029\x85\u202etxt\u2066x\u2069\tend"
+    shown = one_line(text)
+    assert shown == "Qwen3\\nFAKE: ok\\r\\u2028\\u2029\\x85\\u202etxt\\u2066x\\u2069\\tend"
+    assert plain("a\nb\tc") == "a\nb\tc"  # a multi-line text keeps its lines
 
 
 # --- the hostile config ------------------------------------------------------------------------
@@ -130,8 +200,8 @@ def _markdown_texts(at: AppTest) -> Iterator[tuple[str, str]]:
     for kind in ("expander", "tabs"):
         for e in at.get(kind):
             yield kind, str(getattr(e, "label", ""))
-    for m in at.metric:
-        yield "metric", f"{m.label}\n{m.proto.help or ''}"
+    for m in at.metric:  # Streamlit 1.67 renders a metric's label, value and help as Markdown
+        yield "metric", f"{m.label}\n{m.value}\n{m.proto.help or ''}"
     for w in (*at.button, *at.selectbox, *at.radio, *at.text_area, *at.number_input):
         yield "widget", f"{getattr(w, 'label', '')}\n{getattr(w.proto, 'help', '') or ''}"
 

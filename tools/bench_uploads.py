@@ -1,6 +1,7 @@
 """Uploads against the server's CPU and memory (issue 20), each figure in a fresh process:
 
-1. the largest accepted upload (the 3 MB ModelOpt NVFP4 config): CPU seconds to load, hold and
+1. the largest real upload (the 3 MB ModelOpt NVFP4 config) and the largest accepted one (the
+   same shape with as many modules as fit under the 8 MiB cap): CPU seconds to load, hold and
    study it, the process's peak memory and what stays held;
 2. a refused 30 MB upload: CPU seconds to refuse it, memory it leaves held;
 3. 20 distinct 3 MB uploads through the store API (load, store, study) in one process, and
@@ -38,7 +39,20 @@ def _cpu() -> float:
     return u.ru_utime + u.ru_stime
 
 
-def _largest() -> dict[str, Any]:
+def _at_cap() -> bytes:
+    """The largest config the loader accepts: the NVFP4 one with as many modules as fit in
+    MAX_CONFIG_BYTES (about 52,000)."""
+    from engine.model.config import MAX_CONFIG_BYTES
+    from tools.bench import nvfp4_config_bytes
+
+    per_module = len(nvfp4_config_bytes(2_000)) - len(nvfp4_config_bytes(1_000))
+    n = 1_000 + (MAX_CONFIG_BYTES - len(nvfp4_config_bytes(1_000))) * 1_000 // per_module
+    while len(data := nvfp4_config_bytes(n)) > MAX_CONFIG_BYTES:
+        n -= 100
+    return data
+
+
+def _largest(data: bytes | None = None) -> dict[str, Any]:
     from engine.model import store
     from engine.model.loader import load_model
     from engine.scenario import make_scenario
@@ -46,7 +60,8 @@ def _largest() -> dict[str, Any]:
     from tools.bench import nvfp4_config_bytes
 
     study(make_scenario())  # imports and data tables first: not the upload's cost
-    data = nvfp4_config_bytes()
+    data = nvfp4_config_bytes() if data is None else data
+    size = len(data)
     gc.collect()
     rss0, cpu0 = _rss(), _cpu()
     loaded = load_model(data, name="big.json")
@@ -55,7 +70,7 @@ def _largest() -> dict[str, Any]:
     cpu = _cpu() - cpu0
     del data, loaded
     gc.collect()
-    return {"bytes": len(nvfp4_config_bytes()), "cpu_s": cpu, "peak_mb": _peak() / 2**20,
+    return {"bytes": size, "cpu_s": cpu, "peak_mb": _peak() / 2**20,
             "held_mb": (_rss() - rss0) / 2**20}  # fmt: skip
 
 
@@ -123,7 +138,13 @@ def _twenty_app() -> dict[str, Any]:
             "growth_mb": (_rss() - rss0) / 2**20}  # fmt: skip
 
 
-PARTS = {"largest": _largest, "refused": _refused, "store": _twenty_store, "app": _twenty_app}
+PARTS = {
+    "largest": _largest,
+    "cap": lambda: _largest(_at_cap()),
+    "refused": _refused,
+    "store": _twenty_store,
+    "app": _twenty_app,
+}
 
 
 def measure(part: str) -> dict[str, Any]:
@@ -148,13 +169,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
-    big, ref, store, app = res["largest"], res["refused"], res["store"], res["app"]
+    ref, store, app = res["refused"], res["store"], res["app"]
     print(f"\n{'uploads':<60} {'CPU s':>8} {'memory MB':>10} {'target':>10}")
-    print(
-        f"{'largest accepted (' + format(big['bytes'], ',') + ' B): load + store + study':<60} "
-        f"{big['cpu_s']:>8.2f} {big['peak_mb']:>10.0f} {'peak':>10}"
-    )
-    print(f"{'  of which held afterwards':<60} {'':>8} {max(big['held_mb'], 0):>10.1f}")
+    for what, big in (("largest real", res["largest"]), ("largest accepted", res["cap"])):
+        print(
+            f"{what + ' (' + format(big['bytes'], ',') + ' B): load + store + study':<60} "
+            f"{big['cpu_s']:>8.2f} {big['peak_mb']:>10.0f} {'peak':>10}"
+        )
+        print(f"{'  of which held afterwards':<60} {'':>8} {max(big['held_mb'], 0):>10.1f}")
     ok = "ok" if ref["refused"] and ref["cpu_s"] < REFUSED_CPU_TARGET_S else "MISSED"
     print(
         f"{'refused (' + format(ref['bytes'], ',') + ' B)':<60} {ref['cpu_s']:>8.4f} "

@@ -39,9 +39,10 @@ def current() -> Lang:
 def T(key: str, /, **params: Any) -> Markdown:
     """The message ``key`` in the session's language, as trusted Markdown. Text parameters
     (model names, config strings, engine reasons, a link's values) are made inert
-    (``engine.present.safe.inert``): nothing in them renders as a link, an image, HTML or a
-    directive; a ``Markdown`` parameter (another message, the app's own marks) is kept."""
-    safe = {k: inert(v) if isinstance(v, str) else v for k, v in params.items()}
+    (``engine.present.safe.inert``) and kept on one line: nothing in them renders as a link, an
+    image, HTML, a directive or a block of its own; a ``Markdown`` parameter (another message,
+    the app's own marks) is kept."""
+    safe = {k: inert(v, one_line=True) if isinstance(v, str) else v for k, v in params.items()}
     return Markdown(t(key, current(), **safe))
 
 

@@ -30,7 +30,9 @@ T_ = TypeVar("T_")
 def number(s: Shown) -> None:
     """A metric (the exact bytes on hover) and, under it, the formula with the config's values
     plugged in."""
-    st.metric(inert(s.label), plain(s.value), help=inert(s.help) if s.help else None)
+    # Streamlit 1.67 renders a metric's value as Markdown, like its label
+    value = inert(s.value, one_line=True)
+    st.metric(inert(s.label), value, help=inert(s.help) if s.help else None)
     with st.expander(T("common.formula")):
         st.code(plain(s.formula), language=None, wrap_lines=True)
 
@@ -38,7 +40,7 @@ def number(s: Shown) -> None:
 def metrics(items: Sequence[Shown], per_row: int = 4) -> None:
     """Metrics whose formula is one line: it goes in the tooltip, not an expander."""
     for col, item in zip(st.columns(per_row), items, strict=False):
-        col.metric(inert(item.label), plain(item.value), help=inert(item.formula))
+        col.metric(inert(item.label), inert(item.value, one_line=True), help=inert(item.formula))
 
 
 def numbers(items: Sequence[Shown], per_row: int = 3) -> None:

@@ -8,6 +8,7 @@ once, at the boundary; the rules downstream read plain typed fields.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import cache
 from typing import Annotated, Any
@@ -69,6 +70,10 @@ ContextInt = Annotated[int, Field(strict=True, ge=1, le=1 << 34)]
 MAX_CONFIG_MIB = 8
 MAX_CONFIG_BYTES = MAX_CONFIG_MIB * 1024 * 1024
 MAX_DEPTH = 64  # deeper nesting is hostile input, not a config
+# Pages show config strings: one may not be megabytes (the longest in the bundled configs and
+# the 3 MB ModelOpt one is 118 characters).
+MAX_STRING_CHARS = 65_536
+_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_LAYERS = 4096
 # Subtrees of quantization_config that list modules one by one: summarised at the boundary
 # (counts per algorithm) so the rules and every later copy never walk 20,000 entries.
@@ -226,9 +231,31 @@ def flatten(raw: Mapping[str, Any]) -> dict[str, Any]:
     return flat
 
 
+def _text_problem(text: str) -> str | None:
+    """What is wrong with a key or a string value of the config, if anything."""
+    if len(text) > MAX_STRING_CHARS:
+        return (
+            f"a string of at most {MAX_STRING_CHARS:,} characters (the longest in the bundled "
+            f"configs has 118), got {len(text):,}"
+        )
+    if not text.isascii() and _SURROGATE.search(text):
+        return "text without lone surrogates (a \\ud800-\\udfff escape alone is no character)"
+    return None
+
+
+def _key(path: str, key: Any) -> str:
+    """The path of ``key`` under ``path`` as an error names it: at most 64 characters of the
+    key, with what is not printable (a lone surrogate, a control) as an escape."""
+    shown = str(key) if len(str(key)) <= 64 else str(key)[:63] + "…"
+    if not shown.isprintable():
+        shown = shown.encode("ascii", "backslashreplace").decode("ascii")
+    return f"{path}.{shown}" if path else shown
+
+
 def check_tree(obj: Any) -> None:
     """One iterative walk over the parsed JSON: no NaN anywhere (+-Infinity is allowed,
-    configs publish it: time_step_limit) and at most MAX_DEPTH levels of nesting."""
+    configs publish it: time_step_limit), at most MAX_DEPTH levels of nesting, and every key
+    and string valid Unicode text of at most MAX_STRING_CHARS (a page shows them)."""
     stack: list[tuple[Any, str, int]] = [(obj, "", 0)]
     pop, push = stack.pop, stack.append
     while stack:
@@ -237,10 +264,14 @@ def check_tree(obj: Any) -> None:
             if depth >= MAX_DEPTH:
                 raise InputError(path or "config.json", f"at most {MAX_DEPTH} levels of nesting")
             for k, v in node.items():
+                if (problem := _text_problem(k)) is not None:
+                    raise InputError(_key(path, k), "a key that is " + problem.removeprefix("a "))
                 if isinstance(v, (dict, list)):
-                    push((v, f"{path}.{k}" if path else str(k), depth + 1))
+                    push((v, _key(path, k), depth + 1))
                 elif isinstance(v, float) and v != v:
-                    raise InputError(f"{path}.{k}" if path else str(k), "a number, not NaN")
+                    raise InputError(_key(path, k), "a number, not NaN")
+                elif isinstance(v, str) and (problem := _text_problem(v)) is not None:
+                    raise InputError(_key(path, k), problem)
         elif isinstance(node, list):
             if depth >= MAX_DEPTH:
                 raise InputError(path or "config.json", f"at most {MAX_DEPTH} levels of nesting")
@@ -249,6 +280,8 @@ def check_tree(obj: Any) -> None:
                     push((v, f"{path}[{i}]", depth + 1))
                 elif isinstance(v, float) and v != v:
                     raise InputError(f"{path}[{i}]", "a number, not NaN")
+                elif isinstance(v, str) and (problem := _text_problem(v)) is not None:
+                    raise InputError(f"{path}[{i}]", problem)
 
 
 def _summarise_modules(qc: dict[str, Any]) -> dict[str, Any]:
@@ -300,6 +333,12 @@ def prune(raw: dict[str, Any]) -> dict[str, Any]:
         if isinstance(sub, dict) and isinstance(sub.get("quantization_config"), dict):
             raw = {**raw, key: prune(sub)}
     return raw
+
+
+def _default(value: Any, default: Any) -> Any:
+    """``value``, or ``default`` when it is absent (None): a 0 or false stays, for validation
+    to refuse by name, never read as absent."""
+    return default if value is None else value
 
 
 def _pick(flat: Mapping[str, Any], name: str) -> Any:
@@ -607,9 +646,9 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         "num_hidden_layers": layers,
         "num_attention_heads": heads,
         "num_key_value_heads": kv,
-        "head_dim": _pick(flat, "head_dim") or None,
+        "head_dim": _pick(flat, "head_dim"),
         "intermediate_size": 0 if free is not None else inter,
-        "vocab_size": _pick(flat, "vocab_size") or 32_000,
+        "vocab_size": _default(_pick(flat, "vocab_size"), 32_000),
         "max_position_embeddings": _pick(flat, "max_position_embeddings"),
         "tie_word_embeddings": _bool(flat, "tie_word_embeddings", False),
         "hidden_act": str(

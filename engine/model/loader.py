@@ -10,6 +10,7 @@ import json
 import os
 import re
 import socket
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cache
@@ -42,6 +43,8 @@ TEMPLATE_JSON = "chat_template.json"
 TOKENIZER_CONFIG = "tokenizer_config.json"
 TEMPLATE_FILES = (TEMPLATE_JINJA, TEMPLATE_JSON, TOKENIZER_CONFIG)
 MAX_SOURCE_CHARS = 4096  # longer than any path or id; only JSON text may be longer
+MAX_INT_DIGITS = sys.get_int_max_str_digits() or 4300  # int() refuses longer digit strings
+BOM = "\ufeff"  # an editor's byte-order mark before pasted or typed JSON text
 _METADATA_FIRST = re.compile(rb'\s*\{\s*"metadata"\s*:\s*')
 
 
@@ -116,6 +119,12 @@ def parse_json_bytes(data: bytes, what: str = CONFIG) -> Any:
         raise JsonError(what, err.msg, err.lineno, err.colno) from None
     except RecursionError:
         raise InputError(what, "valid JSON of reasonable nesting depth") from None
+    except ValueError:  # the one other error of json.loads: an integer too long to convert
+        raise InputError(
+            what,
+            f"integers of at most {MAX_INT_DIGITS:,} digits (Python's limit for reading one; "
+            "no config field comes near it)",
+        ) from None
 
 
 def parse_json_text(text: str, what: str = CONFIG) -> Any:
@@ -403,7 +412,7 @@ def load_pasted(
     hf_quant_config.json and model.safetensors.index.json may be pasted beside it."""
     if not isinstance(text, str):
         raise InputError(CONFIG, "pasted JSON text")
-    stripped = text.strip()
+    stripped = text.strip().removeprefix(BOM).strip()
     if not stripped:
         raise InputError(CONFIG, "a JSON object; the input is empty")
     if not stripped.startswith("{"):
@@ -621,7 +630,7 @@ def load_model(source: str | bytes | Mapping[str, Any], name: str | None = None)
         return LoadedModel(normalize(raw), "upload", name or "uploaded config.json")
     if not isinstance(source, str) or not source.strip():
         raise InputError("model", "a config.json path, JSON text, catalog name or hub id")
-    text = source.strip()
+    text = source.strip().removeprefix(BOM).strip()
     if text.startswith("{"):
         return load_pasted(text, name or "pasted config")
     if catalog_path(text) is not None:

@@ -226,6 +226,7 @@ def collect(sources: Iterable[str]) -> list[SourceRef]:
 
 
 def escape_markdown(text: str) -> str:
-    """Text shown literally in Markdown (no emphasis, links, tables or math from its
-    characters): the report's escaping, ``engine.present.safe.inert`` in its strict form."""
-    return inert(text, strict=True)
+    """Text shown literally in Markdown on one line (no emphasis, links, tables, math or line
+    breaks from its characters): the report's escaping, ``engine.present.safe.inert`` in its
+    strict, one-line form."""
+    return inert(text, strict=True, one_line=True)

@@ -1,4 +1,6 @@
-"""The Study as plain text for a terminal (the CLI's output without ``--json``)."""
+"""The Study as plain text for a terminal (the CLI's output without ``--json``). A name or a value
+from the config (a file name, an architecture, a dtype, a parser) is shown on one line
+(``engine.present.safe.one_line``): its line breaks cannot fake a line of output."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from typing import Any
 from engine.alternatives import alternatives
 from engine.i18n import Lang, t
 from engine.launch.render import shell
+from engine.present.safe import one_line
 from engine.present.sources import clean
 from engine.present.words import say, say_all
 from engine.study import Study
@@ -16,13 +19,14 @@ GIB = 1 << 30
 
 def diagnose_text(out: dict[str, Any]) -> str:
     lines = [
-        f"{out['model']}  ({out['architecture']})",
+        f"{one_line(out['model'])}  ({one_line(out['architecture'])})",
         f"family: {out['attention_family']}"
         + (" + sliding window" if out["sliding_window"] else "")
         + (f" + MoE {out['experts_per_token']}/{out['num_experts']}" if out["moe"] else "")
         + (f" + MTP ×{out['mtp_layers']}" if out["mtp_layers"] else "")
         + (f" + multimodal ({out['fusion']} fusion)" if out["multimodal"] else ""),
-        f"KV dtype: {out['kv_dtype']} -> stored as {out['kv_dtype_stored']}  (TP {out['tp']})",
+        f"KV dtype: {one_line(out['kv_dtype'])} -> stored as {one_line(out['kv_dtype_stored'])}"
+        f"  (TP {out['tp']})",
     ]
     for g in out["layer_groups"]:
         lines.append(f"  {g['kind']:<10} {g['formula']}")
@@ -45,7 +49,7 @@ def diagnose_text(out: dict[str, Any]) -> str:
     lines.append(
         f"params: {out['params_total'] / 1e9:.1f} B total, "
         f"{out['params_active'] / 1e9:.1f} B active; "
-        f"weights {out['weight_bytes'] / GIB:.1f} GiB ({out['checkpoint_format']})"
+        f"weights {out['weight_bytes'] / GIB:.1f} GiB ({one_line(out['checkpoint_format'])})"
     )
     lines.append(
         f"on {out['gpus']}× {out['gpu']}: {out['max_concurrency']:,} concurrent users "
@@ -58,8 +62,8 @@ def study_text(st: Study) -> str:
     s = st.scenario
     fit = st.fit
     lines = [
-        f"{st.model.name} on {s.nodes} node{'' if s.nodes == 1 else 's'} × {s.gpus_per_node} "
-        f"{st.gpu.key}, {s.engine}",
+        f"{one_line(st.model.name)} on {s.nodes} node{'' if s.nodes == 1 else 's'} × "
+        f"{s.gpus_per_node} {st.gpu.key}, {s.engine}",
         f"verdict: {st.verdict.status} — {say(st.verdict.reason)}",
         *([f"  fix: {say(st.verdict.fix)}"] if st.verdict.fix is not None else []),
         *[f"  {say(a.what)}: {say(a.result)}" for a in alternatives(st)],
@@ -94,26 +98,29 @@ def software_text(st: Study, engine: str, lang: Lang = "en") -> str:
 
     def origin(source: str | None) -> str:
         if source == "template":
-            return " (" + t("software.from.template", lang, file=r.chat_template or "") + ")"
+            file = one_line(r.chat_template or "")
+            return " (" + t("software.from.template", lang, file=file) + ")"
         return " (" + t("software.from.table", lang) + ")" if source == "table" else ""
 
     none = t("common.none", lang)
     title = t("software.title", lang, engine=engine, version=r.engine_version)
     lines = [
-        f"{st.model.name}  ({r.architecture})  {title}",
+        f"{one_line(st.model.name)}  ({one_line(r.architecture)})  {title}",
         f"{t('software.min_version', lang)}: {r.min_version or t('software.unknown', lang)}",
-        f"{t('software.tool_parser', lang)}: {r.tool_call_parser or none}"
+        f"{t('software.tool_parser', lang)}: {one_line(r.tool_call_parser or none)}"
         + origin(r.tool_call_parser_from),
-        f"{t('software.reasoning_parser', lang)}: {r.reasoning_parser or none}"
+        f"{t('software.reasoning_parser', lang)}: {one_line(r.reasoning_parser or none)}"
         + origin(r.reasoning_parser_from),
-        f"{t('software.format', lang)}: {r.checkpoint_format} - "
+        f"{t('software.format', lang)}: {one_line(r.checkpoint_format)} - "
         + clean("".join(say(d, lang) for d in r.checkpoint.details)),
     ]
     if r.extra_flags:
         lines.append(t("software.extra_flags", lang).strip("*"))
         for flag in r.extra_flags:
             reason = r.flag_decisions.get(flag)
-            lines.append(f"  {flag}" + (f"  {clean(say(reason, lang))}" if reason else ""))
+            lines.append(
+                f"  {one_line(flag)}" + (f"  {clean(say(reason, lang))}" if reason else "")
+            )
     if r.reasons:
         lines.append(t("software.notes", lang))
         lines += [f"  - {clean(say(d, lang))}" for d in r.reasons]

@@ -2,8 +2,8 @@
 
 ``say(decision, lang)`` looks up ``code.<code>`` in the language's catalog and fills it with the
 decision's parameters, each shown the language's way (a memory figure in GiB, a count with
-separators, a name as written and inert, a nested decision worded by its own code). This is
-the only place a decision becomes text: pages, the CLI, the JSON's readable fields, the
+separators, a name as written, on one line and inert, a nested decision worded by its own code).
+This is the only place a decision becomes text: pages, the CLI, the JSON's readable fields, the
 Markdown report and the scripts' comments all call it.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from engine.decision import Bytes, Decimal, Decision, Name, Percent, Source, Tokens
 from engine.i18n import DEFAULT_LANG, Lang, t
-from engine.present.safe import inert, plain
+from engine.present.safe import inert, one_line
 from engine.present.sources import clean
 from engine.present.units import GIB, percent
 
@@ -41,7 +41,7 @@ def _value(value: Any, lang: Lang, markdown: bool = True) -> str:
         number = f"{value.value:,.{value.digits}f}"
         return f"{number} {value.unit}" if value.unit else number
     if isinstance(value, Name):
-        return inert(value.text) if markdown else plain(value.text)
+        return inert(value.text, one_line=True) if markdown else one_line(value.text)
     if isinstance(value, Source):
         return clean(value.text)
     raise TypeError(f"not a decision parameter: {type(value).__name__}")
