@@ -61,3 +61,27 @@ def test_a_bad_calibration_file_names_the_field(tmp_path: Path) -> None:
     )
     with pytest.raises(InputError, match="hbm_bytes_per_s"):
         load_calibration(bad)
+
+
+def test_the_cli_text_says_when_the_rates_were_measured_on_this_gpu(tmp_path: Path) -> None:
+    import contextlib
+    import io
+
+    from engine.cli import main
+
+    cal = Calibration(
+        gpu_name="NVIDIA H200", hbm_bytes_per_s=4.0e12, bf16_gemm_flops=700e12,
+        fp8_gemm_flops=1400e12, how="test",
+    )  # fmt: skip
+    path = tmp_path / "cal.json"
+    path.write_text(cal.model_dump_json())
+    args = ["study", "meta-llama/Meta-Llama-3.1-8B", "--gpu", "H200", "--gpus", "1"]
+    outs = []
+    for extra in ([], ["--calibration", str(path)]):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert main([*args, *extra]) == 0
+        outs.append(buf.getvalue())
+    assert "measured on this GPU" not in outs[0]
+    speed = next(line for line in outs[1].splitlines() if line.startswith("speed"))
+    assert "measured on this GPU" in speed

@@ -34,11 +34,10 @@ def round_factors(**values: float) -> Factors:
         "layer_seconds": 0.0,
         "moe_layer_seconds": 0.0,
         "prefill_layer_seconds": 0.0,
+        "eager_prefill_layer_seconds": 0.0,
         "step_seconds": 0.0,
         "request_step_seconds": 0.0,
-        "ttft_seconds_vllm": 0.0,
-        "ttft_seconds_sglang": 0.0,
-        "burst_share": 0.0,
+        "request_seconds": 0.0,
         "collective_latency_seconds": 10e-6,
         "network_latency_seconds": 30e-6,
         "bus_efficiency": 0.82,
@@ -171,54 +170,67 @@ def test_tp_allreduce_is_two_per_layer_latency_plus_ring_bytes_over_nvlink() -> 
     assert net.seconds == pytest.approx(160 * (30e-6 + per / (50e9 * 0.82)))
 
 
+def llama8_chunk(tokens: int, prompt: int, prompts: int) -> float:
+    """One prefill step of Llama-3.1-8B on an H100 at round factors: ``tokens`` through the body
+    GEMMs (compute-bound), the LM head for the ``prompts`` last tokens (memory-bound: its
+    1,050,673,152 B), attention 2 × 32 heads × (128 + 128) × the mean causal span of a
+    ``prompt``-token prompt × 32 layers per token."""
+    flops = H100_BF16 * 0.5
+    body = 2 * LLAMA8_BODY * tokens / flops
+    head = LLAMA8_HEAD * 2 / (H100_BW * 0.8)
+    attention = tokens * 2 * 32 * 256 * mean_attended(prompt, None) * 32 / flops
+    return body + head + attention
+
+
 def test_chunked_prefill_of_20000_tokens_is_two_full_chunks_and_the_rest() -> None:
     # vLLM's budget on an H100 (79.6 GiB, >= 70 GiB tier) is 8,192 tokens: 20,000 = 2 × 8,192
-    # + 3,616. A chunk of n tokens: body GEMMs 2 × 6,979,588,096 × n FLOPs at 989 × 0.5 TFLOPS
-    # (compute-bound), the LM head for the one request's last token (memory-bound: its
-    # 1,050,673,152 B), attention 2 × 32 heads × (128 + 128) × 10,000.5 (the mean causal span
-    # of 20,000 tokens) × 32 layers per token. TTFT = half a decode step + the three chunks.
+    # + 3,616, each chunk a pass at that many tokens. One user: TTFT is the chunks plus half the
+    # decode step in flight when the request arrives, except for the benchmark's first request
+    # (one in prompts_per_client), which arrives to an idle engine.
     inp = inputs("meta-llama/Meta-Llama-3.1-8B", "H100 SXM")
     s = estimate(inp, Split(1), 1, 1, isl=20_000, osl=1, factors=round_factors())
     assert s.chunk_tokens == 8192
     assert mean_attended(20_000, None) == 10_000.5
-    flops = H100_BF16 * 0.5
-
-    def chunk(n: int) -> float:
-        body = 2 * LLAMA8_BODY * n / flops
-        head = LLAMA8_HEAD * 2 / (H100_BW * 0.8)
-        attention = n * 2 * 32 * 256 * 10_000.5 * 32 / flops
-        return body + head + attention
-
-    assert s.prefill.seconds == pytest.approx(chunk(8192))
+    assert s.prefill.seconds == pytest.approx(llama8_chunk(8192, 20_000, 1))
     assert s.prefill_bound == "compute"
     decode = (15_009_849_344 + 20_001 * LLAMA8_KV_PER_TOKEN) / (H100_BW * 0.8)
     assert s.decode.seconds == pytest.approx(decode)
-    expected = decode / 2 + 2 * chunk(8192) + chunk(3616)
-    assert s.ttft_ms == pytest.approx(expected * 1e3)
+    own = 2 * llama8_chunk(8192, 20_000, 1) + llama8_chunk(3616, 20_000, 1)
+    waves = perf_facts().benchmark.prompts_per_client
+    assert waves == 10
+    assert s.ttft_ms == pytest.approx((own + decode / 2 * (1 - 1 / waves)) * 1e3)
 
 
-def test_a_queued_burst_waits_for_the_prefills_ahead_of_it() -> None:
-    # 9 users of 1,024 tokens, burst share 1: the 8 others are packed 8 to a chunk, so each
-    # costs an eighth of an 8,192-token chunk; on average half of them are ahead
+def test_a_wave_sent_at_once_queues_for_its_prefills_packed_to_the_budget() -> None:
+    # 9 clients send 1,024-token prompts at once (one prompt each): 8 fit a step of 8,192
+    # tokens, the ninth waits for a second step; the mean over the 9 is (8 × 1 + 1 × 2) / 9 steps
     inp = inputs("meta-llama/Meta-Llama-3.1-8B", "H100 SXM")
-    calm = estimate(inp, Split(1), 1, 9, 1024, 512, factors=round_factors())
-    burst = estimate(inp, Split(1), 1, 9, 1024, 512, factors=round_factors(burst_share=1.0))
-    packed = estimate(inp, Split(1), 1, 9, 8192, 512, factors=round_factors())
-    assert burst.ttft_ms > calm.ttft_ms
-    assert "8 − 1" in burst.formula.ttft or "(9 − 1)" in burst.formula.ttft
-    assert packed.ttft_ms > calm.ttft_ms
+    f = round_factors()
+    wave = estimate(inp, Split(1), 1, 9, 1024, 512, factors=f, prompts_per_client=1)
+    assert wave.ttft_ms / 1e3 == pytest.approx(10 / 9 * llama8_chunk(8192, 1024, 8))
+    # over 10 prompts per client only the first wave queues so: TTFT falls toward one prefill
+    calm = estimate(inp, Split(1), 1, 9, 1024, 512, factors=f, prompts_per_client=10)
+    alone = estimate(inp, Split(1), 1, 1, 1024, 512, factors=f)
+    assert alone.ttft_ms < calm.ttft_ms < wave.ttft_ms
+    assert "/ 10" in calm.formula.ttft
 
 
 def test_closed_loop_tpot_pays_for_the_other_users_prefills() -> None:
-    # E2E = TTFT + (OSL − 1) × TPOT = every user's prefill + (OSL − 1) decode steps
+    # a client's cycle is the GPU's work for every request: its prefill and (OSL − 1) decode
+    # steps: E2E = TTFT + (OSL − 1) × TPOT = half a step + 32 prefills + 255 decode steps. A
+    # prefill costs one prompt alone, but in the first wave (one in 10) two 4,096-token prompts
+    # share a step of 8,192
     inp = inputs("meta-llama/Meta-Llama-3.1-8B", "H100 SXM")
     f = round_factors()
     s = estimate(inp, Split(1), 1, 32, isl=4096, osl=256, factors=f)
-    own = s.ttft_ms / 1e3 - s.decode.seconds / 2
-    e2e = s.decode.seconds / 2 + 32 * own + 255 * s.decode.seconds
+    alone = llama8_chunk(4096, 4096, 1)
+    assert s.prefill.seconds == pytest.approx(alone)
+    packed = llama8_chunk(8192, 4096, 2) / 2
+    each = alone + (packed - alone) / 10
+    e2e = s.decode.seconds / 2 + 32 * each + 255 * s.decode.seconds
     assert s.ttft_ms / 1e3 + 255 * s.tpot_ms / 1e3 == pytest.approx(e2e)
     assert s.tpot_ms / 1e3 > s.decode.seconds
-    per_gpu = 32 * 256 / (s.ttft_ms / 1e3 + 255 * s.tpot_ms / 1e3)
+    per_gpu = 32 * 256 / e2e
     assert s.output_tokens_per_s_per_gpu == pytest.approx(per_gpu)
     two = estimate(inp, Split(1), 2, 32, isl=4096, osl=256, factors=f)
     assert two.output_tokens_per_s == pytest.approx(2 * s.output_tokens_per_s)
@@ -339,3 +351,72 @@ def test_clients_beyond_the_running_requests_wait_whole_requests_for_a_slot() ->
     assert capped.ttft_ms / 1e3 == pytest.approx(sixteen.ttft_ms / 1e3 + 3 * e2e)
     assert capped.output_tokens_per_s_per_gpu == pytest.approx(sixteen.output_tokens_per_s_per_gpu)
     assert "(64 / 16 − 1)" in capped.formula.ttft
+
+
+def test_an_infinity_fabric_mesh_gives_a_tp_group_its_links_not_the_aggregate() -> None:
+    # MI300X: 7 Infinity Fabric links of 64 GB/s (one direction) to the 7 other GPUs, 448 GB/s
+    # in all. A TP 2 all-reduce runs on one link, TP 4 on three, TP 8 on all seven; an H200
+    # behind NVSwitch gets its whole 450 GB/s at any TP.
+    from engine.perf.rates import achieved_rates
+
+    f = round_factors()
+    mi300x = achieved_rates(lookup_gpu("MI300X"), f)
+    for tp, links in ((2, 1), (4, 3), (8, 7)):
+        assert mi300x.link(tp, 8).bytes_per_s == pytest.approx(links * 64e9 * 0.82)
+    h200 = achieved_rates(lookup_gpu("H200"), f)
+    assert h200.link(2, 8).bytes_per_s == h200.link(8, 8).bytes_per_s == NVLINK * 0.82
+    # Llama-3.1-70B, TP 2 at 16 users: 160 all-reduces of 16 × 8,192 × 2 B, half sent per GPU
+    inp = inputs("meta-llama/Meta-Llama-3.1-70B", "MI300X")
+    s = estimate(inp, Split(2), 1, 16, isl=1024, osl=1024, factors=f)
+    ar = term(s.decode.terms, "decode.comm.tp_allreduce")
+    assert ar.seconds == pytest.approx(160 * (10e-6 + 262_144 / (64e9 * 0.82)))
+
+
+def test_an_mla_chunk_after_the_first_re_expands_the_latents_before_it() -> None:
+    # DeepSeek-V3, TP 8, 16,384 prompt tokens in two chunks of 8,192 (vLLM on an H200): the
+    # second chunk up-projects the first's 8,192 latents back to keys and values, kv_b_proj:
+    # 512 × 16 heads × (128 + 128) per token per layer, × 2 FLOPs, over 61 layers, in BF16
+    from engine.perf.attention import mla_context_flops
+
+    inp = inputs("deepseek-ai/DeepSeek-V3", "H200")
+    expand = 2 * 512 * 16 * 256 * 8192 * 61
+    assert mla_context_flops(inp.kv_at(8), inp.cfg, 8192) == expand
+    llama = inputs("meta-llama/Meta-Llama-3.1-8B", "H200")
+    assert mla_context_flops(llama.kv_at(1), llama.cfg, 8192) == 0
+    f = round_factors()
+    s = estimate(inp, Split(8), 1, 1, isl=16_384, osl=1, factors=f)
+    assert s.chunk_tokens == 8192
+    waves = perf_facts().benchmark.prompts_per_client
+    own = s.ttft_ms / 1e3 - s.decode.seconds / 2 * (1 - 1 / waves)
+    assert own == pytest.approx(2 * s.prefill.seconds + expand / (989e12 * 0.5))
+
+
+def test_prefill_dispatch_is_first_token_latency_set_by_how_the_engine_runs_prefill() -> None:
+    # SGLang ran prefill eagerly up to 0.5.9 and captures it in piecewise CUDA graphs from
+    # 0.5.10, except on AMD, with DP-attention or pipeline stages; vLLM compiles it everywhere
+    from engine.perf.factors import prefill_mode
+
+    plain = {"amd": False, "dp_attention": False, "pipeline": False}
+    assert prefill_mode("sglang", "0.5.9", **plain) == "eager"
+    assert prefill_mode("sglang", "0.5.10.post1", **plain) == "compiled"
+    assert prefill_mode("sglang", None, **plain) == "compiled"  # the pinned 0.5.23
+    assert prefill_mode("sglang", None, **{**plain, "amd": True}) == "eager"
+    assert prefill_mode("sglang", None, **{**plain, "dp_attention": True}) == "eager"
+    assert prefill_mode("vllm", "0.10.2", **{**plain, "amd": True}) == "compiled"
+    # Llama-3.1-8B, 32 layers, one user of 1,024 tokens: the eager engine's first token comes
+    # 32 × (4 − 1) ms later; its prefill is the same GPU work, so TPOT barely moves (only the
+    # longer cycle thins the queue for the prefill slot)
+    f = round_factors(prefill_layer_seconds=1e-3, eager_prefill_layer_seconds=4e-3)
+    old = estimate(inputs("meta-llama/Meta-Llama-3.1-8B", "H100 SXM", "sglang"), Split(1), 1,
+                   1, 1024, 256, factors=f, engine_version="0.5.9")  # fmt: skip
+    new = estimate(inputs("meta-llama/Meta-Llama-3.1-8B", "H100 SXM", "sglang"), Split(1), 1,
+                   1, 1024, 256, factors=f)  # fmt: skip
+    assert old.ttft_ms - new.ttft_ms == pytest.approx(32 * 3e-3 * 1e3)
+    assert old.prefill.seconds == new.prefill.seconds
+    many = [
+        estimate(inputs("meta-llama/Meta-Llama-3.1-8B", "H100 SXM", "sglang"), Split(1), 1, 64,
+                 1024, 256, factors=f, engine_version=v)
+        for v in ("0.5.9", None)
+    ]  # fmt: skip
+    assert many[0].tpot_ms == pytest.approx(many[1].tpot_ms, rel=1e-3)
+    assert many[0].ttft_ms > many[1].ttft_ms

@@ -13,7 +13,12 @@ model this harness maps to a bundled config. Harness plumbing, not engine rules:
   moe_ep 8 for runs whose id says ``tp8_ep8``): a copy wider than one 8-GPU node with EP is
   read as TP = tp_size / EP on tp_size / EP GPUs;
 * measured output tokens/s per GPU is the row's own figure where it has one, else derived from
-  its TTFT and TPOT as concurrency × OSL / (TTFT + (OSL − 1) × TPOT) / GPUs (``tps_derived``).
+  its TTFT and TPOT as concurrency × OSL / (TTFT + (OSL − 1) × TPOT) / GPUs (``tps_derived``);
+* a row that repeats another's conditions and measurements (aiconfigurator lists the same
+  DeepSeek runs under R1 and V3: one architecture, the same figures) counts once: the first
+  is kept, the others skipped as duplicates (by conditions and measurements, not by name);
+* a run's prompts per client (``--num-prompts`` / ``--max-concurrency``) is the row's own where
+  it states both, else the benchmark convention in data/perf.yaml (``benchmark``).
 """
 
 from __future__ import annotations
@@ -29,15 +34,21 @@ from typing import Any
 
 from engine.errors import InputError
 from engine.hardware.gpus import lookup_gpu
+from engine.launch.candidate import SearchInputs
+from engine.launch.layout import evaluate
 from engine.launch.memory import Engine, Split
 from engine.model.config import ModelConfig
 from engine.model.loader import catalog_path, load_model
 from engine.perf import ModelInputs, Speed, estimate, model_inputs
 from engine.perf.factors import Factors
 from engine.rules import DATA_DIR
+from engine.scenario import make_scenario
 
 MEASURED = DATA_DIR / "perf" / "measured.jsonl"
 NODE_GPUS = 8
+# a row that does not state its engine version: aiconfigurator's such rows were measured in
+# 2025 (their notes), before any engine change data/perf.yaml tells apart (SGLang 0.5.10)
+OLDEST = "0"
 
 # model name in a row -> the bundled catalog config (data/models/)
 MODELS: dict[str, str] = {
@@ -92,6 +103,8 @@ class Case:
     ttft_ms: float | None
     tps_per_gpu: float | None
     tps_derived: bool
+    prompts_per_client: float | None = None  # None: data/perf.yaml's benchmark convention
+    engine_version: str = OLDEST  # the row's, else older than any the speed model tells apart
 
 
 @dataclass(frozen=True)
@@ -115,7 +128,7 @@ def _num(v: Any) -> float | None:
 
 def _precision(label: str) -> str:
     text = label.lower()
-    if text.startswith("fp4"):
+    if text.startswith(("fp4", "mxfp4", "nvfp4")):
         return "fp4"
     if text.startswith("fp8"):
         return "fp8-block" if "fp8_block" in text else "fp8"
@@ -162,19 +175,46 @@ def case_of(row: dict[str, Any]) -> Case | Skip:
     if tps is None and tpot and ttft:
         tps = conc * osl / ((ttft + (osl - 1) * tpot) / 1e3) / gpus
         derived = True
+    prompts = _num(row.get("num_prompts"))
+    # TensorRT-LLM runs through the vLLM adapter: its version says nothing of vLLM's
+    version = str(row.get("engine_version") or OLDEST) if engine == adapter else OLDEST
     return Case(
         rid, source, model, config, _precision(str(row.get("weight_precision") or "")),
         str(gpu), engine, adapter, tp_i, dp, ep_size > 1, pp, int(conc), int(isl), int(osl),
-        tpot, ttft, tps, derived,
+        tpot, ttft, tps, derived, prompts / conc if prompts else None, version,
+    )  # fmt: skip
+
+
+def architecture(c: Case) -> str:
+    """What a speed model sees of a row's model: its architecture at its size (DeepSeek-R1 and
+    -V3 are one model to it: the same config but for the name)."""
+    cfg = config_for(c.config, c.precision)
+    return f"{cfg.architecture} h{cfg.hidden_size} L{cfg.num_hidden_layers}"
+
+
+def _same_run(c: Case) -> tuple[object, ...]:
+    return (
+        architecture(c), c.precision, c.gpu, c.engine, c.tp, c.dp, c.ep, c.pp, c.concurrency,
+        c.isl, c.osl, c.tpot_ms, c.ttft_ms, c.tps_per_gpu,
     )  # fmt: skip
 
 
 def cases(rows: Iterable[dict[str, Any]]) -> tuple[list[Case], list[Skip]]:
+    """The usable rows, each run once, and why the others are not used."""
     used: list[Case] = []
     skipped: list[Skip] = []
+    seen: dict[tuple[object, ...], str] = {}
     for row in rows:
         c = case_of(row)
-        (used if isinstance(c, Case) else skipped).append(c)  # type: ignore[arg-type]
+        if isinstance(c, Skip):
+            skipped.append(c)
+            continue
+        key = _same_run(c)
+        if key in seen:
+            skipped.append(Skip(c.id, c.source, "duplicate: the same conditions and measurements"))
+            continue
+        seen[key] = c.id
+        used.append(c)
     return used, skipped
 
 
@@ -212,8 +252,9 @@ def predict(c: Case, factors: Factors | None = None) -> Speed:
     inp = inputs_for(c.config, c.precision, c.gpu, c.adapter)
     split = Split(c.tp, c.dp, c.pp, c.ep)
     return estimate(
-        inp, split, 1, c.concurrency, c.isl, c.osl, gpus_per_node=NODE_GPUS, factors=factors
-    )
+        inp, split, 1, c.concurrency, c.isl, c.osl, gpus_per_node=NODE_GPUS, factors=factors,
+        prompts_per_client=c.prompts_per_client, engine_version=c.engine_version,
+    )  # fmt: skip
 
 
 def rel_error(predicted: float, measured: float | None) -> float | None:
@@ -241,3 +282,96 @@ def median_p90(values: list[float]) -> tuple[float, float, int]:
     v = sorted(values)
     p90 = v[min(len(v) - 1, math.ceil(0.9 * len(v)) - 1)]
     return statistics.median(v), p90, len(v)
+
+
+# --- throughput measured on its own: runs that send every prompt at once ------------------------
+
+
+@dataclass(frozen=True)
+class Burst:
+    """A run that sends all its ``prompts`` at once (``--request-rate inf``, no concurrency
+    cap) of fixed ISL and OSL and states the output tokens/s it measured over the whole run
+    (its own figure, not derived from its TTFT and TPOT)."""
+
+    id: str
+    source: str
+    config: str
+    precision: str
+    gpu: str
+    engine: str
+    adapter: Engine
+    tp: int
+    dp: int
+    ep: bool
+    prompts: int
+    isl: int
+    osl: int
+    output_tps: float  # over the copy's GPUs
+    engine_version: str = OLDEST
+
+
+def burst_of(row: dict[str, Any]) -> Burst | Skip:
+    rid, source = str(row.get("id")), str(row.get("source"))
+    rate = str(row.get("request_rate") or "").lower()
+    if row.get("concurrency") is not None or not rate.startswith("inf"):
+        return Skip(rid, source, "not a burst (a concurrency cap or a finite rate)")
+    if row.get("disaggregated") or not str(row.get("spec_decoding") or "none").startswith("none"):
+        return Skip(rid, source, "disaggregated or speculative")
+    isl, osl, tp, n, tps = (
+        _num(row.get(k)) for k in ("isl", "osl", "tp", "num_prompts", "output_tps_total")
+    )
+    if isl is None or osl is None or tp is None or n is None or tps is None:
+        return Skip(rid, source, "a burst without fixed ISL / OSL, TP, prompts or output tok/s")
+    config = MODELS.get(str(row.get("model")))
+    if config is None:
+        return Skip(rid, source, f"no bundled config for {row.get('model')}")
+    try:
+        gpu = lookup_gpu(str(row.get("gpu"))).key
+    except InputError:
+        return Skip(rid, source, f"GPU {row.get('gpu')} not in the catalog")
+    engine = _engine(str(row.get("engine") or ""))
+    dp = int(_num(row.get("dp")) or 1) if row.get("dp_attention") else 1
+    return Burst(
+        rid, source, config, _precision(str(row.get("weight_precision") or "")), str(gpu),
+        engine, "sglang" if engine == "sglang" else "vllm", int(tp), dp,
+        int(_num(row.get("ep")) or 1) > 1, int(n), int(isl), int(osl), tps,
+        str(row.get("engine_version") or OLDEST),
+    )  # fmt: skip
+
+
+def bursts(rows: Iterable[dict[str, Any]]) -> list[Burst]:
+    return [b for b in (burst_of(r) for r in rows) if isinstance(b, Burst)]
+
+
+def running_of(b: Burst) -> int:
+    """Requests the engine runs at once in the burst: as many as its KV pool holds at the
+    request's own length and its request cap allow (the layout search's own count), at most
+    the prompts."""
+    inp = inputs_for(b.config, b.precision, b.gpu, b.adapter)
+    split = Split(b.tp, b.dp, 1, b.ep)
+    scenario = make_scenario(
+        model=b.config, gpu=b.gpu, gpus_per_node=NODE_GPUS, engine=b.adapter, users=b.prompts,
+        input_tokens=b.isl, output_tokens=b.osl, context=b.isl + b.osl, tp=b.tp, replicas=1,
+    )  # fmt: skip
+    search = SearchInputs(
+        cfg=inp.cfg, arch=inp.arch, family=inp.family, weights=inp.weights, gpu=inp.gpu,
+        engine=inp.engine, kv_at=inp.kv_at, context=b.isl + b.osl, limit=b.isl + b.osl,
+        mtp=False, vision=False, chunk_tokens=None,
+    )  # fmt: skip
+    return max(0, min(b.prompts, evaluate(search, scenario, 1, split).running))
+
+
+def predict_burst(b: Burst, factors: Factors | None = None) -> float | None:
+    """Output tokens/s of the whole burst: the requests run ``running_of`` at a time, each
+    wave sent at once (one prompt per client: the whole wave queues for its prefills), so the
+    run's rate is the closed loop's at that many requests. None: the weights do not fit."""
+    running = running_of(b)
+    if running < 1:
+        return None
+    inp = inputs_for(b.config, b.precision, b.gpu, b.adapter)
+    s = estimate(
+        inp, Split(b.tp, b.dp, 1, b.ep), 1, b.prompts, b.isl, b.osl, gpus_per_node=NODE_GPUS,
+        max_running=running, factors=factors, prompts_per_client=1,
+        engine_version=b.engine_version,
+    )  # fmt: skip
+    return s.output_tokens_per_s

@@ -59,6 +59,9 @@ class Gpu:
     interconnect: str
     interconnect_gbps: float
     node_gpus: int  # GPUs linked at interconnect_gbps (an HGX node: 8; an NVL72 rack: 72)
+    scale_up_topology: Literal["switch", "mesh"]  # NVSwitch / PCIe switch, or links GPU to GPU
+    peer_link_gbps: float | None  # one GPU-to-GPU link of a mesh, one direction (GB/s)
+    scale_up_source: str
     network_bytes_per_s: float  # per GPU, one direction, to GPUs outside that domain
     network_source: str
     source: str
@@ -69,6 +72,15 @@ class Gpu:
         """Per-GPU, one-direction bandwidth of the scale-up link (NVLink, Infinity Fabric or
         PCIe), in bytes/s."""
         return self.interconnect_gbps * 1e9
+
+    def group_bytes_per_s(self, group: int) -> float:
+        """Per-GPU, one-direction bandwidth a collective over ``group`` GPUs of one scale-up
+        domain gets: through a switch every group gets the GPU's whole link; in a full mesh
+        (Infinity Fabric) a GPU reaches each of the other group - 1 members over its own link,
+        so the group gets (group - 1) links, at most the aggregate."""
+        if self.scale_up_topology == "mesh" and self.peer_link_gbps is not None:
+            return min(self.interconnect_gbps, (group - 1) * self.peer_link_gbps) * 1e9
+        return self.interconnect_bytes_per_s
 
     def dense_tensor_flops(self, dtype: str) -> float:
         """Peak dense tensor-core FLOP/s for GEMMs run in ``dtype`` (bf16, fp8, fp4); a dtype the
@@ -102,6 +114,24 @@ class _DeviceMemory(BaseModel):
     source: str = Field(min_length=1)
 
 
+class _ScaleUp(BaseModel):
+    """How the GPUs of one domain are wired: ``mesh``, a direct link to each peer of
+    ``peer_gbps`` (one direction); absent, a switch that gives every GPU its whole bandwidth
+    toward any group."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    topology: Literal["mesh"]
+    peer_gbps: float = Field(gt=0)
+    source: str = Field(min_length=1)
+
+
+SWITCH_SOURCE = (
+    "NVSwitch / PCIe switch: every GPU reaches any group of its domain at its whole per-GPU "
+    "bandwidth (data/gpus.yaml header)"
+)
+
+
 class _GpuRow(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -122,6 +152,7 @@ class _GpuRow(BaseModel):
     interconnect: str
     interconnect_gbps: float = Field(gt=0)
     node_gpus: int = Field(ge=1)
+    scale_up: _ScaleUp | None = None
     network_gbps: float = Field(gt=0)
     network_source: str = Field(min_length=1)
     source: str = Field(min_length=1)
@@ -141,6 +172,8 @@ class _GpuRow(BaseModel):
                 raise ValueError(f"{self.key}: arch {self.arch} is not sm_{major}{minor}")
         elif self.compute_capability is not None:
             raise ValueError(f"{self.key}: AMD rows have no CUDA compute capability")
+        if self.scale_up is not None and self.scale_up.peer_gbps > self.interconnect_gbps:
+            raise ValueError(f"{self.key}: one peer link is faster than the GPU's aggregate")
         return self
 
 
@@ -198,6 +231,9 @@ def _to_gpu(row: _GpuRow) -> Gpu:
         interconnect=row.interconnect,
         interconnect_gbps=row.interconnect_gbps,
         node_gpus=row.node_gpus,
+        scale_up_topology="mesh" if row.scale_up is not None else "switch",
+        peer_link_gbps=row.scale_up.peer_gbps if row.scale_up is not None else None,
+        scale_up_source=row.scale_up.source if row.scale_up is not None else SWITCH_SOURCE,
         network_bytes_per_s=row.network_gbps * 1e9,
         network_source=row.network_source,
         source=row.source,

@@ -128,3 +128,20 @@ def prefill_costs(
             flops = 2 * heads * (spec.head_size + spec.head_size_v) * span * n
             out.append(GroupCost(spec.kind, n, written, flops))
     return out
+
+
+def mla_context_flops(kv: KvSizing, cfg: ModelConfig, context: float) -> float:
+    """FLOPs one prefill chunk spends re-expanding the latents of ``context`` earlier tokens of
+    its prompt on one TP rank: the engines run MLA prefill un-absorbed (vLLM's MLA backend
+    ``_compute_prefill_context``, SGLang's chunked-KV MHA path), so a chunk after the first
+    up-projects every cached latent back to per-head keys and values (kv_b_proj: kv_lora_rank ×
+    heads × (qk_nope + v) per layer) before attending to them."""
+    out = 0.0
+    for g in kv.groups:
+        spec = g.spec
+        if isinstance(spec, MLAAttentionSpec):
+            heads = cfg.num_attention_heads / kv.tp
+            nope = cfg.qk_nope_head_dim or 128
+            v = cfg.v_head_dim or nope
+            out += 2 * spec.kv_lora_rank * heads * (nope + v) * context * g.num_layers
+    return out

@@ -10,21 +10,29 @@ benchmarks drive an engine). ``replicas`` copies serve the same load each.
   against its FLOPs, max() of the two per operation; plus the collectives, a kernel floor per
   layer, the engine's cost per step and per running request.
 * Prefill: the prompt in chunks of the engine's batched-token budget, each chunk a pass of the
-  same operations at that many tokens (compute-bound, attention's quadratic term included) and
-  at least the host's launch time for every layer (prefill runs without CUDA graphs).
-* TTFT = a fixed cost per request (tokenize, schedule, first sample, detokenize) + half the
-  decode step in flight when it arrives + its own prefill (alone, chunk by chunk) + the
-  prefills queued ahead of it: a share ``burst_share`` of the requests arrives in bursts (those
-  that finished together), and half of the other requests of the rank are then ahead of it,
-  packed as many prompts to a chunk as the budget holds. Counted: that queueing and the step in
-  flight; with ``max_running`` below the concurrency (the KV pool or the engine's request cap
-  holds fewer), the wait for a running request to finish: each client then cycles
-  concurrency / max_running request times. Not counted: the client's and the network's time,
-  and a cold start (the first wave, all arrivals at once, queues longer than ``burst_share``).
-* TPOT: the engine alternates decode steps and other requests' prefills, so per request the
-  decode phase also pays for the prefills the GPU runs meanwhile: E2E = the fixed cost + every
-  request's prefill (alone, or packed with its burst) + (OSL − 1) decode steps, and TPOT =
-  (E2E − TTFT) / (OSL − 1), at least one decode step (a closed loop keeps the GPU busy).
+  same operations at that many tokens (compute-bound, attention's quadratic term included; an
+  MLA chunk after the first re-expands the latents of the chunks before it, as the engines run
+  MLA prefill un-absorbed). The host's dispatch of the prefill (every layer launched: compiled
+  code or captured graphs in vLLM and SGLang >= 0.5.10, op by op in older SGLang and on AMD;
+  ``data/perf.yaml`` engines) delays the first token but is not GPU time: the engines overlap
+  host work with the GPU's.
+* TTFT, as a benchmark of B clients each sending ``prompts_per_client`` requests measures it
+  (``data/perf.yaml`` benchmark: 10, InferenceMAX's client): a fixed cost per request, the
+  dispatch, then
+  - for the first wave (one request in ``prompts_per_client``), all B arrive at once and are
+    prefilled packed up to the budget, request i after ceil(i · ISL / budget) steps;
+  - afterwards requests arrive as others finish, about B / OSL per decode step, prefilled
+    together: half the decode step in flight, their prefill step, and the wait behind the
+    prefills of the rank ahead of them (M/D/1 at the prefills' share of the cycle, at most
+    half the others).
+  With ``max_running`` below the concurrency (the KV pool or the engine's request cap holds
+  fewer), each client also waits for a running request to finish: it cycles concurrency /
+  max_running request times. Not counted: the client's and the network's time, and prefix
+  caching (every prompt is prefilled whole).
+* The closed loop: one cycle of a client is the GPU's work for every running request: its
+  prefill and (OSL − 1) decode steps (a closed loop keeps the GPU busy), E2E = that work, TPOT =
+  (E2E − TTFT) / (OSL − 1): a request's decode phase pays for the prefills the GPU runs
+  meanwhile. Output tokens/s = running × OSL / E2E.
 * Speculative decoding: a step verifies 1 + draft tokens per request after ``draft`` passes of
   the draft (the MTP layers, or one decoder layer for EAGLE) and commits the acceptance length
   kept in ``data/perf.yaml`` with its source.
@@ -33,6 +41,7 @@ benchmarks drive an engine). ``replicas`` copies serve the same load each.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,9 +49,16 @@ from engine.engines import adapter
 from engine.errors import InputError
 from engine.kv.sizing import KvSizing
 from engine.launch.memory import Split
-from engine.perf.attention import GroupCost, decode_costs, prefill_costs
+from engine.perf.attention import GroupCost, decode_costs, mla_context_flops, prefill_costs
 from engine.perf.calibration import Calibration
-from engine.perf.factors import Factors, SpecMethod, acceptance, perf_facts
+from engine.perf.factors import (
+    Factors,
+    SpecMethod,
+    acceptance,
+    perf_facts,
+    prefill_layer_seconds,
+    prefill_mode,
+)
 from engine.perf.rates import Rates, achieved_rates
 from engine.perf.shape import PerfInputs, Shape, model_shape
 from engine.perf.step import Pass, forward
@@ -214,6 +230,27 @@ def _draft_pass(
     return tuple(terms)
 
 
+def _first_wave(
+    n: int,
+    isl: int,
+    budget: int,
+    own: float,
+    chunk: Callable[[int, int], tuple[Term, ...]],
+) -> tuple[float, float, float]:
+    """The mean time to first token of ``n`` requests that arrive together, the time of one of
+    the steps they are prefilled in, and the GPU time per prompt: prompts shorter than the
+    budget are packed ``budget // ISL`` to a step (request i is done after ceil(i / k) steps),
+    longer ones run one after the other (request i after i of them)."""
+    if isl >= budget:
+        return own * (n + 1) / 2, own, own
+    k = budget // isl
+    per_step = min(k, n)
+    step = total(chunk(per_step * isl, per_step))
+    q, r = divmod(n, k)
+    mean_steps = (k * q * (q + 1) / 2 + r * (q + 1)) / n
+    return mean_steps * step, step, step / per_step
+
+
 def estimate(
     inp: PerfInputs,
     split: Split,
@@ -227,6 +264,8 @@ def estimate(
     max_running: int | None = None,
     calibration: Calibration | None = None,
     factors: Factors | None = None,
+    prompts_per_client: float | None = None,
+    engine_version: str | None = None,
 ) -> Speed:
     """The speed of ``replicas`` copies cut as ``split``, each serving ``concurrency`` requests
     of ``isl`` input and ``osl`` output tokens. ``gpus_per_node``: where collectives leave
@@ -234,7 +273,10 @@ def estimate(
     requests one copy can run at once (an engine's request cap, or the users the KV pool holds;
     None: all of them. The engines admit by the KV a request holds now, not at its last token,
     so the memory model's users at the full context undercount what they run); ``factors``:
-    other fitted factors than ``data/perf.yaml``'s (the fit script's trials)."""
+    other fitted factors than ``data/perf.yaml``'s (the fit script's trials);
+    ``prompts_per_client``: requests each client sends in the benchmark TTFT is measured by
+    (None: data/perf.yaml's convention; 1: one wave, every prompt at once); ``engine_version``:
+    the engine's version when not the pinned one (how it runs a prefill depends on it)."""
     for name, value in (("replicas", replicas), ("concurrency", concurrency), ("isl", isl)):
         if value < 1:
             raise InputError(name, f"a positive integer, got {value}")
@@ -245,7 +287,7 @@ def estimate(
     node = gpus_per_node or inp.gpu.node_gpus
     shape = model_shape(inp, split)
     kv = inp.kv_at(split.tp)
-    cfg, arch, engine = inp.cfg, inp.arch, inp.engine
+    cfg, arch = inp.cfg, inp.arch
 
     # --- decode -----------------------------------------------------------------------------
     # the engine runs at most ``max_running`` of the clients' requests at once; the rest wait
@@ -278,31 +320,59 @@ def estimate(
         p = Pass("prefill", tokens, requests, requests, pcosts, True)
         return forward(p, shape, split, rates, f, node)
 
-    # a request prefills alone in its own steps; the share of arrivals that come in a burst
-    # queue behind each other and are packed up to the budget, ``batch`` prompts per step
+    # one request alone: its prompt in chunks of the budget
     full_chunks, last = divmod(isl, budget)
     one = chunk(min(isl, budget), 1)
-    own = full_chunks * total(one) + (total(chunk(last, 1)) if last and full_chunks else 0.0)
-    if not full_chunks:
-        own = total(one)
-    batch = max(1, min(per_rank - 1, budget // isl))
-    packed = chunk(batch * isl, batch) if batch > 1 else one
-    per_queued = (total(packed) / batch if batch > 1 else own) / split.pp
+    own = total(one) if not full_chunks else full_chunks * total(one)
+    if full_chunks and last:
+        own += total(chunk(last, 1))
+    # each chunk after the first re-expands the MLA latents of the chunks before it
+    chunks = full_chunks + (1 if last else 0)
+    context_flops = sum(mla_context_flops(kv, cfg, j * budget) for j in range(1, chunks))
+    own += context_flops / rates.bf16_flops
     prefill = _phase(one)
-    burst = f.burst_share.value
-    fixed_s = f.ttft_seconds(engine)
-    ahead = burst * (per_rank - 1) / 2 * per_queued
-    ttft = fixed_s + decode.seconds / 2 + own + ahead
+    # the host's dispatch of a request's prefill (no CUDA graph: every layer launched, op by op
+    # when the engine runs prefill eagerly) delays its first token; the engines overlap host
+    # work with the GPU's (vLLM's async scheduling, SGLang's overlap schedule), so it is latency,
+    # not GPU time (aiconfigurator adds it the same way, per request, to TTFT only)
+    mode = prefill_mode(
+        inp.engine, engine_version, amd=inp.gpu.vendor == "amd", dp_attention=split.dp > 1,
+        pipeline=split.pp > 1,
+    )  # fmt: skip
+    per_layer = prefill_layer_seconds(f, mode)
+    dispatch = shape.layers * per_layer * max(1, math.ceil(isl / budget))
+    fixed_s = f.request_seconds.value
+    waves = prompts_per_client or perf_facts().benchmark.prompts_per_client
+    # the first wave: every client's first request at once, the prompts packed up to the budget
+    # per step; request i has its first token at the end of step ceil(i · ISL / budget)
+    first, wave_step, wave_each = _first_wave(per_rank, isl, budget, own, chunk)
+    first_ttft = fixed_s + dispatch + first / split.pp
+    # after it, requests arrive as others finish: about running / OSL of them per decode step,
+    # prefilled together (up to the budget); a request waits for the step in flight, its own
+    # prefill, and the prefills of its rank ahead of it (utilisation rho: an M/D/1 wait)
+    together = max(1, min(per_rank / osl, budget // isl, per_rank))
+    if together > 1:
+        k = int(together)
+        each = total(chunk(k * isl, k)) / k
+    else:
+        k, each = 1, own
+    decode_time = (osl - 1) * per_token
+    prefills = per_rank * split.dp  # DP-attention ranks meet at the MoE layers
+    gpu_prefill = (each + (wave_each - each) / waves) / split.pp
+    # a client's cycle: its request's fixed cost and dispatch (latency, not GPU time), half the
+    # step in flight, and the GPU's work: every running request's prefill, (OSL − 1) decodes
+    work = fixed_s + dispatch + decode.seconds / 2 + prefills * gpu_prefill + decode_time
+    rho = min(per_rank * gpu_prefill / work, 0.95)
+    queue = min(rho / (2 * (1 - rho)), (per_rank - 1) / 2) * own / split.pp
+    steady = fixed_s + dispatch + decode.seconds / 2 + k * each + queue
+    ttft = steady + (first_ttft - steady) / waves
 
     # --- the closed loop --------------------------------------------------------------------
-    # DP-attention ranks meet at every MoE layer, so one rank's prefill holds the others too
-    prefills = per_rank * split.dp
-    decode_time = (osl - 1) * per_token
-    # GPU time per request's prefill: alone, or packed with a burst
-    gpu_prefill = (1 - burst) * own / split.pp + burst * per_queued
-    work = fixed_s + decode.seconds / 2 + prefills * gpu_prefill + decode_time
-    tpot = max(per_token, (work - ttft) / (osl - 1)) if osl > 1 else per_token
-    e2e = ttft + (osl - 1) * tpot
+    # one cycle of a client is the GPU's work for every request: its prefill and (OSL - 1)
+    # decode steps (a closed loop keeps the GPU busy), whether the prefills came in a wave or
+    # one by one; what is not the first token is the decode phase
+    e2e = max(work, ttft + decode_time)
+    tpot = (e2e - ttft) / (osl - 1) if osl > 1 else per_token
     # admission: clients beyond the running requests wait whole requests for a slot; each
     # client's cycle is concurrency / running requests long, the engine's throughput unchanged
     admission = e2e * (concurrency / running - 1)
@@ -313,14 +383,17 @@ def estimate(
         decode_step=_sum_text(decode.terms),
         prefill_step=_sum_text(prefill.terms),
         ttft=(
-            f"{_ms(fixed_s)} + {_ms(decode.seconds)} / 2 + {_ms(own)} + {burst:.3g} × "
-            f"({per_rank} − 1) / 2 × {_ms(per_queued)}"
+            f"{_ms(steady)} + ({_ms(first_ttft)} − {_ms(steady)}) / {waves:g}"
             + (f" + {_ms(e2e)} × ({concurrency} / {running} − 1)" if admission else "")
-            + f" = {_ms(ttft)}"
+            + f" = {_ms(ttft)} ; {_ms(steady)} = {_ms(fixed_s)} + {_ms(dispatch)}"
+            f" + {_ms(decode.seconds)} / 2"
+            f" + {k} × {_ms(each)} + {_ms(queue)} ; {_ms(first_ttft)} = {_ms(fixed_s)}"
+            f" + {_ms(dispatch)} + {_ms(first)}"
+            f" ({per_rank} × {isl:,} / {budget:,} × {_ms(wave_step)})"
         ),
         tpot=(
             f"max(({_ms(decode.seconds)} + {drafts} × {_ms(draft.seconds if draft else 0.0)})"
-            f" / {accepted:.3g}, ({_ms(work)} − {_ms(ttft - admission)}) / ({osl} − 1))"
+            f" / {accepted:.3g}, ({_ms(e2e)} − {_ms(ttft - admission)}) / ({osl} − 1))"
             f" = {_ms(tpot)}"
             if osl > 1
             else f"{_ms(tpot)}"

@@ -3,7 +3,9 @@
 Catalog peak (``data/gpus.yaml``) × a fitted fraction (``data/perf.yaml``), or the rates a
 ``Calibration`` measured on the GPU itself. Collectives pay a latency plus bytes over the link:
 NVLink / Infinity Fabric / PCIe inside the GPU's scale-up domain (``node_gpus``), the network
-per GPU beyond it.
+per GPU beyond it. Inside the domain the bandwidth depends on the wiring (``Gpu.
+group_bytes_per_s``): through NVSwitch every group gets the GPU's whole link, in an Infinity
+Fabric mesh a group of k GPUs gets k − 1 of its 7 links.
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ class Rates:
     bf16_flops: float
     fp8_flops: float
     fp4_flops: float
-    scale_up: Link
+    gpu: Gpu  # its scale-up wiring: the bandwidth a group of k GPUs gets
+    bus_efficiency: float
+    collective_latency_s: float
     network: Link
     node_gpus: int
     measured: bool  # from a Calibration
@@ -44,13 +48,24 @@ class Rates:
 
     def link(self, group: int, gpus_per_node: int) -> Link:
         """The link a collective over ``group`` GPUs runs on: the scale-up domain when the group
-        fits in one node (or in the GPU's NVLink domain), the network otherwise."""
-        return self.scale_up if group <= max(gpus_per_node, self.node_gpus) else self.network
+        fits in one node (or in the GPU's NVLink domain), at the bandwidth its wiring gives a
+        group that size; the network otherwise."""
+        if group > max(gpus_per_node, self.node_gpus):
+            return self.network
+        bandwidth = self.gpu.group_bytes_per_s(group) * self.bus_efficiency
+        return Link(bandwidth, self.collective_latency_s)
+
+    def p2p(self, span: int, gpus_per_node: int) -> Link:
+        """One GPU sending to one other (a pipeline hand-off) in a copy of ``span`` GPUs: over
+        the network when the copy leaves the domain, else over one pair's link."""
+        if span > max(gpus_per_node, self.node_gpus):
+            return self.network
+        return self.link(2, gpus_per_node)
 
 
 def achieved_rates(gpu: Gpu, f: Factors, calibration: Calibration | None = None) -> Rates:
     eff = f.bus_efficiency.value
-    scale_up = Link(gpu.interconnect_bytes_per_s * eff, f.collective_latency_seconds.value)
+    latency = f.collective_latency_seconds.value
     network = Link(gpu.network_bytes_per_s * eff, f.network_latency_seconds.value)
     tensor = f.tensor_fraction.value
     bf16 = gpu.dense_tensor_flops("bf16") * tensor
@@ -58,7 +73,7 @@ def achieved_rates(gpu: Gpu, f: Factors, calibration: Calibration | None = None)
     fp4 = gpu.dense_tensor_flops("fp4") * tensor
     hbm = gpu.bandwidth_bytes_per_s * f.hbm_fraction.value
     if calibration is None:
-        return Rates(hbm, hbm, bf16, fp8, fp4, scale_up, network, gpu.node_gpus, False)
+        return Rates(hbm, hbm, bf16, fp8, fp4, gpu, eff, latency, network, gpu.node_gpus, False)
     hbm = calibration.hbm_bytes_per_s
     attention = calibration.decode_attention_bytes_per_s or hbm
     measured_fp8 = calibration.fp8_gemm_flops
@@ -66,7 +81,7 @@ def achieved_rates(gpu: Gpu, f: Factors, calibration: Calibration | None = None)
     # FP4 is not timed: it keeps the catalog's ratio to the measured FP8 rate
     fp4_m = fp8_m * fp4 / fp8
     return Rates(
-        hbm, attention, calibration.bf16_gemm_flops, fp8_m, fp4_m, scale_up, network,
+        hbm, attention, calibration.bf16_gemm_flops, fp8_m, fp4_m, gpu, eff, latency, network,
         gpu.node_gpus, True,
     )  # fmt: skip
 

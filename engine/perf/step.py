@@ -154,19 +154,15 @@ def forward(
     f: Factors,
     gpus_per_node: int,
 ) -> tuple[Term, ...]:
-    """Every term of one pass through every layer (all pipeline stages)."""
+    """Every term of one pass through every layer (all pipeline stages): the GPU's work. The
+    host's dispatch of a prefill is the first token's latency, not GPU time
+    (``engine.perf.estimate``)."""
     terms = gemm_terms(p, shape, split, rates)
     terms += attention_terms(p, rates)
     terms += comm_terms(p, shape, split, rates, gpus_per_node)
     if split.pp > 1:
-        link = rates.link(split.gpus, gpus_per_node)
+        link = rates.p2p(split.gpus, gpus_per_node)
         message = p.tokens * shape.hidden * ACTIVATION_BYTES
         terms.append(collective(f"{p.phase}.comm.pp_handoff", message, link, split.pp - 1))
-    if p.phase == "prefill":
-        # no CUDA graph: the host launches every layer's kernels while the GPU runs them, so
-        # a chunk takes at least the launch time; the part the GPU work does not hide is shown
-        gpu = sum(t.seconds for t in terms)
-        launch = shape.layers * f.prefill_layer_seconds.value
-        terms.append(fixed("prefill.overhead.dispatch", max(0.0, launch - gpu), shape.layers))
     terms += overhead_terms(p, shape, f, per_request=p.phase == "decode")
     return tuple(terms)

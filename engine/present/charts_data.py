@@ -510,7 +510,12 @@ def load_grid(most: int) -> tuple[int, ...]:
 
 
 def speed_curves(st: Study, lang: Lang = DEFAULT_LANG) -> list[SpeedCurve]:
-    """The pick and the best-ranked other layouts that hold the weights, over their load."""
+    """The pick and the best-ranked other layouts that hold the weights, over their load.
+
+    ``n`` requests spread over ``r`` copies as evenly as they go: n mod r copies run
+    ceil(n / r), the others floor(n / r), and a copy with none is idle. Tokens/s per GPU is
+    every copy's output over all the layout's GPUs (below r requests some copies are idle);
+    tokens/s per user is the mean over the n requests."""
     inp = st.search_inputs
     if inp is None:
         return []
@@ -523,12 +528,19 @@ def speed_curves(st: Study, lang: Lang = DEFAULT_LANG) -> list[SpeedCurve]:
         users, gpus = [], []
         loads = load_grid(c.running)
         for n in loads:
-            sp = estimate(
-                inp, lay.split, lay.replicas, -(-n // lay.replicas), isl, osl, inp.speculative,
-                gpus_per_node=s.gpus_per_node, calibration=inp.calibration,
-            )  # fmt: skip
-            users.append(sp.output_tokens_per_s_per_user)
-            gpus.append(sp.output_tokens_per_s_per_gpu)
+            q, busier = divmod(n, lay.replicas)
+            output = per_user = 0.0
+            for load, copies in ((q + 1, busier), (q, lay.replicas - busier)):
+                if load < 1 or copies < 1:
+                    continue
+                sp = estimate(
+                    inp, lay.split, 1, load, isl, osl, inp.speculative,
+                    gpus_per_node=s.gpus_per_node, calibration=inp.calibration,
+                )  # fmt: skip
+                output += copies * sp.output_tokens_per_s
+                per_user += copies * load * sp.output_tokens_per_s_per_user
+            users.append(per_user / n)
+            gpus.append(output / (lay.replicas * lay.split.gpus))
         out.append(SpeedCurve(say(lay.name(), lang), c is st.fit, tuple(users), tuple(gpus), loads))
     return out
 

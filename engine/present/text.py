@@ -84,6 +84,7 @@ def study_text(st: Study) -> str:
             f"{sp.output_tokens_per_s_per_user:,.1f} tok/s per user, "
             f"{sp.output_tokens_per_s_per_gpu:,.0f} per GPU, {sp.output_tokens_per_s:,.0f} in all "
             f"(decode {sp.decode_bound}-bound, prefill {sp.prefill_bound}-bound)"
+            + ("; rates measured on this GPU (the calibration given)" if sp.measured else "")
         )
     if st.plan is not None:
         lines += ["", shell(st.plan)]
