@@ -389,7 +389,11 @@ KEY_COLUMNS = {
     ),
     "kv_cache": ("kv.memory", ["kv.col.part", "kv.col.formula"], "kv.col.gib"),
     "software": ("software.flags.vllm", ["software.col.flag", "software.col.reason"], None),
-    "lint": ("lint.findings", ["=severity", "=code", "=fix"], "=message"),
+    "lint": (
+        "lint.findings",
+        ["lint_page.col.severity", "lint_page.col.code", "lint_page.col.fix"],
+        "lint_page.col.message",
+    ),
 }
 LINTED = "vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 3 --max-model-len 999999"
 
