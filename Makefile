@@ -43,7 +43,7 @@ unit: $(DEV_STAMP)
 
 browser: $(DEV_STAMP)
 	bash tools/install_browser.sh
-	$(BIN)/pytest -q -m browser
+	$(BIN)/pytest -q -m browser -n 3  # the browser tests mostly wait for pages: three at once
 
 test: lint typecheck unit browser
 
