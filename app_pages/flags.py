@@ -4,16 +4,16 @@ the engine, the layouts the search compared, the manifests and the advisors."""
 import streamlit as st
 
 from engine.launch.advisors import engine_advice, moe_comm_advice
-from engine.launch.facts import launch_facts
 from engine.launch.k8s import KubeOptions, kubernetes_yaml, manifest_name
+from engine.launch.launch_data import launch_facts
 from engine.launch.plan import LaunchPlan
 from engine.launch.render import docker, shell
 from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.artifacts import Artifact
-from engine.present.report import candidate_json
 from engine.present.safe import inert
 from engine.present.sources import clean
+from engine.present.study_report import candidate_json
 from engine.present.words import say, say_all, sources
 from engine.scenario import ENGINE_LABELS
 from ui import charts, memo, show, tables

@@ -11,7 +11,7 @@ import streamlit as st
 from engine.decision import Decision
 from engine.i18n import DEFAULT_LANG
 from engine.lint import Finding, FlagExplanation, LintReport, lint_command
-from engine.lint.report import ENTRYPOINT
+from engine.lint.findings import ENTRYPOINT
 from engine.present.sources import SourceRef, escape_markdown, refs
 from engine.present.words import say
 from engine.scenario import ENGINE_LABELS

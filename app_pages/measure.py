@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from engine.errors import InputError
-from engine.facts import kernel_dims, kernel_layer_groups
+from engine.fact_sets import kernel_dims, kernel_layer_groups
 from engine.launch.render import join
 from engine.measure.backcalc import metrics_commands, parse_engine_text
 from engine.measure.first_launch import first_launch_for

@@ -4,7 +4,7 @@ another symptom reruns only them."""
 
 import streamlit as st
 
-from engine.facts import model_facts
+from engine.fact_sets import model_facts
 from engine.present.safe import inert
 from engine.present.sources import clean
 from engine.present.units import percent

@@ -21,19 +21,25 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from engine.errors import InputError
-from engine.facts import predict_for_source
+from engine.fact_sets import predict_for_source
 from engine.hardware.gpus import aliases, all_gpus
 from engine.i18n import LANGS
 from engine.launch.k8s import KubeOptions, kubernetes_yaml, manifest_name
 from engine.launch.render import script
 from engine.lint import format_report, json_report, lint_command
-from engine.measure.cli import add_backcalc_arguments, run_backcalc
+from engine.measure.backcalc_cli import add_backcalc_arguments, run_backcalc
 from engine.measure.kernels.args import add_kernel_arguments
 from engine.model import store
 from engine.model.loader import HF_ID, load_model
 from engine.perf import calibration
-from engine.present.report import diagnose_json, gates_json, plan_json, software_json, study_json
 from engine.present.safe import json_text, plain
+from engine.present.study_report import (
+    diagnose_json,
+    gates_json,
+    plan_json,
+    software_json,
+    study_json,
+)
 from engine.present.text import diagnose_text, software_text, study_text
 from engine.present.units import gib
 from engine.present.words import say

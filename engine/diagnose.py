@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.errors import InputError
 from engine.kv.dtype import KvDtype, resolve_kv_dtype
-from engine.kv.sglang import sglang_sizing
+from engine.kv.sglang_kv import sglang_sizing
 from engine.kv.sizing import KvSizing, size_kv
 from engine.model.architecture import Architecture, build_architecture
 from engine.model.config import ModelConfig
@@ -80,7 +80,7 @@ class Diagnosis:
             "shared_experts": fam.shared_experts,
             "mtp_layers": fam.mtp_layers,
             "linear_kind": fam.linear_kind,
-            "evidence": [],  # worded by engine/present/report.py (field, value, rule, code)
+            "evidence": [],  # worded by engine/present/study_report.py (field, value, rule, code)
             "tp": self.kv.tp,
             "kv_dtype": self.kv.kv_dtype.requested,
             "kv_dtype_stored": self.kv.kv_dtype.stored,

@@ -37,7 +37,7 @@ from engine.launch.recipes import speculative_for
 from engine.model import store
 from engine.model.architecture import Architecture, build_architecture
 from engine.model.config import ModelConfig
-from engine.model.context import ContextLimit, context_limit
+from engine.model.context_limit import ContextLimit, context_limit
 from engine.model.family import FamilyVerdict, classify
 from engine.model.loader import LoadedModel, load_catalog, load_hub
 from engine.model.mtp import has_draft_layers
@@ -45,7 +45,7 @@ from engine.model.store import BYTES_PER_JSON_BYTE
 from engine.model.weights import WeightReport, weight_report
 from engine.perf import Speculative, Speed, calibration
 from engine.scenario import ENGINES, MAX_NODES, Engine, Scenario
-from engine.software.report import SoftwareReport, software_report
+from engine.software.software_report import SoftwareReport, software_report
 
 VerdictStatus = Literal["runs", "fewer_users", "shorter_context", "does_not_fit", "blocked"]
 

@@ -10,7 +10,7 @@ import pytest
 from apptest_util import assert_clean, open_app, texts
 
 from engine.i18n import LANGS, catalog, t
-from engine.present.report import study_markdown
+from engine.present.study_report import study_markdown
 from engine.present.units import PERCENT_FORMAT, percent
 from engine.scenario import make_scenario
 from engine.study import study

@@ -18,7 +18,7 @@ from engine.model import loader
 from engine.model.loader import catalog_names, load_catalog, load_hub
 from engine.scenario import make_scenario
 from engine.software import templates
-from engine.software.report import software_report
+from engine.software.software_report import software_report
 from engine.study import study
 
 MODELS = Path(__file__).resolve().parent.parent / "data" / "models"

@@ -23,7 +23,7 @@ from engine.model.loader import load_hub, load_model
 from engine.present.words import say
 from engine.scenario import make_scenario
 from engine.software import templates
-from engine.software.report import software_report
+from engine.software.software_report import software_report
 from engine.software.tables import reasoning_parsers, tool_call_parsers
 from engine.study import study
 
@@ -340,7 +340,7 @@ def test_every_parser_the_recipes_name_reads_a_format_of_the_table(engine: str) 
 
 
 def test_recipe_parser_names_the_pinned_engines_do_not_register_are_recorded() -> None:
-    from engine.software.report import data_problems, unregistered_recipe_parsers
+    from engine.software.software_report import data_problems, unregistered_recipe_parsers
 
     assert data_problems() == []
     found = {(u.engine, u.kind, u.name): u.instead for u in unregistered_recipe_parsers()}

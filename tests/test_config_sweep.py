@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.errors import InputError
-from engine.present.report import study_json
+from engine.present.study_report import study_json
 from tests.study_util import run
 
 WILD = Path(__file__).parent / "fixtures" / "configs_wild"

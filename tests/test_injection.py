@@ -37,7 +37,7 @@ from engine.launch.plan import LEADER, LaunchPlan
 from engine.model import store
 from engine.model.config import normalize
 from engine.model.loader import HF_ID, LoadedModel, load_catalog
-from engine.present.report import plan_json, study_json
+from engine.present.study_report import plan_json, study_json
 from engine.scenario import Scenario, make_scenario
 from engine.study import Study, study
 

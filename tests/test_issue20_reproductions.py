@@ -198,7 +198,7 @@ def test_4_lint_prints_no_escape(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_4_the_markdown_report_keeps_no_escape() -> None:
-    from engine.present.report import study_markdown
+    from engine.present.study_report import study_markdown
     from engine.scenario import make_scenario
     from engine.study import study
 

@@ -12,7 +12,7 @@ import pytest
 from engine.hardware.gpus import all_gpus, gpu_note
 from engine.i18n import catalog
 from engine.measure.backcalc import backcalculate
-from engine.measure.parse import parse_engine_text
+from engine.measure.read_back import parse_engine_text
 from engine.present.sources import clean
 from engine.present.words import say
 from tools.lang_check import english_sentences, hangul

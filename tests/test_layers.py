@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # reading a config; the GPU catalog; cache-spec arithmetic
     ("config", ["engine.model.config", "engine.model.formats", "engine.model.loader",
                "engine.model.store",
-                "engine.model.evidence", "engine.model.context", "engine.kv.specs",
+                "engine.model.evidence", "engine.model.context_limit", "engine.kv.specs",
                 "engine.hardware.gpus"]),
     # one adapter per engine: flag spellings, defaults, memory accounting, KV storage
     ("engines", ["engine.engines*"]),
@@ -33,13 +33,14 @@ LAYERS: list[tuple[str, list[str]]] = [
     # the model's layers, family, weights
     ("model", ["engine.model*"]),
     # KV sizing per engine
-    ("kv", ["engine.kv*", "engine.present.evidence"]),
+    ("kv", ["engine.kv*", "engine.present.evidence_words"]),
     # the hardware gates
     ("gates", ["engine.hardware*"]),
     # the user's question
     ("scenario", ["engine.scenario", "engine.diagnose"]),
     # the planner's building blocks
-    ("launch-facts", ["engine.launch.memory", "engine.launch.facts", "engine.launch.command",
+    ("launch-facts", ["engine.launch.gpu_memory", "engine.launch.launch_data",
+                      "engine.launch.plan_parts",
                       "engine.launch.advisors", "engine.launch.multinode",
                       "engine.launch.known_issues", "engine.launch.recipes",
                       ]),
@@ -51,7 +52,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("study", ["engine.study"]),
     ("alternatives", ["engine.alternatives"]),
     # readers of the Study
-    ("readers", ["engine.lint*", "engine.measure*", "engine.troubleshoot*", "engine.facts"]),
+    ("readers", ["engine.lint*", "engine.measure*", "engine.troubleshoot*", "engine.fact_sets"]),
     # the Study in words, tables and files
     ("present", ["engine.present*"]),
     # entry points

@@ -9,7 +9,7 @@ import pytest
 
 from engine.errors import InputError
 from engine.lint import LintReport, format_report, lint_command
-from engine.lint.data import lint_rules
+from engine.lint.rule_data import lint_rules
 from engine.model.loader import load_catalog, load_model
 from engine.software.tables import flag_table
 
@@ -406,7 +406,7 @@ def test_gpu_memory_utilization_on_sglang_is_the_wrong_engines_flag() -> None:
 def test_the_settings_flags_are_the_plans_spellings() -> None:
     from engine.engines import ENGINES, SETTINGS, adapter
     from engine.launch.plan import PARALLEL_FLAGS
-    from engine.lint.command import flag_for
+    from engine.lint.command_scenario import flag_for
 
     for engine in ENGINES:
         for setting in SETTINGS:
@@ -420,7 +420,7 @@ def test_the_settings_flags_are_the_plans_spellings() -> None:
 
 
 def test_the_lint_data_agrees_with_the_pinned_tables() -> None:
-    from engine.lint.data import data_problems
+    from engine.lint.rule_data import data_problems
 
     assert data_problems(lint_rules()) == []
 

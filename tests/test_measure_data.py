@@ -9,7 +9,7 @@ import pydantic
 import pytest
 import yaml
 
-from engine.measure.data import MEASURE_YAML, LogLine, MeasureFacts, measure_facts
+from engine.measure.measure_data import MEASURE_YAML, LogLine, MeasureFacts, measure_facts
 
 
 def _raw() -> dict[str, Any]:

@@ -19,9 +19,9 @@ import pytest
 
 from engine.errors import InputError
 from engine.measure.backcalc import backcalculate, parse_engine_text
-from engine.measure.data import measure_facts
 from engine.measure.kernels import __main__ as kernels_cli
 from engine.measure.logs import MAX_HITS, scan_log
+from engine.measure.measure_data import measure_facts
 from engine.present.words import say
 
 

@@ -8,7 +8,7 @@ import yaml
 
 from engine.decision import Decimal
 from engine.hardware.gpus import lookup_gpu
-from engine.launch.memory import Split, sglang_default_fraction, vllm_default_fraction
+from engine.launch.gpu_memory import Split, sglang_default_fraction, vllm_default_fraction
 from engine.rules import DATA_DIR
 from tests.study_util import run
 

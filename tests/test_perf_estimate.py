@@ -14,7 +14,7 @@ import re
 import pytest
 
 from engine.hardware.gpus import lookup_gpu
-from engine.launch.memory import Split
+from engine.launch.gpu_memory import Split
 from engine.model.loader import load_catalog
 from engine.perf import Calibration, ModelInputs, Speculative, Speed, estimate, model_inputs
 from engine.perf.attention import mean_attended

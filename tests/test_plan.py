@@ -12,12 +12,12 @@ import pytest
 import yaml
 
 from engine.errors import InputError
+from engine.launch.gpu_memory import weights_per_gpu
 from engine.launch.layout import Split
-from engine.launch.memory import weights_per_gpu
 from engine.launch.plan import LaunchPlan, PlanError, checked, launch_facts
 from engine.launch.render import docker, script, shell
 from engine.model.loader import catalog_names
-from engine.present.report import plan_json
+from engine.present.study_report import plan_json
 from engine.scenario import ENGINES
 from engine.software.tables import lookup_flag, reasoning_parsers, tool_call_parsers
 from engine.study import Study

@@ -16,7 +16,7 @@ from engine.launch.known_issues import known_issues, symptom
 from engine.launch.plan import LaunchPlan
 from engine.launch.render import one_line, script
 from engine.present.artifacts import docker_script, launch_artifacts
-from engine.present.report import plan_json, study_markdown
+from engine.present.study_report import plan_json, study_markdown
 from engine.present.words import say
 from engine.rules import DATA_DIR
 from engine.scenario import make_scenario

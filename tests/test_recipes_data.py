@@ -14,7 +14,7 @@ import yaml
 
 from engine.hardware.gpus import all_gpus
 from engine.model.loader import catalog_names
-from engine.software.report import known_architectures
+from engine.software.software_report import known_architectures
 from engine.software.tables import (
     ENGINES,
     Engine,
@@ -84,7 +84,7 @@ def _get(config: Mapping[str, Any], path: str) -> Any:
 
 
 def _matches(match: Mapping[str, Any], config: Mapping[str, Any]) -> bool:
-    """Same rule as engine.software.report: every stated condition must hold."""
+    """Same rule as engine.software.software_report: every stated condition must hold."""
     if (config.get("architectures") or [None])[0] not in match["architectures"]:
         return False
     types = {config.get("model_type"), _get(config, "text_config.model_type")}

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from engine.errors import InputError
-from engine.software.report import (
+from engine.software.software_report import (
     data_problems,
     detect_checkpoint_format,
     known_architectures,

@@ -12,11 +12,11 @@ from engine.hardware.gates import kernel_gates
 from engine.hardware.gpus import Gpu, all_gpus, lookup_gpu
 from engine.i18n import LANGS, Lang, catalog
 from engine.lint import ModelFacts, ParserNames, dsa_kernel_path
-from engine.software.report import known_architectures
+from engine.software.software_report import known_architectures
 from engine.software.tables import flag_table, lookup_flag
 from engine.troubleshoot import SYMPTOMS, symptoms, troubleshoot
+from engine.troubleshoot.cause_table import troubleshoot_table
 from engine.troubleshoot.scoring import CONDITIONS, SCORERS, clamp, problems
-from engine.troubleshoot.table import troubleshoot_table
 
 GLM5 = ModelFacts(
     architecture="GlmMoeDsaForCausalLM",

@@ -35,8 +35,8 @@ from typing import Any
 from engine.errors import InputError
 from engine.hardware.gpus import lookup_gpu
 from engine.launch.candidate import SearchInputs
+from engine.launch.gpu_memory import Engine, Split
 from engine.launch.layout import evaluate
-from engine.launch.memory import Engine, Split
 from engine.model.config import ModelConfig
 from engine.model.loader import catalog_path, load_model
 from engine.perf import ModelInputs, Speed, estimate, model_inputs

@@ -20,9 +20,9 @@ from typing import Any, Literal, get_args
 from pydantic import Field
 
 from engine.decision import Decision
+from engine.engines.cli_table import FlagInfo, Registries, load_flag_table, read_json, table_path
 from engine.engines.kvstore import KvDtype
 from engine.engines.memory import Reserve, Split
-from engine.engines.table import FlagInfo, Registries, load_flag_table, read_json, table_path
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.model.config import ModelConfig

@@ -13,8 +13,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.decision import Code, Decimal, Decision, Name, Source
+from engine.engines.adapter_data import adapter_facts
 from engine.engines.base import EngineAdapter, FlagChoice, Setting
-from engine.engines.facts import adapter_facts
+from engine.engines.cli_table import FlagInfo, Registries
 from engine.engines.kvstore import (
     KV_MODELOPT,
     KvDtype,
@@ -23,7 +24,6 @@ from engine.engines.kvstore import (
     modelopt_kv_dtype,
 )
 from engine.engines.memory import GIB, Split, device_memory, memory_rules
-from engine.engines.table import FlagInfo, Registries
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.model.config import ModelConfig

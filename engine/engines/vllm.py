@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.decision import Bytes, Code, Decision, Name
 from engine.engines.base import EngineAdapter, FlagChoice, Setting
+from engine.engines.cli_table import FlagInfo, Registries
 from engine.engines.kvstore import (
     DTYPE_BYTES,
     KV_MODEL_DTYPE,
@@ -34,7 +35,6 @@ from engine.engines.memory import (
     device_memory,
     memory_rules,
 )
-from engine.engines.table import FlagInfo, Registries
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.model.config import ModelConfig

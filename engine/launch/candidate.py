@@ -11,8 +11,8 @@ from engine.decision import Code, Decision, Tokens
 from engine.engines import Engine
 from engine.hardware.gpus import Gpu
 from engine.kv.sizing import KvSizing
+from engine.launch.gpu_memory import Reserve, Split, WeightShare
 from engine.launch.known_issues import KnownIssue
-from engine.launch.memory import Reserve, Split, WeightShare
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict

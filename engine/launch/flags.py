@@ -12,16 +12,16 @@ from engine.decision import Bytes, Code, Decimal, Decision, Name, Percent, Sourc
 from engine.engines import ENGINES, adapter
 from engine.kv.sizing import KvSizing
 from engine.launch.candidate import Candidate, Layout
-from engine.launch.command import LeftOut, PlanFlag, checked
-from engine.launch.facts import launch_facts
 from engine.launch.known_issues import symptom
+from engine.launch.launch_data import launch_facts
 from engine.launch.nodes import copies_per_node
 from engine.launch.plan_inputs import PlanInputs
+from engine.launch.plan_parts import LeftOut, PlanFlag, checked
 from engine.launch.ranking import layout_rules, speed_cost
 from engine.launch.recipes import speculative_for, tool_chat_template
 from engine.model.family import AttentionFamily
 from engine.scenario import Engine, Scenario
-from engine.software.report import SoftwareReport
+from engine.software.software_report import SoftwareReport
 
 # The flags that carry the layout, in both engines' spellings (from the one settings table).
 PARALLEL_FLAGS = frozenset(

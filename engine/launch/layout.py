@@ -28,13 +28,13 @@ from engine.launch.candidate import (
     SearchInputs,
     shortfall,
 )
-from engine.launch.known_issues import Where, avoided, fixes_for, symptom
-from engine.launch.memory import (
+from engine.launch.gpu_memory import (
     Reserve,
     Split,
     device_memory,
     weights_per_gpu,
 )
+from engine.launch.known_issues import Where, avoided, fixes_for, symptom
 from engine.launch.multinode import uses_deepep
 from engine.launch.ranking import layout_rules, rank_parts, reasons, with_speed
 from engine.model.architecture import Architecture

@@ -9,8 +9,8 @@ from engine.decision import Code, Name, Source
 from engine.engines import Engine, adapter
 from engine.engines.memory import Split
 from engine.launch.advisors import Phase, advisor_facts
-from engine.launch.command import EnvVar, PlanFlag, checked
-from engine.launch.facts import launch_facts
+from engine.launch.launch_data import launch_facts
+from engine.launch.plan_parts import EnvVar, PlanFlag, checked
 
 NIC = Code("env.nic", "placeholder", "source")
 A2A = Code("flag.all_to_all.deepep", "mode", "source")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from engine.engines import adapter
 from engine.launch.candidate import Layout
-from engine.launch.command import LEADER, NodeCommand, PlanError, PlanFlag, Role
-from engine.launch.facts import launch_facts
+from engine.launch.launch_data import launch_facts
+from engine.launch.plan_parts import LEADER, NodeCommand, PlanError, PlanFlag, Role
 from engine.scenario import Engine, Scenario
 
 

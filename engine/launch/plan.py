@@ -24,20 +24,6 @@ from engine.engines import adapter
 from engine.hardware.gates import fit_gate
 from engine.kv.sizing import KvSizing
 from engine.launch.candidate import Candidate, Layout
-from engine.launch.command import (
-    LEADER,
-    PLACEHOLDER_MODEL,
-    STUDY_DECIDED,
-    EnvVar,
-    LeftOut,
-    NodeCommand,
-    PlanError,
-    PlanFlag,
-    as_spelled,
-    checked,
-    split_token,
-)
-from engine.launch.facts import LaunchFacts, launch_facts
 from engine.launch.flags import (
     PARALLEL_FLAGS,
     SPEC_SLOWER,
@@ -53,9 +39,23 @@ from engine.launch.flags import (
     parser_flags,
 )
 from engine.launch.known_issues import symptom
+from engine.launch.launch_data import LaunchFacts, launch_facts
 from engine.launch.multinode import a2a_flags, nic_env
 from engine.launch.nodes import node_commands
 from engine.launch.plan_inputs import PlanInputs
+from engine.launch.plan_parts import (
+    LEADER,
+    PLACEHOLDER_MODEL,
+    STUDY_DECIDED,
+    EnvVar,
+    LeftOut,
+    NodeCommand,
+    PlanError,
+    PlanFlag,
+    as_spelled,
+    checked,
+    split_token,
+)
 from engine.launch.recipes import (
     base_flags_for,
     env_for,
@@ -65,7 +65,7 @@ from engine.model.family import AttentionFamily
 from engine.model.loader import LoadedModel
 from engine.present.words import say
 from engine.scenario import Engine, Scenario
-from engine.software.report import REMOTE_CODE_NOT_NEEDED, SoftwareReport
+from engine.software.software_report import REMOTE_CODE_NOT_NEEDED, SoftwareReport
 
 __all__ = [
     "LEADER",

@@ -8,7 +8,7 @@ from engine.hardware.gates import GateReport
 from engine.hardware.gpus import Gpu
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
-from engine.model.context import ContextLimit
+from engine.model.context_limit import ContextLimit
 from engine.model.family import FamilyVerdict
 from engine.model.loader import LoadedModel
 from engine.model.weights import WeightReport

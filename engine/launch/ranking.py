@@ -23,7 +23,7 @@ from pydantic import Field
 
 from engine.decision import Bytes, Code, Decimal, Decision, Source, Tokens
 from engine.launch.candidate import Candidate, SearchInputs
-from engine.launch.memory import Split
+from engine.launch.gpu_memory import Split
 from engine.model.family import AttentionFamily
 from engine.perf import Speed
 from engine.rules import Strict, load_data

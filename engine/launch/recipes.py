@@ -15,12 +15,12 @@ from pydantic import Field
 
 from engine.decision import Code, Decision, Source
 from engine.hardware.gpus import Gpu
-from engine.launch.command import EnvVar
-from engine.launch.facts import launch_facts
+from engine.launch.launch_data import launch_facts
+from engine.launch.plan_parts import EnvVar
 from engine.model.config import ModelConfig
 from engine.rules import DATA_DIR, Loose, load_data
 from engine.scenario import Engine
-from engine.software.report import SoftwareReport
+from engine.software.software_report import SoftwareReport
 
 RECIPES_YAML = DATA_DIR / "recipes.yaml"
 ENV_RECIPE = Code("env.recipe", "reason", "source")

@@ -15,7 +15,7 @@ import shlex
 
 from engine.decision import Decision
 from engine.i18n import DEFAULT_LANG, Lang, t
-from engine.launch.facts import launch_facts
+from engine.launch.launch_data import launch_facts
 from engine.launch.plan import LEADER, LaunchPlan, NodeCommand
 from engine.present.sources import clean
 from engine.present.words import say, sources

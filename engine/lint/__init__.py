@@ -1,19 +1,16 @@
 """Lint an inherited vLLM / SGLang launch command against the Study of the scenario it describes.
 
 The command is read the way the shell and the engine's argparse would read it
-(``engine.lint.extract``, ``engine.lint.shell``, ``engine.lint.parse``), turned into the
-scenario it describes (``engine.lint.command``, ``engine.lint.model``), studied with the same
-``study()`` the planner uses, and checked by rules (``rules_shell``, ``rules_flags``,
+(``engine.lint.extract``, ``engine.lint.shell``, ``engine.lint.arguments``), turned into the
+scenario it describes (``engine.lint.command_scenario``, ``engine.lint.model``), studied with
+the same ``study()`` the planner uses, and checked by rules (``rules_shell``, ``rules_flags``,
 ``rules_model``, ``rules_hardware``) whose severities and sources live in ``data/lint.yaml``.
-The report (``engine.lint.report``) gives each finding once with a code, a severity, a message, a
-fix and the exact edit, every flag explained, and the corrected command.
+The report (``engine.lint.findings``) gives each finding once with a code, a severity, a
+message, a fix and the exact edit, every flag explained, and the corrected command.
 """
 
-from engine.lint.data import Severity
 from engine.lint.extract import MAX_COMMAND_CHARS
-from engine.lint.facts import ATTENTION_FAMILIES, ModelFacts, ParserNames
-from engine.lint.linter import lint_command
-from engine.lint.report import (
+from engine.lint.findings import (
     Edit,
     Finding,
     FlagExplanation,
@@ -21,6 +18,9 @@ from engine.lint.report import (
     format_report,
     json_report,
 )
+from engine.lint.linter import lint_command
+from engine.lint.model_facts import ATTENTION_FAMILIES, ModelFacts, ParserNames
+from engine.lint.rule_data import Severity
 from engine.lint.rules_hardware import dsa_kernel_path
 from engine.software.tables import Engine
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from engine.decision import Code
 from engine.launch.known_issues import known_issues
-from engine.lint.data import lint_rules
+from engine.lint.rule_data import lint_rules
 from engine.software.tables import ENGINES
 
 # --- clauses shared by several findings ---------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.lint.report import Edit
+from engine.lint.findings import Edit
 from engine.lint.shell import (
     Quoted,
     UnsafeWord,

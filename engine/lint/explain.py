@@ -8,9 +8,9 @@ from engine.decision import Decision, Name, Percent
 from engine.engines import adapter
 from engine.launch.plan import PARALLEL_FLAGS
 from engine.lint import codes as C
-from engine.lint.command import shown
-from engine.lint.context import Ctx
-from engine.lint.report import FlagExplanation
+from engine.lint.command_scenario import shown
+from engine.lint.findings import FlagExplanation
+from engine.lint.lint_context import Ctx
 from engine.software.tables import flag_table
 
 # What a command cannot say: the workload. The plan's reasons for these read the Study's

@@ -19,7 +19,7 @@ import yaml
 
 from engine.engines import other as other_engine
 from engine.errors import InputError
-from engine.lint.data import lint_rules
+from engine.lint.rule_data import lint_rules
 from engine.lint.shell import (
     Command,
     Word,

@@ -15,10 +15,10 @@ from engine.decision import Decision
 from engine.engines import Setting, adapter
 from engine.errors import InputError
 from engine.launch.candidate import Candidate, Layout
+from engine.launch.gpu_memory import Split
 from engine.launch.layout import divisors, split_problem
-from engine.launch.memory import Split
-from engine.lint.context import Ctx
-from engine.lint.report import Edit
+from engine.lint.findings import Edit
+from engine.lint.lint_context import Ctx
 from engine.scenario import MAX_GPUS_PER_NODE, make_scenario
 from engine.study import Study, study
 

@@ -12,18 +12,15 @@ from engine.engines import adapter
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu, lookup_gpu
 from engine.kv.dtype import ALIASES as VLLM_KV
-from engine.kv.sglang import SGLANG_ALIASES
+from engine.kv.sglang_kv import SGLANG_ALIASES
 from engine.lint import codes as C
 from engine.lint import rules_flags, rules_hardware, rules_model, rules_shell
-from engine.lint.command import read_settings
-from engine.lint.context import Ctx
+from engine.lint.arguments import parse
+from engine.lint.command_scenario import read_settings
 from engine.lint.correct import apply_edits, shell_text
-from engine.lint.data import lint_rules
 from engine.lint.explain import explanations, left_to_engine
 from engine.lint.extract import Invocation, extract
-from engine.lint.model import ModelChoice, resolve, scenario_fields, with_overrides
-from engine.lint.parse import parse
-from engine.lint.report import (
+from engine.lint.findings import (
     ENTRYPOINT,
     Finding,
     LintReport,
@@ -31,6 +28,9 @@ from engine.lint.report import (
     ordered,
     render_yaml,
 )
+from engine.lint.lint_context import Ctx
+from engine.lint.model import ModelChoice, resolve, scenario_fields, with_overrides
+from engine.lint.rule_data import lint_rules
 from engine.lint.shell import Word, shape
 from engine.model.loader import LoadedModel, load_model
 from engine.scenario import DEFAULT_GPU, MAX_GPUS_PER_NODE, MAX_NODES, make_scenario

@@ -13,7 +13,7 @@ from typing import Any
 from engine.decision import Decision, Name, Param
 from engine.errors import InputError
 from engine.lint import codes as C
-from engine.lint.data import lint_rules
+from engine.lint.rule_data import lint_rules
 from engine.model import store
 from engine.model.config import normalize
 from engine.model.formats import Sibling, official_sibling, raw_in_format
@@ -25,7 +25,7 @@ from engine.model.loader import (
     load_catalog,
     load_hub,
 )
-from engine.software.report import detect_checkpoint_format
+from engine.software.software_report import detect_checkpoint_format
 
 _TOKEN_SPLIT = re.compile(r"[-_.]+")
 MAX_ID_CHARS = 200  # a Hugging Face id or a path; longer is not one (and no file name)

@@ -13,11 +13,11 @@ from engine.engines import adapter
 from engine.engines import other as other_engine
 from engine.lint import codes as C
 from engine.lint import rules_hardware
-from engine.lint.command import shown
-from engine.lint.context import Ctx
-from engine.lint.data import lint_rules
-from engine.lint.parse import prefixed
-from engine.lint.report import Edit
+from engine.lint.arguments import prefixed
+from engine.lint.command_scenario import shown
+from engine.lint.findings import Edit
+from engine.lint.lint_context import Ctx
+from engine.lint.rule_data import lint_rules
 from engine.software.tables import Engine, flag_table
 
 

@@ -10,11 +10,11 @@ from engine.decision import Name
 from engine.hardware.gates import KERNEL_RULE, kernel_gates
 from engine.hardware.gpus import Gpu
 from engine.lint import codes as C
-from engine.lint.command import shown
-from engine.lint.context import Ctx
-from engine.lint.data import lint_rules
+from engine.lint.command_scenario import shown
+from engine.lint.findings import Edit
+from engine.lint.lint_context import Ctx
 from engine.lint.model import tokens
-from engine.lint.report import Edit
+from engine.lint.rule_data import lint_rules
 
 _DSA_PATH: dict[str, Literal["native", "sm120", "none"]] = {
     "pass": "native",

@@ -9,23 +9,23 @@ from engine.decision import Bytes, Decision, Name, Param, Percent, Source, Token
 from engine.engines import adapter
 from engine.errors import InputError
 from engine.kv.dtype import ALIASES as VLLM_KV
-from engine.kv.sglang import SGLANG_ALIASES
+from engine.kv.sglang_kv import SGLANG_ALIASES
+from engine.launch.gpu_memory import Split
 from engine.launch.known_issues import Where, applies
 from engine.launch.known_issues import known_issues as all_known_issues
 from engine.launch.layout import split_problem, stage_share
-from engine.launch.memory import Split
 from engine.launch.plan import LaunchPlan
 from engine.launch.recipes import base_flags_for, checkpoints_of, is_base_checkpoint
 from engine.lint import codes as C
 from engine.lint import rules_hardware
-from engine.lint.command import shown, token_count
-from engine.lint.context import Ctx
-from engine.lint.data import lint_rules, same_parser
+from engine.lint.arguments import Arg
+from engine.lint.command_scenario import shown, token_count
+from engine.lint.findings import Edit
 from engine.lint.fixes import LayoutFix, study_change, study_layout, tp_choice
-from engine.lint.parse import Arg
-from engine.lint.report import Edit
+from engine.lint.lint_context import Ctx
+from engine.lint.rule_data import lint_rules, same_parser
 from engine.rules import engine_rules
-from engine.software.report import SoftwareReport, software_report
+from engine.software.software_report import SoftwareReport, software_report
 from engine.software.tables import engine_version, reasoning_parsers, tool_call_parsers
 
 GIB = 1 << 30

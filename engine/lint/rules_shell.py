@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from engine.decision import Name
 from engine.lint import codes as C
-from engine.lint.command import shown
-from engine.lint.context import Ctx
-from engine.lint.report import Edit
+from engine.lint.command_scenario import shown
+from engine.lint.findings import Edit
+from engine.lint.lint_context import Ctx
 
 
 def notes(ctx: Ctx) -> None:

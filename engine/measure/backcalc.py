@@ -24,10 +24,10 @@ from engine.decision import Code, Decimal, Decision, Name, Tokens
 from engine.engines import adapter, check_engine
 from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG, Lang
-from engine.measure.data import measure_facts
 from engine.measure.first_launch import default_port, first_launch, metrics_commands, minimal_launch
-from engine.measure.inputs import GIB
-from engine.measure.parse import parse_engine_text
+from engine.measure.input_guards import GIB
+from engine.measure.measure_data import measure_facts
+from engine.measure.read_back import parse_engine_text
 from engine.measure.reading import EngineReading, as_printed
 from engine.present.words import as_json, say_all
 from engine.rules import engine_rules

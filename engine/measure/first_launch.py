@@ -10,7 +10,7 @@ from typing import Protocol
 from engine.engines import adapter
 from engine.errors import InputError
 from engine.launch.plan import PARALLEL_FLAGS, LaunchPlan
-from engine.measure.data import measure_facts
+from engine.measure.measure_data import measure_facts
 from engine.software.tables import ENGINES, Engine, lookup_flag
 
 

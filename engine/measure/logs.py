@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from engine.decision import Decimal, Decision, Name
 from engine.errors import InputError
-from engine.measure.data import ArgRead, LogLine, measure_facts
-from engine.measure.inputs import GIB
+from engine.measure.input_guards import GIB
+from engine.measure.measure_data import ArgRead, LogLine, measure_facts
 from engine.measure.reading import (
     AT_LOG,
     AT_LOG_ARG,

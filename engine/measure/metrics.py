@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from engine.decision import Decision, Name
 from engine.errors import InputError
-from engine.measure.data import MetricNames, ValueKind, measure_facts
+from engine.measure.measure_data import MetricNames, ValueKind, measure_facts
 from engine.measure.reading import (
     AT_METRICS,
     AT_METRICS_LABEL,

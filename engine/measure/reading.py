@@ -8,8 +8,8 @@ from typing import Literal
 
 from engine.decision import Code, Decimal, Decision, Name
 from engine.errors import InputError
-from engine.measure.data import ValueKind
-from engine.measure.inputs import BadValue, read_value
+from engine.measure.input_guards import BadValue, read_value
+from engine.measure.measure_data import ValueKind
 from engine.present.words import say
 from engine.software.tables import Engine
 

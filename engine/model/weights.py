@@ -13,7 +13,7 @@ from engine.model.architecture import Architecture, LayerPlan, Mixer
 from engine.model.config import ModelConfig, model_defaults, module_kind
 from engine.model.loader import CheckpointIndex
 from engine.rules import engine_rules
-from engine.software.report import detect_checkpoint_format
+from engine.software.software_report import detect_checkpoint_format
 
 # activations whose MLP has a gate and an up projection (vLLM MergedColumnParallelLinear
 # gate_up_proj): SwiGLU / GeGLU, gpt-oss / MiniMax-M3's clamped swigluoai, Kimi-K3's SiTU-GLU
@@ -461,7 +461,7 @@ def _modelopt_roles(cfg: ModelConfig) -> tuple[dict[Role, float], str | None, st
 
 def _format(cfg: ModelConfig) -> tuple[str, str, float, dict[Role, float], str]:
     """(format name, weight dtype, bits per quantized weight, bits per role where a role
-    differs, note). The format is the one engine.software.report detects; the storage bits
+    differs, note). The format is the one engine.software.software_report detects; the storage bits
     per format (scales and zero points included) come from data/engine_rules.yaml."""
 
     fmt = detect_checkpoint_format(cfg.raw)

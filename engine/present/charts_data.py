@@ -18,18 +18,24 @@ from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.kv.dtype import ALIASES, resolve_kv_dtype
 from engine.kv.sizing import KvSizing, size_kv
+from engine.launch.gpu_memory import ROLE_NAME
 from engine.launch.layout import stage_share, users_at
-from engine.launch.memory import ROLE_NAME
 from engine.launch.ranking import layout_rules
 from engine.measure.backcalc import BackcalcResult, EngineReading, backcalculate
 from engine.model.architecture import FFN_LABELS, Architecture, Mixer, build_architecture
 from engine.model.config import ModelConfig
-from engine.model.context import context_limit
+from engine.model.context_limit import context_limit
 from engine.model.family import FamilyVerdict, classify
 from engine.model.loader import catalog_names, load_catalog
 from engine.model.weights import Role, weight_report
 from engine.perf import estimate
-from engine.present.evidence import EvidenceRow, evidence_rows, formula, formulas, group_labels
+from engine.present.evidence_words import (
+    EvidenceRow,
+    evidence_rows,
+    formula,
+    formulas,
+    group_labels,
+)
 from engine.present.units import GB, GIB, Count, gib, in_gib, nbytes, tb_per_s, tokens
 from engine.present.words import say
 from engine.scenario import Engine

@@ -23,7 +23,7 @@ from engine.model.architecture import head_size, uses_mla
 from engine.model.config import ModelConfig, normalize
 from engine.model.loader import load_catalog
 from engine.model.weights import WeightReport
-from engine.present.evidence import formulas
+from engine.present.evidence_words import formulas
 
 # The bundled configs whose parts stand in when the chosen model has none of its own.
 REFERENCE = {

@@ -16,8 +16,8 @@ from typing import Literal
 
 from engine.engines import ENGINES, Engine, adapter
 from engine.engines import check_engine as _check_engine
-from engine.engines.table import ENGINES_DIR, ChoicesSource, FlagInfo
-from engine.engines.table import table_path as _table_path
+from engine.engines.cli_table import ENGINES_DIR, ChoicesSource, FlagInfo
+from engine.engines.cli_table import table_path as _table_path
 
 __all__ = [
     "ENGINES",

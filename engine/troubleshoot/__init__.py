@@ -18,8 +18,8 @@ from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.i18n import DEFAULT_LANG, LANGS, Lang, t
 from engine.lint import ModelFacts
+from engine.troubleshoot.cause_table import CauseRow, Table, troubleshoot_table
 from engine.troubleshoot.scoring import BASE, CONDITIONS, problems, score
-from engine.troubleshoot.table import CauseRow, Table, troubleshoot_table
 
 __all__ = ["SYMPTOMS", "Cause", "Symptom", "symptoms", "troubleshoot"]
 

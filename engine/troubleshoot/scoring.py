@@ -20,7 +20,7 @@ from engine.hardware.gates import kernel_gates
 from engine.hardware.gpus import Gpu
 from engine.lint import ModelFacts, dsa_kernel_path
 from engine.rules import engine_rules
-from engine.troubleshoot.table import CauseRow, Table, troubleshoot_table
+from engine.troubleshoot.cause_table import CauseRow, Table, troubleshoot_table
 
 BASE = "base"  # the first move of every score: the cause's base
 

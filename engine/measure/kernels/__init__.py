@@ -7,7 +7,7 @@ model's dims, built from a config through the engine (``from_model``); the byte 
 against the engine's own sizing. ``python -m engine.measure.kernels [--device cpu|cuda] [--json]
 [--model SOURCE | --preset NAME] [--model-dims JSON]``.
 
-The torch- and engine-backed names load on first use: ``engine.facts`` imports the adapters from
+The torch- and engine-backed names load on first use: ``engine.fact_sets`` imports the adapters from
 here, and the sizing and back-calculation paths must not pay torch's import for them.
 """
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from engine.errors import InputError
-from engine.measure.data import measure_facts
+from engine.measure.measure_data import measure_facts
 
 # A paged layer group: (name, num_layers, bytes_per_token_per_layer, block_size)
 LayerGroup = tuple[str, int, int, int]

@@ -11,10 +11,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, StrictInt, ValidationError, create_model
 
 from engine.errors import InputError
-from engine.measure.data import measure_facts
-from engine.measure.inputs import read_utf8
+from engine.measure.input_guards import read_utf8
 from engine.measure.kernels.dims import KernelDims
 from engine.measure.kernels.from_model import preset_dims
+from engine.measure.measure_data import measure_facts
 
 _FIELD = "model-dims"
 _SETTABLE = tuple(f.name for f in fields(KernelDims) if f.name not in ("name", "kv"))

@@ -4,7 +4,7 @@ two texts from one engine, the log winning where both say the same thing."""
 from __future__ import annotations
 
 from engine.errors import InputError
-from engine.measure.inputs import check_text_size
+from engine.measure.input_guards import check_text_size
 from engine.measure.logs import EXPECTED_LOG, parse_log
 from engine.measure.metrics import parse_metrics
 from engine.measure.reading import AT_BLOCKS, EngineReading, Partial, Source, Value

@@ -14,7 +14,7 @@ from engine.software.tables import Engine
 
 MEASURE_YAML = DATA_DIR / "measure.yaml"
 
-# How a value read from text is checked and converted (engine.measure.inputs.read_value).
+# How a value read from text is checked and converted (engine.measure.input_guards.read_value).
 ValueKind = Literal[
     "count", "gib", "bytes", "factor", "fraction", "ratio", "parallel", "block", "dtype"
 ]

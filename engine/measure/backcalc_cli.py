@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 
 from engine.measure.backcalc import BackcalcResult, Predict, backcalculate
-from engine.measure.inputs import read_text
-from engine.measure.parse import parse_engine_text
+from engine.measure.input_guards import read_text
+from engine.measure.read_back import parse_engine_text
 
 
 def add_backcalc_arguments(parser: argparse.ArgumentParser) -> None:

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 from engine.decision import Decision, Name
 from engine.engines import Setting
 from engine.lint import codes as C
-from engine.lint.command import Settings, ValueProblem, flag_for
-from engine.lint.data import Severity, lint_rules
+from engine.lint.arguments import Arg, Parsed
+from engine.lint.command_scenario import Settings, ValueProblem, flag_for
 from engine.lint.extract import Invocation
+from engine.lint.findings import ENGINE_LABEL, Edit, Finding, finding
 from engine.lint.model import ModelChoice
-from engine.lint.parse import Arg, Parsed
-from engine.lint.report import ENGINE_LABEL, Edit, Finding, finding
+from engine.lint.rule_data import Severity, lint_rules
 from engine.software.tables import Engine, engine_version
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import yaml
 
 from engine.decision import Decision
-from engine.lint.data import SEVERITIES, Severity, finding_rule
+from engine.lint.rule_data import SEVERITIES, Severity, finding_rule
 from engine.present.safe import json_text, plain
 from engine.present.words import say, sources
 from engine.software.tables import Engine

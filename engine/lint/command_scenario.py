@@ -14,8 +14,8 @@ from typing import Any
 from engine.decision import Decision
 from engine.engines import Engine, Setting, adapter
 from engine.lint import codes as C
-from engine.lint.data import lint_rules
-from engine.lint.parse import Arg, Parsed
+from engine.lint.arguments import Arg, Parsed
+from engine.lint.rule_data import lint_rules
 
 _HUMAN_INT = re.compile(r"([0-9]{1,12})(?:\.([0-9]{1,6}))?([kKmMgG]?)")
 _SCALE = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}

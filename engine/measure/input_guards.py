@@ -15,7 +15,7 @@ import stat
 from typing import Final
 
 from engine.errors import InputError
-from engine.measure.data import ValueKind, measure_facts
+from engine.measure.measure_data import ValueKind, measure_facts
 
 GIB: Final = 1024**3
 _CHUNK = 1 << 20

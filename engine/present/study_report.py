@@ -20,7 +20,7 @@ from engine.launch.plan import LaunchPlan
 from engine.launch.render import docker, script, shell
 from engine.present import charts_data as C
 from engine.present import messages as M
-from engine.present.evidence import evidence_json, group_json
+from engine.present.evidence_words import evidence_json, group_json
 from engine.present.safe import plain
 from engine.present.sources import escape_markdown
 from engine.present.words import say, say_all

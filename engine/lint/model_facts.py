@@ -1,5 +1,5 @@
 """The small fact set about a model that the troubleshooter reads (``ModelFacts``), built from
-the Study by ``engine.facts``; kept small so rules stay readable and a test can write one in a
+the Study by ``engine.fact_sets``; kept small so rules stay readable and a test can write one in a
 line."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class ParserNames:
 @dataclass(frozen=True)
 class ModelFacts:
     """The few facts about a model that the troubleshooting rules read, taken from the Study
-    (``engine.facts.facts_from_study``)."""
+    (``engine.fact_sets.facts_from_study``)."""
 
     architecture: str  # HF architectures[0], e.g. "GlmMoeDsaForCausalLM"
     attention_family: str  # MHA | MQA | GQA | MLA | DSA | HYBRID
