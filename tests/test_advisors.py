@@ -51,7 +51,7 @@ def test_60_percent_overlap_and_up_favours_sglang_radix_attention() -> None:
         advice = engine_advice(pct)
         assert advice.engine == "sglang"
         assert "RadixAttention" in " ".join(advice.reasoning)
-        assert "--schedule-policy lpm" in advice.sglang_flags
+        assert "--schedule-policy lpm" in advice.flags["sglang"]
     assert {f.value for f in engine_advice(80).figures} == {
         "vLLM 22.4 vs SGLang 31.2 tok/s",
         "vLLM 16.0 vs SGLang 30.5 tok/s",
@@ -61,7 +61,7 @@ def test_60_percent_overlap_and_up_favours_sglang_radix_attention() -> None:
 def test_several_replicas_need_a_cache_aware_router() -> None:
     assert "cache_aware" in engine_advice(70, replicas=4).routing
     assert "One replica" in engine_advice(70, replicas=1).routing
-    assert_real_flags("sglang", engine_advice(70, replicas=4).sglang_flags)
+    assert_real_flags("sglang", engine_advice(70, replicas=4).flags["sglang"])
 
 
 @pytest.mark.parametrize("pct", [-1, 100.5, "50", True, float("nan")])
@@ -76,27 +76,27 @@ def test_engine_advice_rejects_non_percentages(pct: object) -> None:
 
 def test_single_node_keeps_the_default_all_to_all() -> None:
     advice = moe_comm_advice(1, "decode")
-    assert advice.vllm_flags == ("--all2all-backend allgather_reducescatter",)
-    assert advice.sglang_flags == ("--moe-a2a-backend none",)
+    assert advice.flags["vllm"] == ("--all2all-backend allgather_reducescatter",)
+    assert advice.flags["sglang"] == ("--moe-a2a-backend none",)
 
 
 def test_multi_node_prefill_uses_deepep_high_throughput_normal_mode() -> None:
     advice = moe_comm_advice(4, "prefill")
-    assert advice.vllm_flags == ("--all2all-backend deepep_high_throughput",)
-    assert advice.sglang_flags == ("--moe-a2a-backend deepep", "--deepep-mode normal")
+    assert advice.flags["vllm"] == ("--all2all-backend deepep_high_throughput",)
+    assert advice.flags["sglang"] == ("--moe-a2a-backend deepep", "--deepep-mode normal")
 
 
 def test_multi_node_decode_uses_deepep_low_latency() -> None:
     advice = moe_comm_advice(4, "decode")
-    assert advice.vllm_flags == ("--all2all-backend deepep_low_latency",)
-    assert advice.sglang_flags == ("--moe-a2a-backend deepep", "--deepep-mode low_latency")
+    assert advice.flags["vllm"] == ("--all2all-backend deepep_low_latency",)
+    assert advice.flags["sglang"] == ("--moe-a2a-backend deepep", "--deepep-mode low_latency")
 
 
 def test_every_all_to_all_value_is_a_choice_in_the_flag_tables() -> None:
     for nodes, phase in itertools.product((1, 2, 16), PHASES):
         advice = moe_comm_advice(nodes, phase)
-        assert_real_flags("vllm", advice.vllm_flags)
-        assert_real_flags("sglang", advice.sglang_flags)
+        assert_real_flags("vllm", advice.flags["vllm"])
+        assert_real_flags("sglang", advice.flags["sglang"])
         assert "Serving playbook" in advice.source
 
 
@@ -118,9 +118,9 @@ def test_32_redundant_of_256_experts_cost_12_5_percent_expert_weights() -> None:
     assert advice.physical_experts == 288
     assert "12.5%" in advice.tradeoff
     assert {"7.2× → 1.9×", "+18 %", "+12.5 %"} == {f.value for f in advice.figures}
-    assert_real_flags("vllm", advice.vllm_flags)
-    assert_real_flags("sglang", advice.sglang_flags)
-    assert "--ep-num-redundant-experts 32" in advice.sglang_flags
+    assert_real_flags("vllm", advice.flags["vllm"])
+    assert_real_flags("sglang", advice.flags["sglang"])
+    assert "--ep-num-redundant-experts 32" in advice.flags["sglang"]
 
 
 def test_eplb_experts_per_gpu_and_bytes() -> None:
@@ -185,3 +185,16 @@ def test_the_engine_advisor_quotes_runs_of_both_engines_on_this_family_and_gpu_g
 
 def test_the_measured_pairs_file_is_what_the_tool_writes() -> None:
     assert advisor_pairs.main(["--check"]) == 0
+
+
+def test_every_advice_spells_each_engines_flags_through_its_adapter() -> None:
+    """vLLM has no prefix-ordered schedule; its prefix cache needs none."""
+    low, shared = engine_advice(0), engine_advice(70)
+    assert low.flags == {"vllm": (), "sglang": ()}
+    assert shared.flags == {"vllm": (), "sglang": ("--schedule-policy lpm",)}
+    eplb = eplb_advice(256, 32)
+    config = "--eplb-config '{\"num_redundant_experts\": 32}'"
+    assert eplb.flags["vllm"] == ("--enable-eplb", config)
+    for advice in (eplb, moe_comm_advice(2, "mixed")):
+        for engine, fragments in advice.flags.items():
+            assert_real_flags(engine, fragments)

@@ -15,12 +15,25 @@ class _AttentionDp(Strict):
     source: str = Field(min_length=1)
 
 
-class _Sglang(Strict):
+class EngineFacts(Strict):
+    """What every engine has: the name a reader sees and its repository."""
+
+    label: str = Field(min_length=1)
+    repository: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
+
+
+class _Sglang(EngineFacts):
     attention_dp: _AttentionDp
 
 
 class AdapterFacts(Strict):
+    source: str = Field(min_length=1)
+    vllm: EngineFacts
     sglang: _Sglang
+
+    def engine(self, name: str) -> EngineFacts:
+        facts: EngineFacts = getattr(self, name)
+        return facts
 
 
 @cache

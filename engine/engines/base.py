@@ -10,8 +10,9 @@ Layering: this package sits above ``model/`` and ``hardware/`` and below ``kv/``
 
 from __future__ import annotations
 
+import shlex
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
@@ -20,8 +21,10 @@ from typing import Any, Literal, get_args
 from pydantic import Field
 
 from engine.decision import Decision
+from engine.engines.adapter_data import EngineFacts, adapter_facts
 from engine.engines.cli_table import FlagInfo, Registries, load_flag_table, read_json, table_path
 from engine.engines.kvstore import KvDtype
+from engine.engines.measure_vocab import MeasureVocab, measure_vocab
 from engine.engines.memory import Reserve, Split
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
@@ -78,6 +81,12 @@ Setting = Literal[
     "speculative_steps",
     "speculative_topk",
     "speculative_draft_tokens",
+    "schedule_policy",
+    "eplb",
+    "eplb_config",
+    "eplb_algorithm",
+    "eplb_redundant_experts",
+    "metrics",
 ]
 SETTINGS: tuple[Setting, ...] = get_args(Setting)
 
@@ -111,7 +120,6 @@ class EngineAdapter(ABC):
     abstract methods; the shared methods read the pinned tables the same way for both."""
 
     name: Engine
-    label: str
     # --- how the engine's parser reads a command line
     listed_choices_enforced: bool  # every listed choice is argparse-enforced
     model_positional: bool  # `vllm serve MODEL`: the model is the first positional word
@@ -129,6 +137,23 @@ class EngineAdapter(ABC):
     fraction_covers_everything: bool  # the fraction bounds all its memory, not a static pool
     state_in_kv_pool: bool  # linear-attention state pages share the KV pool
     sampler_reserve: bool  # its start-up reserve grows with max_num_seqs
+
+    # --- what it is called -------------------------------------------------------------------
+
+    @property
+    def label(self) -> str:
+        """How a reader names the engine ("vLLM"), from data/engines/adapters.yaml."""
+        return self.facts.label
+
+    @property
+    def repository(self) -> str:
+        """The engine's GitHub repository (owner/name)."""
+        return self.facts.repository
+
+    @property
+    def facts(self) -> EngineFacts:
+        """This engine's row of data/engines/adapters.yaml."""
+        return adapter_facts().engine(self.name)
 
     # --- the pinned tables ------------------------------------------------------------------
 
@@ -192,6 +217,22 @@ class EngineAdapter(ABC):
         """The engine's canonical spelling of ``setting`` (KeyError: it has none)."""
         return self._settings[setting]
 
+    def words(self, setting: Setting, value: str | None = None) -> str:
+        """``setting`` (and ``value``) as a command fragment in this engine's spelling, the value
+        checked against the option's listed choices and quoted for a shell; a setting or a
+        choice the pinned version lacks is a bug in the caller, not user input."""
+        flag = self.flag(setting)
+        if value is None:
+            return flag
+        choices = self._table[flag].choices
+        if choices is not None and value not in {str(c) for c in choices}:
+            raise RuntimeError(f"{self.name} {flag} has no choice {value!r}")
+        return f"{flag} {shlex.quote(value)}"
+
+    def spell(self, settings: Sequence[tuple[Setting, str | None]]) -> tuple[str, ...]:
+        """Each (setting, value) as ``words`` writes it."""
+        return tuple(self.words(setting, value) for setting, value in settings)
+
     def setting_of(self, flag: str) -> str | None:
         """The setting an option of this engine is, or None."""
         info = self.lookup(flag)
@@ -214,6 +255,11 @@ class EngineAdapter(ABC):
         """The flags that carry ``split`` (``merged`` copies in one server), each explained;
         ``layout`` is the search's decision for the TP flag, ``experts`` the MoE shape."""
 
+    def tp_size(self, split: Split) -> int:
+        """The value of the TP flag for ``split`` (SGLang: the whole group, attention DP
+        inside it)."""
+        return split.tp * split.dp if self.tp_spans_attention_dp else split.tp
+
     def merges_copies(self, moe: bool) -> bool:
         """Can one server hold several whole copies on a node?"""
         return self.merges_moe_copies or not moe
@@ -232,6 +278,15 @@ class EngineAdapter(ABC):
     def deepep(self, mode: str) -> list[tuple[Setting, str]]:
         """The settings that put the MoE all-to-all on DeepEP in ``mode`` (normal: prefill,
         high throughput; low_latency: decode, CUDA graphs; auto: per batch)."""
+
+    @abstractmethod
+    def eplb(self, redundant: int) -> list[tuple[Setting, str | None]]:
+        """The settings that turn expert-parallel load balancing on with ``redundant``
+        replicated hot experts."""
+
+    # Settings that schedule the longest shared prefix first (none: the engine has no such
+    # order, and its prefix cache works without one).
+    prefix_schedule: tuple[tuple[Setting, str], ...] = ()
 
     def replicas(self, dp: int, attention_dp: int) -> int:
         """Independent copies a command's DP size makes (SGLang: none under attention DP)."""
@@ -300,6 +355,9 @@ class EngineAdapter(ABC):
     def kv_cache_dtypes(self) -> frozenset[str]:
         return self.registries.kv_cache_dtypes
 
+    # the --kv-cache-dtype spellings the engine accepts and the dtype each stores
+    kv_aliases: Mapping[str, str]
+
     def ssm_dtype(self, cfg: ModelConfig, vllm_rule: str) -> str:
         """The recurrent (SSM) state dtype, given vLLM's own rule's answer."""
         return vllm_rule
@@ -308,6 +366,13 @@ class EngineAdapter(ABC):
     token_paged: bool = False  # pages of one token (no block rounding)
 
     dsa_auto_kv_dtypes: Mapping[str, str] | None = None  # DSA auto dtype per generation
+
+    # --- what it prints ---------------------------------------------------------------------
+
+    @property
+    def measure(self) -> MeasureVocab:
+        """Its startup-log lines, launch-argument names and /metrics names (data/measure.yaml)."""
+        return measure_vocab(self.name)
 
     # --- parsers ----------------------------------------------------------------------------
 

@@ -77,7 +77,6 @@ def _blackwell(arch: str | None) -> bool:
 
 class SglangAdapter(EngineAdapter):
     name = "sglang"
-    label = "SGLang"
     listed_choices_enforced = True
     model_positional = False
     command_words = 3
@@ -134,7 +133,7 @@ class SglangAdapter(EngineAdapter):
     def parallel_flags(
         self, split: Split, merged: int, layout: Decision, experts: Decision
     ) -> list[FlagChoice]:
-        group = split.tp * split.dp
+        group = self.tp_size(split)
         out = [FlagChoice(self.flag("tp"), str(group), layout)]
         if split.dp > 1:
             facts = adapter_facts().sglang.attention_dp
@@ -174,6 +173,19 @@ class SglangAdapter(EngineAdapter):
         """--moe-a2a-backend deepep with --deepep-mode (auto switches per batch); DeepEP needs
         ep_size = tp_size (docs/advanced_features/expert_parallelism.md), as the plan sets."""
         return [("all_to_all", "deepep"), ("deepep_mode", mode)]
+
+    def eplb(self, redundant: int) -> list[tuple[Setting, str | None]]:
+        """--enable-eplb, the DeepSeek placement and --ep-num-redundant-experts (the playbook's
+        'Skewed expert load' command)."""
+        return [
+            ("eplb", None),
+            ("eplb_algorithm", "deepseek"),
+            ("eplb_redundant_experts", str(redundant)),
+        ]
+
+    # longest prefix match first, so requests that share a cached prefix run together (the
+    # playbook's SGLang deployment for shared-prefix workloads: --schedule-policy lpm)
+    prefix_schedule: tuple[tuple[Setting, str], ...] = (("schedule_policy", "lpm"),)
 
     # --- memory -----------------------------------------------------------------------------
 

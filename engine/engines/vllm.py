@@ -7,6 +7,7 @@ attention block to the linear-attention state page."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -81,7 +82,6 @@ class _VllmRegistries(BaseModel):
 
 class VllmAdapter(EngineAdapter):
     name = "vllm"
-    label = "vLLM"
     listed_choices_enforced = False
     model_positional = True
     command_words = 2
@@ -200,6 +200,14 @@ class VllmAdapter(EngineAdapter):
         serving/expert_parallel_deployment.md)."""
         backend = "deepep_high_throughput" if mode == "normal" else "deepep_low_latency"
         return [("all_to_all", backend)]
+
+    def eplb(self, redundant: int) -> list[tuple[Setting, str | None]]:
+        """--enable-eplb with the redundant experts inside --eplb-config (EPLBConfig
+        num_redundant_experts, the pinned table's default of that option)."""
+        return [("eplb", None), ("eplb_config", json.dumps({"num_redundant_experts": redundant}))]
+
+    # no prefix_schedule: --scheduling-policy is fcfs or priority (the pinned table's choices);
+    # the prefix cache reuses blocks in any order
 
     # --- memory -----------------------------------------------------------------------------
 

@@ -3,23 +3,26 @@ layout search's, engine.launch.layout).
 
 Pure functions. Each returns the recommendation together with the reasoning, the trade-off it
 accepts, the figures it leans on and where each figure comes from. Every flag an advisor emits is
-checked against the engine's own flag table (``engine.software.tables``), so a recommendation can
-never name a flag or a choice the pinned engine version does not have.
+a setting each engine's adapter spells from its pinned flag table (``EngineAdapter.words`` checks
+the value against the option's choices), so a recommendation can never name a flag or a choice the
+pinned engine version does not have, and the advisors never spell a flag themselves.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from types import MappingProxyType
 from typing import Literal, cast, get_args
 
 from pydantic import Field
 
 from engine.decision import Code, Decimal, Decision, Name, Percent
+from engine.engines import ENGINES, Engine, EngineAdapter, Setting, adapter
 from engine.errors import InputError
 from engine.present.words import say
 from engine.rules import DATA_DIR, Strict, load_data
-from engine.software.tables import Engine, flag_table
 
 Phase = Literal["prefill", "decode", "mixed"]
 
@@ -84,12 +87,11 @@ class _EngineChoice(Strict):
 
 
 class _MultiNodeA2a(Strict):
-    vllm: str
-    sglang_mode: str
+    deepep_mode: str  # each engine's adapter spells DeepEP in this mode (EngineAdapter.deepep)
 
 
 class _AllToAll(Strict):
-    single_node: dict[str, str]
+    single_node: dict[Engine, str]  # each engine's own backend on one node
     multi_node: dict[Phase, _MultiNodeA2a]
 
 
@@ -196,6 +198,15 @@ class Figure:
     source: str
 
 
+# Command fragments per engine, each in that engine's spelling.
+Flags = Mapping[Engine, tuple[str, ...]]
+
+
+def per_engine(settings: Callable[[EngineAdapter], Sequence[tuple[Setting, str | None]]]) -> Flags:
+    """Each engine's fragments for the settings its adapter gives."""
+    return MappingProxyType({e: adapter(e).spell(settings(adapter(e))) for e in ENGINES})
+
+
 @dataclass(frozen=True)
 class EngineAdvice:
     engine: Literal["vllm", "sglang", "either"]
@@ -203,7 +214,7 @@ class EngineAdvice:
     measured_row: str  # the benchmark row the choice rests on
     reasoning: tuple[str, ...]  # ``why`` in English
     routing: str  # what the choice means for the router in front of the replicas
-    sglang_flags: tuple[str, ...]
+    flags: Flags  # per engine: what serves shared prefixes best (none where nothing to set)
     tradeoff: str
     figures: tuple[Figure, ...]
     source: str
@@ -215,8 +226,7 @@ class EngineAdvice:
 class CommAdvice:
     nodes: int
     phase: Phase
-    vllm_flags: tuple[str, ...]
-    sglang_flags: tuple[str, ...]
+    flags: Flags
     reasoning: tuple[str, ...]  # ``why`` in English
     tradeoff: str
     source: str
@@ -232,29 +242,11 @@ class EplbAdvice:
     experts_per_gpu: float | None
     divides_evenly: bool | None  # physical experts split evenly over the EP ranks
     extra_weight_bytes: int | None  # when the total expert weight bytes are known
-    vllm_flags: tuple[str, ...]
-    sglang_flags: tuple[str, ...]
+    flags: Flags
     reasoning: tuple[str, ...]
     tradeoff: str
     figures: tuple[Figure, ...]
     source: str
-
-
-# --- flag spelling guard --------------------------------------------------------------------
-
-
-def checked_flag(engine: Engine, flag: str, value: str | None = None) -> str:
-    """``flag`` (and ``value``) as a command fragment, after checking both exist in the
-    pinned flag table; a miss is a bug in this module, not user input."""
-    table = flag_table(engine)
-    info = table.get(flag)
-    if info is None:
-        raise RuntimeError(f"{engine} has no flag {flag}")
-    if value is None:
-        return flag
-    if info.choices is not None and value not in {str(c) for c in info.choices}:
-        raise RuntimeError(f"{engine} {flag} has no choice {value!r}")
-    return f"{flag} {value}"
 
 
 # --- input checks ---------------------------------------------------------------------------
@@ -348,11 +340,12 @@ def engine_advice(
         figures.append(row_figure(3))
     if not measured:  # the same choice, without numbers measured elsewhere
         low, high = Percent(choice.even_from_pct / 100), Percent(choice.sglang_from_pct / 100)
-        rule = {
-            "vllm": ENGINE_VLLM_RULE(below=low),
-            "either": ENGINE_EVEN_RULE(low=low, high=high),
-            "sglang": ENGINE_SGLANG_RULE(above=high),
-        }[engine]
+        # the band's rule: vLLM below, either between, SGLang from the upper bound
+        rule = (
+            ENGINE_VLLM_RULE(below=low),
+            ENGINE_EVEN_RULE(low=low, high=high),
+            ENGINE_SGLANG_RULE(above=high),
+        )[i]
         pairs = pairs_for(family, moe, gpu_generation)
         why = [rule]
         if pairs:
@@ -371,9 +364,8 @@ def engine_advice(
         ]
         bench = "; ".join([bench, *(pair.source for pair in pairs)])
 
-    sglang_flags: list[str] = []
-    if pct >= choice.even_from_pct:
-        sglang_flags.append(checked_flag("sglang", "--schedule-policy", "lpm"))
+    shared = pct >= choice.even_from_pct
+    flags = per_engine(lambda eng: eng.prefix_schedule if shared else ())
     routing_why = ROUTING_MANY(replicas=reps) if reps > 1 else ROUTING_ONE()
     return EngineAdvice(
         engine=engine,
@@ -381,7 +373,7 @@ def engine_advice(
         measured_row=rows[i][0],
         reasoning=tuple(say(w) for w in why),
         routing=say(routing_why),
-        sglang_flags=tuple(sglang_flags),
+        flags=flags,
         tradeoff=tradeoff,
         figures=tuple(figures),
         source=f"{bench}; routing: {facts.sources['routing']}",
@@ -410,26 +402,19 @@ def moe_comm_advice(nodes: int, phase: str) -> CommAdvice:
     a2a = facts.all_to_all
     why: list[Decision] = []
     if n == 1:
-        vllm = [checked_flag("vllm", "--all2all-backend", a2a.single_node["vllm"])]
-        sglang = [checked_flag("sglang", "--moe-a2a-backend", a2a.single_node["sglang"])]
+        flags = per_engine(lambda eng: [("all_to_all", a2a.single_node[eng.name])])
         why.append(A2A_ONE_NODE())
         tradeoff = "Simplest and default; leaves DeepEP's overlap tricks unused."
     else:
-        row = a2a.multi_node[ph]
-        backend, mode = row.vllm, row.sglang_mode
+        mode = a2a.multi_node[ph].deepep_mode
+        flags = per_engine(lambda eng: eng.deepep(mode))
         tradeoff = _PHASE_TRADEOFF[ph]
-        vllm = [checked_flag("vllm", "--all2all-backend", backend)]
-        sglang = [
-            checked_flag("sglang", "--moe-a2a-backend", "deepep"),
-            checked_flag("sglang", "--deepep-mode", mode),
-        ]
         why.append(A2A_PHASE[ph](nodes=n))
     why.append(A2A_CROSSING())
     return CommAdvice(
         nodes=n,
         phase=ph,
-        vllm_flags=tuple(vllm),
-        sglang_flags=tuple(sglang),
+        flags=flags,
         reasoning=tuple(say(w) for w in why),
         tradeoff=tradeoff,
         source=facts.sources["a2a"],
@@ -476,15 +461,6 @@ def eplb_advice(
             f"{physical} physical experts over {ep} EP ranks = {per_gpu:g} per GPU"
             + ("." if even else "; not a whole number: pick a redundant count that divides.")
         )
-    vllm = (
-        checked_flag("vllm", "--enable-eplb"),
-        checked_flag("vllm", "--eplb-config", f"'{{\"num_redundant_experts\": {r}}}'"),
-    )
-    sglang = (
-        checked_flag("sglang", "--enable-eplb"),
-        checked_flag("sglang", "--eplb-algorithm", "deepseek"),
-        checked_flag("sglang", "--ep-num-redundant-experts", str(r)),
-    )
     return EplbAdvice(
         num_experts=e,
         redundant=r,
@@ -493,8 +469,7 @@ def eplb_advice(
         experts_per_gpu=per_gpu,
         divides_evenly=even,
         extra_weight_bytes=extra_bytes,
-        vllm_flags=vllm,
-        sglang_flags=sglang,
+        flags=per_engine(lambda eng: eng.eplb(r)),
         reasoning=tuple(reasoning),
         tradeoff=(
             f"+{fraction:.1%} expert weights (less KV, fewer users) for a flatter load; in the "

@@ -35,7 +35,7 @@ def a2a_flags(engine: Engine, split: Split, per_node: int) -> list[PlanFlag]:
         return []
     eng = adapter(engine)
     facts = advisor_facts()
-    mode = facts.all_to_all.multi_node[PHASE].sglang_mode
+    mode = facts.all_to_all.multi_node[PHASE].deepep_mode
     out: list[PlanFlag] = []
     for setting, value in eng.deepep(mode):
         why = (

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from engine.decision import Code, Decimal, Decision, Name, Tokens
-from engine.engines import adapter, check_engine
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG, Lang
 from engine.measure.first_launch import default_port, first_launch, metrics_commands, minimal_launch
@@ -264,7 +264,7 @@ def _explain_dtype(reading: EngineReading, ratio: float, family: str) -> list[De
 def _explain_memory_fraction(reading: EngineReading, planned: float | None) -> Decision | None:
     if reading.memory_fraction is None:
         return None
-    name = Name(measure_facts().launch_args.for_engine(reading.engine)["memory_fraction"].arg)
+    name = Name(adapter(reading.engine).measure.launch_args["memory_fraction"].arg)
     value = as_printed(reading.memory_fraction)
     if planned is not None and abs(planned - reading.memory_fraction) > 0.005:
         delta = reading.memory_fraction - planned
@@ -273,13 +273,6 @@ def _explain_memory_fraction(reading: EngineReading, planned: float | None) -> D
             flag=name, value=value, planned=as_printed(planned), delta=Decimal(abs(delta), 2)
         )
     return MEMORY_FRACTION(flag=name, value=value)
-
-
-# Where each engine's log states the KV pool's bytes.
-_POOL_BYTES_LINES = {
-    "vllm": "'Available KV cache memory: Z GiB'",
-    "sglang": "'KV Cache is allocated. #tokens: N, K size: a GB, V size: b GB'",
-}
 
 
 def backcalculate(
@@ -305,7 +298,7 @@ def backcalculate(
     if reading.tokens_capacity is None or reading.tokens_capacity <= 0:
         raise InputError("log", "a positive KV token capacity ('GPU KV cache size: N tokens')")
     if reading.kv_bytes_available is None or reading.kv_bytes_available <= 0:
-        expected = _POOL_BYTES_LINES[check_engine(reading.engine)]
+        expected = adapter(reading.engine).measure.pool_line.expected
         raise InputError("log", f"the line {expected}, which gives the KV pool's bytes")
 
     family = family.strip().lower()

@@ -1,5 +1,6 @@
 """The minimal first launch (playbook: short context, conservative memory) for a layout, and
-the /metrics lines to read afterwards; flags and numbers from ``data/measure.yaml``."""
+the /metrics lines to read afterwards: the numbers from ``data/measure.yaml``, every flag in the
+engine adapter's spelling (the one settings table over the pinned flag tables)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from engine.engines import adapter
 from engine.errors import InputError
 from engine.launch.plan import PARALLEL_FLAGS, LaunchPlan
 from engine.measure.measure_data import measure_facts
-from engine.software.tables import ENGINES, Engine, lookup_flag
+from engine.software.tables import ENGINES, Engine
 
 
 class ParallelLayout(Protocol):
@@ -61,9 +62,9 @@ def first_launch(
     fraction, the layout's parallel flags, and nothing else.
 
     The engine then picks KV dtype, attention backend and block size, and its startup log says
-    what it picked. The layout flags are spelled as ``engine.launch.plan`` spells them.
+    what it picked. Every flag is the adapter's, as ``engine.launch.plan`` spells them.
     """
-    known = check_engine(engine)
+    eng = adapter(check_engine(engine))
     if not model_id.strip() or any(c.isspace() for c in model_id):
         raise InputError("model_id", "a Hugging Face id or local path without spaces")
     _check_layout(layout)
@@ -71,18 +72,28 @@ def first_launch(
     length = facts.max_model_len if max_model_len is None else max_model_len
     if isinstance(length, bool) or length < 1:
         raise InputError("max_model_len", "a positive number of tokens, e.g. 8192")
-    flags = facts.flags[known]
-    argv = [*flags.command]
-    argv += [flags.model, model_id] if flags.model else [model_id]
-    argv += [flags.tp, str(layout.tp)]
-    if layout.attn_dp > 1 and flags.attn_dp:
-        argv += [flags.attn_dp, str(layout.attn_dp)]
+    argv = eng.program(model_id)
+    if not eng.model_positional:
+        argv += [eng.flag("model"), model_id]
+    argv += [eng.flag("tp"), str(layout.tp)]
+    if layout.attn_dp > 1 and eng.has("attention_dp"):
+        argv += [eng.flag("attention_dp"), str(layout.attn_dp)]
     elif layout.dp > 1:
-        argv += [flags.dp, str(layout.dp)]
-    if layout.ep:
-        argv += [flags.ep, str(layout.tp)] if flags.ep_takes_size else [flags.ep]
-    argv += [flags.max_model_len, str(length), flags.memory_fraction, f"{facts.memory_fraction:g}"]
-    return [*argv, *flags.metrics]
+        argv += [eng.flag("dp"), str(layout.dp)]
+    if layout.ep:  # a switch over TP x DP, or a size over the TP group
+        argv += (
+            [eng.flag("ep")] if eng.expert_parallel_is_switch else [eng.flag("ep"), str(layout.tp)]
+        )
+    return argv + _short_and_metered(eng.name, length)
+
+
+def _short_and_metered(engine: Engine, length: int) -> list[str]:
+    """The playbook's short context and conservative memory fraction, and the switch the engine
+    needs to export /metrics (none: it serves them by default)."""
+    eng = adapter(engine)
+    fraction = measure_facts().first_launch.memory_fraction
+    argv = [eng.flag("context"), str(length), eng.flag("memory_fraction"), f"{fraction:g}"]
+    return argv + ([eng.flag("metrics")] if eng.has("metrics") else [])
 
 
 def first_launch_for(plan: LaunchPlan) -> list[str]:
@@ -90,7 +101,6 @@ def first_launch_for(plan: LaunchPlan) -> list[str]:
     Study's layout, spelled once in engine.launch.plan), then the playbook's short context and
     conservative memory fraction, and the metrics switch the engine needs."""
     facts = measure_facts().first_launch
-    flags = facts.flags[plan.engine]
     argv = list(plan.program)
     eng = adapter(plan.engine)
     if not eng.model_positional:
@@ -99,8 +109,7 @@ def first_launch_for(plan: LaunchPlan) -> list[str]:
         if f.flag in PARALLEL_FLAGS:
             argv += f.tokens
     length = min(facts.max_model_len, plan.context) if plan.context else facts.max_model_len
-    argv += [flags.max_model_len, str(length), flags.memory_fraction, f"{facts.memory_fraction:g}"]
-    return [*argv, *flags.metrics]
+    return argv + _short_and_metered(plan.engine, length)
 
 
 def minimal_launch(
@@ -120,11 +129,12 @@ def minimal_launch(
 
 
 def default_port(engine: Engine) -> int:
-    """The port the engine listens on when ``--port`` is not given, from its pinned flag table
-    (vLLM 8000, SGLang 30000)."""
-    info = lookup_flag(engine, "--port")
+    """The port the engine listens on when its port option is not given, from its pinned flag
+    table (vLLM 8000, SGLang 30000)."""
+    eng = adapter(engine)
+    info = eng.lookup(eng.flag("port"))
     if info is None or not isinstance(info.default, int):  # pragma: no cover - data error
-        raise ValueError(f"{engine} flag table: --port without an integer default")
+        raise ValueError(f"{engine} flag table: {eng.flag('port')} without an integer default")
     return info.default
 
 
@@ -137,7 +147,7 @@ def metrics_commands(engine: str, port: int | None = None) -> list[str]:
         raise InputError("port", "a TCP port between 1 and 65535")
     curl = f"curl -s localhost:{port}/metrics"
     lines = []
-    for names in measure_facts().metrics.grep(known):
+    for names in adapter(known).measure.metrics.grep:
         pattern = f"^{names[0]}" if len(names) == 1 else f"^({'|'.join(names)})"
         lines.append(f"{curl} | grep -E {shlex.quote(pattern)}")
     return lines

@@ -1,11 +1,15 @@
-"""Reading a vLLM or SGLang startup log into a ``Partial``: the lines ``data/measure.yaml``
-lists, each spotted by its marker and matched once right after it (linear in the line)."""
+"""Reading an engine's startup log into a ``Partial``: the lines each engine's adapter lists
+(``data/measure.yaml``), each spotted by its marker and matched once right after it (linear in
+the line); one reader for every engine's vocabulary."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from engine.decision import Decimal, Decision, Name
+from engine.engines import ENGINES, Engine, adapter
+from engine.engines.measure_vocab import POOL_BYTES
 from engine.errors import InputError
 from engine.measure.input_guards import GIB
 from engine.measure.measure_data import ArgRead, LogLine, measure_facts
@@ -18,13 +22,16 @@ from engine.measure.reading import (
     Partial,
     Value,
 )
-from engine.software.tables import ENGINES, Engine
 
-EXPECTED_LOG = (
-    "a vLLM or SGLang startup log; expected a vLLM line 'GPU KV cache size: N tokens' "
-    "(vllm/v1/core/kv_cache_utils.py) or an SGLang line 'KV Cache is allocated. #tokens: N, "
-    "K size: a GB, V size: b GB' (python/sglang/srt/mem_cache/memory_pool.py)"
-)
+
+def expected_log() -> str:
+    """What a startup log must show: each engine's first capacity line."""
+    labels = " or ".join(adapter(e).label for e in ENGINES)
+    lines = " or ".join(
+        f"{adapter(e).label}'s line {adapter(e).measure.capacity_lines[0].expected}"
+        for e in ENGINES
+    )
+    return f"a {labels} startup log; expected {lines}"
 
 
 def _short(line: str, limit: int = 120) -> str:
@@ -70,7 +77,7 @@ def where(line: LogLine, hit: Hit) -> Decision:
 def scan_log(text: str) -> LogScan:
     """Find every listed line. A cut-off copy of an essential line, with no whole copy
     elsewhere, means the log was truncated: ``InputError`` naming the line."""
-    specs = measure_facts().log_lines
+    specs = _all_lines()
     scan = LogScan()
     for number, line in enumerate(text.splitlines(), start=1):
         for spec in specs:
@@ -92,34 +99,34 @@ def scan_log(text: str) -> LogScan:
             number, line = scan.broken[spec.key]
             raise InputError(
                 "log",
-                f"line {number} starts {spec.engine}'s {spec.expected} but is cut off or "
-                f"garbled ({_short(line)!r}); the log looks truncated",
+                f"line {number} starts {adapter(spec.engine).label}'s {spec.expected} but is "
+                f"cut off or garbled ({_short(line)!r}); the log looks truncated",
             )
     return scan
 
 
+def _all_lines() -> tuple[LogLine, ...]:
+    return tuple(line for e in ENGINES for line in adapter(e).measure.log_lines)
+
+
 def _detect(scan: LogScan) -> Engine:
-    specs = measure_facts().log_lines
-    engines = [
-        e
+    """The engine whose identifying lines the log has (exactly one)."""
+    found = {
+        e: [s for s in adapter(e).measure.log_lines if s.identifies_engine and s.key in scan.hits]
         for e in ENGINES
-        if any(s.key in scan.hits for s in specs if s.engine == e and s.identifies_engine)
-    ]
+    }
+    engines = [e for e in ENGINES if found[e]]
     if len(engines) > 1:
-        raise InputError(
-            "log",
-            "one engine's text; found both vLLM ('GPU KV cache size') and SGLang "
-            "('KV Cache is allocated') lines",
-        )
+        seen = " and ".join(f"{adapter(e).label} ({found[e][0].label!r})" for e in engines)
+        raise InputError("log", f"one engine's text; found lines of both {seen}")
     if not engines:
-        raise InputError("log", f"{EXPECTED_LOG}; found neither")
+        raise InputError("log", f"{expected_log()}; found neither")
     return engines[0]
 
 
-def read_groups(part: Partial, key: str, hit: Hit) -> dict[str, Value]:
+def read_groups(part: Partial, spec: LogLine, hit: Hit) -> dict[str, Value]:
     """The named groups of one hit, each checked as its kind (launch-argument dumps are
     returned as text). A bad number stops, or is left out where the line says on_bad: skip."""
-    spec = measure_facts().log_line(key)
     out: dict[str, Value] = {}
     for name, kind in spec.fields.items():
         raw = hit.groups.get(name)
@@ -132,17 +139,6 @@ def read_groups(part: Partial, key: str, hit: Hit) -> dict[str, Value]:
         if value is not None:
             out[name] = value
     return out
-
-
-def _put_first(part: Partial, scan: LogScan, key: str) -> None:
-    """Every group of the first ``key`` line into the reading under its own name."""
-    hit = scan.first(key)
-    if hit is None:
-        return
-    spec = measure_facts().log_line(key)
-    for name, value in read_groups(part, key, hit).items():
-        if spec.fields[name] != "args":
-            part.put(name, value, where(spec, hit))
 
 
 def arg_value(dump: str, name: str) -> str | None:
@@ -182,12 +178,8 @@ def arg_value(dump: str, name: str) -> str | None:
         return dump[pos : min(ends) if ends else size].strip()
 
 
-def _put_args(part: Partial, scan: LogScan, key: str, table: dict[str, ArgRead]) -> None:
+def _put_args(part: Partial, hit: Hit, spec: LogLine, table: Mapping[str, ArgRead]) -> None:
     """Reading fields from the launch-arguments dump; a bad value is left out with a note."""
-    hit = scan.first(key)
-    if hit is None:
-        return
-    spec = measure_facts().log_line(key)
     dump = hit.groups.get("args") or ""
     why = where(spec, hit)
     for field_name, rule in table.items():
@@ -198,61 +190,52 @@ def _put_args(part: Partial, scan: LogScan, key: str, table: dict[str, ArgRead])
         part.put(field_name, part.read(raw, rule.kind, at, skip_bad=True, name=field_name), why)
 
 
-def _parse_vllm(scan: LogScan) -> Partial:
-    facts = measure_facts()
-    part = Partial("vllm", "log")
-    _put_first(part, scan, "vllm_tokens")
-    _put_first(part, scan, "vllm_concurrency")
-    available = facts.log_line("vllm_available")
-    sizes = [(hit, read_groups(part, available.key, hit)) for hit in scan.all(available.key)]
-    read = [(hit, v["kv_bytes_available"]) for hit, v in sizes if "kv_bytes_available" in v]
-    if read:
-        # Every worker logs its own; vLLM sizes all ranks' pools to the smallest.
-        hit, nbytes = min(read, key=lambda pair: pair[1])
-        step = facts.agreement.printed_gib_step
-        at = AT_LOG_GIB(line=hit.number, label=Name(available.label), step=Decimal(step, 2))
-        part.put("kv_bytes_available", nbytes, at)
-        part.values["bytes_rounding"] = round(GIB * step / 2)
-    _put_first(part, scan, "vllm_hybrid_block")
-    _put_first(part, scan, "vllm_cp")
-    _put_args(part, scan, "vllm_args", facts.launch_args.vllm)
-    return part
-
-
-def _parse_sglang(scan: LogScan) -> Partial:
-    facts = measure_facts()
-    part = Partial("sglang", "log")
-    kv_line = facts.log_line("sglang_kv")
-    kv = scan.first(kv_line.key)
-    if kv is not None:
-        values = read_groups(part, kv_line.key, kv)
-        why = where(kv_line, kv)
-        part.put("tokens_capacity", values.get("tokens_capacity"), why)
-        parts = [values[k] for k in ("kv_gib",) if k in values] or [
-            values[k] for k in ("k_gib", "v_gib") if k in values
-        ]
-        gb = AT_LOG_GB(line=kv.number, label=Name(kv_line.label))
-        part.put("kv_bytes_available", sum(int(p) for p in parts), gb)
-        step = round(GIB * facts.agreement.printed_gib_step / 2)
-        part.values["bytes_rounding"] = step * len(parts)
-        part.put("cache_dtype", values.get("cache_dtype"), why)
-        if scan.counts.get(kv_line.key, 0) > 1:
-            part.evidence.append(LATER_KV_LINES())
-    _put_first(part, scan, "sglang_max_total")
-    mamba_line = facts.log_line("sglang_mamba")
-    mamba = scan.first(mamba_line.key)
-    if mamba is not None:
-        values = read_groups(part, mamba_line.key, mamba)
-        why = where(mamba_line, mamba)
-        part.put("state_slots", values.get("state_slots"), why)
-        part.put("state_bytes", int(values["conv_gib"]) + int(values["ssm_gib"]), why)
-    _put_first(part, scan, "sglang_dtype")
-    _put_args(part, scan, "sglang_args", facts.launch_args.sglang)
-    return part
+def _read_line(part: Partial, scan: LogScan, spec: LogLine) -> None:
+    """One line's fields into the reading: its first hit (or the hit with the smallest
+    ``spec.smallest``), the groups ``spec.sums`` names added up, the launch-arguments dump read
+    by the engine's argument names."""
+    hits = scan.all(spec.key)
+    if not hits:
+        return
+    if any(kind == "args" for kind in spec.fields.values()):
+        _put_args(part, hits[0], spec, adapter(part.engine).measure.launch_args)
+        return
+    every = spec.smallest is not None
+    read = [(hit, read_groups(part, spec, hit)) for hit in (hits if every else hits[:1])]
+    if spec.smallest is not None:
+        smallest = spec.smallest
+        read = [(hit, values) for hit, values in read if smallest in values]
+        if not read:
+            return
+        read = [min(read, key=lambda pair: float(pair[1][smallest]))]
+    hit, values = read[0]
+    counted: dict[str, int] = {}
+    for target, groups in spec.sums.items():
+        parts = [values.pop(g) for g in groups if g in values]
+        if parts:
+            values[target] = sum(int(p) for p in parts)
+            counted[target] = len(parts)
+    for name, value in values.items():
+        why = where(spec, hit)
+        if name == POOL_BYTES and spec.pool_bytes is not None:
+            step = measure_facts().agreement.printed_gib_step
+            if spec.pool_bytes == "GiB":
+                why = AT_LOG_GIB(line=hit.number, label=Name(spec.label), step=Decimal(step, 2))
+            else:
+                why = AT_LOG_GB(line=hit.number, label=Name(spec.label))
+            # each printed number is off by up to half the printed step
+            part.values["bytes_rounding"] = round(GIB * step / 2) * counted.get(name, 1)
+        part.put(name, value, why)
+    if spec.note_repeats and scan.counts.get(spec.key, 0) > 1:
+        part.evidence.append(LATER_KV_LINES())
 
 
 def parse_log(text: str) -> Partial:
-    """A startup log's KV pool numbers, per TP rank, with where each was read."""
+    """A startup log's KV pool numbers, per TP rank, with where each was read: the lines of the
+    engine that printed it, in its vocabulary's order, the first value of a field winning."""
     scan = scan_log(text)
-    parsers = {"vllm": _parse_vllm, "sglang": _parse_sglang}  # each engine's log lines
-    return parsers[_detect(scan)](scan)
+    engine = _detect(scan)
+    part = Partial(engine, "log")
+    for spec in adapter(engine).measure.log_lines:
+        _read_line(part, scan, spec)
+    return part

@@ -1,5 +1,6 @@
 """Reading an engine's /metrics (Prometheus text exposition) into a ``Partial``: a linear
-tokenizer for samples, then the metric names ``data/measure.yaml`` lists per engine."""
+tokenizer for samples, then the metric names the engine's adapter lists (``data/measure.yaml``),
+one reader for every engine's vocabulary."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import re
 from dataclasses import dataclass
 
 from engine.decision import Decision, Name
+from engine.engines import ENGINES, Engine, adapter
 from engine.errors import InputError
-from engine.measure.measure_data import MetricNames, ValueKind, measure_facts
+from engine.measure.measure_data import MetricNames
 from engine.measure.reading import (
     AT_METRICS,
     AT_METRICS_LABEL,
@@ -17,11 +19,19 @@ from engine.measure.reading import (
     Partial,
 )
 
-EXPECTED_METRICS = (
-    "Prometheus text from the engine's /metrics with 'vllm:...' or 'sglang:...' samples, e.g. "
-    "'vllm:cache_config_info{block_size=\"16\",...} 1.0' or 'sglang:token_usage{...} 0.12'"
-)
-_PREFIXES = ("vllm:", "sglang:")
+
+def _prefixes() -> tuple[str, ...]:
+    return tuple(adapter(e).measure.metrics.prefix for e in ENGINES)
+
+
+def expected_metrics() -> str:
+    samples = " or ".join(f"'{p}...'" for p in _prefixes())
+    return (
+        f"Prometheus text from the engine's /metrics with {samples} samples, e.g. "
+        "'name{label=\"v\",...} 1.0'"
+    )
+
+
 # Possessive quantifiers only: each is matched at one position and never backtracks.
 _NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*+")
 _LABEL_NAME = re.compile(r"[ \t]*+([A-Za-z_][A-Za-z0-9_]*+)[ \t]*+=[ \t]*+\"")
@@ -92,12 +102,14 @@ def _short(line: str, limit: int = 120) -> str:
 
 
 def engine_samples(text: str) -> list[Sample]:
-    """Every vllm:/sglang: sample; other metrics are not parsed at all. An engine sample that
-    does not parse means the text was cut off: ``InputError`` naming the line."""
+    """Every sample in an engine's namespace (``vllm:``, ``sglang:``); other metrics are not
+    parsed at all. An engine sample that does not parse means the text was cut off:
+    ``InputError`` naming the line."""
     samples: list[Sample] = []
+    prefixes = _prefixes()
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
-        if not line.startswith(_PREFIXES):
+        if not line.startswith(prefixes):
             continue
         sample = parse_sample(line, number)
         if sample is None:
@@ -119,69 +131,62 @@ def _named(samples: list[Sample], metric: MetricNames) -> list[Sample]:
     return []
 
 
-def _parse_vllm(samples: list[Sample]) -> Partial:
-    facts = measure_facts().metrics.vllm
-    part = Partial("vllm", "metrics")
-    info = next((s for s in samples if s.name == facts.cache_info.name), None)
-    if info is not None:
-        for field_name, rule in facts.cache_info.labels.items():
-            raw = info.labels.get(rule.arg)
-            # CacheConfig.metrics_info() prints an unset option as "None".
-            if raw is None or raw in ("None", "", *rule.ignore):
-                continue
-            where = info.where(rule.arg)
-            value = part.read(
-                raw, rule.kind, where, skip_bad=rule.on_bad == "skip", name=field_name
-            )
-            part.put(field_name, value, AT_METRICS(metric=Name(info.name)))
-    usage = _named(samples, facts.usage_ratio)
-    ratios = [
-        (s, part.read(s.value, "ratio", s.where(), skip_bad=True, name="usage_ratio"))
-        for s in usage
-    ]
-    read = [(s, float(r)) for s, r in ratios if r is not None]
-    if read:
-        # One sample per DP engine; the fullest one is the one that preempts first.
-        sample, ratio = max(read, key=lambda pair: pair[1])
-        part.put("usage_ratio", ratio, AT_METRICS(metric=Name(sample.name)))
-    return part
-
-
-def _first_value(
-    part: Partial, samples: list[Sample], metric: MetricNames, field_name: str, kind: ValueKind
-) -> None:
-    found = _named(samples, metric)
-    if not found:
+def _read_info(part: Partial, samples: list[Sample], engine: Engine) -> None:
+    """The fields an info gauge carries in its labels."""
+    info_spec = adapter(engine).measure.metrics.cache_info
+    if info_spec is None:
         return
-    sample = found[0]
+    info = next((s for s in samples if s.name == info_spec.name), None)
+    if info is None:
+        return
+    for field_name, rule in info_spec.labels.items():
+        raw = info.labels.get(rule.arg)
+        # vLLM's CacheConfig.metrics_info() prints an unset option as "None".
+        if raw is None or raw in ("None", "", *rule.ignore):
+            continue
+        where = info.where(rule.arg)
+        value = part.read(raw, rule.kind, where, skip_bad=rule.on_bad == "skip", name=field_name)
+        part.put(field_name, value, AT_METRICS(metric=Name(info.name)))
+
+
+def _read_value(part: Partial, samples: list[Sample], field_name: str, metric: MetricNames) -> None:
+    """One field from its first metric name that has samples: the first sample, or the
+    largest one where each DP engine exports its own."""
+    found = _named(samples, metric)
+    if metric.pick == "first":
+        found = found[:1]
     skip = metric.on_bad == "skip"
-    value = part.read(sample.value, kind, sample.where(), skip_bad=skip, name=field_name)
-    part.put(field_name, value, AT_METRICS(metric=Name(sample.name)))
-
-
-def _parse_sglang(samples: list[Sample]) -> Partial:
-    facts = measure_facts().metrics.sglang
-    part = Partial("sglang", "metrics")
-    _first_value(part, samples, facts.tokens_capacity, "tokens_capacity", "count")
-    _first_value(part, samples, facts.usage_ratio, "usage_ratio", "ratio")
-    _first_value(part, samples, facts.used_tokens, "used_tokens", "count")
-    usage, used = part.values.get("usage_ratio"), part.values.get("used_tokens")
-    if isinstance(usage, float) and isinstance(used, int) and usage > 0:
-        part.put(
-            "tokens_capacity",
-            round(used / usage),
-            AT_USED_OVER_USAGE(),
-        )
-    return part
+    read = [
+        (s, part.read(s.value, metric.kind, s.where(), skip_bad=skip, name=field_name))
+        for s in found
+    ]
+    values = [(s, v) for s, v in read if v is not None]
+    if values:
+        sample, value = max(values, key=lambda pair: float(pair[1]))
+        part.put(field_name, value, AT_METRICS(metric=Name(sample.name)))
 
 
 def parse_metrics(text: str) -> Partial:
-    """/metrics text's KV pool numbers, with where each was read."""
+    """/metrics text's KV pool numbers, with where each was read: the samples of the one engine
+    whose namespace they are in, read by its vocabulary."""
     samples = engine_samples(text)
-    engines = sorted({s.name.split(":", 1)[0] for s in samples})
+    engines = [
+        e
+        for e in ENGINES
+        if any(s.name.startswith(adapter(e).measure.metrics.prefix) for s in samples)
+    ]
     if not engines:
-        raise InputError("metrics", f"{EXPECTED_METRICS}; found none")
+        raise InputError("metrics", f"{expected_metrics()}; found none")
     if len(engines) > 1:
-        raise InputError("metrics", "one engine's /metrics; found both vllm: and sglang: samples")
-    parsers = {"vllm": _parse_vllm, "sglang": _parse_sglang}  # each engine's metric names
-    return parsers[engines[0]](samples)
+        found = " and ".join(adapter(e).measure.metrics.prefix for e in engines)
+        raise InputError("metrics", f"one engine's /metrics; found both {found} samples")
+    engine = engines[0]
+    part = Partial(engine, "metrics")
+    _read_info(part, samples, engine)
+    for field_name, metric in adapter(engine).measure.metrics.values.items():
+        _read_value(part, samples, field_name, metric)
+    usage, used = part.values.get("usage_ratio"), part.values.get("used_tokens")
+    if isinstance(usage, float) and isinstance(used, int) and usage > 0:
+        # the pool's capacity where the engine exports only how full it is
+        part.put("tokens_capacity", round(used / usage), AT_USED_OVER_USAGE())
+    return part

@@ -3,28 +3,21 @@ two texts from one engine, the log winning where both say the same thing."""
 
 from __future__ import annotations
 
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.measure.input_guards import check_text_size
-from engine.measure.logs import EXPECTED_LOG, parse_log
+from engine.measure.logs import expected_log, parse_log
 from engine.measure.metrics import parse_metrics
 from engine.measure.reading import AT_BLOCKS, EngineReading, Partial, Source, Value
 from engine.software.tables import Engine
 
-# Where each engine's log and /metrics state the KV pool's token capacity.
-_CAPACITY_LINES: dict[Engine, str] = {
-    "vllm": (
-        "the line 'GPU KV cache size: N tokens' (printed right after 'Available KV cache "
-        "memory'), or vllm:cache_config_info with num_gpu_blocks in /metrics"
-    ),
-    "sglang": (
-        "the line 'KV Cache is allocated. #tokens: N, ...' or 'max_total_num_tokens=N', "
-        "or sglang:max_total_num_tokens in /metrics"
-    ),
-}
-
 
 def _missing_capacity(engine: Engine, source: Source) -> InputError:
-    expected = _CAPACITY_LINES[engine]
+    """Where the engine's log and /metrics state the KV pool's token capacity."""
+    vocab = adapter(engine).measure
+    lines = " or ".join(line.expected for line in vocab.capacity_lines)
+    metrics = " or ".join(vocab.capacity_metrics)
+    expected = f"the line {lines}, or {metrics} in /metrics"
     return InputError(source, f"expected {expected}; not found, the text looks truncated")
 
 
@@ -91,7 +84,7 @@ def parse_engine_text(log: str | None, metrics: str | None) -> EngineReading:
     metrics_text = (metrics or "").strip()
     if not log_text and not metrics_text:
         field_name = "log" if log is not None or metrics is None else "metrics"
-        raise InputError(field_name, f"{EXPECTED_LOG}, or /metrics text; got nothing")
+        raise InputError(field_name, f"{expected_log()}, or /metrics text; got nothing")
     parts: list[Partial] = []
     if log_text:
         parts.append(parse_log(log_text))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from engine.decision import Code, Decision, Name
-from engine.engines import check_engine
+from engine.engines import adapter, check_engine
 from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.kv.dtype import ALIASES, resolve_kv_dtype
@@ -329,9 +329,10 @@ def layout_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
     """The chosen layout's parallel sizes, as the launch sets them."""
     lay = st.fit.layout
     s = lay.split
+    eng = adapter(st.scenario.engine)
     yes, no = t("common.on", lang), t("common.off", lang)
     return [
-        Shown(t("shown.tp", lang), str(s.tp), s.tp, f"--tensor-parallel-size {s.tp}"),
+        Shown(t("shown.tp", lang), str(s.tp), s.tp, f"{eng.flag('tp')} {eng.tp_size(s)}"),
         Shown(t("shown.dp", lang), str(s.dp), s.dp, t("kv_shown.dp", lang, dp=s.dp)),
         Shown(
             t("shown.ep", lang),
