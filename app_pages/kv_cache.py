@@ -66,7 +66,9 @@ def controls(s: Scenario, d0: Study | None) -> tuple[str, ...]:
             fragments=IN_SIDEBAR,
         )
     with c2:
-        dtypes = C.kv_dtype_options(cfg, d0.gpu.arch) if cfg is not None and d0 else ("auto",)
+        dtypes = (
+            C.kv_dtype_options(cfg, d0.gpu.arch, s.engine) if cfg is not None and d0 else ("auto",)
+        )
         S.bound(
             st.selectbox,
             T("kv.dtype"),
@@ -260,7 +262,7 @@ def page() -> None:
     show.numbers(C.kv_headline(d, current()))
     show.numbers(C.fit_shown(d, current()))
     groups(d)
-    memory(d, C.kv_dtype_options(d.config, d.gpu.arch), s.users)
+    memory(d, C.kv_dtype_options(d.config, d.gpu.arch, s.engine), s.users)
     engines(d)
 
 

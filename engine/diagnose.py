@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engine.engines import ENGINES, adapter
 from engine.errors import InputError
-from engine.kv.dtype import KvDtype, resolve_kv_dtype
-from engine.kv.sglang_kv import sglang_sizing
+from engine.kv.dtype import KvDtype
 from engine.kv.sizing import KvSizing, size_kv
 from engine.model.architecture import Architecture, build_architecture
 from engine.model.config import ModelConfig
@@ -136,9 +136,11 @@ def diagnose(cfg: ModelConfig, opts: Options | None = None) -> Diagnosis:
     opts.validate()
     arch = build_architecture(cfg)
     family = classify(cfg, arch)
-    kv_dtype = resolve_kv_dtype(opts.kv_dtype, cfg, opts.gpu_arch)
-    kv = size_kv(arch, cfg, kv_dtype, opts.tp)
-    sg = sglang_sizing(arch, cfg, opts.kv_dtype, opts.gpu_arch, opts.tp)
+    # each engine's accounting: the first leads (vLLM's), the other's is shown beside it
+    kv, sg = (
+        size_kv(arch, cfg, adapter(e).kv_dtype(opts.kv_dtype, cfg, opts.gpu_arch), opts.tp, e)
+        for e in ENGINES
+    )
     w = weight_report(cfg, arch)
     context = opts.context or default_context(cfg)
     return Diagnosis(cfg, arch, family, kv, sg, w, opts, context)

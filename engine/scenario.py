@@ -22,15 +22,17 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from engine.engines import ENGINES as ENGINES
+from engine.engines import Engine as Engine
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.hardware.gpus import lookup_gpu
 from engine.kv.dtype import KV_DTYPE_CHOICES
 from engine.model.loader import HF_ID, catalog_names
 from engine.rules import load_data
 
-Engine = Literal["vllm", "sglang"]
-ENGINES: tuple[Engine, ...] = get_args(Engine)
-ENGINE_LABELS: dict[str, str] = {"vllm": "vLLM", "sglang": "SGLang"}
+# how the pages name each engine: its adapter's label
+ENGINE_LABELS: dict[str, str] = {e: adapter(e).label for e in ENGINES}
 Latency = Literal["latency", "balanced", "throughput"]
 LATENCY_PRIORITIES: tuple[Latency, ...] = get_args(Latency)
 # catalog: a bundled config; hub: a Hugging Face id; file: config bytes given by the user (an

@@ -50,7 +50,7 @@ def test_hybrid_state_is_constant_in_the_stack() -> None:
 
 def test_users_vs_context_has_one_line_per_stored_dtype_and_falls_with_context() -> None:
     d = dsv3()
-    dtypes = C.kv_dtype_options(d.config, "sm_90")
+    dtypes = C.kv_dtype_options(d.config, "sm_90", "vllm")
     assert dtypes[:2] == ("auto", "bf16") and "fp8_ds_mla" not in dtypes
     series = C.users_vs_context(d, dtypes, (8192, 32_768, 131_072))
     assert [s.name for s in series] == [

@@ -7,8 +7,9 @@ import pytest
 import yaml
 
 from engine.decision import Decimal
+from engine.engines import adapter
 from engine.hardware.gpus import lookup_gpu
-from engine.launch.gpu_memory import Split, sglang_default_fraction, vllm_default_fraction
+from engine.launch.gpu_memory import Split
 from engine.rules import DATA_DIR
 from tests.study_util import run
 
@@ -66,14 +67,18 @@ def test_users_beyond_the_default_sequences_keep_vllms_default() -> None:
 
 
 def test_vllm_uses_the_pinned_tables_default_utilization() -> None:
-    assert vllm_default_fraction() == 0.92
+    vllm = adapter("vllm")
+    fraction, _ = vllm.default_fraction(
+        lookup_gpu("H100"), Split(tp=1), chunk_tokens=None, mla=False, vision=None
+    )
+    assert fraction == 0.92
     assert run("meta-llama/Meta-Llama-3.1-8B").fit.fraction == 0.92
 
 
 def test_sglang_default_fraction_for_deepseek_v3_on_8_h100_is_its_heuristic() -> None:
     # memory_hook.py: 512 + 1.5 × 8192 + 8/8 × 1024 + (2 × 512 + 1536 MLA) MB on 81,559 MiB
-    frac, formula = sglang_default_fraction(
-        lookup_gpu("H100"), Split(tp=8), chunk_tokens=8192, mla=True
+    frac, formula = adapter("sglang").default_fraction(
+        lookup_gpu("H100"), Split(tp=8), chunk_tokens=8192, mla=True, vision=None
     )
     assert frac == round((81_559 - 16_384) / 81_559, 3) == 0.799
     assert formula["reserved"] == Decimal(16_384, 0, "MiB")
@@ -81,8 +86,11 @@ def test_sglang_default_fraction_for_deepseek_v3_on_8_h100_is_its_heuristic() ->
 
 def test_sglang_dp_attention_reserves_more_for_its_graphs() -> None:
     gpu = lookup_gpu("H200")
-    plain, _ = sglang_default_fraction(gpu, Split(tp=8), chunk_tokens=8192, mla=True)
-    dp, _ = sglang_default_fraction(gpu, Split(tp=1, dp=8), chunk_tokens=8192, mla=True)
+    sglang = adapter("sglang")
+    plain, _ = sglang.default_fraction(gpu, Split(tp=8), chunk_tokens=8192, mla=True, vision=None)
+    dp, _ = sglang.default_fraction(
+        gpu, Split(tp=1, dp=8), chunk_tokens=8192, mla=True, vision=None
+    )
     assert dp < plain
 
 

@@ -26,13 +26,17 @@ class _Sglang(EngineFacts):
     attention_dp: _AttentionDp
 
 
-class AdapterFacts(Strict):
-    source: str = Field(min_length=1)
+class _Engines(Strict):
     vllm: EngineFacts
     sglang: _Sglang
 
+
+class AdapterFacts(Strict):
+    source: str = Field(min_length=1)
+    engines: _Engines
+
     def engine(self, name: str) -> EngineFacts:
-        facts: EngineFacts = getattr(self, name)
+        facts: EngineFacts = getattr(self.engines, name)
         return facts
 
 

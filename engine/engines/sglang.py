@@ -136,7 +136,7 @@ class SglangAdapter(EngineAdapter):
         group = self.tp_size(split)
         out = [FlagChoice(self.flag("tp"), str(group), layout)]
         if split.dp > 1:
-            facts = adapter_facts().sglang.attention_dp
+            facts = adapter_facts().engines.sglang.attention_dp
             why = TP_GROUP_ATTENTION_DP(
                 dp=split.dp,
                 tp=split.tp,

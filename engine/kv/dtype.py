@@ -1,35 +1,53 @@
-"""What ``--kv-cache-dtype`` the user asked for, and what vLLM actually stores.
+"""The ``--kv-cache-dtype`` spellings across the engines: those a scenario may ask for, those
+every engine accepts, and a spelling as the dtype it stores in terms both engines share.
 
-The storage rules are each engine adapter's (``engine.engines.vllm.VllmAdapter.kv_dtype``,
-``engine.engines.sglang.SglangAdapter.kv_dtype``); this module keeps the names the KV sizing,
-the gates and the pages have always imported. vLLM maps ``auto`` to the model dtype (or the
-checkpoint's declared KV dtype), stores every 8-bit mode as one byte, and for DSA (sparse MLA)
-models lets the backend it picks rewrite the dtype: on Hopper the FlashMLA-sparse backend stores
-any fp8 request as the packed 656-byte ``fp8_ds_mla`` row, on datacenter Blackwell FlashInfer
-keeps plain fp8 (576 B).
+What an engine stores for a request is its adapter's rule (``EngineAdapter.kv_dtype``; its
+``kv_aliases`` are its own spellings): vLLM maps ``auto`` to the model dtype or the checkpoint's
+declared KV dtype and lets a DSA backend pack fp8 rows; SGLang picks the DSA dtype per GPU
+generation. This module only gathers the adapters' spellings; it decides nothing per engine.
 """
 
 from __future__ import annotations
 
-from engine.engines import adapter
+from engine.engines import ENGINES, adapter
 from engine.engines.kvstore import DTYPE_BYTES, KvDtype, is_dsa, model_dtype, modelopt_kv_dtype
-from engine.engines.vllm import KV_ALIASES as ALIASES
-from engine.model.config import ModelConfig
 
-KV_DTYPE_CHOICES = tuple(ALIASES)
+# Every spelling some engine accepts, each engine's in its own order (the scenario's choices).
+KV_DTYPE_CHOICES: tuple[str, ...] = tuple(
+    dict.fromkeys(name for e in ENGINES for name in adapter(e).kv_aliases)
+)
+# The spellings every engine accepts (a command's value both engines' sizing can study).
+SHARED_KV_DTYPES: frozenset[str] = frozenset.intersection(
+    *(frozenset(adapter(e).kv_aliases) for e in ENGINES)
+)
 
 __all__ = [
-    "ALIASES",
     "DTYPE_BYTES",
     "KV_DTYPE_CHOICES",
+    "SHARED_KV_DTYPES",
     "KvDtype",
     "is_dsa",
     "model_dtype",
     "modelopt_kv_dtype",
-    "resolve_kv_dtype",
+    "stored_name",
 ]
 
 
-def resolve_kv_dtype(requested: str, cfg: ModelConfig, gpu_arch: str | None = None) -> KvDtype:
-    """The dtype vLLM's layers store (without a GPU, Hopper's DSA layout is assumed)."""
-    return adapter("vllm").kv_dtype(requested, cfg, gpu_arch)
+def stored_name(spelling: str) -> str:
+    """``spelling`` as the dtype it stores, in terms the engines share: any engine's renaming
+    applied until none renames it further (bf16 is bfloat16; fp8 and fp8_ds_mla are the
+    fp8_e4m3 SGLang stores them as); a spelling no engine knows stays as written."""
+    name = spelling.strip().lower()
+    for _ in range(len(ENGINES) + 1):
+        renamed = next(
+            (
+                adapter(e).kv_aliases[name]
+                for e in ENGINES
+                if adapter(e).kv_aliases.get(name, name) != name
+            ),
+            name,
+        )
+        if renamed == name:
+            break
+        name = renamed
+    return name

@@ -16,10 +16,6 @@ from dataclasses import dataclass
 from engine.decision import Code, Decimal, Decision
 from engine.engines import Engine, adapter
 from engine.engines.memory import GIB, Reserve, Split, device_memory, memory_rules
-from engine.engines.sglang import SglangAdapter
-from engine.engines.vllm import VllmAdapter
-from engine.hardware.gpus import Gpu
-from engine.model.config import ModelConfig
 from engine.model.weights import ROLES, Role, WeightReport
 
 __all__ = [
@@ -30,11 +26,6 @@ __all__ = [
     "WeightShare",
     "device_memory",
     "memory_rules",
-    "sglang_capacity",
-    "sglang_default_fraction",
-    "vllm_batch_defaults",
-    "vllm_default_fraction",
-    "vllm_reserve",
     "weights_per_gpu",
 ]
 
@@ -117,67 +108,3 @@ def weights_per_gpu(
 
 
 _ENDS = ("embedding", "lm_head", "vision")
-_VLLM = adapter("vllm")
-_SGLANG = adapter("sglang")
-assert isinstance(_VLLM, VllmAdapter) and isinstance(_SGLANG, SglangAdapter)
-
-
-def _vllm() -> VllmAdapter:
-    assert isinstance(_VLLM, VllmAdapter)
-    return _VLLM
-
-
-def _sglang() -> SglangAdapter:
-    assert isinstance(_SGLANG, SglangAdapter)
-    return _SGLANG
-
-
-# --- the engine's usable memory and reserve: the adapters' --------------------------------
-
-
-def vllm_default_fraction() -> float:
-    """``vllm serve``'s default --gpu-memory-utilization, from the pinned flag table."""
-    return _vllm().table_fraction()
-
-
-def vllm_batch_defaults(gpu: Gpu) -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs) vLLM picks for the API server on ``gpu``."""
-    return _vllm().batch_defaults(gpu)
-
-
-def vllm_reserve(
-    cfg: ModelConfig,
-    gpu: Gpu,
-    split: Split,
-    chunk_tokens: int | None,
-    max_num_seqs: int | None = None,
-) -> Reserve:
-    """vLLM's non-KV start-up reserve on one GPU (``VllmAdapter.reserve``)."""
-    reserve = _VLLM.reserve(cfg, gpu, split, chunk_tokens, max_num_seqs)
-    assert reserve is not None
-    return reserve
-
-
-def sglang_capacity(gpu: Gpu, full_tp: int) -> tuple[int, int]:
-    """(chunked_prefill_size, decode CUDA-graph max batch) SGLang picks for this GPU."""
-    return _sglang().capacity(gpu, full_tp)
-
-
-def sglang_default_fraction(
-    gpu: Gpu,
-    split: Split,
-    *,
-    chunk_tokens: int | None,
-    mla: bool,
-    vision: tuple[int, int] | None = None,
-    decode_graph_bs: int | None = None,
-) -> tuple[float, Decision]:
-    """SGLang's own --mem-fraction-static when none is given (the SGLang adapter's)."""
-    return _SGLANG.default_fraction(
-        gpu,
-        split,
-        chunk_tokens=chunk_tokens,
-        mla=mla,
-        vision=vision,
-        decode_graph_bs=decode_graph_bs,
-    )

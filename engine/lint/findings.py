@@ -9,12 +9,12 @@ from typing import Any, Literal
 import yaml
 
 from engine.decision import Decision
+from engine.engines import adapter
 from engine.lint.rule_data import SEVERITIES, Severity, finding_rule
 from engine.present.safe import json_text, plain
 from engine.present.words import say, sources
 from engine.software.tables import Engine
 
-ENGINE_LABEL = {"vllm": "vLLM", "sglang": "SGLang"}
 _ORDER = {s: i for i, s in enumerate(SEVERITIES)}
 
 EditKind = Literal["add", "drop", "change", "rename", "attach"]
@@ -199,7 +199,7 @@ def ordered(findings: list[Finding]) -> tuple[Finding, ...]:
 
 def format_report(report: LintReport) -> str:
     """The report as plain text (the CLI without --json)."""
-    head = f"engine: {ENGINE_LABEL[report.engine]} {report.engine_version} ({report.launcher})"
+    head = f"engine: {adapter(report.engine).label} {report.engine_version} ({report.launcher})"
     if report.model:
         head += f", model {report.model}"
     if report.linted_against and report.linted_against != report.model:

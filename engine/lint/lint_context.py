@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.decision import Decision, Name
-from engine.engines import Setting
+from engine.engines import Setting, adapter
 from engine.lint import codes as C
 from engine.lint.arguments import Arg, Parsed
 from engine.lint.command_scenario import Settings, ValueProblem, flag_for
 from engine.lint.extract import Invocation
-from engine.lint.findings import ENGINE_LABEL, Edit, Finding, finding
+from engine.lint.findings import Edit, Finding, finding
 from engine.lint.model import ModelChoice
 from engine.lint.rule_data import Severity, lint_rules
 from engine.software.tables import Engine, engine_version
@@ -44,11 +44,11 @@ class Ctx:
 
     @property
     def label(self) -> str:
-        return f"{ENGINE_LABEL[self.engine]} {engine_version(self.engine)}"
+        return f"{adapter(self.engine).label} {engine_version(self.engine)}"
 
     @property
     def name(self) -> str:
-        return ENGINE_LABEL[self.engine]
+        return adapter(self.engine).label
 
     @property
     def engine_name(self) -> Name:

@@ -11,8 +11,7 @@ from typing import Any
 from engine.engines import adapter
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu, lookup_gpu
-from engine.kv.dtype import ALIASES as VLLM_KV
-from engine.kv.sglang_kv import SGLANG_ALIASES
+from engine.kv.dtype import SHARED_KV_DTYPES
 from engine.lint import codes as C
 from engine.lint import rules_flags, rules_hardware, rules_model, rules_shell
 from engine.lint.arguments import parse
@@ -64,8 +63,6 @@ RULES: tuple[Rule, ...] = (
     rules_shell.hardware,
 )
 
-# --kv-cache-dtype values both engines' sizing understands; others are studied as auto.
-_STUDY_KV = frozenset(VLLM_KV) & frozenset(SGLANG_ALIASES)
 MAX_GPUS = MAX_GPUS_PER_NODE * MAX_NODES
 
 
@@ -267,7 +264,7 @@ def _study(ctx: Ctx) -> None:
         common
         | s.layout(fam.moe)
         | {
-            "kv_dtype": kv if kv in _STUDY_KV else "auto",
+            "kv_dtype": kv if kv in SHARED_KV_DTYPES else "auto",  # others: studied as auto
             "images": fam.multimodal and not s.language_model_only,
         }
     )

@@ -8,8 +8,7 @@ from __future__ import annotations
 from engine.decision import Bytes, Decision, Name, Param, Percent, Source, Tokens
 from engine.engines import adapter
 from engine.errors import InputError
-from engine.kv.dtype import ALIASES as VLLM_KV
-from engine.kv.sglang_kv import SGLANG_ALIASES
+from engine.kv.dtype import stored_name
 from engine.launch.gpu_memory import Split
 from engine.launch.known_issues import Where, applies
 from engine.launch.known_issues import known_issues as all_known_issues
@@ -487,8 +486,7 @@ def _plan_sets(plan: LaunchPlan | None, flag: str) -> bool:
 
 def _kv_name(value: str) -> str:
     """A KV dtype spelling as the dtype it stores (fp8 is fp8_e4m3, bf16 is bfloat16)."""
-    key = value.strip().lower()
-    return SGLANG_ALIASES.get(key, VLLM_KV.get(key, key))
+    return stored_name(value)
 
 
 def _recipe_sets(ctx: Ctx, flag: str, value: str | None) -> bool:

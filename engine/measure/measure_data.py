@@ -76,6 +76,7 @@ class KernelScenario(_Frozen):
     ep_size: int = Field(gt=0)
     num_redundant_experts: int = Field(ge=0)
     index_share: int = Field(gt=0)
+    engine: Engine  # whose allocation the kernels reproduce and whose sizing they check
     source: str
 
 

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from functools import cache
 
 from engine.decision import Code, Decision, Name
-from engine.engines import adapter, check_engine
+from engine.engines import ENGINES, adapter, check_engine
 from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG, Lang, t
-from engine.kv.dtype import ALIASES, resolve_kv_dtype
 from engine.kv.sizing import KvSizing, size_kv
 from engine.launch.gpu_memory import ROLE_NAME
 from engine.launch.layout import stage_share, users_at
@@ -38,19 +37,20 @@ from engine.present.evidence_words import (
 )
 from engine.present.units import GB, GIB, Count, gib, in_gib, nbytes, tb_per_s, tokens
 from engine.present.words import say
-from engine.scenario import Engine
+from engine.scenario import DEFAULT_SCENARIO, Engine
 from engine.study import Study
 
 
 def _first_spellings() -> tuple[str, ...]:
     first: dict[str, str] = {}
-    for name, dtype in ALIASES.items():
-        first.setdefault(dtype, name)
+    for e in ENGINES:
+        for name, dtype in adapter(e).kv_aliases.items():
+            first.setdefault(dtype, name)
     return tuple(first.values())
 
 
-# The KV dtypes offered in the app: the first spelling of each dtype engine/kv_dtype.py
-# accepts (aliases such as "bfloat16" still parse from a link).
+# The KV dtypes offered in the app: the first spelling of each dtype an engine accepts
+# (aliases such as "bfloat16" still parse from a link).
 KV_DTYPE_MENU = _first_spellings()
 
 
@@ -666,12 +666,12 @@ def instances(st: Study) -> int:
     return st.fit.layout.replicas
 
 
-def kv_dtype_options(cfg: ModelConfig, gpu_arch: str | None) -> tuple[str, ...]:
-    """The KV dtypes vLLM accepts for this model on this GPU."""
+def kv_dtype_options(cfg: ModelConfig, gpu_arch: str | None, engine: Engine) -> tuple[str, ...]:
+    """The KV dtypes ``engine`` accepts for this model on this GPU."""
     out = []
     for name in KV_DTYPE_MENU:
         try:
-            resolve_kv_dtype(name, cfg, gpu_arch)
+            adapter(engine).kv_dtype(name, cfg, gpu_arch)
         except InputError:
             continue
         out.append(name)
@@ -877,7 +877,8 @@ def catalog_rows() -> tuple[CatalogRow, ...]:
             arch = build_architecture(cfg)
             fam = classify(cfg, arch)
             w = weight_report(cfg, arch)
-            kv = size_kv(arch, cfg, resolve_kv_dtype("auto", cfg), 1)
+            engine = DEFAULT_SCENARIO.engine
+            kv = size_kv(arch, cfg, adapter(engine).kv_dtype("auto", cfg, None), 1, engine)
             limit = context_limit(cfg).tokens
         except InputError as err:
             rows.append(CatalogRow(name, "—", 0, 0.0, 0.0, 0.0, 0, 0.0, 0, str(err), 0))

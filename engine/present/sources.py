@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from engine.present.safe import inert, plain
+from engine.rules import Loose, load_data
 
 GITHUB = "https://github.com/"
 
@@ -50,9 +51,24 @@ _SHARED = re.compile(r"(?:\.\./|/work/)shared/\S+|\bshared/\S+")
 _PLAYBOOK_PATH = re.compile(r"Playbook text \((?:\.\./|/work/)?shared/seeds/\d+[^)]*\)")
 _SEEDS = re.compile(r"(?:\.\./|/work/)?shared/seeds/\d+\S*")
 _FACT_BASE = re.compile(r"\bFact base\s*(?:§[\w.]+)?\s*(?:\((?:\.\./|/work/)?shared/[^)]*\))?")
-_ENGINE_TABLE = re.compile(r"\bdata/engines/(vllm|sglang)-(\d+\.\d+\.\d+)-flags\.json")
+_ENGINE_TABLE = re.compile(r"\bdata/engines/([a-z]+)-(\d+\.\d+\.\d+)-flags\.json")
 _DATA_FILE = re.compile(r"\bdata/([\w-]+)\.yaml")
-ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
+
+
+class _EngineName(Loose):
+    label: str
+    repository: str
+
+
+class _EngineNames(Loose):
+    engines: dict[str, _EngineName]
+
+
+# Each engine's label and repository, as its adapter reads them (data/engines/adapters.yaml):
+# this layer is below the adapters, so it reads the same rows, not the adapter.
+_ENGINES = load_data(_EngineNames, "engines/adapters.yaml").engines
+ENGINE_NAMES = {name: row.label for name, row in _ENGINES.items()}
+ENGINE_REPOS = {name: row.repository for name, row in _ENGINES.items()}
 _SPACES = re.compile(r"\s{2,}")
 _ORPHAN = re.compile(r"\(\s*\)|\s+(?=[,;:.)])|^[\s;,:]+|[\s;,:]+$")
 
@@ -66,7 +82,11 @@ def clean(text: str, *, markdown: bool = False) -> str:
     out = _SEEDS.sub("Serving playbook", out)
     out = _FACT_BASE.sub("", out)
     out = _ENGINE_TABLE.sub(
-        lambda m: f"{ENGINE_NAMES[m.group(1)]} {m.group(2)} flag table (read from the release)", out
+        lambda m: (
+            f"{ENGINE_NAMES.get(m.group(1), m.group(1))} {m.group(2)} flag table (read "
+            "from the release)"
+        ),
+        out,
     )
     out = _DATA_FILE.sub(lambda m: f"the app's {m.group(1).replace('_', ' ')} facts", out)
     out = _TAG.sub("", out)
@@ -104,12 +124,7 @@ DOCS = (
 _DOMAIN = re.compile(
     r"\b((?:[a-z0-9-]+\.)+(?:com|org|io|ai|net|dev|network|co)(?:/[^\s)'\";,]*)?)", re.IGNORECASE
 )
-ENGINE_REPOS = {"vllm": "vllm-project/vllm", "sglang": "sgl-project/sglang"}
-SHORT_REPOS = {
-    "sglang": "sgl-project/sglang",
-    "recipes": "vllm-project/recipes",
-    "vllm": "vllm-project/vllm",
-}
+SHORT_REPOS = ENGINE_REPOS | {"recipes": "vllm-project/recipes"}
 # Abbreviations the GPU catalog uses (data/gpus.yaml header).
 ABBREVIATIONS = (
     (

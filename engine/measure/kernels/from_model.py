@@ -7,8 +7,9 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache, partial
 
+from engine.engines import adapter
 from engine.errors import InputError
-from engine.kv.dtype import DTYPE_BYTES, resolve_kv_dtype
+from engine.kv.dtype import DTYPE_BYTES
 from engine.kv.sizing import LayerGroup as EngineGroup
 from engine.kv.sizing import size_kv
 from engine.kv.specs import MambaSpec
@@ -31,8 +32,9 @@ def _group_names(groups: list[EngineGroup]) -> list[str]:
 def engine_kv(cfg: ModelConfig, source: str = "") -> EngineKv:
     """What ``engine.kv.sizing`` says the model's cache weighs on one rank (TP 1), in the
     kernels' dtype: paged groups with the engine's block size, hybrid alignment, state."""
-    kv_dtype = resolve_kv_dtype(KERNEL_KV_DTYPE, cfg)
-    sizing = size_kv(build_architecture(cfg), cfg, kv_dtype, tp=1)
+    engine = measure_facts().kernel_scenario.engine
+    kv_dtype = adapter(engine).kv_dtype(KERNEL_KV_DTYPE, cfg, None)
+    sizing = size_kv(build_architecture(cfg), cfg, kv_dtype, tp=1, engine=engine)
     # one row per token only: a recurrent state is one page per sequence, and a compressed
     # group keeps one entry per several tokens
     paged = [g for g in sizing.groups if g.spec.row_per_token]
@@ -97,7 +99,9 @@ def kernel_dims(cfg: ModelConfig, name: str | None = None) -> KernelDims:
         ep_size=ep,
         num_redundant_experts=redundant,
         index_share=scenario.index_share if indexer else 1,
-        kv_dtype_bytes=DTYPE_BYTES[resolve_kv_dtype(KERNEL_KV_DTYPE, cfg).stored],
+        kv_dtype_bytes=DTYPE_BYTES[
+            adapter(scenario.engine).kv_dtype(KERNEL_KV_DTYPE, cfg, None).stored
+        ],
         kv=engine_kv(cfg, name or cfg.architecture),
     )
 
