@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from engine.engines import ENGINES as ENGINES
 from engine.engines import Engine as Engine
-from engine.engines import adapter
+from engine.engines import Setting, adapter
 from engine.errors import InputError
 from engine.hardware.gpus import lookup_gpu
 from engine.kv.dtype import KV_DTYPE_CHOICES
@@ -102,12 +102,15 @@ class Control:
 class Spec:
     """One scenario field's row: its link key (and the keys of older links), its CLI flag and
     help (the default is added from the field), why its default is what it is, how the sidebar
-    draws it, and whether the reproduce line spells it.
+    draws it, whether the reproduce line spells it, and its lint source: the engine setting
+    (data/engines/settings.yaml) a launch command carries it in, which each engine's adapter
+    spells (``images`` is carried by the text-only switch, set when there are none).
 
     The Scenario model below is the table: each field is declared once with its type, bounds,
     default and this row; the CLI arguments (engine/cli.py), the link's parser and writer
-    (``from_query`` / ``to_query``), the sidebar (ui/sidebar.py) and the reproduce line
-    (engine/present/artifacts.py) are generated from it."""
+    (``from_query`` / ``to_query``), the sidebar (ui/sidebar.py), the reproduce line
+    (engine/present/artifacts.py) and the linter's reading of a command's flags
+    (engine/lint/command_scenario.py) are generated from it."""
 
     query: str
     cli: str | None = None  # None: not a flag (the model is the CLI's positional SOURCE)
@@ -116,6 +119,7 @@ class Spec:
     control: Control | None = None
     aliases: tuple[str, ...] = ()
     auto: bool = False  # None is a value of its own, spelled "auto" (else None is the default)
+    setting: Setting | None = None  # the lint source (None: no engine flag carries it)
 
 
 class Scenario(BaseModel):
@@ -156,7 +160,12 @@ class Scenario(BaseModel):
         int,
         Field(strict=True, ge=1, le=MAX_NODES),
         Spec(
-            "nodes", "--nodes", "nodes", "one node", Control("number", "hardware", "sidebar.nodes")
+            "nodes",
+            "--nodes",
+            "nodes",
+            "one node",
+            Control("number", "hardware", "sidebar.nodes"),
+            setting="nnodes",
         ),
     ] = 1
     engine: Annotated[
@@ -179,6 +188,7 @@ class Scenario(BaseModel):
             "the playbook sizes one user at 32K (data/scenario.yaml)",
             Control("number", "workload", "sidebar.context", "sidebar.context_help", step=1024),
             auto=True,
+            setting="context",
         ),
     ] = DEFAULT_CONTEXT
     users: Annotated[
@@ -273,6 +283,7 @@ class Scenario(BaseModel):
             "--kv-dtype",
             f"KV cache dtype: {', '.join(KV_DTYPE_CHOICES)}",
             "the engine's own pick",
+            setting="kv_dtype",
         ),
     ] = "auto"
     memory_fraction: Annotated[
@@ -282,27 +293,51 @@ class Scenario(BaseModel):
             "--memory-fraction",
             "vLLM --gpu-memory-utilization / SGLang --mem-fraction-static",
             "the engine's own",
+            setting="memory_fraction",
         ),
     ] = None
     images: Annotated[
-        bool, Spec("images", "--images", "serve images (multimodal models)", "text only")
+        bool,
+        Spec(
+            "images",
+            "--images",
+            "serve images (multimodal models)",
+            "text only",
+            setting="language_model_only",
+        ),
     ] = False
     tp: Annotated[
         Annotated[int, Field(strict=True, ge=1, le=MAX_PARALLEL)] | None,
-        Spec("tp", "--tp", "pin the attention tensor-parallel size", "the layout search's"),
+        Spec(
+            "tp",
+            "--tp",
+            "pin the attention tensor-parallel size",
+            "the layout search's",
+            setting="tp",
+        ),
     ] = None
     dp: Annotated[
         Annotated[int, Field(strict=True, ge=1, le=MAX_PARALLEL)] | None,
-        Spec("dp", "--dp", "pin the DP-attention ranks (MoE)", "the layout search's"),
+        Spec("dp", "--dp", "pin the DP-attention ranks (MoE)", "the layout search's", setting="dp"),
     ] = None
     pp: Annotated[
         Annotated[int, Field(strict=True, ge=1, le=MAX_NODES)] | None,
-        Spec("pp", "--pp", "pin the pipeline stages (across nodes)", "the layout search's"),
+        Spec(
+            "pp",
+            "--pp",
+            "pin the pipeline stages (across nodes)",
+            "the layout search's",
+            setting="pp",
+        ),
     ] = None
     ep: Annotated[
         bool | None,
         Spec(
-            "ep", "--ep", "pin expert parallelism on (--ep) or off (--no-ep)", "the layout search's"
+            "ep",
+            "--ep",
+            "pin expert parallelism on (--ep) or off (--no-ep)",
+            "the layout search's",
+            setting="ep",
         ),
     ] = None
     replicas: Annotated[
@@ -333,6 +368,7 @@ class Scenario(BaseModel):
             "pin speculative decoding with the checkpoint's MTP layers on (--speculative) or off "
             "(--no-speculative)",
             "the speed model's: drafts where they lower the objective",
+            setting="speculative",
         ),
     ] = None
     # requests one engine runs at once (vLLM --max-num-seqs, SGLang --max-running-requests)
@@ -343,6 +379,7 @@ class Scenario(BaseModel):
             "--max-num-seqs",
             "requests one engine runs at once (vLLM --max-num-seqs, SGLang --max-running-requests)",
             "the plan decides: the engine's default, or fewer where that frees the memory",
+            setting="max_num_seqs",
         ),
     ] = None
 
@@ -723,11 +760,12 @@ def _drop_until_valid(good: dict[str, Any], err: InputError) -> tuple[Scenario, 
 
 def to_query(s: Scenario) -> dict[str, str]:
     """Every set field as a string, so a link stays exact even if defaults change later.
-    Uploaded configs cannot travel in a link: the link names the source and the file's name."""
+    Uploaded bytes cannot travel in a link: for a config the link names the source and the
+    file's name, for a calibration its digest, so whoever opens it is told what was dropped."""
     out: dict[str, str] = {}
     for row in fields():
         value = getattr(s, row.name)
-        if row.name in ("digest", "calibration"):  # bytes a link cannot carry
+        if row.name == "digest":  # the config's bytes: the link says src=file instead
             continue
         text = value_text(row, value)
         if text is not None:

@@ -6,18 +6,28 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.cli import build_parser, scenario_from_args
+from engine.engines import Engine, adapter
 from engine.errors import InputError
 from engine.hardware.gpus import all_gpus
 from engine.kv.dtype import KV_DTYPE_CHOICES
+from engine.lint.arguments import parse
+from engine.lint.command_scenario import field_flags, read_settings
 from engine.model.loader import catalog_names
 from engine.present.artifacts import cli_command
 from engine.scenario import (
+    DEFAULT_MODEL,
+    ENGINES,
+    LATENCY_PRIORITIES,
     QUERY_KEYS,
     Scenario,
+    catalog_name,
+    cli_line,
+    field_row,
     fields,
     from_query,
     make_scenario,
@@ -27,68 +37,112 @@ from engine.scenario import (
 from engine.study import study
 
 opt = st.none
-small = st.integers(min_value=1, max_value=8)
+DIGEST = st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
+LAYOUT = ("tp", "dp", "pp", "replicas")
 
 
 @st.composite
 def scenarios(draw: Any) -> Scenario:
+    """A valid Scenario with every field of the table drawn (the test below checks none is
+    left at its default by construction)."""
     per_node = draw(st.sampled_from([1, 2, 4, 8]))
-    nodes = draw(st.sampled_from([1, 1, 2]))
+    nodes = draw(st.sampled_from([1, 1, 2, 4]))
     context = draw(st.one_of(st.none(), st.integers(min_value=64, max_value=1 << 20)))
+    cap = context or 1 << 20
+    source = draw(st.sampled_from(["catalog", "hub", "file"]))
+    if source == "catalog":
+        model = draw(st.sampled_from(catalog_names()))
+    elif source == "hub":
+        model = draw(
+            st.from_regex(r"[a-z][a-z0-9-]{0,12}/[A-Za-z][A-Za-z0-9_.-]{0,20}", fullmatch=True)
+        )
+    else:  # an upload's display name: anything printable
+        model = draw(st.from_regex(r"[A-Za-z0-9][A-Za-z0-9 _.()-]{0,30}", fullmatch=True))
     fields_: dict[str, Any] = {
-        "source": draw(st.sampled_from(["catalog", "hub"])),
+        "source": source,
+        "model": model,
+        "digest": draw(DIGEST) if source == "file" else None,
         "gpu": draw(st.sampled_from([g.key for g in all_gpus()])),
         "gpus_per_node": per_node,
         "nodes": nodes,
-        "engine": draw(st.sampled_from(["vllm", "sglang"])),
+        "engine": draw(st.sampled_from(ENGINES)),
         "context": context,
         "users": draw(st.integers(min_value=1, max_value=100_000)),
         "prefix_overlap": draw(st.integers(min_value=0, max_value=100)),
-        "latency": draw(st.sampled_from(["latency", "balanced", "throughput"])),
+        "latency": draw(st.sampled_from(LATENCY_PRIORITIES)),
+        "input_tokens": draw(st.one_of(opt(), st.integers(min_value=1, max_value=cap // 2))),
+        "output_tokens": draw(st.one_of(opt(), st.integers(min_value=1, max_value=cap // 2))),
+        "ttft_ms": draw(st.one_of(opt(), st.floats(min_value=0.1, max_value=600_000.0))),
+        "tpot_ms": draw(st.one_of(opt(), st.floats(min_value=0.1, max_value=10_000.0))),
         "kv_dtype": draw(st.sampled_from(KV_DTYPE_CHOICES)),
         "memory_fraction": draw(
             st.one_of(opt(), st.floats(min_value=0.05, max_value=1.0, allow_nan=False))
         ),
         "images": draw(st.booleans()),
-        "ttft_ms": draw(st.one_of(opt(), st.floats(min_value=0.1, max_value=600_000.0))),
-        "tpot_ms": draw(st.one_of(opt(), st.floats(min_value=0.1, max_value=10_000.0))),
-        "max_num_seqs": draw(st.one_of(opt(), st.integers(min_value=1, max_value=4096))),
+        "tp": draw(st.one_of(opt(), st.sampled_from([1, 2, 4, 8]))),
+        "dp": draw(st.one_of(opt(), st.sampled_from([1, 2, 4]))),
+        "pp": draw(st.one_of(opt(), st.sampled_from([1, 2, 4]))),
         "ep": draw(st.one_of(opt(), st.booleans())),
-        "tp": draw(st.one_of(opt(), st.sampled_from([1, 2, 4]))),
         "replicas": draw(st.one_of(opt(), st.sampled_from([1, 2]))),
+        "calibration": draw(st.one_of(opt(), DIGEST)),
+        "speculative": draw(st.one_of(opt(), st.booleans())),
+        "max_num_seqs": draw(st.one_of(opt(), st.integers(min_value=1, max_value=4096))),
     }
-    cap = context or 1 << 20
-    fields_["output_tokens"] = draw(st.one_of(opt(), st.integers(min_value=1, max_value=cap // 2)))
-    fields_["input_tokens"] = draw(st.one_of(opt(), st.integers(min_value=1, max_value=cap // 2)))
-    if fields_["source"] == "catalog":
-        fields_["model"] = draw(st.sampled_from(catalog_names()))
-    else:
-        fields_["model"] = draw(
-            st.from_regex(r"[a-z][a-z0-9-]{0,12}/[A-Za-z][A-Za-z0-9_.-]{0,20}", fullmatch=True)
-        )
-    try:
-        return make_scenario(**fields_)
-    except InputError:
-        fields_.update(tp=None, replicas=None)
-        return make_scenario(**fields_)
+    assert set(fields_) == set(Scenario.model_fields), "draw every field of the table"
+    for name in (None, *LAYOUT):  # a pinned layout larger than the GPUs: unpin from the last
+        if name is not None:
+            fields_[name] = None
+        try:
+            return make_scenario(**fields_)
+        except InputError as err:
+            if err.field not in LAYOUT:
+                raise
+    raise AssertionError("unreachable: an unpinned layout always fits")
+
+
+def _catalog_stand_in(s: Scenario) -> Scenario:
+    """``s`` as the command line and a link give it back where the model is not a catalog
+    name: the calibration and an upload's bytes dropped (a file is named by its path on the
+    command line and not at all in a link)."""
+    return s.model_copy(update={"calibration": None, "digest": None, "source": "catalog"})
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_a_scenario_survives_the_link_and_the_command_line(s: Scenario) -> None:
-    back = from_query(to_query(s))
-    assert back.warnings == ()
-    assert back.scenario == s
-    argv = [s.model, *scenario_argv(s)]
+    """Every field goes through the link and the CLI line unchanged, except what they cannot
+    carry: an uploaded config.json and a calibration are bytes on the user's machine. The
+    link then says what it dropped (one warning each) and shows the default model for an
+    upload; the CLI line names neither (a path is the user's to give)."""
+    query = to_query(s)
+    back = from_query(query)
+    dropped = []
+    expected = s
+    if s.calibration is not None:
+        assert query["cal"] == s.calibration  # the link says a calibration was used
+        dropped.append("calibration")
+        expected = expected.model_copy(update={"calibration": None})
+    if s.source == "file":
+        assert query["src"] == "file" and field_row("digest").spec.query not in query
+        dropped.append("config.json")
+        model = catalog_name(s.model) or DEFAULT_MODEL
+        expected = _catalog_stand_in(expected).model_copy(update={"model": model})
+    assert len(back.warnings) == len(dropped)
+    for what, warning in zip(dropped, back.warnings, strict=True):
+        assert what in warning, (what, warning)
+    assert back.scenario == expected
+
+    argv = scenario_argv(s)
+    assert "--calibration" not in argv
     if s.source == "catalog":  # a hub id on the command line is fetched, not parsed
-        sub = "study"
-        args = build_parser().parse_args([sub, *argv])
-        assert scenario_from_args(args) == s
+        args = build_parser().parse_args(["study", s.model, *argv])
+        assert scenario_from_args(args) == s.model_copy(update={"calibration": None})
     else:
-        args = build_parser().parse_args(["study", "Qwen/Qwen3-8B", *scenario_argv(s)])
-        assert scenario_from_args(args) == s.model_copy(
-            update={"source": "catalog", "model": "Qwen/Qwen3-8B"}
+        args = build_parser().parse_args(["study", "Qwen/Qwen3-8B", *argv])
+        assert scenario_from_args(args) == _catalog_stand_in(s).model_copy(
+            update={"model": "Qwen/Qwen3-8B"}
         )
+        assert (cli_line(s) is None) == (s.source == "file")
 
 
 def test_every_field_has_a_link_key_and_every_chosen_field_a_flag() -> None:
@@ -123,3 +177,39 @@ def test_input_and_output_tokens_must_fit_the_context() -> None:
         assert err.field == "input_tokens"
     else:
         raise AssertionError("input + output over the context was accepted")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_linter_reads_each_field_from_the_flag_its_lint_source_names(engine: Engine) -> None:
+    """The scenario table says which engine setting carries a field; the adapter spells it;
+    the linter reads a command's flags through that mapping alone."""
+    eng = adapter(engine)
+    flags = field_flags(engine)
+    sourced = {r.name for r in fields() if r.spec.setting is not None}
+    own = {r.name for r in fields() if r.spec.setting is not None and eng.has(r.spec.setting)}
+    assert set(flags) == own
+    assert sourced >= {"tp", "dp", "pp", "ep", "context", "kv_dtype", "memory_fraction"}
+    assert sourced >= {"max_num_seqs", "speculative", "images"}
+    words = [] if eng.model_positional else [eng.flag("model")]
+    words += ["Qwen/Qwen3-8B"]
+    for name, value in {
+        "tp": "2",
+        "dp": "3",
+        "pp": "2",
+        "nodes": "2",
+        "context": "4096",
+        "memory_fraction": "0.8",
+        "max_num_seqs": "7",
+        "kv_dtype": "fp8",
+    }.items():
+        words += [flags[name], value]
+    words += [flags["images"]]  # the text-only switch: no images
+    words += [flags["speculative"], "{}" if eng.speculative_config_json else "EAGLE"]
+    words += [flags["ep"]] if eng.expert_parallel_is_switch else [flags["ep"], "2"]
+    settings_, problems = read_settings(engine, parse(engine, tuple(words)))
+    assert problems == []
+    assert (settings_.tp, settings_.dp, settings_.pp, settings_.nnodes) == (2, 3, 2, 2)
+    assert (settings_.context, settings_.memory_fraction, settings_.max_num_seqs) == (4096, 0.8, 7)
+    assert settings_.kv_dtype == "fp8" and settings_.language_model_only
+    assert settings_.speculative and settings_.ep
+    assert settings_.model_id == "Qwen/Qwen3-8B"

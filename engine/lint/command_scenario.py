@@ -1,7 +1,9 @@
 """The serving scenario a command describes: the model it names, its parallel layout (TP × DP ×
 PP × nodes, expert parallelism, attention data parallelism), context, KV dtype, memory
 fraction, speculative decoding, text-only use and config overrides, each read with the engine's
-own flag spelling and checked to be a number the engine can use."""
+own flag spelling and checked to be a number the engine can use. Which flag carries which
+scenario field is the scenario table's lint source (``Spec.setting``) in the adapter's
+spelling (``field_flags``); nothing here spells a flag."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from engine.engines import Engine, Setting, adapter
 from engine.lint import codes as C
 from engine.lint.arguments import Arg, Parsed
 from engine.lint.rule_data import lint_rules
+from engine.scenario import fields
 
 _HUMAN_INT = re.compile(r"([0-9]{1,12})(?:\.([0-9]{1,6}))?([kKmMgG]?)")
 _SCALE = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}
@@ -24,6 +27,18 @@ _SCALE = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G"
 def flag_for(setting: Setting, engine: Engine) -> str:
     """The engine's spelling of a setting (the one settings table, engine.engines)."""
     return adapter(engine).flag(setting)
+
+
+def field_flags(engine: Engine) -> dict[str, str]:
+    """Scenario field -> the option that carries it in ``engine``'s command: each field's lint
+    source in the scenario table, spelled by the engine's adapter (a field whose setting the
+    engine has no option for is absent)."""
+    eng = adapter(engine)
+    return {
+        r.name: eng.flag(r.spec.setting)
+        for r in fields()
+        if r.spec.setting is not None and eng.has(r.spec.setting)
+    }
 
 
 def shown(value: str, limit: int = 24) -> str:
@@ -119,23 +134,23 @@ def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueP
     limit = int(rules.max_parallel_size.value)
     problems: list[ValueProblem] = []
     last = parsed.last
+    flags = field_flags(engine)
 
     def size(flag: str, default: int = 1) -> int:
         return _whole(last.get(flag), limit, problems, default)
 
-    tp = size(flag_for("tp", engine))
-    dp = size(flag_for("dp", engine))
-    pp = size(flag_for("pp", engine))
-    nnodes_arg = last.get("--nnodes")
-    nnodes = size("--nnodes") if nnodes_arg is not None else None
+    tp = size(flags["tp"])
+    dp = size(flags["dp"])
+    pp = size(flags["pp"])
+    nnodes = size(flags["nodes"]) if last.get(flags["nodes"]) is not None else None
     eng = adapter(engine)
     dp_local: int | None = None
     if eng.has("dp_local") and last.get(eng.flag("dp_local")) is not None:
         dp_local = size(eng.flag("dp_local"))
     if eng.expert_parallel_is_switch:
-        ep, ep_size = parsed.on(eng.flag("ep")), 1
+        ep, ep_size = parsed.on(flags["ep"]), 1
     else:
-        ep_size = size(eng.flag("ep"))
+        ep_size = size(flags["ep"])
         ep = ep_size > 1
     attention_dp = size(eng.flag("attention_dp")) if eng.has("attention_dp") else 1
     legacy = eng.flag("attention_dp_legacy") if eng.has("attention_dp_legacy") else None
@@ -144,7 +159,7 @@ def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueP
 
     context: int | None = None
     context_auto = False
-    ctx_arg = last.get(flag_for("context", engine))
+    ctx_arg = last.get(flags["context"])
     if ctx_arg is not None and ctx_arg.value is not None:
         text = ctx_arg.value.strip().lower()
         if text in ("auto", "-1"):
@@ -158,7 +173,7 @@ def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueP
                 context = count
 
     fraction: float | None = None
-    mem_arg = last.get(flag_for("memory_fraction", engine))
+    mem_arg = last.get(flags["memory_fraction"])
     if mem_arg is not None and mem_arg.value is not None:
         try:
             fraction = float(mem_arg.value) if len(mem_arg.value) <= 32 else None
@@ -169,7 +184,7 @@ def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueP
             fraction = None
 
     max_num_seqs: int | None = None
-    seqs_arg = last.get(flag_for("max_num_seqs", engine))
+    seqs_arg = last.get(flags["max_num_seqs"])
     if seqs_arg is not None and seqs_arg.value is not None:
         seqs = seqs_arg.value.strip()
         if len(seqs) <= 9 and seqs.isascii() and seqs.isdigit() and int(seqs) >= 1:
@@ -178,8 +193,7 @@ def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueP
             problems.append(ValueProblem(seqs_arg, C.EXPECT_REQUESTS()))
 
     overrides: dict[str, Any] | None = None
-    over_flag = getattr(lint_rules().config_overrides, engine)
-    over_arg = last.get(over_flag)
+    over_arg = last.get(eng.flag("config_overrides"))
     if over_arg is not None and over_arg.value is not None:
         try:
             loaded = json.loads(over_arg.value)
@@ -191,9 +205,7 @@ def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueP
             problems.append(ValueProblem(over_arg, C.EXPECT_JSON()))
 
     model_id, model_index = _model(engine, parsed)
-    speculative = any(
-        a.canonical in ("--speculative-config", "--speculative-algorithm") for a in parsed.args
-    )
+    speculative = any(a.canonical == flags["speculative"] for a in parsed.args)
     settings = Settings(
         engine=engine,
         model_id=model_id,
@@ -208,12 +220,12 @@ def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueP
         nnodes=nnodes,
         context=context,
         context_auto=context_auto,
-        kv_dtype=parsed.value("--kv-cache-dtype"),
+        kv_dtype=parsed.value(flags["kv_dtype"]),
         memory_fraction=fraction,
         max_num_seqs=max_num_seqs,
         speculative=speculative,
-        language_model_only=parsed.on("--language-model-only"),
-        quantization=parsed.value("--quantization"),
+        language_model_only=parsed.on(flags["images"]),  # text only: no images
+        quantization=parsed.value(eng.flag("quantization")),
         overrides=overrides,
     )
     return settings, problems

@@ -20,6 +20,7 @@ from engine.launch.layout import divisors, split_problem
 from engine.lint.findings import Edit
 from engine.lint.lint_context import Ctx
 from engine.scenario import MAX_GPUS_PER_NODE, make_scenario
+from engine.scenario import fields as scenario_table
 from engine.study import Study, study
 
 # the settings that carry a layout, and the words a copy over several nodes adds
@@ -36,12 +37,13 @@ MULTI_NODE: tuple[Setting, ...] = (
     "headless",
     "dp_hybrid_lb",
 )
-# the Scenario fields an alternative may change that a command's own flags can say
+# the Scenario fields an alternative may change that a command's own flags can say (a value the
+# flag takes as it is), each with the setting the scenario table names as its lint source
 EXPRESSIBLE: dict[str, Setting] = {
-    "memory_fraction": "memory_fraction",
-    "kv_dtype": "kv_dtype",
-    "context": "context",
-    "max_num_seqs": "max_num_seqs",
+    r.name: r.spec.setting
+    for r in scenario_table()
+    if r.name in ("memory_fraction", "kv_dtype", "context", "max_num_seqs")
+    and r.spec.setting is not None
 }
 _LAYOUT_FIELDS = ("tp", "dp", "pp", "ep", "replicas")
 
