@@ -5,6 +5,7 @@ KV dtype for a checkpoint unless a sourced rule says they differ."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -176,3 +177,134 @@ def test_the_dsa_difference_is_the_documented_one() -> None:
     assert sg.kv_dtype("auto", cfg, "sm_90").stored == auto["hopper"]
     assert sg.kv_dtype("auto", cfg, "sm_100").stored == auto["blackwell"]
     assert adapter("vllm").kv_dtype("fp8", cfg, "sm_90").stored == "fp8_ds_mla"
+
+
+# --- no engine knowledge outside the adapters ---------------------------------------------------
+
+
+def _pinned_options() -> frozenset[str]:
+    """Every option spelling either pinned flag table accepts (aliases included)."""
+    out: set[str] = set()
+    for path in (DATA_DIR / "engines").glob("*-flags.json"):
+        for row in json.loads(path.read_text(encoding="utf-8")):
+            out.update(s for s in (row["flag"], *row["aliases"]) if s.startswith("--"))
+    return frozenset(out)
+
+
+def _engine_sources() -> list[tuple[str, ast.Module]]:
+    return [
+        (str(path.relative_to(ENGINE_DIR.parent)), ast.parse(path.read_text(encoding="utf-8")))
+        for path in sorted(ENGINE_DIR.rglob("*.py"))
+        if path.parent.name != "engines"
+    ]
+
+
+def _options(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# String constants outside engine/engines/ spelled like an option of a pinned engine table, and
+# why each may stay. Every other engine option is a setting the adapter spells.
+_LINT_READS = (
+    "the linter's rules read the option of the user's command they check by its canonical "
+    "spelling (left: a rule could ask ctx.flag(setting) once each option is a setting)"
+)
+ALLOWED_OPTION_WORDS: dict[str, tuple[frozenset[str], str]] = {
+    "engine/cli.py": (frozenset({"--model"}), "the playbook's own CLI option (lint --model)"),
+    "engine/scenario.py": (
+        frozenset({"--ep", "--max-num-seqs"}),
+        "the playbook's own CLI options (the scenario table's cli column)",
+    ),
+    "engine/measure/kernels/args.py": (
+        frozenset({"--device", "--model"}),
+        "the micro-kernels' own CLI options",
+    ),
+    "engine/launch/render.py": (frozenset({"--device"}), "docker run's --device (ROCm devices)"),
+    "engine/lint/codes.py": (
+        _options(
+            "--attn-dp-size --chunked-prefill-size --context-length --data-parallel-size "
+            "--disable-radix-cache --dp-size --enable-auto-tool-choice "
+            "--enable-expert-parallel --enable-metrics --enable-prefix-caching --ep-size "
+            "--gpu-memory-utilization --kv-cache-dtype --max-model-len "
+            "--max-num-batched-tokens --model --model-path --quantization --reasoning-parser "
+            "--tool-call-parser --trust-remote-code"
+        ),
+        "the message codes that explain a user's option, one per spelling the catalogs word "
+        "(lint.explain.flag.<option>)",
+    ),
+    "engine/lint/explain.py": (
+        _options(
+            "--disable-radix-cache --enable-prefix-caching --mem-fraction-static "
+            "--speculative-algorithm --speculative-config --tensor-parallel-size --tp-size"
+        ),
+        _LINT_READS,
+    ),
+    "engine/lint/lint_context.py": (frozenset({"--config"}), _LINT_READS),
+    "engine/lint/rules_shell.py": (frozenset({"--config"}), _LINT_READS),
+    "engine/lint/rules_flags.py": (frozenset({"--dtype", "--kv-cache-dtype"}), _LINT_READS),
+    "engine/lint/rules_hardware.py": (
+        frozenset({"--attention-backend", "--kv-cache-dtype", "--quantization"}),
+        _LINT_READS,
+    ),
+    "engine/lint/rules_model.py": (
+        _options(
+            "--attention-backend --block-size --decode-attention-backend --dsa-decode-backend "
+            "--dsa-prefill-backend --enable-auto-tool-choice --kv-cache-dtype "
+            "--prefill-attention-backend --reasoning-parser --tool-call-parser"
+        ),
+        _LINT_READS,
+    ),
+}
+
+
+def test_no_engine_option_is_spelled_outside_the_adapters() -> None:
+    """A string constant (f-string parts included) whose first word is an option of either
+    pinned table is an engine flag written by hand; outside engine/engines/ only the ones
+    listed above, each with its reason, may stay (and each listed one is still there)."""
+    options = _pinned_options()
+    found: dict[str, set[str]] = {}
+    for path, tree in _engine_sources():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                word = node.value.split("=", 1)[0].split(" ", 1)[0]
+                if word in options:
+                    found.setdefault(path, set()).add(word)
+    unexplained = {
+        path: sorted(words - ALLOWED_OPTION_WORDS.get(path, (frozenset(), ""))[0])
+        for path, words in found.items()
+    }
+    assert {p: w for p, w in unexplained.items() if w} == {}
+    stale = {p: sorted(a - found.get(p, set())) for p, (a, _) in ALLOWED_OPTION_WORDS.items()}
+    assert {p: w for p, w in stale.items() if w} == {}
+
+
+# Dict literals keyed by an engine's name outside engine/engines/, and why each may stay.
+ALLOWED_ENGINE_KEYED = {
+    "engine/diagnose.py": 'the diagnose command\'s JSON keeps its "sglang" object (README)',
+}
+
+
+def test_no_dict_outside_the_adapters_is_keyed_by_an_engines_name() -> None:
+    """What differs per engine is the adapter's (or data keyed by engine, read through it)."""
+    found = {
+        path
+        for path, tree in _engine_sources()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Dict)
+        and any(isinstance(k, ast.Constant) and k.value in ENGINES for k in node.keys)
+    }
+    assert found == set(ALLOWED_ENGINE_KEYED)
+
+
+def test_each_engines_label_is_said_once_by_its_adapter() -> None:
+    """The pages, reports and messages name an engine by its adapter's label; no module outside
+    the adapters writes one as a value of its own."""
+    labels = {adapter(e).label for e in ENGINES}
+    assert labels == {"vLLM", "SGLang"}
+    written = [
+        (path, node.lineno)
+        for path, tree in _engine_sources()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value in labels
+    ]
+    assert written == []

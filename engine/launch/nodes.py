@@ -65,7 +65,7 @@ def node_commands(
     size = lay.split.gpus
     for node in range(s.nodes):
         for i in range(copies):
-            argv = _with_port(base, port + i)
+            argv = _with_port(engine, base, port + i)
             devices = tuple(range(i * size, (i + 1) * size))
             out.append(NodeCommand(node, "server", 0, tuple(argv), devices, port + i))
     return tuple(out)
@@ -77,8 +77,8 @@ def _check_token(engine: Engine, token: str) -> None:
         raise PlanError(f"{engine} {eng.version} has no option {token}")
 
 
-def _with_port(argv: list[str], port: int) -> list[str]:
+def _with_port(engine: Engine, argv: list[str], port: int) -> list[str]:
     out = list(argv)
-    i = out.index("--port")
+    i = out.index(adapter(engine).flag("port"))
     out[i + 1] = str(port)
     return out

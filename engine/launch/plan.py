@@ -265,7 +265,11 @@ def build_plan(
         flag, value = split_token(token)
         if flag in have:
             continue
-        if flag == "--enable-auto-tool-choice" and tool_flag not in have:
+        if (
+            eng.has("auto_tool_choice")
+            and flag == eng.flag("auto_tool_choice")
+            and (tool_flag not in have)
+        ):
             continue
         why = sw.flag_decisions.get(token) or sw.flag_decisions.get(flag)
         flags.append(checked(engine, flag, value, why or SOFTWARE_REPORT()))

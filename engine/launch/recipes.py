@@ -205,6 +205,8 @@ def speculative_for(cfg: ModelConfig, engine: Engine) -> Speculative:
         if row is not None and row.sglang is not None
         else data.speculative_defaults.sglang
     )
+    own = getattr(row, engine) if row is not None else None  # this engine's row, else default
+    source = (own if own is not None else getattr(data.speculative_defaults, engine)).source
     return Speculative(
         v.method,
         v.num_speculative_tokens,
@@ -212,7 +214,7 @@ def speculative_for(cfg: ModelConfig, engine: Engine) -> Speculative:
         s.num_steps,
         s.eagle_topk,
         s.num_draft_tokens,
-        {"vllm": v.source, "sglang": s.source}[engine],
+        source,
     )
 
 

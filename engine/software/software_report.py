@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engine.decision import Code, Decision, Name
+from engine.engines import Setting, adapter
 from engine.errors import InputError
 from engine.model.loader import ChatTemplate
 from engine.present.words import as_json, say
@@ -247,10 +248,11 @@ def data_problems(data: _SoftwareFile | None = None) -> list[str]:
             problems.append(f"{u.engine} {u.kind} parser {u.name!r} is registered after all")
         if u.instead is not None and u.instead not in names:
             problems.append(f"{u.engine} {u.kind} parser {u.instead!r} (instead of {u.name})")
-    for needed in ("--trust-remote-code", "--language-model-only"):
+    needed_settings: tuple[Setting, ...] = ("trust_remote_code", "language_model_only")
+    for needed in needed_settings:
         for engine in ENGINES:
-            if lookup_flag(engine, needed) is None:
-                problems.append(f"{engine} flag {needed!r} is not in the pinned table")
+            if not adapter(engine).has(needed):
+                problems.append(f"{engine} has no {needed} option in the pinned table")
     return problems
 
 
@@ -839,7 +841,7 @@ def software_report(
             add_flag(entry.flag, note(entry.reason))
         trc = family.trust_remote_code
         if trc is not None and engine in trc.engines:
-            add_flag("--trust-remote-code", note(trc.reason))
+            add_flag(adapter(engine).flag("trust_remote_code"), note(trc.reason))
             sources.append(trc.source)
     elif reading is not None and reading.tool is not None and (tool or reasoning):
         family_name = _template_family(reading)
@@ -867,8 +869,9 @@ def software_report(
 
     # Remote code: custom modeling files the engine has no native class for.
     if view.auto_map and not native:
-        add_flag("--trust-remote-code", REMOTE_CODE(architecture=Name(arch), engine=Name(engine)))
-    elif view.auto_map and "--trust-remote-code" not in flags:
+        remote = adapter(engine).flag("trust_remote_code")
+        add_flag(remote, REMOTE_CODE(architecture=Name(arch), engine=Name(engine)))
+    elif view.auto_map and adapter(engine).flag("trust_remote_code") not in flags:
         # said only where the plan leaves the flag out: where the official commands pass it
         # anyway, their reason stands alone
         reasons.append(REMOTE_CODE_NOT_NEEDED(engine=Name(engine), architecture=Name(arch)))
@@ -883,7 +886,7 @@ def software_report(
         if row is not None and row.fusion_source:
             sources.append(row.fusion_source)
         if text_only:
-            add_flag("--language-model-only", LANGUAGE_MODEL_ONLY())
+            add_flag(adapter(engine).flag("language_model_only"), LANGUAGE_MODEL_ONLY())
         elif early:
             reasons.append(EARLY_FUSION(architecture=Name(arch)))
         else:
