@@ -176,7 +176,6 @@ class LintRules(Strict):
     entrypoint_images: list[EntrypointImage]
     docker_run: DockerRun
     long_context_overrides: PerEngineName
-    config_overrides: PerEngineName
     nvfp4: _Nvfp4
     fp8_kv_backends: Fp8KvBackends
     parsers_not_needed: list[ParserNotNeeded]
