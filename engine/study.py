@@ -268,7 +268,8 @@ def _compute(s: Scenario) -> Study:
                     else evaluate(inputs(e, mtp), s, pick.layout.replicas, pick.layout.split)
                 )
             except InputError as err:
-                fit, problem = None, err.why or REJECT_ENGINE(why=Name(err.expected))
+                said = err.expects if err.expects is not None else Name(err.expected)
+                fit, problem = None, err.why or REJECT_ENGINE(why=said)
         kv = kv_at(e)(pick.layout.tp)
         views[e] = EngineView(e, kv_dtypes[e], kv, fit, software[e], None, problem)
     fewest = _fewest_gpus(inputs(s.engine, mtp), s) if not pick.context_fits else None
