@@ -194,9 +194,7 @@ def _compute(s: Scenario) -> Study:
     asked = s.context or limit.tokens
     if asked > limit.tokens:
         notes.append(
-            CONTEXT_CAPPED(
-                asked=Tokens(asked), formula=Name(limit.formula), limit=Tokens(limit.tokens)
-            )
+            CONTEXT_CAPPED(asked=Tokens(asked), formula=limit.why, limit=Tokens(limit.tokens))
         )
         asked = limit.tokens
     text_only = fam.multimodal and not s.images
