@@ -19,10 +19,11 @@ if str(ROOT) not in sys.path:  # AppTest and `streamlit run` from elsewhere
     sys.path.insert(0, str(ROOT))
 
 from engine.errors import InputError  # noqa: E402
-from engine.present.safe import inert  # noqa: E402
+from engine.present.safe import Markdown  # noqa: E402
+from engine.present.words import say  # noqa: E402
 from ui import show, sidebar  # noqa: E402
 from ui import state as S  # noqa: E402
-from ui.lang import T  # noqa: E402
+from ui.lang import T, current  # noqa: E402
 from ui.nav import DEFAULT_PAGE, SECTIONS  # noqa: E402
 
 # Not "pages/": Streamlit treats a pages/ folder next to the entry script as a v1
@@ -55,7 +56,7 @@ def guarded(step: Callable[[], object]) -> None:
     try:
         step()
     except InputError as err:
-        st.error(inert(str(err)))
+        show.problem(err)
     except Exception:
         log.exception("page failed")
         st.error(T("error.unexpected"))
@@ -70,6 +71,9 @@ st.session_state[S.FULL_RUN] = True
 show.new_run()
 with st.sidebar:
     _sidebar()
-for warning in st.session_state.get(S.WARNINGS, []):
-    st.warning(inert(warning))
+for warning in st.session_state.get(S.WARNINGS, []):  # the link's notes, a change not applied
+    if isinstance(warning, show.Problem):
+        show.problem(warning, st.warning)
+    else:
+        st.warning(Markdown(say(warning, current())))
 guarded(nav.run)

@@ -32,7 +32,7 @@ st.markdown(T("learn.designs_text"))
 try:
     variants = memo.attention_variants(d, lang)
 except InputError as err:
-    st.error(T("learn.designs_error", error=str(err)))
+    show.problem(show.Problem(err, "learn.designs_error"))
     variants = []
 if variants:
     at = C.tokens(d.context_asked)

@@ -24,8 +24,8 @@ from engine.present.safe import inert
 from engine.present.sources import clean
 from engine.present.words import say, say_all
 from engine.scenario import ENGINE_LABELS
+from ui import show, tables
 from ui import state as S
-from ui import tables
 from ui.lang import T, current
 
 BACKCALC = "measure.result.backcalc"
@@ -71,12 +71,12 @@ def backcalc() -> None:
                 d, parse_engine_text(log or None, metrics or None)
             )
         except InputError as err:
-            outcome = str(err)
+            outcome = err
         st.session_state[BACKCALC] = (s, outcome)
 
     outcome = kept(BACKCALC)
-    if isinstance(outcome, str):
-        st.error(inert(outcome))
+    if isinstance(outcome, InputError):
+        show.problem(outcome)
     elif isinstance(outcome, C.Measured):
         result = outcome.result
         cols = st.columns(4)
@@ -127,13 +127,13 @@ def kernels() -> None:
         try:
             rows: object = run_all(device, dims, progress, layer_groups=groups, hybrid_block=block)
         except InputError as err:
-            rows = str(err)
+            rows = err
         bar.empty()
         st.session_state[KERNELS] = (s, rows)
 
     rows = kept(KERNELS)
-    if isinstance(rows, str):
-        st.error(inert(rows))
+    if isinstance(rows, InputError):
+        show.problem(rows)
     elif isinstance(rows, list):
         passed = sum(1 for r in rows if r.as_dict()["passed"])
         st.caption(T("measure.passed", passed=passed, total=len(rows)))
@@ -170,7 +170,7 @@ def _on_calibration() -> None:
     try:
         cal = calibration.parse_calibration(file.getvalue())
     except InputError as err:
-        st.session_state["measure.cal_error"] = str(err)
+        st.session_state["measure.cal_error"] = err
         return
     st.session_state["measure.cal_error"] = None
     S.set_scenario(calibration=calibration.put(cal))
@@ -187,13 +187,13 @@ def speed_calibration() -> None:
         on_change=_on_calibration,
     )  # fmt: skip
     problem = st.session_state.get("measure.cal_error")
-    if problem:
-        st.error(inert(str(problem)))
+    if isinstance(problem, InputError):
+        show.problem(problem)
     if s.calibration:
         try:
             cal = calibration.get(s.calibration)
         except InputError as err:
-            st.warning(inert(str(err)))
+            show.problem(err, st.warning)
             return
         st.success(T("measure.calibration_used", gpu=cal.gpu_name))
         if st.button(T("measure.calibration_clear"), key="measure.cal_clear"):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engine import errors as E
 from engine.engines import ENGINES, adapter
 from engine.errors import InputError
 from engine.kv.dtype import KvDtype
@@ -33,7 +34,11 @@ class Options:
 
     def validate(self) -> None:
         if isinstance(self.tp, bool) or not 1 <= self.tp <= 8192:
-            raise InputError("tp", f"a whole number from 1 to 8192, got {self.tp}")
+            raise InputError(
+                "tp",
+                f"a whole number from 1 to 8192, got {self.tp}",
+                expects=E.RANGE(low=1, high=8192, got=E.got(self.tp)),
+            )
         if self.context is not None and not 1 <= self.context <= 1 << 26:
             raise InputError("context", f"between 1 and {1 << 26:,} tokens, got {self.context}")
 

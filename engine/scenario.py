@@ -22,6 +22,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from engine import errors as E
+from engine.decision import Code, Decision, Name, Tokens
 from engine.engines import ENGINES as ENGINES
 from engine.engines import Engine as Engine
 from engine.engines import Setting, adapter
@@ -29,6 +31,7 @@ from engine.errors import InputError
 from engine.hardware.gpus import lookup_gpu
 from engine.kv.dtype import KV_DTYPE_CHOICES
 from engine.model.loader import HF_ID, catalog_names
+from engine.present.words import say
 from engine.rules import load_data
 
 # how the pages name each engine: its adapter's label
@@ -386,17 +389,18 @@ class Scenario(BaseModel):
     @field_validator("gpu")
     @classmethod
     def _gpu_key(cls, v: str) -> str:
-        try:
-            return lookup_gpu(v).key
-        except InputError as err:
-            raise ValueError(err.expected) from None
+        return lookup_gpu(v).key  # its InputError is a ValueError: pydantic keeps it (ctx)
 
     @field_validator("kv_dtype")
     @classmethod
     def _kv(cls, v: str) -> str:
         key = v.strip().lower()
         if key not in KV_DTYPE_CHOICES:
-            raise ValueError(f"one of {', '.join(KV_DTYPE_CHOICES)}")
+            raise InputError(
+                "kv_dtype",
+                f"one of {', '.join(KV_DTYPE_CHOICES)}",
+                expects=E.ONE_OF(choices=tuple(Name(c) for c in KV_DTYPE_CHOICES)),
+            )
         return key
 
     @field_validator("memory_fraction")
@@ -413,14 +417,20 @@ class Scenario(BaseModel):
     @classmethod
     def _digest(cls, v: str | None) -> str | None:
         if v is not None and (len(v) != 64 or any(c not in "0123456789abcdef" for c in v)):
-            raise ValueError("a sha256 hex digest of the config bytes")
+            raise InputError(
+                "digest", "a sha256 hex digest of the config bytes", expects=E.SHA256()
+            )
         return v
 
     @field_validator("model")
     @classmethod
     def _printable(cls, v: str) -> str:
         if any(not c.isprintable() for c in v):
-            raise ValueError("a name without control characters or line breaks")
+            raise InputError(
+                "model",
+                "a name without control characters or line breaks",
+                expects=E.PRINTABLE_NAME(),
+            )
         return v.strip()
 
     @property
@@ -508,6 +518,8 @@ def field_row(name: str) -> FieldRow:
 def _expected(error: Mapping[str, Any]) -> str:
     kind = str(error.get("type", ""))
     ctx = error.get("ctx") or {}
+    if isinstance(ctx.get("error"), InputError):  # a validator's own refusal
+        return str(ctx["error"].expected)
     if kind in ("int_type", "int_parsing", "int_from_float"):
         return "a whole number"
     if kind in ("float_type", "float_parsing", "finite_number"):
@@ -530,6 +542,40 @@ def _expected(error: Mapping[str, Any]) -> str:
     return msg.removeprefix("Value error, ")
 
 
+def _expects(error: Mapping[str, Any], field: str) -> Decision | None:
+    """``_expected`` as a decision (None for a kind of error it has no code for)."""
+    kind = str(error.get("type", ""))
+    ctx = error.get("ctx") or {}
+    if isinstance(ctx.get("error"), InputError):
+        expects: Decision | None = ctx["error"].expects
+        return expects
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return E.WHOLE_NUMBER()
+    if kind in ("float_type", "float_parsing", "finite_number"):
+        return E.FINITE()
+    if kind == "greater_than_equal":
+        return E.AT_LEAST(low=ctx["ge"])
+    if kind == "less_than_equal":
+        return E.AT_MOST(high=ctx["le"])
+    if kind == "literal_error":
+        row = next((r for r in fields() if r.name == field), None)
+        return E.ONE_OF(choices=tuple(Name(c) for c in row.choices)) if row else None
+    if kind in ("bool_parsing", "bool_type"):
+        return E.TRUE_FALSE()
+    if kind == "string_too_long":
+        return E.TOO_LONG(most=ctx["max_length"])
+    if kind == "string_too_short":
+        return E.NOT_EMPTY()
+    if kind == "extra_forbidden":
+        return E.KNOWN_FIELD()
+    return None
+
+
+def _refused(field: str, error: Mapping[str, Any]) -> InputError:
+    """The InputError of pydantic's first error, naming ``field``."""
+    return InputError(field, _expected(error), expects=_expects(error, field))
+
+
 def make_scenario(**fields: Any) -> Scenario:
     """A Scenario from keyword values, with cross-field rules; raises InputError naming the
     first bad field (the CLI prints it as one line, the app as ``st.error``)."""
@@ -538,22 +584,31 @@ def make_scenario(**fields: Any) -> Scenario:
     except ValidationError as err:
         first = err.errors()[0]
         name = str(first["loc"][0]) if first["loc"] else "scenario"
-        raise InputError(name, _expected(first)) from None
+        raise _refused(name, first) from None
     if s.source == "file" and s.digest is None:
-        raise InputError("digest", "the digest of the uploaded config bytes")
+        raise InputError("digest", "the digest of the uploaded config bytes", expects=E.DIGEST())
     if s.source == "hub" and not HF_ID.match(s.model):
-        raise InputError("model", f"a Hugging Face id like 'org/name', got {echo(s.model)}")
+        raise InputError(
+            "model",
+            f"a Hugging Face id like 'org/name', got {echo(s.model)}",
+            expects=E.HUB_ID(got=Name(echo(s.model))),
+        )
     if s.source == "catalog":
         canonical = catalog_name(s.model)
         if canonical is None:
-            raise InputError("model", f"a bundled catalog model name, got {echo(s.model)}")
+            raise InputError(
+                "model",
+                f"a bundled catalog model name, got {echo(s.model)}",
+                expects=E.CATALOG_NAME(got=Name(echo(s.model))),
+            )
         if canonical != s.model:
             s = s.model_copy(update={"model": canonical})
-    if s.context is not None and (s.input_tokens or 0) + (s.output_tokens or 0) > s.context:
+    total = (s.input_tokens or 0) + (s.output_tokens or 0)
+    if s.context is not None and total > s.context:
         raise InputError(
             "input_tokens",
-            f"input + output tokens ({(s.input_tokens or 0) + (s.output_tokens or 0):,}) within "
-            f"the context ({s.context:,} tokens)",
+            f"input + output tokens ({total:,}) within the context ({s.context:,} tokens)",
+            expects=E.WITHIN_CONTEXT(total=Tokens(total), context=Tokens(s.context)),
         )
     used = math.prod(v for v in (s.tp, s.dp, s.pp, s.replicas) if v is not None)
     if used > s.total_gpus:
@@ -561,6 +616,9 @@ def make_scenario(**fields: Any) -> Scenario:
             "tp",
             f"a pinned layout (TP × DP × PP × replicas = {used}) that fits the "
             f"{s.total_gpus} GPUs ({s.gpus_per_node} per node × {s.nodes} nodes)",
+            expects=E.LAYOUT_FITS(
+                used=used, gpus=s.total_gpus, per_node=s.gpus_per_node, nodes=s.nodes
+            ),
         )
     return s
 
@@ -637,14 +695,14 @@ def _from_text(field: str, text: str) -> Any:
             return True
         if low in _FALSE:
             return False
-        raise InputError(field, "1 or 0")
+        raise InputError(field, "1 or 0", expects=E.ONE_OR_ZERO())
     if row.kind is int:
         if not _DIGITS.fullmatch(text):  # ASCII digits only: int() also reads '٣' and '1_0'
-            raise InputError(field, "a whole number")
+            raise InputError(field, "a whole number", expects=E.WHOLE_NUMBER())
         return int(text)
     if row.kind is float:
         if not _DECIMAL.fullmatch(text):
-            raise InputError(field, "a decimal number")
+            raise InputError(field, "a decimal number", expects=E.DECIMAL())
         return float(text)
     return text
 
@@ -654,20 +712,44 @@ def _check_field(field: str, value: Any) -> None:
     try:
         Scenario.model_validate({field: value})
     except ValidationError as err:
-        raise InputError(field, _expected(err.errors()[0])) from None
+        raise _refused(field, err.errors()[0]) from None
 
 
 @dataclass(frozen=True)
 class ParsedQuery:
+    """The link's scenario and what the parser said about the link: a decision per value it
+    refused or ignored (the pages word them in the reader's language)."""
+
     scenario: Scenario
-    warnings: tuple[str, ...]
+    notes: tuple[Decision, ...]
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The notes in English, as plain text (a terminal, a log)."""
+        return tuple(say(n, markdown=False) for n in self.notes)
+
+
+# What the link parser says about a link (data/i18n/<lang>/errors.yaml code.link).
+LINK_TOO_LONG = Code("link.too_long", "key", "most")
+LINK_UNKNOWN = Code("link.unknown", "key")
+LINK_INVALID = Code("link.invalid", "key", "value", "expected", "then")
+LINK_DEFAULT = Code("link.then.default", "value")
+LINK_ENGINE = Code("link.then.engine")
+LINK_CALIBRATION = Code("link.calibration")
+LINK_FILE = Code("link.file", "model")
+LINK_LAYOUT = Code("link.layout", "expected")
+LINK_DETAIL = Code("link.detail", "text")  # an expectation with no code yet, as written
+
+
+def _expectation(err: InputError) -> Decision:
+    return err.expects if err.expects is not None else LINK_DETAIL(text=Name(err.expected))
 
 
 def from_query(params: Mapping[str, str | list[str]]) -> ParsedQuery:
     """A scenario from query parameters. Each bad value falls back to its default with one
     warning naming the parameter and what it expects; unknown parameters are ignored with a
     warning; then the cross-field rules apply (a layout that does not fit is dropped)."""
-    warnings: list[str] = []
+    warnings: list[Decision] = []
     good: dict[str, Any] = {}
     legacy_hub: str | None = None
     for key, raw in list(params.items())[:64]:
@@ -675,17 +757,14 @@ def from_query(params: Mapping[str, str | list[str]]) -> ParsedQuery:
             continue
         text = _single(raw).strip()
         if len(text) > MAX_QUERY_VALUE:
-            warnings.append(
-                f"Link parameter {echo(key, 40)} is longer than {MAX_QUERY_VALUE} characters; "
-                "using the default."
-            )
+            warnings.append(LINK_TOO_LONG(key=Name(echo(key, 40)), most=MAX_QUERY_VALUE))
             continue
         if key == "hub":
             legacy_hub = text or None
             continue
         field = QUERY_KEYS.get(key)
         if field is None:
-            warnings.append(f"Ignored unknown link parameter {echo(key, 40)}.")
+            warnings.append(LINK_UNKNOWN(key=Name(echo(key, 40))))
             continue
         if text == "" and field in _OPTIONAL_FIELDS:
             continue
@@ -696,10 +775,7 @@ def from_query(params: Mapping[str, str | list[str]]) -> ParsedQuery:
             if field not in ("source", "model", "digest"):  # checked together below
                 _check_field(field, value)
         except InputError as err:
-            warnings.append(
-                f"Link parameter {key}={echo(text)} is not valid ({err.expected}); "
-                f"{_default_text(field)}."
-            )
+            warnings.append(_invalid(key, text, err))
             continue
         good[field] = value
     if good.get("source") == "hub" and legacy_hub:
@@ -707,20 +783,13 @@ def from_query(params: Mapping[str, str | list[str]]) -> ParsedQuery:
     elif legacy_hub and "source" not in good:
         good["source"], good["model"] = "hub", legacy_hub
     if good.pop("calibration", None) is not None:
-        warnings.append(
-            "The link was made with a calibration measured on a GPU, which a link cannot carry; "
-            "the speed uses the catalog's figures. Upload the calibration on the Measure page."
-        )
+        warnings.append(LINK_CALIBRATION())
     if good.get("source") == "file":
         good["source"] = "catalog"
         good.pop("digest", None)
         if catalog_name(str(good.get("model", DEFAULT_MODEL))) is None:
             good["model"] = DEFAULT_MODEL
-        warnings.append(
-            "The link was made from an uploaded or pasted config.json, which a link cannot "
-            f"carry; showing {good.get('model', DEFAULT_MODEL)} instead. Upload the file again "
-            "to see it."
-        )
+        warnings.append(LINK_FILE(model=Name(str(good.get("model", DEFAULT_MODEL)))))
     try:
         scenario = make_scenario(**good)
     except InputError as err:
@@ -729,29 +798,27 @@ def from_query(params: Mapping[str, str | list[str]]) -> ParsedQuery:
     return ParsedQuery(scenario, tuple(warnings))
 
 
-def _default_text(field: str) -> str:
-    default = getattr(DEFAULT_SCENARIO, field, None)
-    if default is None:
-        return "leaving it to the engine"
-    return f"using the default {echo(str(default))}"
+def _invalid(key: str, value: str, err: InputError) -> Decision:
+    """A link value refused: what it expects, and what is used instead."""
+    default = getattr(DEFAULT_SCENARIO, err.field, None)
+    then = LINK_ENGINE() if default is None else LINK_DEFAULT(value=Name(echo(str(default))))
+    return LINK_INVALID(
+        key=Name(key), value=Name(echo(value)), expected=_expectation(err), then=then
+    )
 
 
-def _drop_until_valid(good: dict[str, Any], err: InputError) -> tuple[Scenario, str]:
+def _drop_until_valid(good: dict[str, Any], err: InputError) -> tuple[Scenario, Decision]:
     """Cross-field failures (a pinned layout larger than the GPUs, a hub id that is not one,
     a file link): drop what the error names, else the whole layout, else everything."""
     if err.field in ("tp", "dp", "pp", "replicas"):
         for k in ("tp", "dp", "pp", "replicas", "ep"):
             good.pop(k, None)
-        note = f"The pinned layout does not fit these GPUs ({err.expected}); choosing one."
+        note = LINK_LAYOUT(expected=_expectation(err))
     else:
         value = good.pop(err.field, None)
         if err.field == "model":
             good.pop("source", None)
-        key = FIELD_TO_QUERY.get(err.field, err.field)
-        note = (
-            f"Link parameter {key}={echo(str(value))} is not valid ({err.expected}); "
-            f"{_default_text(err.field)}."
-        )
+        note = _invalid(FIELD_TO_QUERY.get(err.field, err.field), str(value), err)
     try:
         return make_scenario(**good), note
     except InputError:

@@ -194,9 +194,7 @@ def _compute(s: Scenario) -> Study:
     asked = s.context or limit.tokens
     if asked > limit.tokens:
         notes.append(
-            CONTEXT_CAPPED(
-                asked=Tokens(asked), formula=Name(limit.formula), limit=Tokens(limit.tokens)
-            )
+            CONTEXT_CAPPED(asked=Tokens(asked), formula=limit.why, limit=Tokens(limit.tokens))
         )
         asked = limit.tokens
     text_only = fam.multimodal and not s.images
@@ -268,7 +266,8 @@ def _compute(s: Scenario) -> Study:
                     else evaluate(inputs(e, mtp), s, pick.layout.replicas, pick.layout.split)
                 )
             except InputError as err:
-                fit, problem = None, err.why or REJECT_ENGINE(why=Name(err.expected))
+                said = err.expects if err.expects is not None else Name(err.expected)
+                fit, problem = None, err.why or REJECT_ENGINE(why=said)
         kv = kv_at(e)(pick.layout.tp)
         views[e] = EngineView(e, kv_dtypes[e], kv, fit, software[e], None, problem)
     fewest = _fewest_gpus(inputs(s.engine, mtp), s) if not pick.context_fits else None

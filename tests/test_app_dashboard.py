@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import sys
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 from apptest_util import assert_clean, metric_starting, open_app, state, texts
 from test_app_steps import DSV3_LOG
 
-from engine.model.loader import LoadedModel, load_catalog
+from engine.decision import Name
+from engine.model.loader import HUB_BUNDLED, HUB_UNREACHABLE, load_catalog
 
 
 def test_overview_opens_with_the_verdict_then_the_command_and_its_downloads() -> None:
@@ -133,22 +134,17 @@ def test_measure_drops_results_of_another_scenario() -> None:
     assert not [m for m in at.metric if m.label.startswith("Predicted")]
 
 
-@dataclass(frozen=True)
-class NotedModel(LoadedModel):
-    note: str = ""
-
-
 def test_a_model_read_from_the_bundled_copy_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     """The loader's offline fallback for a bundled Hugging Face id (engine/model/loader.py) gives
-    the model a note; every page shows it."""
+    the model a note; every page shows it, in the reader's language."""
     bundled = load_catalog("Qwen/Qwen3-8B")
-    noted = NotedModel(
-        bundled.config, "hub", "test-org/Qwen3-8B-offline", note="Offline: using the bundled copy"
-    )
+    repo = "test-org/Qwen3-8B-offline"
+    note = HUB_BUNDLED(repo=Name(repo), reason=HUB_UNREACHABLE())
+    noted = replace(bundled, source="hub", name=repo, note=note)
     monkeypatch.setattr("engine.study.load_hub", lambda repo: noted)
-    at = open_app("overview", {"src": "hub", "model": "test-org/Qwen3-8B-offline", "gpus": "1"})
+    at = open_app("overview", {"src": "hub", "model": repo, "gpus": "1"})
     assert state(at).source == "hub"
-    assert any("Offline: using the bundled copy" in i.value for i in at.info)
+    assert any("answered from the bundled copy" in i.value for i in at.info)
     assert metric_starting(at, "KV per token (one GPU") == "147,456 B"
 
 

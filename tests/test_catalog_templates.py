@@ -16,6 +16,7 @@ from engine.cli import main
 from engine.lint import lint_command
 from engine.model import loader
 from engine.model.loader import catalog_names, load_catalog, load_hub
+from engine.present.words import say
 from engine.scenario import make_scenario
 from engine.software import templates
 from engine.software.software_report import software_report
@@ -160,7 +161,7 @@ def test_qwen3_coder_gets_qwen3_coder_from_the_catalog_offline(
     # the hub id, with nothing cached: the bundled config and template answer
     loaded = load_hub(repo)
     assert loaded.source == "catalog" and loaded.chat_template is not None
-    assert "chat template" in loaded.note
+    assert "chat template" in say(loaded.note)
     for engine, tool in (("vllm", "qwen3_coder"), ("sglang", "qwen3_coder")):
         assert main(["software", repo, "--engine", engine, "--json"]) == 0
         out = json.loads(capsys.readouterr().out)

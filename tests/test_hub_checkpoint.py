@@ -15,6 +15,7 @@ from engine.diagnose import Options, diagnose
 from engine.errors import InputError
 from engine.model.loader import MODELS_DIR, load_files, load_hub, load_model
 from engine.model.weights import compare_checkpoint
+from engine.present.words import say
 from engine.scenario import make_scenario
 from engine.study import study
 
@@ -168,7 +169,7 @@ def test_a_repo_without_companions_reads_config_json_alone(offline_hub: Path) ->
 def test_catalog_model_answers_an_offline_hub_miss_and_says_so(offline_hub: Path) -> None:
     loaded = load_hub("Qwen/Qwen3-8B")
     assert loaded.source == "catalog" and loaded.name == "Qwen/Qwen3-8B"
-    assert "bundled" in loaded.note and "HF_HUB_OFFLINE" in loaded.note
+    assert "bundled" in say(loaded.note) and "HF_HUB_OFFLINE" in say(loaded.note)
     assert loaded.config.hidden_size == 4096
 
 
@@ -180,7 +181,7 @@ def test_an_official_fp8_sibling_answers_an_offline_miss_from_its_bundled_base(
     loaded = load_hub("nvidia/Llama-3.1-70B-Instruct-FP8")
     base = load_hub("meta-llama/Llama-3.1-70B-Instruct")
     assert loaded.source == "hub" and loaded.name == "nvidia/Llama-3.1-70B-Instruct-FP8"
-    assert "HF_HUB_OFFLINE" in loaded.note
+    assert "HF_HUB_OFFLINE" in say(loaded.note)
     assert diagnose(loaded.config).weights.weight_dtype == "fp8"
     assert diagnose(base.config).weights.weight_dtype == "bf16"
     # the same shapes: 1 byte per weight where the base has 2 (norms, embeddings aside)

@@ -1,7 +1,7 @@
 """The Korean catalog words the pages of the Measure, Learn, Hardware, Choose-a-model and
-Troubleshoot steps and the shared frame without an English sentence, and the English catalog
-without Korean: the language check (tools/lang_check.py) over every message, before any browser.
-Code spans (`…`) and parameters ({name}) are what the page shows as written."""
+Troubleshoot steps, the shared frame and its refusals of input without an English sentence, and
+the English catalog without Korean: the language check (tools/lang_check.py) over every message,
+before any browser. Code spans (`…`) and parameters ({name}) are what the page shows as written."""
 
 from __future__ import annotations
 
@@ -36,6 +36,9 @@ SECTIONS = (
     "code.measure.",
     "code.gpu.",
     "code.learn.",
+    "code.error.",
+    "code.link.",
+    "code.model.",
 )
 SHOWN_AS_WRITTEN = re.compile(r"`[^`]*`|\{\w+\}")
 # The language switch names both languages (ui/lang.py): meant for readers of either.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 from urllib.parse import urlencode
 
@@ -52,12 +53,48 @@ def numbers(items: Sequence[Shown], per_row: int = 3) -> None:
 
 
 def or_error(call: Callable[P, T_], *args: P.args, **kwargs: P.kwargs) -> T_ | None:
-    """Call an engine function; on input it rejects, show its message and return None."""
+    """Call an engine function; on input it rejects, say why in the reader's language and
+    return None."""
     try:
         return call(*args, **kwargs)
     except InputError as err:
-        st.error(inert(str(err)))
+        problem(err)
         return None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something to tell the reader about their input, kept (in session state) until a page
+    draws it, and worded only then, in the language of that moment: the engine's refusal
+    (``err``) inside the page's own message (``frame``, a catalog key whose ``{error}`` is the
+    refusal, and its other ``params``: a file name, a count)."""
+
+    err: InputError | None
+    frame: str = ""
+    params: tuple[tuple[str, str | int], ...] = ()
+
+
+def refusal(err: InputError) -> Markdown:
+    """A refused input in the reader's language: the field (as written) and what it expects,
+    worded by the refusal's code; every name and value in it is inert."""
+    return Markdown(say(err.decision, current()))
+
+
+def problem(
+    item: Problem | InputError, box: Callable[..., Any] = st.error, icon: str | None = None
+) -> None:
+    """Draw a refusal in ``box`` (``st.error``, ``st.warning``). Where the refusal has no code
+    yet, the engine's English detail follows it as a citation (quoted as the engine states it,
+    like a Sources list), never as the page's own sentence."""
+    p = item if isinstance(item, Problem) else Problem(item)
+    text = refusal(p.err) if p.err is not None else Markdown("")
+    if p.frame:
+        text = T(p.frame, **dict(p.params), error=text)
+    box(text, icon=icon)
+    cited = p.err.cited if p.err is not None else None
+    if cited:
+        with st.container(key=_source_key()):
+            st.caption(inert(cited, one_line=True))
 
 
 def table(
@@ -174,13 +211,18 @@ def new_run() -> None:
     st.session_state[SOURCES_SEEN] = 0
 
 
+def _source_key() -> str:
+    """The key of the next container of quoted text: ``pb-sources-<n>``, numbered per run."""
+    n = int(st.session_state.get(SOURCES_SEEN, 0)) + 1
+    st.session_state[SOURCES_SEEN] = n
+    return f"{SOURCE_KEY}-{n}"
+
+
 def _quoted(body: str, remarks: str) -> None:
     """The list of sources in a container keyed ``pb-sources-<n>``: the titles are quoted as the
     sources title themselves (the browser's language check reads the key); the app's own remarks
     on them follow outside it, in the reader's language."""
-    n = int(st.session_state.get(SOURCES_SEEN, 0)) + 1
-    st.session_state[SOURCES_SEEN] = n
-    with st.container(key=f"{SOURCE_KEY}-{n}"):
+    with st.container(key=_source_key()):
         st.markdown(body)
     if remarks:
         st.markdown(remarks)

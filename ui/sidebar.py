@@ -9,7 +9,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import streamlit as st
 
 from engine import scenario as SC
-from engine.errors import InputError, JsonError
+from engine.errors import InputError
 from engine.hardware.gpus import all_gpus
 from engine.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_MIB
 from engine.model.loader import catalog_names, load_model, load_pasted
@@ -17,6 +17,7 @@ from engine.present.units import gib
 from ui import lang
 from ui import state as S
 from ui.lang import T
+from ui.show import Problem
 
 MODES = ("catalog", "upload", "paste", "hub")
 
@@ -27,18 +28,11 @@ MAX_LOADS_PER_SESSION = 30
 LOADS = "pb.loads"
 
 
-def _problem(err: InputError) -> str:
-    """The loader's error in the reader's language where it has words for it (JSON syntax)."""
-    if isinstance(err, JsonError):
-        return T("error.json", line=err.line, column=err.column, msg=err.msg)
-    return str(err)
-
-
 def _may_load() -> bool:
     """Count this load against the session's allowance; False (with the error set) past it."""
     n = int(st.session_state.get(LOADS, 0))
     if n >= MAX_LOADS_PER_SESSION:
-        st.session_state[S.MODEL_ERROR] = T("error.too_many", n=n)
+        st.session_state[S.MODEL_ERROR] = Problem(None, "error.too_many", (("n", n),))
         return False
     st.session_state[LOADS] = n + 1
     return True
@@ -62,7 +56,7 @@ def _on_upload() -> None:
     try:
         loaded = load_model(file.getvalue(), name=name)
     except InputError as err:
-        st.session_state[S.MODEL_ERROR] = T("error.upload", file=name, error=_problem(err))
+        st.session_state[S.MODEL_ERROR] = Problem(err, "error.upload", (("file", name),))
         return
     S.use_model(loaded)
 
@@ -74,7 +68,7 @@ def _on_paste() -> None:
     try:
         loaded = load_pasted(text, name="pasted config.json")
     except InputError as err:
-        st.session_state[S.MODEL_ERROR] = T("error.paste", error=_problem(err))
+        st.session_state[S.MODEL_ERROR] = Problem(err, "error.paste")
         return
     S.use_model(loaded)
 

@@ -16,15 +16,18 @@ from typing import Any
 
 import streamlit as st
 
+from engine.decision import Decision
 from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG
 from engine.model import store
 from engine.model.loader import LoadedModel
-from engine.present.safe import inert
+from engine.present.safe import Markdown
+from engine.present.words import say
 from engine.scenario import Scenario, from_query, to_query
 from engine.study import Study, study
-from ui import lang
+from ui import lang, show
 from ui.lang import T
+from ui.show import Problem
 
 SCENARIO = "pb.scenario"
 WARNINGS = "pb.warnings"
@@ -39,7 +42,7 @@ def init() -> None:
         return
     parsed = from_query(st.query_params.to_dict())
     st.session_state[SCENARIO] = parsed.scenario
-    st.session_state[WARNINGS] = list(parsed.warnings)
+    st.session_state[WARNINGS] = list(parsed.notes)
     st.session_state[MODEL_ERROR] = None
 
 
@@ -52,13 +55,15 @@ def scenario() -> Scenario:
 def set_scenario(*, keep_warnings: bool = False, **changes: Any) -> None:
     """Apply changes. A user's change replaces the warnings and the model error shown so far
     (they were about the old scenario); the app's own fallbacks keep them."""
-    old: list[str] = list(st.session_state.get(WARNINGS, [])) if keep_warnings else []
+    old: list[Decision | Problem] = (
+        list(st.session_state.get(WARNINGS, [])) if keep_warnings else []
+    )
     if not keep_warnings:
         st.session_state[MODEL_ERROR] = None
     try:
         new = scenario().replace(**changes)
     except InputError as err:
-        st.session_state[WARNINGS] = [*old, T("error.not_applied", error=str(err))]
+        st.session_state[WARNINGS] = [*old, Problem(err, "error.not_applied")]
         return
     st.session_state[SCENARIO] = new
     st.session_state[WARNINGS] = old
@@ -160,7 +165,7 @@ def bound(
 class View:
     scenario: Scenario
     study: Study | None
-    error: str | None
+    error: InputError | None
 
 
 def build_view() -> View:
@@ -171,7 +176,7 @@ def build_view() -> View:
     try:
         view = View(s, study(s), None)
     except InputError as err:
-        view = View(s, None, str(err))
+        view = View(s, None, err)
     st.session_state[VIEW] = view
     return view
 
@@ -191,15 +196,15 @@ def study_or_stop() -> Study:
     model stays on screen as if it were the answer."""
     v = view()
     err = st.session_state.get(MODEL_ERROR)
-    if err:
-        st.error(inert(str(err)), icon=":material/error:")
+    if isinstance(err, Problem):
+        show.problem(err, st.error, icon=":material/error:")
         st.info(T("error.model_hint"), icon=":material/info:")
         st.stop()
     if v.study is None:
-        st.error(T("error.cannot_plan", error=v.error or ""), icon=":material/error:")
+        show.problem(Problem(v.error, "error.cannot_plan"), st.error, icon=":material/error:")
         st.stop()
     assert v.study is not None
-    note = getattr(v.study.model, "note", None)
-    if note:
-        st.info(inert(str(note)), icon=":material/info:")
+    note = v.study.model.note
+    if note is not None:
+        st.info(Markdown(say(note, lang.current())), icon=":material/info:")
     return v.study

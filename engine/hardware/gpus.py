@@ -19,7 +19,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from engine.decision import Code, Decision
+from engine import errors as E
+from engine.decision import Code, Decision, Name
 from engine.errors import InputError
 from engine.rules import DATA_DIR, load_data
 
@@ -321,10 +322,15 @@ def lookup_gpu(name: str) -> Gpu:
         raise InputError(
             "gpu",
             f"a GPU name of at most {MAX_GPU_NAME_CHARS} characters, without control characters",
+            expects=E.GPU_NAME(most=MAX_GPU_NAME_CHARS),
         )
     cat = _catalog()
     key = cat.by_name.get(_normalize(name))
     if key is None:
-        closest = ", ".join(_closest(_normalize(name)))
-        raise InputError("gpu", f"a known GPU name; closest: {closest}")
+        closest = _closest(_normalize(name))
+        raise InputError(
+            "gpu",
+            f"a known GPU name; closest: {', '.join(closest)}",
+            expects=E.KNOWN_GPU(closest=tuple(Name(c) for c in closest)),
+        )
     return next(g for g in cat.gpus if g.key == key)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from engine import errors as E
 from engine.decision import Code, Name, Source
 from engine.errors import InputError
 from engine.model.config import ModelConfig, model_defaults
@@ -137,11 +138,21 @@ def _raw_layer_types(cfg: ModelConfig, ev: list[Evidence], lk: Mixer | None) -> 
         pat_list = raw.get(key)
         if isinstance(pat_list, list) and pat_list:
             if len(pat_list) < n:
-                raise InputError(key, f"one entry per layer ({n}), got {len(pat_list)}")
+                raise InputError(
+                    key,
+                    f"one entry per layer ({n}), got {len(pat_list)}",
+                    expects=E.PER_LAYER(layers=n, got=len(pat_list)),
+                )
             kinds = []
             for i, v in enumerate(pat_list[:n]):
                 if isinstance(v, bool) or v not in mapping:
-                    raise InputError(f"{key}[{i}]", f"one of {sorted(mapping)}, got {v!r}")
+                    raise InputError(
+                        f"{key}[{i}]",
+                        f"one of {sorted(mapping)}, got {v!r}",
+                        expects=E.ONE_OF_GOT(
+                            choices=tuple(E.got(c) for c in sorted(mapping)), got=E.got(v)
+                        ),
+                    )
                 kinds.append(mapping[v])
             rule = ", ".join(f"{k} = {v}" for k, v in mapping.items())
             ev.append(Evidence(key, short(pat_list), PATTERN_LIST(mapping=Name(rule))))

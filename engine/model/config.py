@@ -15,6 +15,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from engine import errors as E
+from engine.decision import Decision, Name
 from engine.errors import InputError
 from engine.rules import data_yaml
 
@@ -243,6 +245,18 @@ def _text_problem(text: str) -> str | None:
     return None
 
 
+def _bad_text(field: str, text: str, problem: str, *, key: bool) -> InputError:
+    """The refusal of a key (``key``) or a string value ``text`` that ``_text_problem`` finds
+    fault with."""
+    if len(text) > MAX_STRING_CHARS:
+        long = E.LONG_KEY if key else E.LONG_TEXT
+        expects = long(most=MAX_STRING_CHARS, got=len(text))
+    else:
+        expects = E.SURROGATE_KEY() if key else E.SURROGATE_TEXT()
+    expected = "a key that is " + problem.removeprefix("a ") if key else problem
+    return InputError(field, expected, expects=expects)
+
+
 def _key(path: str, key: Any) -> str:
     """The path of ``key`` under ``path`` as an error names it: at most 64 characters of the
     key, with what is not printable (a lone surrogate, a control) as an escape."""
@@ -250,6 +264,18 @@ def _key(path: str, key: Any) -> str:
     if not shown.isprintable():
         shown = shown.encode("ascii", "backslashreplace").decode("ascii")
     return f"{path}.{shown}" if path else shown
+
+
+def _too_deep(path: str) -> InputError:
+    return InputError(
+        path or "config.json",
+        f"at most {MAX_DEPTH} levels of nesting",
+        expects=E.NESTING(most=MAX_DEPTH),
+    )
+
+
+def _nan(field: str) -> InputError:
+    return InputError(field, "a number, not NaN", expects=E.NOT_NAN())
 
 
 def check_tree(obj: Any) -> None:
@@ -262,26 +288,26 @@ def check_tree(obj: Any) -> None:
         node, path, depth = pop()
         if isinstance(node, dict):
             if depth >= MAX_DEPTH:
-                raise InputError(path or "config.json", f"at most {MAX_DEPTH} levels of nesting")
+                raise _too_deep(path)
             for k, v in node.items():
                 if (problem := _text_problem(k)) is not None:
-                    raise InputError(_key(path, k), "a key that is " + problem.removeprefix("a "))
+                    raise _bad_text(_key(path, k), k, problem, key=True)
                 if isinstance(v, (dict, list)):
                     push((v, _key(path, k), depth + 1))
                 elif isinstance(v, float) and v != v:
-                    raise InputError(_key(path, k), "a number, not NaN")
+                    raise _nan(_key(path, k))
                 elif isinstance(v, str) and (problem := _text_problem(v)) is not None:
-                    raise InputError(_key(path, k), problem)
+                    raise _bad_text(_key(path, k), v, problem, key=False)
         elif isinstance(node, list):
             if depth >= MAX_DEPTH:
-                raise InputError(path or "config.json", f"at most {MAX_DEPTH} levels of nesting")
+                raise _too_deep(path)
             for i, v in enumerate(node):
                 if isinstance(v, (dict, list)):
                     push((v, f"{path}[{i}]", depth + 1))
                 elif isinstance(v, float) and v != v:
-                    raise InputError(f"{path}[{i}]", "a number, not NaN")
+                    raise _nan(f"{path}[{i}]")
                 elif isinstance(v, str) and (problem := _text_problem(v)) is not None:
-                    raise InputError(f"{path}[{i}]", problem)
+                    raise _bad_text(f"{path}[{i}]", v, problem, key=False)
 
 
 def _summarise_modules(qc: dict[str, Any]) -> dict[str, Any]:
@@ -353,7 +379,7 @@ def _bool(flat: Mapping[str, Any], name: str, default: bool) -> bool:
     if v is None:
         return default
     if not isinstance(v, bool):
-        raise InputError(name, f"true or false, got {v!r}")
+        raise InputError(name, f"true or false, got {v!r}", expects=E.TRUE_FALSE_GOT(got=E.got(v)))
     return v
 
 
@@ -372,13 +398,21 @@ def _kv_heads(flat: Mapping[str, Any], num_heads: Any) -> Any:
     return num_heads
 
 
+def _too_many(name: str, n: int) -> InputError:
+    return InputError(
+        name,
+        f"at most {MAX_LAYERS} entries, got {n}",
+        expects=E.MAX_ENTRIES(most=MAX_LAYERS, got=n),
+    )
+
+
 def _str_list(v: Any, name: str, expected: str) -> list[str] | None:
     if v is None:
         return None
     if not isinstance(v, list) or not all(isinstance(t, str) for t in v):
         raise InputError(name, expected)
     if len(v) > MAX_LAYERS:
-        raise InputError(name, f"at most {MAX_LAYERS} entries, got {len(v)}")
+        raise _too_many(name, len(v))
     return list(v)
 
 
@@ -392,7 +426,7 @@ def _layer_types(flat: Mapping[str, Any]) -> list[str] | None:
 def _int_list(v: list[Any], name: str, *, allow_null: bool = False) -> list[int]:
     """A per-layer list of non-negative integers (booleans as 0/1; null as 0 if allowed)."""
     if len(v) > MAX_LAYERS:
-        raise InputError(name, f"at most {MAX_LAYERS} entries, got {len(v)}")
+        raise _too_many(name, len(v))
     out: list[int] = []
     for i, x in enumerate(v):
         if x is None and allow_null:
@@ -402,7 +436,11 @@ def _int_list(v: list[Any], name: str, *, allow_null: bool = False) -> list[int]
         elif isinstance(x, int) and 0 <= x <= 1 << 34:
             out.append(x)
         else:
-            raise InputError(f"{name}[{i}]", f"a non-negative integer per layer, got {x!r}")
+            raise InputError(
+                f"{name}[{i}]",
+                f"a non-negative integer per layer, got {x!r}",
+                expects=E.PER_LAYER_INTEGER(got=E.got(x)),
+            )
     return out
 
 
@@ -412,7 +450,9 @@ def _per_layer(v: Any, name: str) -> tuple[Any, list[int] | None]:
         return v, None
     counts = _int_list(v, name)
     if not counts or not any(counts):
-        raise InputError(name, "a positive integer, or one per layer")
+        raise InputError(
+            name, "a positive integer, or one per layer", expects=E.POSITIVE_OR_PER_LAYER()
+        )
     return max(counts), counts
 
 
@@ -453,7 +493,7 @@ def _block_configs(v: Any, heads: Any, hidden: Any) -> list[dict[str, int]] | No
     if not isinstance(v, list) or not v:
         raise InputError("block_configs", "a list with one {attention, ffn} object per layer")
     if len(v) > MAX_LAYERS:
-        raise InputError("block_configs", f"at most {MAX_LAYERS} entries, got {len(v)}")
+        raise _too_many("block_configs", len(v))
     if not isinstance(heads, int) or isinstance(heads, bool) or heads < 1:
         raise InputError("num_attention_heads", "a positive integer (block_configs divide it)")
     if not isinstance(hidden, int) or isinstance(hidden, bool) or hidden < 1:
@@ -570,7 +610,11 @@ def _per_layer_width(v: Any) -> tuple[Any, list[int] | None]:
         return v, None
     widths = _int_list(v, "intermediate_size")
     if not widths or not any(widths):
-        raise InputError("intermediate_size", "a positive integer, or one per layer")
+        raise InputError(
+            "intermediate_size",
+            "a positive integer, or one per layer",
+            expects=E.POSITIVE_OR_PER_LAYER(),
+        )
     return max(widths), widths
 
 
@@ -589,7 +633,7 @@ def _max_of_list(v: Any) -> Any:
 def normalize(raw: Mapping[str, Any]) -> ModelConfig:
     """Validate and normalise a parsed config.json. Raises InputError naming the field."""
     if not isinstance(raw, Mapping):
-        raise InputError("config.json", "a JSON object at the top level")
+        raise InputError("config.json", "a JSON object at the top level", expects=E.FILE_OBJECT())
     check_tree(raw)
     raw = prune(dict(raw))
     original = flatten(raw)
@@ -597,7 +641,11 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
 
     hidden = _pick(flat, "hidden_size")
     if hidden is None:
-        raise InputError("hidden_size", "a positive integer (the model width); it is missing")
+        raise InputError(
+            "hidden_size",
+            "a positive integer (the model width); it is missing",
+            expects=E.MISSING(what=E.KIND["positive_integer_model_width"]()),
+        )
     archs = flat.get("architectures") or raw.get("architectures") or []
     if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
         raise InputError("architectures", 'a list of model class names, e.g. ["LlamaForCausalLM"]')
@@ -608,12 +656,17 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         heads, q_list = 1, None
         applied["num_attention_heads"] = f"{archs[0]} has no attention layers"
     if heads is None:
-        raise InputError("num_attention_heads", "a positive integer; it is missing")
+        raise InputError(
+            "num_attention_heads",
+            "a positive integer; it is missing",
+            expects=E.MISSING(what=E.KIND["positive_integer"]()),
+        )
     layers, counted_from = _layer_count(flat)
     if layers is None:
         raise InputError(
             "num_hidden_layers",
             "a positive integer (or a per-layer list such as layers_block_type); it is missing",
+            expects=E.MISSING(what=E.KIND["positive_integer_or_list"]()),
         )
     if counted_from is not None:
         applied["num_hidden_layers"] = f"len({counted_from})"
@@ -736,7 +789,9 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         loc = ".".join(str(p) for p in first["loc"]) or "config.json"
         got = first.get("input")
         raise InputError(
-            loc, f"{_expected(first['type'], first.get('ctx'))}, got {_short_repr(got)}"
+            loc,
+            f"{_expected(first['type'], first.get('ctx'))}, got {_short_repr(got)}",
+            expects=_expects(first["type"], first.get("ctx"), got),
         ) from None
     _cross_checks(cfg)
     return cfg
@@ -766,6 +821,25 @@ def _expected(kind: str, ctx: Mapping[str, Any] | None) -> str:
     return kind.replace("_", " ")
 
 
+_KINDS = {"string_type": "string", "list_type": "list", "bool_type": "boolean"}
+_KINDS |= {"bool_parsing": "boolean", "dict_type": "object"}
+
+
+def _expects(kind: str, ctx: Mapping[str, Any] | None, value: Any) -> Decision | None:
+    """``_expected`` as a decision (None for a kind of error it has no code for)."""
+    ctx = ctx or {}
+    got = E.got(value)
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return E.INTEGER(got=got)
+    if kind == "greater_than_equal":
+        return E.INTEGER_AT_LEAST(low=ctx["ge"], got=got)
+    if kind == "less_than_equal":
+        return E.AT_MOST_REAL(high=ctx["le"], got=got)
+    if kind in _KINDS:
+        return E.OF_TYPE(kind=E.KIND[_KINDS[kind]](), got=got)
+    return None
+
+
 def _per_layer_lengths(cfg: ModelConfig) -> None:
     n = cfg.num_hidden_layers
     lists: dict[str, list[Any] | None] = {
@@ -779,7 +853,11 @@ def _per_layer_lengths(cfg: ModelConfig) -> None:
     }
     for name, v in lists.items():
         if v is not None and len(v) < n:
-            raise InputError(name, f"one entry per layer ({n}), got {len(v)}")
+            raise InputError(
+                name,
+                f"one entry per layer ({n}), got {len(v)}",
+                expects=E.PER_LAYER(layers=n, got=len(v)),
+            )
 
 
 def _cross_checks(cfg: ModelConfig) -> None:
@@ -789,27 +867,49 @@ def _cross_checks(cfg: ModelConfig) -> None:
         and cfg.kv_lora_rank is None
         and not per_layer
     ):
-        raise InputError(
+        raise _not_divisor(
             "num_key_value_heads",
-            f"a divisor of num_attention_heads ({cfg.num_attention_heads}), "
-            f"got {cfg.num_key_value_heads}",
+            cfg.num_key_value_heads,
+            "num_attention_heads",
+            cfg.num_attention_heads,
         )
     if cfg.experts_per_token > cfg.num_experts and cfg.num_experts > 0:
-        raise InputError(
-            "num_experts_per_tok",
-            f"at most num_experts ({cfg.num_experts}), got {cfg.experts_per_token}",
-        )
+        raise _over("num_experts_per_tok", cfg.experts_per_token, "num_experts", cfg.num_experts)
     _per_layer_lengths(cfg)
     if cfg.kv_lora_rank is not None and cfg.qk_rope_head_dim is None:
-        raise InputError("qk_rope_head_dim", "a positive integer when kv_lora_rank (MLA) is set")
+        raise InputError(
+            "qk_rope_head_dim",
+            "a positive integer when kv_lora_rank (MLA) is set",
+            expects=E.NEEDED_WITH(other=Name("kv_lora_rank (MLA)")),
+        )
     if cfg.index_topk is not None and cfg.kv_lora_rank is not None and cfg.index_head_dim is None:
-        raise InputError("index_head_dim", "a positive integer when index_topk (DSA) is set")
+        raise InputError(
+            "index_head_dim",
+            "a positive integer when index_topk (DSA) is set",
+            expects=E.NEEDED_WITH(other=Name("index_topk (DSA)")),
+        )
     _derived_shapes(cfg)
+
+
+def _not_divisor(name: str, value: int, of: str, total: int) -> InputError:
+    return InputError(
+        name,
+        f"a divisor of {of} ({total}), got {value}",
+        expects=E.DIVISOR(of=Name(of), total=total, got=value),
+    )
+
+
+def _over(name: str, value: int, of: str, total: int) -> InputError:
+    return InputError(
+        name,
+        f"at most {of} ({total}), got {value}",
+        expects=E.AT_MOST_FIELD(of=Name(of), total=total, got=value),
+    )
 
 
 def _divides(name: str, value: int | None, of: str, total: int | None) -> None:
     if value and total and total % value:
-        raise InputError(name, f"a divisor of {of} ({total}), got {value}")
+        raise _not_divisor(name, value, of, total)
 
 
 def _derived_shapes(cfg: ModelConfig) -> None:
@@ -836,10 +936,11 @@ def _derived_shapes(cfg: ModelConfig) -> None:
         and not per_layer
         and cfg.num_key_value_heads > cfg.num_attention_heads
     ):
-        raise InputError(
+        raise _over(
             "num_key_value_heads",
-            f"at most num_attention_heads ({cfg.num_attention_heads}), got "
-            f"{cfg.num_key_value_heads}",
+            cfg.num_key_value_heads,
+            "num_attention_heads",
+            cfg.num_attention_heads,
         )
     swa_q = cfg.swa_num_attention_heads
     _divides(

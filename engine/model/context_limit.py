@@ -16,7 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.decision import Code, Decision, Name, Tokens
 from engine.model.config import ModelConfig
+from engine.present.words import say
 from engine.rules import load_data
 
 
@@ -42,11 +44,24 @@ def context_rules() -> ContextRules:
     return load_data(ContextRules, "memory.yaml", "context_limit", "vllm")
 
 
+# How the limit is read (data/i18n/<lang>/model.yaml code.model.context): the config's own field,
+# a RoPE scaling factor over it (YaRN's from original_max_position_embeddings), or no field.
+STATED = Code("model.context.stated", "field", "tokens")
+SCALED = Code("model.context.scaled", "base", "kind", "factor", "tokens")
+YARN_ORIGINAL = Code("model.context.yarn_original", "original")
+NOT_STATED = Code("model.context.not_stated", "keys", "tokens")
+
+
 @dataclass(frozen=True)
 class ContextLimit:
     tokens: int
     field: str  # the field (or rule) the limit comes from
-    formula: str
+    why: Decision  # the formula, config fields named as written
+
+    @property
+    def formula(self) -> str:
+        """``why`` in English, for readers that still take text."""
+        return say(self.why, markdown=False)
 
 
 def _rope(cfg: ModelConfig) -> Mapping[str, Any] | None:
@@ -67,11 +82,10 @@ def context_limit(cfg: ModelConfig) -> ContextLimit:
             found.append((value, key))
     if not found:
         n = context_rules().default_when_missing
-        return ContextLimit(
-            n, "none", f"config.json states no length ({', '.join(rules.keys)}): vLLM assumes {n:,}"
-        )
+        keys = tuple(Name(k) for k in rules.keys)
+        return ContextLimit(n, "none", NOT_STATED(keys=keys, tokens=Tokens(n)))
     tokens, key = min(found)
-    formula = f"{key} = {tokens:,}"
+    why = STATED(field=Name(key), tokens=Tokens(tokens))
     rope = _rope(cfg)
     types = f"{cfg.model_type} {cfg.wrapper_model_type}"
     skipped = any(t in types for t in rules.rope_scaling.skip_model_types_containing)
@@ -88,7 +102,7 @@ def context_limit(cfg: ModelConfig) -> ContextLimit:
             original = rope.get("original_max_position_embeddings")
             if kind == "yarn" and isinstance(original, int) and 0 < original < 1 << 34:
                 base = original
-                formula = f"original_max_position_embeddings {original:,}"
+                why = YARN_ORIGINAL(original=Tokens(original))
             tokens = int(base * factor)
-            formula += f" × {kind} factor {factor:g} = {tokens:,}"
-    return ContextLimit(tokens, key, formula)
+            why = SCALED(base=why, kind=Name(kind), factor=float(factor), tokens=Tokens(tokens))
+    return ContextLimit(tokens, key, why)

@@ -20,9 +20,12 @@ from urllib.parse import urlparse
 
 from huggingface_hub import hf_hub_download
 
+from engine import errors as E
+from engine.decision import Code, Decision, Name, Source
 from engine.errors import InputError, JsonError
 from engine.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_MIB, ModelConfig, normalize
 from engine.model.formats import official_sibling, raw_in_format
+from engine.present.words import say
 from engine.rules import DATA_DIR, data_yaml
 
 MODELS_DIR = DATA_DIR / "models"
@@ -80,7 +83,7 @@ class LoadedModel:
     source: str  # "catalog", "file", "json", "upload", "hub"
     name: str  # catalog name, file name or hub id
     checkpoint: CheckpointIndex | None = None
-    note: str = ""  # e.g. why a hub id was answered from the bundled catalog
+    note: Decision | None = None  # e.g. why a hub id was answered from the bundled catalog
     files: tuple[str, ...] = (CONFIG,)  # the files read (config.json and companions)
     chat_template: ChatTemplate | None = None  # None: no template at hand (paste, base model)
 
@@ -95,13 +98,19 @@ def _limit(what: str) -> int:
 
 
 def _size_error(what: str, size: int) -> InputError:
+    expects = E.FILE_SIZE(most=_limit(what), got=size)
     if what == INDEX:
-        return InputError(what, f"a file of at most {MAX_INDEX_BYTES:,} bytes, got {size:,} bytes")
+        return InputError(
+            what,
+            f"a file of at most {MAX_INDEX_BYTES:,} bytes, got {size:,} bytes",
+            expects=expects,
+        )
     return InputError(
         what,
         f"a file of at most {MAX_CONFIG_MIB} MiB ({MAX_CONFIG_BYTES:,} bytes; the largest real "
         f"config.json known, a ModelOpt NVFP4 one listing every quantized module, is about 3 MB), "
         f"got {size:,} bytes",
+        expects=expects,
     )
 
 
@@ -110,20 +119,27 @@ def parse_json_bytes(data: bytes, what: str = CONFIG) -> Any:
     if len(data) > _limit(what):  # refused before any parsing
         raise _size_error(what, len(data))
     if not data.strip():
-        raise InputError(what, "a JSON object; the input is empty")
+        raise InputError(what, "a JSON object; the input is empty", expects=E.FILE_EMPTY())
     try:
         return json.loads(data)
     except UnicodeDecodeError as err:
-        raise InputError(what, f"UTF-8 text (byte {err.start} is not valid UTF-8)") from None
+        raise InputError(
+            what,
+            f"UTF-8 text (byte {err.start} is not valid UTF-8)",
+            expects=E.FILE_UTF8(at=err.start),
+        ) from None
     except json.JSONDecodeError as err:
         raise JsonError(what, err.msg, err.lineno, err.colno) from None
     except RecursionError:
-        raise InputError(what, "valid JSON of reasonable nesting depth") from None
+        raise InputError(
+            what, "valid JSON of reasonable nesting depth", expects=E.FILE_DEPTH()
+        ) from None
     except ValueError:  # the one other error of json.loads: an integer too long to convert
         raise InputError(
             what,
             f"integers of at most {MAX_INT_DIGITS:,} digits (Python's limit for reading one; "
             "no config field comes near it)",
+            expects=E.FILE_DIGITS(most=MAX_INT_DIGITS),
         ) from None
 
 
@@ -133,13 +149,17 @@ def parse_json_text(text: str, what: str = CONFIG) -> Any:
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as err:
-        raise InputError(what, f"UTF-8 text (character {err.start} is not encodable)") from None
+        raise InputError(
+            what,
+            f"UTF-8 text (character {err.start} is not encodable)",
+            expects=E.FILE_UTF8_CHAR(at=err.start),
+        ) from None
     return parse_json_bytes(data, what)
 
 
 def _object(parsed: Any, what: str) -> Mapping[str, Any]:
     if not isinstance(parsed, Mapping):
-        raise InputError(what, "a JSON object at the top level")
+        raise InputError(what, "a JSON object at the top level", expects=E.FILE_OBJECT())
     return parsed
 
 
@@ -176,7 +196,9 @@ def load_catalog(name: str) -> LoadedModel:
     path = catalog_path(name)
     if path is None:
         raise InputError(
-            "model", f"a bundled catalog name (e.g. {catalog_names()[0]}), got {name[:100]!r}"
+            "model",
+            f"a bundled catalog name (e.g. {catalog_names()[0]}), got {name[:100]!r}",
+            expects=E.CATALOG_NAME(got=E.got(name[:100])),
         )
     canonical = path.stem.replace("__", "/", 1)
     template = catalog_template(canonical)
@@ -414,9 +436,13 @@ def load_pasted(
         raise InputError(CONFIG, "pasted JSON text")
     stripped = text.strip().removeprefix(BOM).strip()
     if not stripped:
-        raise InputError(CONFIG, "a JSON object; the input is empty")
+        raise InputError(CONFIG, "a JSON object; the input is empty", expects=E.FILE_EMPTY())
     if not stripped.startswith("{"):
-        raise InputError(CONFIG, "the JSON text of a config.json (an object starting with '{')")
+        raise InputError(
+            CONFIG,
+            "the JSON text of a config.json (an object starting with '{')",
+            expects=E.FILE_NOT_JSON_TEXT(),
+        )
     raw = _object(parse_json_text(stripped), CONFIG)
     extra = {QUANT_CONFIG: quant_config, INDEX: index}
     blobs: dict[str, bytes] = {}
@@ -454,11 +480,22 @@ def _offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
 
 
-def _hub_error(repo_id: str, reason: str) -> InputError:
+# Why the hub gave no config.json, and what answered instead (data/i18n/<lang>/model.yaml).
+HUB_OFFLINE_ENV = Code("model.hub.reason.offline_env")
+HUB_UNREACHABLE = Code("model.hub.reason.unreachable")
+HUB_NOT_FOUND = Code("model.hub.reason.not_found")
+HUB_BUNDLED = Code("model.hub.bundled", "repo", "reason")
+HUB_BUNDLED_TEMPLATE = Code("model.hub.bundled_template", "repo", "reason")
+HUB_SIBLING = Code("model.hub.sibling", "repo", "reason", "base", "format", "source")
+
+
+def _hub_error(repo_id: str, reason: Decision) -> InputError:
     return InputError(
         "model",
         f"a config.json for {repo_id!r} from the Hugging Face hub, which could not be read "
-        f"({reason}). Pick a bundled catalog model or upload the config.json instead",
+        f"({say(reason, markdown=False)}). Pick a bundled catalog model or upload the config.json "
+        "instead",
+        expects=E.HUB_UNREADABLE(repo=E.got(repo_id), reason=reason),
     )
 
 
@@ -499,18 +536,22 @@ def load_hub(repo_id: str, revision: str | None = None) -> LoadedModel:
     HF_HUB_OFFLINE; the local cache first). No weights, no remote code. When the hub cannot
     be read and the id is a bundled catalog model, the bundled config answers, with a note."""
     if not isinstance(repo_id, str) or not HF_ID.match(repo_id):
-        raise InputError("model", f"a Hugging Face id like 'org/name', got {str(repo_id)[:100]!r}")
+        raise InputError(
+            "model",
+            f"a Hugging Face id like 'org/name', got {str(repo_id)[:100]!r}",
+            expects=E.HUB_ID(got=E.got(str(repo_id)[:100])),
+        )
     path = _hub_file(repo_id, CONFIG, revision, online=False)
     online = False
     if path is None:
         if _offline():
-            reason = "offline or not found: HF_HUB_OFFLINE is set and it is not in the local cache"
+            reason = HUB_OFFLINE_ENV()
         elif not _hub_reachable():
-            reason = "offline or not found: the hub cannot be reached"
+            reason = HUB_UNREACHABLE()
         else:
             online = True
             path = _hub_file(repo_id, CONFIG, revision, online=True)
-            reason = "offline or not found"
+            reason = HUB_NOT_FOUND()
         if path is None:
             return _catalog_fallback(repo_id, reason)
     else:
@@ -537,15 +578,12 @@ def _hub_template(repo_id: str, revision: str | None, online: bool) -> ChatTempl
     return None
 
 
-def _catalog_fallback(repo_id: str, reason: str) -> LoadedModel:
+def _catalog_fallback(repo_id: str, reason: Decision) -> LoadedModel:
     if catalog_path(repo_id) is None:
         return _sibling_fallback(repo_id, reason)
     bundled = load_catalog(repo_id)
-    with_template = "" if bundled.chat_template is None else " and of its chat template"
-    note = (
-        f"The hub could not be read ({reason}); {repo_id} is answered from the bundled "
-        f"copy of its config.json{with_template} (no hf_quant_config.json or safetensors index)."
-    )
+    said = HUB_BUNDLED if bundled.chat_template is None else HUB_BUNDLED_TEMPLATE
+    note = said(repo=Name(repo_id), reason=reason)
     return LoadedModel(
         bundled.config,
         "catalog",
@@ -556,7 +594,7 @@ def _catalog_fallback(repo_id: str, reason: str) -> LoadedModel:
     )
 
 
-def _sibling_fallback(repo_id: str, reason: str) -> LoadedModel:
+def _sibling_fallback(repo_id: str, reason: Decision) -> LoadedModel:
     """An official FP8 / NVFP4 / MXFP4 / BF16 sibling of a bundled model (data/recipes.yaml
     checkpoints), answered from the bundled config in the sibling's format: the checkpoint an
     alternative suggests applies offline exactly as it was checked."""
@@ -567,9 +605,12 @@ def _sibling_fallback(repo_id: str, reason: str) -> LoadedModel:
     raw = raw_in_format(base.config.raw, sibling.fmt)
     if raw is None:
         raise _hub_error(repo_id, reason)
-    note = (
-        f"The hub could not be read ({reason}); {repo_id} is answered from the bundled config "
-        f"of {base.name} in its {sibling.fmt.upper()} format ({sibling.source})."
+    note = HUB_SIBLING(
+        repo=Name(repo_id),
+        reason=reason,
+        base=Name(base.name),
+        format=Name(sibling.fmt.upper()),
+        source=Source(sibling.source),
     )
     return LoadedModel(normalize(raw), "hub", repo_id, note=note)
 

@@ -14,6 +14,7 @@ import json
 import threading
 from collections import OrderedDict
 
+from engine import errors as E
 from engine.errors import InputError
 from engine.model.loader import LoadedModel
 
@@ -79,5 +80,6 @@ def get(digest: str) -> LoadedModel:
         raise InputError(
             "model",
             "an uploaded config.json this server still holds; it has been dropped, upload it again",
+            expects=E.UPLOAD_DROPPED(),
         )
     return entry[0]

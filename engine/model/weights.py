@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from engine.decision import Code, Decision, Name
 from engine.model.architecture import Architecture, LayerPlan, Mixer
 from engine.model.config import ModelConfig, model_defaults, module_kind
 from engine.model.loader import CheckpointIndex
@@ -48,6 +49,15 @@ Role = Literal[
     "vision",
 ]
 ROLES: tuple[Role, ...] = get_args(Role)
+# Each role's name (data/i18n/<lang>/kv.yaml code.memory.role; engine.launch.gpu_memory words
+# the per-GPU shares with the same codes).
+ROLE_WORD: dict[Role, Code] = {role: Code(f"memory.role.{role}") for role in ROLES}
+# What the weights report adds to the checkpoint format's own details (data/i18n/<lang>/
+# model.yaml code.model.weights): each a clause that follows them.
+PER_MODULE = Code("model.weights.per_module", "used")
+KIND_ALGO = Code("model.weights.kind_algo", "kind", "algo")
+KEPT_BF16 = Code("model.weights.kept_bf16", "roles")
+FP4_EXPERTS = Code("model.weights.fp4_experts")
 
 
 @dataclass(frozen=True)
@@ -84,7 +94,7 @@ class WeightReport:
     expert_bytes: int
     format: str
     weight_dtype: str  # bf16, fp16, fp8, nvfp4, mxfp4, int4 ... (what hardware gates read)
-    bits_note: str
+    details: tuple[Decision, ...]  # how the weights are stored: the format's details, then ours
     checkpoint_bytes: int = 0  # every stored block, copies the engine shares included
 
     @property
@@ -415,7 +425,7 @@ _KIND_ROLES: dict[str, tuple[Role, ...]] = {
 }
 
 
-def _modelopt_roles(cfg: ModelConfig) -> tuple[dict[Role, float], str | None, str]:
+def _modelopt_roles(cfg: ModelConfig) -> tuple[dict[Role, float], str | None, Decision | None]:
     """Per-role bits of a ModelOpt checkpoint: a MIXED_PRECISION one stores each kind of
     module in the algorithm its ``quantized_layers`` list gives (unlisted kinds unquantized);
     any other keeps the kinds its ``exclude_modules`` name for every layer in BF16.
@@ -443,9 +453,9 @@ def _modelopt_roles(cfg: ModelConfig) -> tuple[dict[Role, float], str | None, st
                 present.append(dtype)
         order = ("nvfp4", "mxfp4", "int4", "fp8", "int8")
         low = next((d for d in order if d in present), None)
-        used = ", ".join(f"{k}: {v[1]}" for k, v in sorted(best.items()))
-        return roles, low, f"per-module precision ({used}; unlisted modules BF16)"
-    excluded: list[str] = []
+        used = tuple(KIND_ALGO(kind=Name(k), algo=Name(v[1])) for k, v in sorted(best.items()))
+        return roles, low, PER_MODULE(used=used)
+    excluded: list[Role] = []
     for pattern in inner.get("exclude_modules") or qc.get("exclude_modules") or []:
         parts = [p.strip("*") for p in str(pattern).split(".")]
         if any(p.isdigit() for p in parts):
@@ -455,14 +465,17 @@ def _modelopt_roles(cfg: ModelConfig) -> tuple[dict[Role, float], str | None, st
             if role not in roles:
                 roles[role] = bf16
                 excluded.append(role)
-    note = f"; {', '.join(excluded)} kept in BF16 (exclude_modules)" if excluded else ""
-    return roles, None, note
+    kept = KEPT_BF16(roles=tuple(ROLE_WORD[r]() for r in excluded)) if excluded else None
+    return roles, None, kept
 
 
-def _format(cfg: ModelConfig) -> tuple[str, str, float, dict[Role, float], str]:
+def _format(
+    cfg: ModelConfig,
+) -> tuple[str, str, float, dict[Role, float], tuple[Decision, ...]]:
     """(format name, weight dtype, bits per quantized weight, bits per role where a role
-    differs, note). The format is the one engine.software.software_report detects; the storage bits
-    per format (scales and zero points included) come from data/engine_rules.yaml."""
+    differs, how the weights are stored). The format is the one
+    engine.software.software_report detects; the storage bits per format (scales and zero
+    points included) come from data/engine_rules.yaml."""
 
     fmt = detect_checkpoint_format(cfg.raw)
     rules = engine_rules().weight_storage
@@ -471,26 +484,26 @@ def _format(cfg: ModelConfig) -> tuple[str, str, float, dict[Role, float], str]:
         dtype = f"int{fmt.bits}"
     zero = (fmt.bits or 0) if fmt.quant_method in rules.zero_point_methods else 0
     bits = _dtype_bits(dtype, cfg, fmt.group_size, zero)
-    note = fmt.detail
+    details = list(fmt.details)
     weight_dtype = fmt.weight_dtype
     roles: dict[Role, float] = {}
     if fmt.quant_method == "modelopt":
         roles, low, extra = _modelopt_roles(cfg)
-        note += extra if extra.startswith(";") else f"; {extra}"
+        details += [extra] if extra is not None else []
         if low is not None:
             weight_dtype = low
     if str(cfg.field("expert_dtype") or "").lower() == "fp4":  # DeepSeek-V4: FP4 experts
         scale_bits, group = rules.group_scale["mxfp4"]
         roles["routed_experts"] = rules.bits["mxfp4"] + scale_bits / group
-        note += "; routed experts in FP4"
+        details.append(FP4_EXPERTS())
     if fmt.weight_dtype in rules.experts_only:  # e.g. gpt-oss: attention etc. stay bf16
         roles["routed_experts"], bits = bits, float(rules.bits["bf16"])
-    return fmt.name, weight_dtype, bits, roles, note
+    return fmt.name, weight_dtype, bits, roles, tuple(details)
 
 
 def weight_report(cfg: ModelConfig, arch: Architecture) -> WeightReport:
     blocks = tuple(param_blocks(cfg, arch))
-    fmt, wdtype, qbits, role_bits, note = _format(cfg)
+    fmt, wdtype, qbits, role_bits, details = _format(cfg)
     total = sum(b.count for b in blocks)
     inactive = 0
     if cfg.num_experts > 1 and cfg.experts_per_token:
@@ -522,7 +535,7 @@ def weight_report(cfg: ModelConfig, arch: Architecture) -> WeightReport:
         expert_bytes,
         fmt,
         wdtype,
-        note,
+        details,
         checkpoint_bytes,
     )
 

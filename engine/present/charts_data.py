@@ -264,11 +264,7 @@ def weights_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
 def _bits_note(st: Study, lang: Lang) -> str:
     """How the checkpoint stores its weights, in ``lang``: the format's details as the software
     step words them, and what the weights report adds after them."""
-    fmt = st.engines[st.scenario.engine].software.checkpoint
-    note = st.weights.bits_note
-    if not note.startswith(fmt.detail):
-        return note
-    return "".join(say(d, lang) for d in fmt.details) + note.removeprefix(fmt.detail)
+    return "".join(say(d, lang) for d in st.weights.details)
 
 
 def fit_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
@@ -312,7 +308,7 @@ def fit_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
                 lang,
                 asked=f"{st.context_asked:,}",
                 limit=f"{st.limit.tokens:,}",
-                formula=st.limit.formula,
+                formula=say(st.limit.why, lang),
             ),
             t("shown.context_help", lang, limit=f"{st.limit.tokens:,}"),
         ),

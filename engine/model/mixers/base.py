@@ -24,7 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
-from engine.decision import Code, Decision
+from engine import errors as E
+from engine.decision import Code, Decision, Name
 from engine.errors import InputError
 from engine.kv.specs import CacheSpec
 from engine.model.config import ModelConfig, model_defaults
@@ -135,7 +136,11 @@ class CacheContext:
     def divides(self, n: int, name: str) -> None:
         """A state split over TP needs a TP size that divides it (vLLM asserts the same)."""
         if n % self.tp:
-            raise InputError("tp", f"a TP size that divides {name} ({n}); got {self.tp}")
+            raise InputError(
+                "tp",
+                f"a TP size that divides {name} ({n}); got {self.tp}",
+                expects=E.TP_DIVIDES(what=Name(name), n=n, got=self.tp),
+            )
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ also index (DSA). vLLM 0.33.0 sizes it with ``tokens_per_state = ratio``."""
 
 from __future__ import annotations
 
+from engine import errors as E
 from engine.decision import Code
 from engine.errors import InputError
 from engine.kv.specs import CacheSpec, CompressedSpec, SlidingWindowSpec
@@ -27,7 +28,11 @@ def _ratios(cfg: ModelConfig) -> list[int]:
     ratios = cfg.compress_ratios or []
     n = cfg.num_hidden_layers
     if len(ratios) < n:
-        raise InputError("compress_ratios", f"one ratio per layer ({n}), got {len(ratios)}")
+        raise InputError(
+            "compress_ratios",
+            f"one ratio per layer ({n}), got {len(ratios)}",
+            expects=E.PER_LAYER(layers=n, got=len(ratios)),
+        )
     if not cfg.sliding_window:
         raise InputError("sliding_window", "a window size for DeepSeek-V4 compressed attention")
     return ratios[:n]
