@@ -219,6 +219,8 @@ def _context_fit(ctx: Ctx, room_max: int, overhead: int) -> None:
         return  # context-beyond-model says it, with a value that also fits
     if s.context is None and ctx.config_file:
         return  # the file may set the context
+    if s.context is None and ctx.arg(ctx.flag("context")) is not None:
+        return  # set to a value the linter cannot read (a shell variable, a bad value)
     asked = st.context_asked
     need = int(st.kv.bytes_per_request(asked, padded=True) * stage_share(st.config, st.layout.pp))
     largest = pick.context
