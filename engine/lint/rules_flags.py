@@ -237,6 +237,22 @@ def values(ctx: Ctx) -> None:
                 if edit.value
                 else C.CHOICE_FP4_NONE(value=Name(close[0]))
             )
+        plugin = rules.parser_plugin(ctx.engine, info.flag)
+        path = ctx.parsed.value(plugin) if plugin is not None else None
+        if info.choices_source == "registry" and plugin is not None and path:
+            ctx.add(
+                "parser-plugin-name",
+                C.PLUGIN_NAME(
+                    flag=Name(arg.written),
+                    value=Name(shown(arg.value)),
+                    engine=ctx.engine_name,
+                    plugin=Name(plugin),
+                    path=Name(shown(path, 40)),
+                ),
+                C.PLUGIN_NAME_FIX(value=Name(shown(arg.value))),
+                arg.written,
+            )
+            continue
         code = "bad-choice" if info.choices_enforced else "unknown-choice"
         ctx.add(
             code,
