@@ -84,6 +84,8 @@ VALUE_ON_SWITCH_FIX = Code("lint.value_on_switch.fix", "flag")
 DEPRECATED = Code("lint.deprecated_flag", "flag", "engine", "help_source")
 DEPRECATED_FIX = Code("lint.deprecated_flag.fix")
 BAD_CHOICE = Code("lint.bad_choice", "flag", "value", "engine", "choices")
+PLUGIN_NAME = Code("lint.parser_plugin_name", "flag", "value", "engine", "plugin", "path")
+PLUGIN_NAME_FIX = Code("lint.parser_plugin_name.fix", "value")
 BAD_CHOICE_MORE = Code("lint.bad_choice.more", "flag", "value", "engine", "choices", "total")
 UNKNOWN_CHOICE = Code("lint.unknown_choice", "flag", "value", "engine", "choices")
 UNKNOWN_CHOICE_MORE = Code(
@@ -161,11 +163,21 @@ CONTEXT_NOT_FIT_FIX = Code("lint.context_does_not_fit.fix", "words")
 DEFAULT_NOT_FIT = Code(
     "lint.context_default_does_not_fit", "flag", "context", "formula", "where", "numbers", "effect"
 )
+DEFAULT_NOT_FIT_STAND_IN = Code(
+    "lint.context_default_does_not_fit.stand_in",
+    "flag",
+    "context",
+    "formula",
+    "where",
+    "numbers",
+    "model",
+)
 DEFAULT_NOT_FIT_FIX = Code("lint.context_default_does_not_fit.fix", "words")
 BEYOND_FORCED = Code("lint.context_beyond_model_forced", "beyond", "override")
 BEYOND_FORCED_FIX = Code("lint.context_beyond_model_forced.fix", "words")
 BEYOND_FORCED_FIX_FITS = Code("lint.context_beyond_model_forced.fix.fits", "words", "fits")
 BEYOND_MODEL = Code("lint.context_beyond_model", "beyond")
+BEYOND_MODEL_STAND_IN = Code("lint.context_beyond_model.stand_in", "beyond", "model")
 BEYOND_MODEL_FIX = Code("lint.context_beyond_model.fix", "words")
 BEYOND_MODEL_FIX_FITS = Code("lint.context_beyond_model.fix.fits", "words", "fits")
 SLICED = Code("lint.moe_experts_sliced", "gpus", "experts")

@@ -114,6 +114,17 @@ class _Nvfp4(Strict):
     source: str = Field(min_length=1)
 
 
+class ParserPlugin(Strict):
+    parser: str  # the parser option
+    plugin: str  # the option that loads a file registering more names for it
+
+
+class ParserPlugins(Strict):
+    vllm: list[ParserPlugin]
+    sglang: list[ParserPlugin]
+    source: str = Field(min_length=1)
+
+
 class ParserNotNeeded(Strict):
     engine: Engine
     architecture: str
@@ -176,6 +187,7 @@ class LintRules(Strict):
     entrypoint_images: list[EntrypointImage]
     docker_run: DockerRun
     long_context_overrides: PerEngineName
+    parser_plugins: ParserPlugins
     nvfp4: _Nvfp4
     fp8_kv_backends: Fp8KvBackends
     parsers_not_needed: list[ParserNotNeeded]
@@ -192,6 +204,11 @@ class LintRules(Strict):
 
     def deprecated_use(self, engine: Engine, flag: str) -> Replacement | None:
         return next((r for r in self.deprecated_replacements[engine] if r.flag == flag), None)
+
+    def parser_plugin(self, engine: Engine, parser: str) -> str | None:
+        """The option that loads a plugin registering more names for ``parser``, or None."""
+        rows: list[ParserPlugin] = getattr(self.parser_plugins, engine)
+        return next((r.plugin for r in rows if r.parser == parser), None)
 
     def forces_reasoning(self, engine: Engine, parser: str) -> bool:
         """The reasoning parser files text without </think> as reasoning."""
@@ -238,6 +255,10 @@ def data_problems(rules: LintRules) -> list[str]:
                 problems.append(f"{engine}: renamed {r.written} -> {r.use} is not a flag")
             if r.written in _exact_table(engine):
                 problems.append(f"{engine}: {r.written} is still accepted")
+        for row in getattr(rules.parser_plugins, engine):
+            for flag in (row.parser, row.plugin):
+                if lookup_flag(engine, flag) is None:
+                    problems.append(f"{engine}: parser plugin option {flag} is not a flag")
         for rep in rules.deprecated_replacements[engine]:
             info = lookup_flag(engine, rep.flag)
             if info is None or not info.deprecated or lookup_flag(engine, rep.use) is None:

@@ -13,7 +13,7 @@ from engine.engines import adapter
 from engine.engines import other as other_engine
 from engine.lint import codes as C
 from engine.lint import rules_hardware
-from engine.lint.arguments import prefixed
+from engine.lint.arguments import Arg, prefixed
 from engine.lint.command_scenario import shown
 from engine.lint.findings import Edit
 from engine.lint.lint_context import Ctx
@@ -160,6 +160,16 @@ def _equivalent_edit(ctx: Ctx, index: int, use: str, value: str | None) -> Edit:
     return Edit("change", use, None, index)
 
 
+def unset_value(ctx: Ctx, arg: Arg) -> bool:
+    """The option's value is a shell variable the text does not set (``--max-model-len
+    $MAX_MODEL_LEN``): the shell fills it in before the engine sees it, so the value cannot be
+    checked here (the shell-variable note says so)."""
+    i = arg.index + (1 if arg.span == 2 else 0)
+    if i >= len(ctx.inv.args):
+        return False
+    return any(not v.resolvable or v.name not in ctx.reading for v in ctx.inv.args[i].variables)
+
+
 def values(ctx: Ctx) -> None:
     rules = lint_rules()
     for arg in ctx.parsed.args:
@@ -204,6 +214,8 @@ def values(ctx: Ctx) -> None:
             )
         if info.choices is None or arg.value is None or "." in arg.written:
             continue
+        if unset_value(ctx, arg):
+            continue  # the shell fills it in; the shell-variable note says it was not checked
         choices = [str(c) for c in info.choices]
         if arg.value in choices:
             continue
@@ -225,6 +237,22 @@ def values(ctx: Ctx) -> None:
                 if edit.value
                 else C.CHOICE_FP4_NONE(value=Name(close[0]))
             )
+        plugin = rules.parser_plugin(ctx.engine, info.flag)
+        path = ctx.parsed.value(plugin) if plugin is not None else None
+        if info.choices_source == "registry" and plugin is not None and path:
+            ctx.add(
+                "parser-plugin-name",
+                C.PLUGIN_NAME(
+                    flag=Name(arg.written),
+                    value=Name(shown(arg.value)),
+                    engine=ctx.engine_name,
+                    plugin=Name(plugin),
+                    path=Name(shown(path, 40)),
+                ),
+                C.PLUGIN_NAME_FIX(value=Name(shown(arg.value))),
+                arg.written,
+            )
+            continue
         code = "bad-choice" if info.choices_enforced else "unknown-choice"
         ctx.add(
             code,
@@ -246,6 +274,8 @@ def values(ctx: Ctx) -> None:
         )
     for problem in ctx.problems:
         arg = problem.arg
+        if unset_value(ctx, arg):
+            continue
         ctx.add(
             "bad-value",
             C.BAD_VALUE(

@@ -218,6 +218,8 @@ def _context_fit(ctx: Ctx, room_max: int, overhead: int) -> None:
         return  # context-beyond-model says it, with a value that also fits
     if s.context is None and ctx.config_file:
         return  # the file may set the context
+    if s.context is None and ctx.arg(ctx.flag("context")) is not None:
+        return  # set to a value the linter cannot read (a shell variable, a bad value)
     asked = st.context_asked
     need = int(st.kv.bytes_per_request(asked, padded=True) * stage_share(st.config, st.layout.pp))
     largest = pick.context
@@ -258,6 +260,25 @@ def _context_fit(ctx: Ctx, room_max: int, overhead: int) -> None:
             C.CONTEXT_NOT_FIT_FIX(words=Name(f"{flag} {largest}")),
             flag,
             (ctx.set_value("context", str(largest)),),
+        )
+    elif not ctx.choice.own:
+        # The engine takes the limit from the checkpoint's own config.json, which a stand-in of
+        # its family does not have (GLM-5.2 serves 1M tokens where GLM-5 says 202,752): say it,
+        # as the stand-in's numbers, without claiming what the engine does.
+        ctx.add(
+            "context-default-does-not-fit",
+            C.DEFAULT_NOT_FIT_STAND_IN(
+                flag=Name(flag),
+                context=Tokens(asked),
+                formula=Name(st.limit.formula),
+                where=where,
+                numbers=numbers,
+                model=Name(st.model.name),
+            ),
+            C.DEFAULT_NOT_FIT_FIX(words=fits),
+            None,
+            (ctx.set_value("context", str(largest)),),
+            severity="info",
         )
     else:
         ctx.add(
@@ -313,14 +334,18 @@ def context_limit(ctx: Ctx) -> None:
             (ctx.set_value("context", str(target)),),
         )
         return
+    own = ctx.choice.own
     ctx.add(
         "context-beyond-model",
-        C.BEYOND_MODEL(beyond=beyond),
+        C.BEYOND_MODEL(beyond=beyond)
+        if own
+        else C.BEYOND_MODEL_STAND_IN(beyond=beyond, model=Name(st.model.name)),
         C.BEYOND_MODEL_FIX_FITS(words=words, fits=Tokens(target))
         if capped
         else C.BEYOND_MODEL_FIX(words=words),
         flag,
         (ctx.set_value("context", str(target)),),
+        severity=None if own else "info",  # the limit is the stand-in's, not the checkpoint's
     )
 
 
