@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.engines import adapter
@@ -416,4 +416,66 @@ def estimate(
         gpus=split.gpus * replicas,
         measured=rates.measured,
         formula=speed_formula,
+    )
+
+
+def spread(
+    inp: PerfInputs,
+    split: Split,
+    replicas: int,
+    requests: int,
+    isl: int,
+    osl: int,
+    speculative: Speculative | None = None,
+    *,
+    gpus_per_node: int | None = None,
+    calibration: Calibration | None = None,
+) -> Speed:
+    """The speed of ``replicas`` copies serving ``requests`` at once between them, spread as
+    requests spread: requests mod replicas copies run ceil(requests / replicas), the others
+    floor(requests / replicas), and a copy with none is idle. Tokens/s is every copy's output
+    (per GPU: over all the copies' GPUs, idle ones included); TTFT and TPOT are the means over
+    the requests, as a benchmark of that load reports them, and tokens/s per user is 1 / TPOT.
+    The phases, bounds and formulas under them are the busier copies'."""
+    if replicas < 1 or requests < 1:
+        raise InputError("replicas" if replicas < 1 else "requests", "a positive integer")
+    q, busier = divmod(requests, replicas)
+    kw: dict[str, Any] = {"gpus_per_node": gpus_per_node, "calibration": calibration}
+    if not busier:
+        return estimate(inp, split, replicas, q, isl, osl, speculative, **kw)
+    hi = estimate(inp, split, 1, q + 1, isl, osl, speculative, **kw)
+    lo = estimate(inp, split, 1, q, isl, osl, speculative, **kw) if q else None
+    rest = replicas - busier
+    lo_tps = lo.output_tokens_per_s if lo else 0.0
+    total_tps = busier * hi.output_tokens_per_s + rest * lo_tps
+    gpus = split.gpus * replicas
+
+    def mean(hi_v: float, lo_v: float) -> tuple[float, str]:
+        value = (busier * (q + 1) * hi_v + rest * q * lo_v) / requests
+        return value, (
+            f"({busier * (q + 1)} × {hi_v:.4g} ms + {rest * q} × {lo_v:.4g} ms) / {requests}"
+            f" = {value:.4g} ms"
+        )
+
+    ttft, ttft_text = mean(hi.ttft_ms, lo.ttft_ms if lo else 0.0)
+    tpot, tpot_text = mean(hi.tpot_ms, lo.tpot_ms if lo else 0.0)
+    per_gpu = total_tps / gpus
+    formula = replace(
+        hi.formula,
+        ttft=f"{ttft_text} ; {hi.formula.ttft}",
+        tpot=f"{tpot_text} ; {hi.formula.tpot}",
+        per_gpu=(
+            f"({busier} × {hi.output_tokens_per_s:.4g} /s + {rest} × {lo_tps:.4g} /s)"
+            f" / ({replicas} × {split.gpus}) = {per_gpu:.4g} /s ; {hi.formula.per_gpu}"
+        ),
+    )
+    return replace(
+        hi,
+        ttft_ms=ttft,
+        tpot_ms=tpot,
+        output_tokens_per_s_per_user=1000.0 / tpot,
+        output_tokens_per_s_per_gpu=per_gpu,
+        output_tokens_per_s=total_tps,
+        gpus=gpus,
+        formula=formula,
     )
