@@ -266,6 +266,7 @@ def estimate(
     factors: Factors | None = None,
     prompts_per_client: float | None = None,
     engine_version: str | None = None,
+    runs_as: str | None = None,
 ) -> Speed:
     """The speed of ``replicas`` copies cut as ``split``, each serving ``concurrency`` requests
     of ``isl`` input and ``osl`` output tokens. ``gpus_per_node``: where collectives leave
@@ -276,7 +277,10 @@ def estimate(
     other fitted factors than ``data/perf.yaml``'s (the fit script's trials);
     ``prompts_per_client``: requests each client sends in the benchmark TTFT is measured by
     (None: data/perf.yaml's convention; 1: one wave, every prompt at once); ``engine_version``:
-    the engine's version when not the pinned one (how it runs a prefill depends on it)."""
+    the engine's version when not the pinned one (how it runs a prefill depends on it);
+    ``runs_as``: the engine whose way of running a prefill (``data/perf.yaml`` engines) applies
+    when it is not the adapter's (the accuracy bench's TensorRT-LLM rows, run through the vLLM
+    adapter)."""
     for name, value in (("replicas", replicas), ("concurrency", concurrency), ("isl", isl)):
         if value < 1:
             raise InputError(name, f"a positive integer, got {value}")
@@ -336,8 +340,8 @@ def estimate(
     # work with the GPU's (vLLM's async scheduling, SGLang's overlap schedule), so it is latency,
     # not GPU time (aiconfigurator adds it the same way, per request, to TTFT only)
     mode = prefill_mode(
-        inp.engine, engine_version, amd=inp.gpu.vendor == "amd", dp_attention=split.dp > 1,
-        pipeline=split.pp > 1,
+        runs_as or inp.engine, engine_version, amd=inp.gpu.vendor == "amd",
+        dp_attention=split.dp > 1, pipeline=split.pp > 1,
     )  # fmt: skip
     per_layer = prefill_layer_seconds(f, mode)
     dispatch = shape.layers * per_layer * max(1, math.ceil(isl / budget))
