@@ -71,6 +71,26 @@ def table(used: list[Case]) -> list[tuple[str, dict[str, list[float]]]]:
     return [(name, _errors(rows)) for name, rows in groups]
 
 
+LOADS = ((1, 8, "1-8"), (9, 64, "9-64"), (65, 10**9, ">64"))
+
+
+def ttft_bias(used: list[Case]) -> list[tuple[str, list[str]]]:
+    """The median of predicted / measured TTFT - 1 (its sign: over or under) per engine, by
+    concurrency: where the TTFT error comes from."""
+    out = []
+    for engine in sorted({c.engine for c in used}):
+        cells = []
+        for lo, hi, _ in LOADS:
+            ratios = [
+                predict(c).ttft_ms / c.ttft_ms - 1
+                for c in used
+                if c.engine == engine and lo <= c.concurrency <= hi and c.ttft_ms
+            ]
+            cells.append(f"{statistics.median(ratios):+7.0%} {len(ratios):>3}" if ratios else "-")
+        out.append((engine, cells))
+    return out
+
+
 PERF_YAML = DATA_DIR / "perf.yaml"
 OUT_OF_SAMPLE = ("leave_one_model_out", "leave_one_gpu_out", "leave_one_source_out")
 
@@ -138,6 +158,10 @@ def main(argv: list[str] | None = None) -> int:
         f"tokens/s per GPU: {len(used) - derived} rows state it, {derived} derived from the row's "
         "own TTFT and TPOT (concurrency x OSL / (TTFT + (OSL - 1) x TPOT) / GPUs)"
     )
+    print("\nTTFT predicted / measured - 1, median (n), by concurrency")
+    print(f"{'':<10}" + "".join(f"{label:>13}" for _, _, label in LOADS))
+    for engine, signs in ttft_bias(used):
+        print(f"{engine:<10}" + "".join(f"{sign:>13}" for sign in signs))
     oos = out_of_sample()
     if args.file == MEASURED and oos:
         print("\nout of sample (data/perf.yaml fit, by tools/fit_perf.py): median |error|")
