@@ -36,6 +36,14 @@ def test_the_bench_prints_every_source_the_checks_and_the_skipped_rows(
     assert "duplicate: the same conditions and measurements" in out
     assert "leave one source out" in out and "leave one gpu out" in out
     assert "output tokens/s measured on its own" in out
+    # how the TensorRT-LLM rows are treated, and the fitted engines' rows on their own
+    assert "8 rows of another engine (trtllm)" in out and "never fitted" in out
+    assert "The vLLM and SGLang rows alone (79)" in out
+    # where the TTFT error comes from: its sign per engine and load
+    assert "TTFT predicted / measured - 1, median (n), by concurrency" in out
+    bias = dict(bench_perf.ttft_bias(cases(load_rows())[0]))
+    assert set(bias) == {"vllm", "sglang", "trtllm"}
+    assert [cell.split()[-1] for cell in bias["vllm"]] == ["23", "20", "8"]  # rows per band
 
 
 def test_median_errors_of_the_fitted_engines_meet_the_targets() -> None:

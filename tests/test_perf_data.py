@@ -63,11 +63,14 @@ def test_the_fit_recorded_its_errors_and_its_leave_out_checks() -> None:
 
 def test_each_engine_says_how_it_runs_a_prefill_with_its_code_as_source() -> None:
     engines = perf_facts().engines
-    assert set(engines) == {"vllm", "sglang"}
+    assert set(engines) == {"vllm", "sglang", "trtllm"}
     for run in engines.values():
         assert run.source and run.prefill in ("compiled", "eager")
     assert engines["sglang"].eager_before == "0.5.10"
     assert "server_args" in engines["sglang"].source
+    # TensorRT-LLM (the bench's rows only): piecewise CUDA graphs for the context are opt-in
+    assert engines["trtllm"].prefill == "eager"
+    assert "torch_compile_config" in engines["trtllm"].source
 
 
 def test_the_measured_rows_are_the_shared_files_and_map_to_bundled_configs() -> None:

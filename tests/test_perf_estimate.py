@@ -420,3 +420,10 @@ def test_prefill_dispatch_is_first_token_latency_set_by_how_the_engine_runs_pref
     ]  # fmt: skip
     assert many[0].tpot_ms == pytest.approx(many[1].tpot_ms, rel=1e-3)
     assert many[0].ttft_ms > many[1].ttft_ms
+    # a TensorRT-LLM run through the vLLM adapter prefills as TensorRT-LLM does (eagerly):
+    # the same GPU work, its first token 32 × (4 − 1) ms later than vLLM's
+    vllm = inputs("meta-llama/Meta-Llama-3.1-8B", "H100 SXM")
+    as_vllm = estimate(vllm, Split(1), 1, 1, 1024, 256, factors=f)
+    as_trt = estimate(vllm, Split(1), 1, 1, 1024, 256, factors=f, runs_as="trtllm")
+    assert as_trt.ttft_ms - as_vllm.ttft_ms == pytest.approx(32 * 3e-3 * 1e3)
+    assert as_trt.prefill.seconds == as_vllm.prefill.seconds

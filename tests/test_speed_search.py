@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
+from engine.perf import estimate
 from engine.scenario import from_query
 from tests.study_util import run
 
@@ -114,3 +115,41 @@ def _run(args: list[str]) -> str:
     with contextlib.redirect_stdout(out):
         assert main(args) == 0
     return out.getvalue()
+
+
+def test_below_one_request_per_copy_the_idle_copies_count_in_the_layouts_speed() -> None:
+    # 2 copies of TP 4 on 8 H100s and 1 user: one copy runs it, the other is idle, so the 8
+    # GPUs give one copy's output (not two copies' at one request each); the user is as fast
+    # as one request alone on one copy
+    st = run("meta-llama/Meta-Llama-3.1-8B", gpu="H100", gpus_per_node=8, users=1,
+             context=8192, tp=4, replicas=2)  # fmt: skip
+    sp = st.fit.speed
+    inp = st.search_inputs
+    assert sp is not None and inp is not None and st.layout.replicas == 2
+    isl, osl = st.scenario.workload(st.context)
+    one = estimate(inp, st.layout.split, 1, 1, isl, osl, gpus_per_node=8)
+    assert sp.output_tokens_per_s == pytest.approx(one.output_tokens_per_s)
+    assert sp.output_tokens_per_s_per_gpu == pytest.approx(one.output_tokens_per_s / 8)
+    assert (sp.tpot_ms, sp.ttft_ms) == pytest.approx((one.tpot_ms, one.ttft_ms))
+    assert sp.gpus == 8
+
+
+def test_where_the_users_do_not_divide_one_copy_runs_more() -> None:
+    # 3 users on 2 copies: one copy runs 2, the other 1. Output = both copies' output; TTFT
+    # and TPOT = the mean over the 3 requests: (2 x the busier copy's + 1 x the other's) / 3
+    st = run("meta-llama/Meta-Llama-3.1-8B", gpu="H100", gpus_per_node=8, users=3,
+             context=8192, tp=4, replicas=2)  # fmt: skip
+    sp = st.fit.speed
+    inp = st.search_inputs
+    assert sp is not None and inp is not None and st.layout.replicas == 2
+    isl, osl = st.scenario.workload(st.context)
+    one = estimate(inp, st.layout.split, 1, 1, isl, osl, gpus_per_node=8)
+    two = estimate(inp, st.layout.split, 1, 2, isl, osl, gpus_per_node=8)
+    both = two.output_tokens_per_s + one.output_tokens_per_s
+    assert sp.output_tokens_per_s == pytest.approx(both)
+    assert sp.output_tokens_per_s_per_gpu == pytest.approx(both / 8)
+    assert sp.tpot_ms == pytest.approx((2 * two.tpot_ms + one.tpot_ms) / 3)
+    assert sp.ttft_ms == pytest.approx((2 * two.ttft_ms + one.ttft_ms) / 3)
+    assert sp.output_tokens_per_s_per_user == pytest.approx(1000 / sp.tpot_ms)
+    # the old reading, every copy at ceil(3 / 2) = 2, overstated the output by a third
+    assert 2 * two.output_tokens_per_s > 1.2 * sp.output_tokens_per_s

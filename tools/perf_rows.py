@@ -8,7 +8,10 @@ model this harness maps to a bundled config. Harness plumbing, not engine rules:
 * the model a row names maps to a bundled config (``MODELS``); a row stating another weight
   precision than the config's gets that precision as a ``quantization_config`` (NVFP4 via
   ModelOpt, FP8 per tensor or in 128 × 128 blocks, BF16 without one);
-* TensorRT-LLM rows run through the vLLM adapter (chunk budget and step cost), labelled so;
+* TensorRT-LLM rows run through the vLLM adapter (chunk budget and step cost), labelled so,
+  but prefill the way TensorRT-LLM itself runs one (``data/perf.yaml`` engines: eagerly, its
+  default: piecewise CUDA graphs for the context phase are opt-in there); they are benched,
+  never fitted (``runs_as``);
 * aiconfigurator's CSV counts EP inside ``tp_size`` for some SGLang runs (``tp_size`` 64 with
   moe_ep 8 for runs whose id says ``tp8_ep8``): a copy wider than one 8-GPU node with EP is
   read as TP = tp_size / EP on tp_size / EP GPUs;
@@ -40,7 +43,7 @@ from engine.launch.layout import evaluate
 from engine.model.config import ModelConfig
 from engine.model.loader import catalog_path, load_model
 from engine.perf import ModelInputs, Speed, estimate, model_inputs
-from engine.perf.factors import Factors
+from engine.perf.factors import Factors, perf_facts
 from engine.rules import DATA_DIR
 from engine.scenario import make_scenario
 
@@ -254,7 +257,14 @@ def predict(c: Case, factors: Factors | None = None) -> Speed:
     return estimate(
         inp, split, 1, c.concurrency, c.isl, c.osl, gpus_per_node=NODE_GPUS, factors=factors,
         prompts_per_client=c.prompts_per_client, engine_version=c.engine_version,
+        runs_as=runs_as(c.engine, c.adapter),
     )  # fmt: skip
+
+
+def runs_as(engine: str, adapter: Engine) -> str | None:
+    """The engine whose way of running a prefill applies to a row run through ``adapter``:
+    its own where data/perf.yaml says how it runs one (TensorRT-LLM), else the adapter's."""
+    return engine if engine != adapter and engine in perf_facts().engines else None
 
 
 def rel_error(predicted: float, measured: float | None) -> float | None:
@@ -372,6 +382,6 @@ def predict_burst(b: Burst, factors: Factors | None = None) -> float | None:
     s = estimate(
         inp, Split(b.tp, b.dp, 1, b.ep), 1, b.prompts, b.isl, b.osl, gpus_per_node=NODE_GPUS,
         max_running=running, factors=factors, prompts_per_client=1,
-        engine_version=b.engine_version,
+        engine_version=b.engine_version, runs_as=runs_as(b.engine, b.adapter),
     )  # fmt: skip
     return s.output_tokens_per_s

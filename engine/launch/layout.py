@@ -41,7 +41,7 @@ from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict
 from engine.model.weights import is_gated
-from engine.perf import Speed, estimate
+from engine.perf import Speed, spread
 from engine.scenario import Scenario
 
 
@@ -353,19 +353,20 @@ def _speed(
     context: int,
     concurrent: int,
 ) -> Speed | None:
-    """The layout's speed with ``concurrent`` requests spread over its copies, each of the
-    workload's input and output tokens at this context."""
+    """The layout's speed with ``concurrent`` requests spread over its copies as they spread
+    (``engine.perf.spread``: below one request per copy, or where they do not divide, some
+    copies run fewer or are idle), each of the workload's input and output tokens at this
+    context."""
     if concurrent < 1:
         return None
-    per_copy = math.ceil(concurrent / replicas)
     isl, osl = scenario.workload(context)
     perf_in = inp if chunk == inp.chunk_tokens else replace(inp, chunk_tokens=chunk)
     try:
-        return estimate(
+        return spread(
             perf_in,
             s,
             replicas,
-            per_copy,
+            concurrent,
             isl,
             osl,
             inp.speculative,

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.engines import adapter
@@ -266,6 +266,7 @@ def estimate(
     factors: Factors | None = None,
     prompts_per_client: float | None = None,
     engine_version: str | None = None,
+    runs_as: str | None = None,
 ) -> Speed:
     """The speed of ``replicas`` copies cut as ``split``, each serving ``concurrency`` requests
     of ``isl`` input and ``osl`` output tokens. ``gpus_per_node``: where collectives leave
@@ -276,7 +277,10 @@ def estimate(
     other fitted factors than ``data/perf.yaml``'s (the fit script's trials);
     ``prompts_per_client``: requests each client sends in the benchmark TTFT is measured by
     (None: data/perf.yaml's convention; 1: one wave, every prompt at once); ``engine_version``:
-    the engine's version when not the pinned one (how it runs a prefill depends on it)."""
+    the engine's version when not the pinned one (how it runs a prefill depends on it);
+    ``runs_as``: the engine whose way of running a prefill (``data/perf.yaml`` engines) applies
+    when it is not the adapter's (the accuracy bench's TensorRT-LLM rows, run through the vLLM
+    adapter)."""
     for name, value in (("replicas", replicas), ("concurrency", concurrency), ("isl", isl)):
         if value < 1:
             raise InputError(name, f"a positive integer, got {value}")
@@ -336,8 +340,8 @@ def estimate(
     # work with the GPU's (vLLM's async scheduling, SGLang's overlap schedule), so it is latency,
     # not GPU time (aiconfigurator adds it the same way, per request, to TTFT only)
     mode = prefill_mode(
-        inp.engine, engine_version, amd=inp.gpu.vendor == "amd", dp_attention=split.dp > 1,
-        pipeline=split.pp > 1,
+        runs_as or inp.engine, engine_version, amd=inp.gpu.vendor == "amd",
+        dp_attention=split.dp > 1, pipeline=split.pp > 1,
     )  # fmt: skip
     per_layer = prefill_layer_seconds(f, mode)
     dispatch = shape.layers * per_layer * max(1, math.ceil(isl / budget))
@@ -416,4 +420,66 @@ def estimate(
         gpus=split.gpus * replicas,
         measured=rates.measured,
         formula=speed_formula,
+    )
+
+
+def spread(
+    inp: PerfInputs,
+    split: Split,
+    replicas: int,
+    requests: int,
+    isl: int,
+    osl: int,
+    speculative: Speculative | None = None,
+    *,
+    gpus_per_node: int | None = None,
+    calibration: Calibration | None = None,
+) -> Speed:
+    """The speed of ``replicas`` copies serving ``requests`` at once between them, spread as
+    requests spread: requests mod replicas copies run ceil(requests / replicas), the others
+    floor(requests / replicas), and a copy with none is idle. Tokens/s is every copy's output
+    (per GPU: over all the copies' GPUs, idle ones included); TTFT and TPOT are the means over
+    the requests, as a benchmark of that load reports them, and tokens/s per user is 1 / TPOT.
+    The phases, bounds and formulas under them are the busier copies'."""
+    if replicas < 1 or requests < 1:
+        raise InputError("replicas" if replicas < 1 else "requests", "a positive integer")
+    q, busier = divmod(requests, replicas)
+    kw: dict[str, Any] = {"gpus_per_node": gpus_per_node, "calibration": calibration}
+    if not busier:
+        return estimate(inp, split, replicas, q, isl, osl, speculative, **kw)
+    hi = estimate(inp, split, 1, q + 1, isl, osl, speculative, **kw)
+    lo = estimate(inp, split, 1, q, isl, osl, speculative, **kw) if q else None
+    rest = replicas - busier
+    lo_tps = lo.output_tokens_per_s if lo else 0.0
+    total_tps = busier * hi.output_tokens_per_s + rest * lo_tps
+    gpus = split.gpus * replicas
+
+    def mean(hi_v: float, lo_v: float) -> tuple[float, str]:
+        value = (busier * (q + 1) * hi_v + rest * q * lo_v) / requests
+        return value, (
+            f"({busier * (q + 1)} × {hi_v:.4g} ms + {rest * q} × {lo_v:.4g} ms) / {requests}"
+            f" = {value:.4g} ms"
+        )
+
+    ttft, ttft_text = mean(hi.ttft_ms, lo.ttft_ms if lo else 0.0)
+    tpot, tpot_text = mean(hi.tpot_ms, lo.tpot_ms if lo else 0.0)
+    per_gpu = total_tps / gpus
+    formula = replace(
+        hi.formula,
+        ttft=f"{ttft_text} ; {hi.formula.ttft}",
+        tpot=f"{tpot_text} ; {hi.formula.tpot}",
+        per_gpu=(
+            f"({busier} × {hi.output_tokens_per_s:.4g} /s + {rest} × {lo_tps:.4g} /s)"
+            f" / ({replicas} × {split.gpus}) = {per_gpu:.4g} /s ; {hi.formula.per_gpu}"
+        ),
+    )
+    return replace(
+        hi,
+        ttft_ms=ttft,
+        tpot_ms=tpot,
+        output_tokens_per_s_per_user=1000.0 / tpot,
+        output_tokens_per_s_per_gpu=per_gpu,
+        output_tokens_per_s=total_tps,
+        gpus=gpus,
+        formula=formula,
     )
