@@ -20,7 +20,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import Field
 
-from engine.decision import Decision
+from engine import errors as E
+from engine.decision import Decision, Name
 from engine.engines.adapter_data import EngineFacts, adapter_facts
 from engine.engines.cli_table import FlagInfo, Registries, load_flag_table, read_json, table_path
 from engine.engines.kvstore import KvDtype
@@ -391,5 +392,9 @@ class EngineAdapter(ABC):
 
 def check_engine(engine: str) -> Engine:
     if engine not in ENGINES:
-        raise InputError("engine", f"one of {', '.join(ENGINES)}")
+        raise InputError(
+            "engine",
+            f"one of {', '.join(ENGINES)}",
+            expects=E.ONE_OF(choices=tuple(Name(e) for e in ENGINES)),
+        )
     return engine
