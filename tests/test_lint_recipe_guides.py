@@ -91,20 +91,10 @@ EXCLUDED: dict[str, tuple[set[str], str]] = {
 
 # id -> (the codes, why): findings that come from the project's data, not from the recipe. Each
 # goes when its data is corrected (then this test fails and the entry moves to CLEAN).
-DATA_GAPS: dict[str, tuple[set[str], str]] = {
-    entry_id: (
-        {"context-default-does-not-fit"},
-        "the bundled MiniMax-M3 config (aiconfigurator's copy, data/models/SOURCES.md) says "
-        "max_position_embeddings 1,048,576; the recipe says the real config.json has 524,288 "
-        "(models/MiniMaxAI/MiniMax-M3.yaml: 'config.max_position_embeddings is 524288; MiniMax "
-        "officially advertises 1M via RoPE scaling', and its 1M command needs "
-        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 with a yarn factor 2 override). At TP 8 a token takes "
-        "60 layers x 1 KV head x 128 x 2 x 2 B + 57 sparse layers x 128-dim index key x 2 B = "
-        "45,312 B per GPU: 22.1 GiB for 524,288 tokens against 29.9 GiB left after 99.3 GiB of "
-        "weights, so one request at the real default fits (44.2 GiB at 1,048,576 does not)",
-    )
-    for entry_id in ("recipe-guide-minimax-m3-1-h200", "recipe-guide-minimax-m3-2-h200")
-}
+# Where our data, not the recipe, made a command fail; each entry names its source and the test
+# below fails once the data is corrected. MiniMax-M3's max_position_embeddings was one (the
+# bundled copy said 1,048,576 where config.json says 524,288: corrected, data/models/SOURCES.md).
+DATA_GAPS: dict[str, tuple[set[str], str]] = {}
 
 
 @cache
