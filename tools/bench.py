@@ -128,10 +128,13 @@ def bench_study(repeats: int = 20) -> list[tuple[str, float, float | None]]:
     for name in catalog_names():
         sc = make_scenario(model=name)
         study_mod.study(sc)  # load the config once; then time the study itself
-        study_mod.forget(sc)
-        t0 = time.perf_counter()
-        study_mod.study(sc)
-        per_config.append((time.perf_counter() - t0) * 1000)
+        runs = []
+        for _ in range(3):  # the median of three: one pass can meet a garbage collection
+            study_mod.forget(sc)
+            t0 = time.perf_counter()
+            study_mod.study(sc)
+            runs.append((time.perf_counter() - t0) * 1000)
+        per_config.append(statistics.median(runs))
     return [
         ("study() cold, DeepSeek-V3 on 8 x H200 (median)", statistics.median(cold_ms),
          STUDY_COLD_TARGET_MS),
@@ -140,7 +143,8 @@ def bench_study(repeats: int = 20) -> list[tuple[str, float, float | None]]:
         ("study() first call in a fresh process", float(first), None),
         (f"study() cold, each of {len(per_config)} bundled configs (median)",
          statistics.median(per_config), STUDY_COLD_TARGET_MS),
-        ("study() cold, the slowest bundled config", max(per_config), STUDY_COLD_TARGET_MS),
+        ("study() cold, the slowest bundled config (median of 3)", max(per_config),
+         STUDY_COLD_TARGET_MS),
         ("study() cached (median of 1,000)", statistics.median(cached_ms), STUDY_CACHED_TARGET_MS),
     ]  # fmt: skip
 
