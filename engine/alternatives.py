@@ -23,12 +23,10 @@ import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
-from pydantic import Field
-
 from engine.decision import Code, Decision, Name, Percent, Source, Tokens
+from engine.engines.memory import RaisedFraction, memory_rules
 from engine.errors import InputError
 from engine.launch.candidate import Layout
 from engine.launch.layout import largest_context, stage_share
@@ -38,27 +36,12 @@ from engine.model import store
 from engine.model.config import normalize
 from engine.model.formats import raw_in_format
 from engine.model.loader import LoadedModel
-from engine.rules import Strict, load_data
 from engine.scenario import MAX_GPUS_PER_NODE, MAX_NODES, Scenario, to_query
 from engine.study import Study, study
 
 
-class SourcedFraction(Strict):
-    value: float = Field(gt=0, le=1)
-    source: str
-
-
-class RaisedFraction(Strict):
-    """``data/memory.yaml`` ``raised_fraction``: the highest memory fraction the official
-    commands run at, per engine."""
-
-    vllm: SourcedFraction
-    sglang: SourcedFraction
-
-
-@cache
 def raised_fraction() -> RaisedFraction:
-    return load_data(RaisedFraction, "memory.yaml", "raised_fraction")
+    return memory_rules().raised_fraction
 
 
 SEQS = Code("alt.seqs")

@@ -41,7 +41,10 @@ def _v3_two_h100_nodes(users: int = 256) -> Study:
     )
 
 
-@pytest.mark.parametrize("users", [200, 256])
+# The cookbook's DP-attention 16 + EP holds 240 users at 16K here (the fraction pinned at the
+# decode batch per rank, each rank's prefill chunk its share of the budget); at 256 users DP 16
+# without EP, which keeps no DeepEP buffers, holds all 256 and the search ranks that first.
+@pytest.mark.parametrize("users", [200, 240])
 def test_deepseek_v3_on_2x8_h100_with_sglang_runs_dp_attention_16_with_ep(users: int) -> None:
     st = _v3_two_h100_nodes(users)
     s = st.layout.split
@@ -256,3 +259,27 @@ def test_the_plan_json_keeps_its_keys_and_adds_the_codes() -> None:
         assert {"flag", "reason", "code"} <= set(x)
     for e in out["env"]:
         assert {"name", "value", "reason", "code"} <= set(e)
+
+
+def test_a_pinned_dp_attention_fraction_reserves_each_ranks_share_of_the_prefill_chunk() -> None:
+    """SGLang divides --chunked-prefill-size by the DP size under DP-attention, so a rank's
+    activations are those of chunk // dp tokens: the fraction the plan pins reserves those
+    (16,384 over 16 ranks: the 2,048-token floor, as for any chunk of 2,048 or less), and it
+    stays within the 0.9 the official commands run at."""
+    from engine.engines.memory import Split
+    from engine.hardware.gpus import lookup_gpu
+
+    sg = adapter("sglang")
+    gpu = lookup_gpu("H100")
+    split = Split(1, 16)
+    big, _ = sg.default_fraction(gpu, split, chunk_tokens=16384, mla=True, vision=None,
+                                 decode_graph_bs=16)  # fmt: skip
+    small, _ = sg.default_fraction(gpu, split, chunk_tokens=2048, mla=True, vision=None,
+                                   decode_graph_bs=16)  # fmt: skip
+    assert big == small <= 0.9
+    unpinned, _ = sg.default_fraction(gpu, split, chunk_tokens=16384, mla=True, vision=None)
+    assert unpinned < big  # SGLang's own default reserves the whole budget
+    h200 = lookup_gpu("H200")
+    capped, why = sg.default_fraction(h200, Split(1, 8), chunk_tokens=8192, mla=True,
+                                      vision=None, decode_graph_bs=8)  # fmt: skip
+    assert capped == 0.9 and why.code == "memory.fraction.sglang_capped"

@@ -101,9 +101,23 @@ class _SglangStatic(Loose):
     vlm_adjust: _VlmAdjust
 
 
+class SourcedFraction(Loose):
+    value: float = Field(gt=0, le=1)
+    source: str
+
+
+class RaisedFraction(Loose):
+    """``raised_fraction``: the highest memory fraction the official commands run at, per
+    engine (an alternative may offer it; a fraction the plan pins never exceeds it)."""
+
+    vllm: SourcedFraction
+    sglang: SourcedFraction
+
+
 class MemoryRules(Loose):
     vllm_kv_pool: _VllmKvPool
     sglang_static_memory: _SglangStatic
+    raised_fraction: RaisedFraction
 
 
 @cache

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.decision import Code, Decimal, Decision, Name, Source
+from engine.decision import Code, Decimal, Decision, Name, Percent, Source
 from engine.engines.adapter_data import adapter_facts
 from engine.engines.base import EngineAdapter, FlagChoice, Setting
 from engine.engines.cli_table import FlagInfo, Registries
@@ -53,6 +53,7 @@ KV_HOPPER_CELL = Code("kv.dtype.sglang_hopper_cell", "bytes")
 # SGLang's own --mem-fraction-static (memory_hook.py), with its numbers plugged in.
 FRACTION_FORMULA = Code("memory.fraction.sglang", "reserved", "memory", "fraction")
 FRACTION_GRAPH_BS = Code("memory.fraction.sglang_graph_bs", "base", "bs")
+FRACTION_CAPPED = Code("memory.fraction.sglang_capped", "base", "fraction")
 FRACTION_DEEPEP = Code("memory.fraction.sglang_deepep", "base", "buffers")
 FRACTION_VISION = Code("memory.fraction.sglang_vision", "base", "scale", "factor", "fraction")
 FRACTION_OWN = Code("memory.fraction.sglang_own", "flag", "formula")
@@ -241,13 +242,20 @@ class SglangAdapter(EngineAdapter):
         handle_gpu_memory_settings, reserve_for_graph_mb), and the formula with the numbers
         plugged in. ``vision``: (layers, hidden) of an encoder that is loaded;
         ``decode_graph_bs``: a --cuda-graph-max-bs-decode the plan sets (None: the default)."""
-        rules = memory_rules().sglang_static_memory
+        rules_all = memory_rules()
+        rules = rules_all.sglang_static_memory
         c = rules.mem_fraction_static_default.constants_mb
         gpu_mem = device_memory(gpu) / (1 << 20)
         full_tp = split.tp * split.dp
         chunk_default, default_bs = self.capacity(gpu, full_tp)
         decode_bs = decode_graph_bs or default_bs
         chunk = chunk_tokens or chunk_default
+        if split.dp > 1 and decode_graph_bs is not None:
+            # the fraction the plan pins for DP-attention: each rank prefills chunk // dp tokens
+            # (server_args._handle_data_parallelism divides chunked_prefill_size by dp_size),
+            # so its activations are those of that chunk, not of the whole budget the
+            # engine's own default reserves for before the division
+            chunk = max(1, chunk // split.dp)
         activation = max(chunk, c.min_activation_tokens)
         graph = decode_bs * c.per_decode_graph_bs
         if split.dp > 1:
@@ -271,6 +279,11 @@ class SglangAdapter(EngineAdapter):
         )
         if decode_graph_bs is not None:
             formula = FRACTION_GRAPH_BS(base=formula, bs=decode_bs)
+            # a fraction the plan pins stays within what the official commands run at
+            top = rules_all.raised_fraction.sglang.value
+            if fraction > top:
+                fraction = top
+                formula = FRACTION_CAPPED(base=formula, fraction=Percent(top))
         if deepep:
             formula = FRACTION_DEEPEP(base=formula, buffers=Decimal(c.deepep_a2a, 0, mib))
         if vision is not None:
