@@ -4,6 +4,8 @@ bench reads are the shared file's, mapped to bundled configs."""
 
 from __future__ import annotations
 
+import pytest
+
 from engine.hardware.gpus import all_gpus, lookup_gpu
 from engine.perf.factors import acceptance, perf_facts
 from engine.rules import DATA_DIR
@@ -33,6 +35,38 @@ def test_fp8_on_a_gpu_without_fp8_tensor_cores_runs_at_the_bf16_rate() -> None:
     assert a100.dense_tensor_flops("fp8") == a100.dense_tensor_flops("bf16") == 312e12
     h100 = lookup_gpu("H100 SXM")
     assert h100.dense_tensor_flops("fp4") == h100.dense_tensor_flops("fp8") == 1978e12
+
+
+def test_the_tensor_rate_is_the_measured_matmul_ceiling_not_the_datasheet_peak() -> None:
+    # ml-engineering's MAMF table: H100 SXM 794.5 of 989 BF16 TFLOPS, 1402.6 of 1979 FP8;
+    # MI300X 668.4 of its 1300 BF16 (our catalog: 1307), no FP8 figure
+    h100, mi300x = lookup_gpu("H100 SXM"), lookup_gpu("MI300X")
+    assert h100.achievable_tensor_flops("bf16") == pytest.approx(794.5e12)
+    assert h100.achievable_tensor_flops("fp8") == pytest.approx(1402.6e12)
+    # no FP4 tensor cores: FP4 runs the FP8 path
+    assert h100.achievable_tensor_flops("fp4") == pytest.approx(1402.6e12)
+    # an unmeasured FP8 takes the GPU's measured BF16 share of its peak
+    assert mi300x.achievable_tensor_flops("fp8") == pytest.approx(2615e12 * 668.4 / 1307)
+    # a higher peak does not make the MI300X the faster matmul
+    assert mi300x.achievable_tensor_flops("bf16") < h100.achievable_tensor_flops("bf16")
+    for g in all_gpus():
+        for dtype in ("bf16", "fp8", "fp4"):
+            assert 0 < g.achievable_tensor_flops(dtype) <= g.dense_tensor_flops(dtype)
+        if g.matmul_bf16_tflops is not None:
+            assert "Maximum Achievable Matmul FLOPS" in g.matmul_source
+
+
+def test_an_unmeasured_gpu_takes_the_median_share_of_its_vendors_measured_gpus() -> None:
+    # NVIDIA's measured BF16 shares, each measurement once: A100 SXM 271.2 / 312, A100 PCIe
+    # 252.9 / 312, H100 SXM (= H200) 794.5 / 989, GH200 828.6 / 989, B200 1745 / 2250, B300
+    # 1769 / 2250, GB200 1822 / 2500; sorted, the fourth of seven is the H100's 794.5 / 989
+    h100_pcie = lookup_gpu("H100 PCIe")
+    assert h100_pcie.matmul_bf16_tflops is None
+    assert h100_pcie.matmul_share("bf16") == pytest.approx(794.5 / 989)
+    # a GPU without FP8 tensor cores runs FP8 GEMMs at its BF16 ceiling
+    a100 = lookup_gpu("A100 80GB")
+    assert a100.achievable_tensor_flops("fp8") == a100.achievable_tensor_flops("bf16")
+    assert a100.achievable_tensor_flops("bf16") == pytest.approx(271.2e12)
 
 
 def test_every_factor_and_acceptance_length_names_its_source() -> None:

@@ -66,11 +66,12 @@ PRIORS: dict[str, Prior] = {
         "correction based on observations')",
     ),
     "tensor_fraction": Prior(
-        0.6,
+        0.75,
         0.35,
-        "stas00/ml-engineering compute/accelerator 'Maximum Achievable Matmul FLOPS': the best "
-        "BF16 shape reaches 80.1 % of peak on H100 SXM (792.1 / 989), 60.1 % on MI300X; serving "
-        "GEMMs are smaller and 'around 50 % MFU is considered a win': 0.6 between them",
+        "stas00/ml-engineering compute/accelerator: the rate is a share of the GPU's Maximum "
+        "Achievable Matmul FLOPS (data/gpus.yaml matmul: the best shape's rate, 80.3 % of the "
+        "BF16 peak on H100 SXM); serving GEMMs are smaller than the best shape and 'around 50 % "
+        "MFU is considered a win' (0.62 of an H100's MAMF): 0.75 between them",
     ),
     "layer_seconds": Prior(
         3e-5,
@@ -120,7 +121,7 @@ PRIORS: dict[str, Prior] = {
 # name -> (lower, upper, why)
 BOUNDS: dict[str, tuple[float, float, str]] = {
     "hbm_fraction": (0.3, 1.0, "a share of the datasheet's bandwidth"),
-    "tensor_fraction": (0.1, 1.0, "a share of the datasheet's dense peak"),
+    "tensor_fraction": (0.1, 1.0, "a share of the GPU's measured matmul ceiling"),
     "layer_seconds": (1e-6, 2e-4, "at least one kernel launch, at most a graph-less layer"),
     "moe_layer_seconds": (1e-6, 5e-4, "as layer_seconds, for the MoE layer's extra kernels"),
     "prefill_layer_seconds": (1e-5, 5e-3, "host dispatch of one eager layer: 10 us to 5 ms"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import statistics
 import unicodedata
 from dataclasses import dataclass
 from functools import cache
@@ -67,6 +68,10 @@ class Gpu:
     network_source: str
     source: str
     note: str
+    # the measured Maximum Achievable Matmul FLOPS (data/gpus.yaml matmul); None: not measured
+    matmul_bf16_tflops: float | None = None
+    matmul_fp8_tflops: float | None = None
+    matmul_source: str = ""
 
     @property
     def interconnect_bytes_per_s(self) -> float:
@@ -91,6 +96,40 @@ class Gpu:
         if dtype in ("fp4", "fp8") and self.fp8_tflops is not None:
             return self.fp8_tflops * 1e12
         return self.bf16_tflops * 1e12
+
+    def gemm_dtype(self, dtype: str) -> str:
+        """The tensor cores a GEMM in ``dtype`` runs on here: the next wider dtype the GPU has
+        tensor cores for (as ``dense_tensor_flops`` reads the peak)."""
+        if dtype == "fp4" and self.fp4_tflops is not None:
+            return "fp4"
+        if dtype in ("fp4", "fp8") and self.fp8_tflops is not None:
+            return "fp8"
+        return "bf16"
+
+    def measured_matmul_share(self, dtype: str) -> float | None:
+        """The share of the dense peak a matmul in ``dtype`` reached at its best shape on this
+        GPU (the measured MAMF over the datasheet's peak), or None where it was not measured.
+        FP4, and FP8 where only BF16 was measured, take the nearest measured dtype's share."""
+        runs = self.gemm_dtype(dtype)
+        if runs != "bf16" and self.fp8_tflops is not None and self.matmul_fp8_tflops:
+            return self.matmul_fp8_tflops / self.fp8_tflops
+        if self.matmul_bf16_tflops:
+            return self.matmul_bf16_tflops / self.bf16_tflops
+        return None
+
+    def matmul_share(self, dtype: str) -> float:
+        """The share of the dense peak a matmul in ``dtype`` reaches at best on this GPU: its
+        own measurement, else the median of the measured GPUs of its vendor that run ``dtype``
+        on the same tensor cores (data/gpus.yaml matmul)."""
+        own = self.measured_matmul_share(dtype)
+        if own is not None:
+            return own
+        return _vendor_matmul_share(self.vendor, self.gemm_dtype(dtype))
+
+    def achievable_tensor_flops(self, dtype: str) -> float:
+        """The dense tensor FLOP/s a matmul in ``dtype`` reaches at its best shape: the peak
+        (``dense_tensor_flops``) × ``matmul_share``."""
+        return self.dense_tensor_flops(dtype) * self.matmul_share(dtype)
 
     @property
     def generation(self) -> str:
@@ -158,6 +197,7 @@ class _GpuRow(BaseModel):
     network_source: str = Field(min_length=1)
     source: str = Field(min_length=1)
     note: str = ""
+    matmul: _Matmul | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> _GpuRow:
@@ -175,7 +215,23 @@ class _GpuRow(BaseModel):
             raise ValueError(f"{self.key}: AMD rows have no CUDA compute capability")
         if self.scale_up is not None and self.scale_up.peer_gbps > self.interconnect_gbps:
             raise ValueError(f"{self.key}: one peer link is faster than the GPU's aggregate")
+        if self.matmul is not None:
+            if self.matmul.bf16_tflops > self.bf16_tflops:
+                raise ValueError(f"{self.key}: a measured BF16 matmul above the BF16 peak")
+            fp8 = self.matmul.fp8_tflops
+            if fp8 is not None and (self.fp8_tflops is None or fp8 > self.fp8_tflops):
+                raise ValueError(f"{self.key}: a measured FP8 matmul above the FP8 peak")
         return self
+
+
+class _Matmul(BaseModel):
+    """A measured Maximum Achievable Matmul FLOPS (dense TFLOPS at the best shape found)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    bf16_tflops: float = Field(gt=0)
+    fp8_tflops: float | None = Field(default=None, gt=0)
+    source: str = Field(min_length=1)
 
 
 class _CatalogFile(BaseModel):
@@ -239,6 +295,9 @@ def _to_gpu(row: _GpuRow) -> Gpu:
         network_source=row.network_source,
         source=row.source,
         note=row.note,
+        matmul_bf16_tflops=row.matmul.bf16_tflops if row.matmul else None,
+        matmul_fp8_tflops=row.matmul.fp8_tflops if row.matmul else None,
+        matmul_source=row.matmul.source if row.matmul else "",
     )
 
 
@@ -255,6 +314,24 @@ def _catalog() -> _Catalog:
         by_name=by_name,
         aliases={r.key: tuple(r.aliases) for r in parsed.gpus},
     )
+
+
+@cache
+def _vendor_matmul_share(vendor: str, runs: str) -> float:
+    """The median measured matmul share over the catalog's GPUs of ``vendor`` that run ``runs``
+    GEMMs on their own tensor cores, each measurement once (the A100 40 GB and 80 GB rows cite
+    one; over every such GPU where none of the vendor's was measured)."""
+    gpus = [g for g in _catalog().gpus if g.gemm_dtype(runs) == runs]
+    for pool in ([g for g in gpus if g.vendor == vendor], gpus):
+        shares = {
+            (g.matmul_bf16_tflops, g.bf16_tflops)
+            + ((g.matmul_fp8_tflops, g.fp8_tflops) if runs != "bf16" else ()): s
+            for g in pool
+            if (s := g.measured_matmul_share(runs)) is not None
+        }
+        if shares:
+            return statistics.median(shares.values())
+    return 1.0  # a catalog without a single measurement: the peak
 
 
 def all_gpus() -> list[Gpu]:

@@ -2,7 +2,7 @@
 
 ``tools/gpu_check.py --calibration FILE`` (the torch micro-kernels) times a large device copy,
 BF16 and FP8 GEMMs and the model's decode-attention kernel, and writes this model as JSON;
-``estimate(..., calibration=...)`` then uses the measured rates instead of catalog peak × fitted
+``estimate(..., calibration=...)`` then uses the measured rates instead of catalog figure × fitted
 fraction. Fixed costs (per step, per layer, per request) stay the fitted ones: a micro-kernel
 does not see the engine's scheduler.
 """

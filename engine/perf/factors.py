@@ -32,10 +32,11 @@ class Factor(Strict):
 
 
 class Factors(Strict):
-    """``data/perf.yaml`` factors. Fractions are of the catalog's peak figures."""
+    """``data/perf.yaml`` factors. Fractions are of the catalog's figures: the HBM bandwidth and
+    the measured matmul ceiling."""
 
     hbm_fraction: Factor  # weights and KV streamed per step, of the HBM bandwidth
-    tensor_fraction: Factor  # GEMMs and attention math, of the dense tensor throughput
+    tensor_fraction: Factor  # GEMMs and attention math, of the GPU's achievable matmul rate
     layer_seconds: Factor  # kernel floor per decoder layer per step (norms, RoPE, launches)
     moe_layer_seconds: Factor  # the MoE layer's own floor: routing, top-k, permute, combine
     prefill_layer_seconds: Factor  # host dispatch per layer of a compiled prefill (no graph)

@@ -1,8 +1,11 @@
 """What one GPU achieves: HBM bandwidth, tensor throughput per dtype, and its links.
 
-Catalog peak (``data/gpus.yaml``) × a fitted fraction (``data/perf.yaml``), or the rates a
-``Calibration`` measured on the GPU itself. Collectives pay a latency plus bytes over the link:
-NVLink / Infinity Fabric / PCIe inside the GPU's scale-up domain (``node_gpus``), the network
+HBM: the catalog's bandwidth (``data/gpus.yaml``) × a fitted fraction (``data/perf.yaml``).
+Tensor throughput: the matmul ceiling measured on that GPU model (the catalog's peak × the share
+of it a matmul reaches at its best shape, ``Gpu.achievable_tensor_flops``: 80 % of BF16 peak on
+an H100 SXM, 51 % on an MI300X) × one fitted fraction for serving's GEMMs and attention. Or the
+rates a ``Calibration`` measured on the GPU itself. Collectives pay a latency plus bytes over the
+link: NVLink / Infinity Fabric / PCIe inside the GPU's scale-up domain (``node_gpus``), the network
 per GPU beyond it. Inside the domain the bandwidth depends on the wiring (``Gpu.
 group_bytes_per_s``): through NVSwitch every group gets the GPU's whole link, in an Infinity
 Fabric mesh a group of k GPUs gets k − 1 of its 7 links.
@@ -68,9 +71,9 @@ def achieved_rates(gpu: Gpu, f: Factors, calibration: Calibration | None = None)
     latency = f.collective_latency_seconds.value
     network = Link(gpu.network_bytes_per_s * eff, f.network_latency_seconds.value)
     tensor = f.tensor_fraction.value
-    bf16 = gpu.dense_tensor_flops("bf16") * tensor
-    fp8 = gpu.dense_tensor_flops("fp8") * tensor
-    fp4 = gpu.dense_tensor_flops("fp4") * tensor
+    bf16 = gpu.achievable_tensor_flops("bf16") * tensor
+    fp8 = gpu.achievable_tensor_flops("fp8") * tensor
+    fp4 = gpu.achievable_tensor_flops("fp4") * tensor
     hbm = gpu.bandwidth_bytes_per_s * f.hbm_fraction.value
     if calibration is None:
         return Rates(hbm, hbm, bf16, fp8, fp4, gpu, eff, latency, network, gpu.node_gpus, False)
