@@ -312,3 +312,20 @@ def _all_env(node: Any) -> list[dict[str, Any]]:
     if isinstance(node, list):
         return [e for v in node for e in _all_env(v)]
     return []
+
+
+def test_the_fast_emitter_writes_the_same_manifests_as_pyyamls_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # libyaml's emitter folds long quoted strings elsewhere; what the YAML says is the same,
+    # for a plan that runs and for a blocked one whose annotations quote long reasons
+    from engine.launch import k8s
+
+    blocked = run("moonshotai/Kimi-K2-Instruct", gpu="H100", gpus_per_node=1, users=16).plan
+    assert blocked is not None and not blocked.runnable
+    for plan in (make("Qwen/Qwen3-30B-A3B", "vllm"), make("Qwen/Qwen3-30B-A3B", "sglang"), blocked):
+        fast = kubernetes_yaml(plan, "m")
+        monkeypatch.setattr(k8s, "_DUMPER", yaml.SafeDumper)
+        slow = kubernetes_yaml(plan, "m")
+        monkeypatch.undo()
+        assert list(yaml.safe_load_all(fast)) == list(yaml.safe_load_all(slow))

@@ -229,8 +229,9 @@ def _quoted(body: str, remarks: str) -> None:
 
 
 def download(artifact: Artifact, key: str, blocked: bool = False) -> None:
-    """A download button for an artefact the page shows (no rerun when clicked); a blocked
-    plan's launch files say on their button that they stop with the reason."""
+    """A download button for an artefact the page shows (no rerun when clicked; the file is
+    written when the button is clicked, not on every rerun); a blocked plan's launch files say
+    on their button that they stop with the reason."""
     what = T(f"download.{artifact.kind}")
     launch = artifact.kind in ("script", "docker", "kubernetes")
     if blocked and launch:
@@ -242,7 +243,7 @@ def download(artifact: Artifact, key: str, blocked: bool = False) -> None:
         label, tip = what, T("download.help", file=artifact.file_name)
     st.download_button(
         label,
-        artifact.text,
+        lambda: artifact.text,
         file_name=artifact.file_name,
         mime=artifact.mime,
         key=key,

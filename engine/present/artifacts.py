@@ -5,7 +5,9 @@ Markdown. Each is text made by the engine's own writers; this module names the f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 from engine.i18n import DEFAULT_LANG, Lang, t
@@ -23,10 +25,17 @@ Kind = Literal["script", "docker", "kubernetes", "json", "markdown", "command"]
 
 @dataclass(frozen=True)
 class Artifact:
+    """A file to download: its ``text``, or the writer that makes it when first asked (a page
+    draws a download button without writing the file; the click writes it)."""
+
     kind: Kind
     file_name: str
     mime: str
-    text: str
+    content: str | Callable[[], str] = field(repr=False, compare=False)
+
+    @cached_property
+    def text(self) -> str:
+        return self.content if isinstance(self.content, str) else self.content()
 
 
 def docker_script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
@@ -106,13 +115,13 @@ def launch_artifacts(st: Study, plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> 
             "docker",
             f"docker-{name}-{plan.engine}.sh",
             "text/x-shellscript",
-            docker_script(plan, lang),
+            lambda: docker_script(plan, lang),
         ),
         Artifact(
             "kubernetes",
             f"{name}-{plan.engine}.yaml",
             "application/yaml",
-            kubernetes_yaml(plan, name),
+            lambda: kubernetes_yaml(plan, name),
         ),
     ]
 
@@ -123,6 +132,8 @@ def report_artifacts(
     """The whole Study as JSON (language-free, the CLI's) and as Markdown in ``lang``."""
     name = manifest_name(st.model.name)
     return [
-        Artifact("json", f"study-{name}.json", "application/json", study_json_text(st)),
-        Artifact("markdown", f"study-{name}.md", "text/markdown", study_markdown(st, lang, link)),
+        Artifact("json", f"study-{name}.json", "application/json", lambda: study_json_text(st)),
+        Artifact(
+            "markdown", f"study-{name}.md", "text/markdown", lambda: study_markdown(st, lang, link)
+        ),
     ]
