@@ -28,6 +28,16 @@ def test_hardware_shows_the_gpu_the_gates_and_the_fit() -> None:
     )  # with the MTP layer the speed model loads
 
 
+def test_hardware_shows_the_matmul_ceiling_the_speed_model_runs_at() -> None:
+    # measured on an MI300X (668.4 of 1,307 BF16 TFLOPS); an H100 PCIe takes NVIDIA's median
+    # share of peak (794.5 / 989 of its 756.5 = 608)
+    for gpu, bf16 in (("MI300X", "668"), ("H100 PCIe", "608")):
+        at = open_app("hardware", {"gpu": gpu})
+        table = next(df.value for df in at.dataframe if df.value.shape[1] == 3)
+        row = table[table.iloc[:, 0] == "Matmul ceiling"]
+        assert row.iloc[0, 1].startswith(f"BF16 {bf16} TFLOPS"), row.iloc[0, 1]
+
+
 def test_hardware_blocks_dsa_on_ada() -> None:
     at = open_app("hardware", {"model": "deepseek-ai/DeepSeek-V3.2", "gpu": "RTX 4090"})
     assert any("Does not run" in e.value and "DSA" in e.value for e in at.error)
