@@ -16,7 +16,7 @@ from engine.diagnose import Options, diagnose
 from engine.errors import InputError
 from engine.model.config import MAX_CONFIG_BYTES, MAX_DEPTH, normalize
 from engine.model.loader import MODELS_DIR, load_model, load_pasted, parse_json_bytes
-from tools.bench import nvfp4_config_bytes
+from tools.nvfp4_config import nvfp4_config_bytes
 
 WILD = Path(__file__).parent / "fixtures" / "configs_wild"
 CORPUS = json.loads(
@@ -246,7 +246,7 @@ def test_a_3_mb_quantized_config_loads_fast_and_keeps_a_summary() -> None:
 
 
 def test_size_cap_is_above_the_largest_real_config_and_refuses_beyond() -> None:
-    from tools.bench import nvfp4_config_bytes
+    from tools.nvfp4_config import nvfp4_config_bytes
 
     assert len(nvfp4_config_bytes()) < MAX_CONFIG_BYTES < 16 * 1024 * 1024
     with pytest.raises(InputError, match="at most 8 MiB"):

@@ -102,7 +102,7 @@ def test_3_a_30_mb_upload_is_refused_before_parsing_in_well_under_a_second() -> 
 
 
 def test_3_the_3_mb_modelopt_config_still_loads() -> None:
-    from tools.bench import nvfp4_config_bytes
+    from tools.nvfp4_config import nvfp4_config_bytes
 
     data = nvfp4_config_bytes()
     assert 3_000_000 < len(data) < MAX_CONFIG_BYTES

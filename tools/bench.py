@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import statistics
 import subprocess
 import sys
@@ -37,8 +36,9 @@ from functools import partial
 
 from engine.diagnose import Options, diagnose
 from engine.model.config import ModelConfig
-from engine.model.loader import MODELS_DIR, catalog_names, load_model
+from engine.model.loader import catalog_names, load_model
 from tools.app_server import machine_load
+from tools.nvfp4_config import nvfp4_config_bytes
 
 DIAGNOSE_TARGET_MS = 2.0
 STUDY_COLD_TARGET_MS = 50.0
@@ -54,28 +54,6 @@ from engine.study import study
 study(make_scenario())
 print((time.perf_counter() - t0) * 1000)
 """
-
-
-def nvfp4_config_bytes(n_modules: int = 22_422) -> bytes:
-    """A config.json shaped like a ModelOpt NVFP4 checkpoint's that lists every quantized
-    module in quantization_config.quantized_layers (22,422 entries are about 3 MB)."""
-    raw = json.loads((MODELS_DIR / "meta-llama__Llama-3.3-70B-Instruct.json").read_text())
-    projs = ("gate_proj", "up_proj", "down_proj")
-    layers = {
-        f"model.language_model.layers.{i % 80}.mlp.experts.{i // 3}.{projs[i % 3]}": {
-            "quant_algo": "NVFP4",
-            "group_size": 16,
-        }
-        for i in range(n_modules)
-    }
-    raw["quantization_config"] = {
-        "quant_method": "modelopt",
-        "quant_algo": "MIXED_PRECISION",
-        "kv_cache_quant_algo": "FP8",
-        "producer": {"name": "modelopt", "version": "0.37.0"},
-        "quantized_layers": layers,
-    }
-    return json.dumps(raw, indent=4).encode()
 
 
 def _ms(call: Callable[[], object], repeats: int) -> list[float]:

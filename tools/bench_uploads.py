@@ -43,7 +43,7 @@ def _at_cap() -> bytes:
     """The largest config the loader accepts: the NVFP4 one with as many modules as fit in
     MAX_CONFIG_BYTES (about 52,000)."""
     from engine.model.config import MAX_CONFIG_BYTES
-    from tools.bench import nvfp4_config_bytes
+    from tools.nvfp4_config import nvfp4_config_bytes
 
     per_module = len(nvfp4_config_bytes(2_000)) - len(nvfp4_config_bytes(1_000))
     n = 1_000 + (MAX_CONFIG_BYTES - len(nvfp4_config_bytes(1_000))) * 1_000 // per_module
@@ -57,7 +57,7 @@ def _largest(data: bytes | None = None) -> dict[str, Any]:
     from engine.model.loader import load_model
     from engine.scenario import make_scenario
     from engine.study import study
-    from tools.bench import nvfp4_config_bytes
+    from tools.nvfp4_config import nvfp4_config_bytes
 
     study(make_scenario())  # imports and data tables first: not the upload's cost
     data = nvfp4_config_bytes() if data is None else data
@@ -98,7 +98,7 @@ def _twenty_store() -> dict[str, Any]:
     from engine.model.loader import load_model
     from engine.scenario import make_scenario
     from engine.study import study
-    from tools.bench import nvfp4_config_bytes
+    from tools.nvfp4_config import nvfp4_config_bytes
 
     study(make_scenario())
     rss0, cpu0 = _rss(), _cpu()
@@ -118,7 +118,7 @@ def _twenty_app() -> dict[str, Any]:
 
     from streamlit.testing.v1 import AppTest
 
-    from tools.bench import nvfp4_config_bytes
+    from tools.nvfp4_config import nvfp4_config_bytes
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     app = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "app.py")

@@ -65,7 +65,7 @@ DimInt = Annotated[int, Field(strict=True, ge=1, le=65_536)]
 ContextInt = Annotated[int, Field(strict=True, ge=1, le=1 << 34)]
 
 # The largest real config.json known is a ModelOpt NVFP4 checkpoint's that lists every quantized
-# module (22,422 entries, about 3 MB; tools/bench.py nvfp4_config_bytes). 8 MiB leaves room for a
+# module (22,422 entries, about 3 MB; tools/nvfp4_config.py). 8 MiB leaves room for a
 # model with two and a half times as many modules and refuses anything larger before parsing:
 # a 30 MB upload cost 22 s of CPU and 1.3 GB retained. Streamlit's server.maxUploadSize
 # (.streamlit/config.toml, the Dockerfile) is this figure in MiB.
