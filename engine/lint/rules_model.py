@@ -233,12 +233,13 @@ def _context_fit(ctx: Ctx, room_max: int, overhead: int) -> None:
         weights=Bytes(pick.weights_per_gpu),
     )
     fits = Name(f"{ctx.flag('context')} {largest}")
+    edits = (ctx.set_value("context", str(largest)),)
     if need <= room_max:
         ctx.add(
             "memory-tight",
             C.TIGHT_CONTEXT(where=where, numbers=numbers, overhead=Bytes(overhead)),
             C.TIGHT_CONTEXT_FIX(words=fits),
-            edits=(ctx.set_value("context", str(largest)),),
+            edits=edits,
         )
         return
     effect = (
@@ -259,42 +260,30 @@ def _context_fit(ctx: Ctx, room_max: int, overhead: int) -> None:
             ),
             C.CONTEXT_NOT_FIT_FIX(words=Name(f"{flag} {largest}")),
             flag,
-            (ctx.set_value("context", str(largest)),),
+            edits,
         )
-    elif not ctx.choice.own:
-        # The engine takes the limit from the checkpoint's own config.json, which a stand-in of
-        # its family does not have (GLM-5.2 serves 1M tokens where GLM-5 says 202,752): say it,
-        # as the stand-in's numbers, without claiming what the engine does.
-        ctx.add(
-            "context-default-does-not-fit",
-            C.DEFAULT_NOT_FIT_STAND_IN(
-                flag=Name(flag),
-                context=Tokens(asked),
-                formula=Name(st.limit.formula),
-                where=where,
-                numbers=numbers,
-                model=Name(st.model.name),
-            ),
-            C.DEFAULT_NOT_FIT_FIX(words=fits),
-            None,
-            (ctx.set_value("context", str(largest)),),
-            severity="info",
-        )
-    else:
-        ctx.add(
-            "context-default-does-not-fit",
-            C.DEFAULT_NOT_FIT(
-                flag=Name(flag),
-                context=Tokens(asked),
-                formula=Name(st.limit.formula),
-                where=where,
-                numbers=numbers,
-                effect=effect,
-            ),
-            C.DEFAULT_NOT_FIT_FIX(words=fits),
-            None,
-            (ctx.set_value("context", str(largest)),),
-        )
+        return
+    # The engine takes the limit from the checkpoint's own config.json, which a stand-in of its
+    # family does not have (GLM-5.2 serves 1M tokens where GLM-5 says 202,752): for a stand-in
+    # say it as the stand-in's numbers, an info, without claiming what the engine does.
+    stand_in = not ctx.choice.own
+    said: dict[str, Param] = {
+        "flag": Name(flag),
+        "context": Tokens(asked),
+        "formula": Name(st.limit.formula),
+        "where": where,
+        "numbers": numbers,
+    }
+    ctx.add(
+        "context-default-does-not-fit",
+        C.DEFAULT_NOT_FIT_STAND_IN(**said, model=Name(st.model.name))
+        if stand_in
+        else C.DEFAULT_NOT_FIT(**said, effect=effect),
+        C.DEFAULT_NOT_FIT_FIX(words=fits),
+        None,
+        edits,
+        severity="info" if stand_in else None,
+    )
 
 
 def context_limit(ctx: Ctx) -> None:
