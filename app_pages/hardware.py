@@ -4,7 +4,7 @@ and whether the checkpoint fits."""
 import streamlit as st
 
 from engine.hardware.gates import kernel_gates
-from engine.hardware.gpus import Gpu, gpu_note
+from engine.hardware.gpus import gpu_note
 from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.units import gib, tb_per_s
@@ -36,23 +36,6 @@ def tflops(value: float | None, supported: bool) -> str:
     return T("common.yes") if supported else T("common.no")
 
 
-VENDORS = {"nvidia": "NVIDIA", "amd": "AMD"}
-
-
-def matmul_ceilings(gpu: Gpu) -> list[str]:
-    """The GPU's matmul ceiling per tensor-core dtype it has, with its share of the peak."""
-    dtypes = ["bf16"] + (["fp8"] if gpu.fp8 else []) + (["fp4"] if gpu.fp4 else [])
-    return [
-        T(
-            "hardware.fact.matmul_value",
-            dtype=d.upper(),
-            n=f"{gpu.achievable_tensor_flops(d) / 1e12:,.0f}",
-            share=f"{gpu.matmul_share(d) * 100:.0f} %",
-        )
-        for d in dtypes
-    ]
-
-
 with st.container(border=True):
     st.subheader(g.name)
     cols = st.columns(4)
@@ -81,9 +64,9 @@ with st.container(border=True):
         ("bf16", tflops(g.bf16_tflops, True), T("hardware.fact.dense_note")),
         ("fp8", tflops(g.fp8_tflops, g.fp8), T("hardware.fact.dense_note")),
         ("fp4", tflops(g.fp4_tflops, g.fp4), T("hardware.fact.dense_note")),
-        ("matmul", " · ".join(matmul_ceilings(g)), T(
+        ("matmul", C.matmul_ceilings(g, lang), T(
             "hardware.fact.matmul_measured" if g.matmul_bf16_tflops is not None
-            else "hardware.fact.matmul_median", vendor=VENDORS[g.vendor])),
+            else "hardware.fact.matmul_median", vendor=g.vendor.upper())),
     ]  # fmt: skip
     tables.texts(
         [{"fact": T(f"hardware.fact.{k}"), "value": v, "note": n or None} for k, v, n in facts],

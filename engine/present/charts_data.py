@@ -15,6 +15,7 @@ from functools import cache
 from engine.decision import Code, Decision, Name
 from engine.engines import ENGINES, adapter, check_engine
 from engine.errors import InputError
+from engine.hardware.gpus import Gpu
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.kv.sizing import KvSizing, size_kv
 from engine.launch.gpu_memory import ROLE_NAME
@@ -35,7 +36,18 @@ from engine.present.evidence_words import (
     formulas,
     group_labels,
 )
-from engine.present.units import GB, GIB, Count, gib, in_gib, nbytes, tb_per_s, tokens
+from engine.present.units import (
+    GB,
+    GIB,
+    TERA,
+    Count,
+    gib,
+    in_gib,
+    nbytes,
+    percent,
+    tb_per_s,
+    tokens,
+)
 from engine.present.words import say
 from engine.scenario import DEFAULT_SCENARIO, Engine
 from engine.study import Study
@@ -574,6 +586,22 @@ def speed_caption(st: Study, lang: Lang = DEFAULT_LANG) -> str:
         osl=f"{osl:,}",
         users=f"{min(s.users, st.fit.running):,}",
         drafts=t("speed.drafts" if st.mtp else "speed.no_drafts", lang),
+    )
+
+
+def matmul_ceilings(gpu: Gpu, lang: Lang = DEFAULT_LANG) -> str:
+    """The GPU's matmul ceiling per tensor-core dtype it has, each with its share of the peak
+    (``Gpu.achievable_tensor_flops``: what the speed model multiplies by its fitted fraction)."""
+    dtypes = ("bf16", *(("fp8",) if gpu.fp8 else ()), *(("fp4",) if gpu.fp4 else ()))
+    return " · ".join(
+        t(
+            "hardware.fact.matmul_value",
+            lang,
+            dtype=d.upper(),
+            n=f"{gpu.achievable_tensor_flops(d) / TERA:,.0f}",
+            share=percent(gpu.matmul_share(d)),
+        )
+        for d in dtypes
     )
 
 
