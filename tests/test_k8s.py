@@ -329,3 +329,14 @@ def test_the_fast_emitter_writes_the_same_manifests_as_pyyamls_own(
         slow = kubernetes_yaml(plan, "m")
         monkeypatch.undo()
         assert list(yaml.safe_load_all(fast)) == list(yaml.safe_load_all(slow))
+
+
+def test_the_fast_emitter_keeps_a_hostile_string_one_escaped_scalar() -> None:
+    # a newline, quotes, $(...), an ESC byte and a Markdown reference link: the manifest holds
+    # them escaped inside one double-quoted scalar (no raw ESC, no second line) and reads back
+    from engine.launch import k8s
+
+    hostile = 'a\nb "q" $(touch PWNED) \x1b[31m [t][r]\n[r]: https://evil.example'
+    text = yaml.dump_all([{"k": hostile}], Dumper=k8s._DUMPER, default_flow_style=False)
+    assert "\x1b" not in text and text.count("\n") == 1
+    assert next(yaml.safe_load_all(text))["k"] == hostile
