@@ -19,8 +19,8 @@ if str(ROOT) not in sys.path:  # AppTest and `streamlit run` from elsewhere
     sys.path.insert(0, str(ROOT))
 
 from engine.errors import InputError  # noqa: E402
-from engine.present.safe import Markdown  # noqa: E402
-from engine.present.words import say  # noqa: E402
+from engine.text.safe import Markdown  # noqa: E402
+from engine.text.words import say  # noqa: E402
 from ui import show, sidebar  # noqa: E402
 from ui import state as S  # noqa: E402
 from ui.lang import T, current  # noqa: E402

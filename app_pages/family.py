@@ -3,7 +3,7 @@
 import streamlit as st
 
 from engine.present import charts_data as C
-from engine.present.sources import clean
+from engine.text.sources import clean
 from ui import charts, tables
 from ui import state as S
 from ui.lang import T, current

@@ -11,11 +11,11 @@ from engine.launch.render import docker, shell
 from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.artifacts import Artifact
-from engine.present.safe import inert
-from engine.present.sources import clean
 from engine.present.study_report import candidate_json
-from engine.present.words import say, say_all, sources
 from engine.scenario import ENGINE_LABELS
+from engine.text.safe import inert
+from engine.text.sources import clean
+from engine.text.words import say, say_all, sources
 from ui import charts, memo, show, tables
 from ui import state as S
 from ui.lang import T, current

@@ -7,8 +7,8 @@ from engine.hardware.gates import kernel_gates
 from engine.hardware.gpus import gpu_note
 from engine.present import charts_data as C
 from engine.present import messages as M
-from engine.present.units import gib, tb_per_s
-from engine.present.words import say
+from engine.text.units import gib, tb_per_s
+from engine.text.words import say
 from ui import show, tables
 from ui import state as S
 from ui.lang import T, current

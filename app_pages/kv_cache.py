@@ -9,10 +9,10 @@ import streamlit as st
 
 from engine.present import charts_data as C
 from engine.present import messages as M
-from engine.present.words import say
 from engine.scenario import DEFAULT_CONTEXT, ENGINE_LABELS, Scenario
 from engine.software.tables import engine_version
 from engine.study import Study
+from engine.text.words import say
 from ui import charts, show, tables
 from ui import state as S
 from ui.lang import T, current

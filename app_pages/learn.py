@@ -6,8 +6,8 @@ import streamlit as st
 from engine.errors import InputError
 from engine.present import charts_data as C
 from engine.present import learn
-from engine.present.safe import Markdown
-from engine.present.words import say
+from engine.text.safe import Markdown
+from engine.text.words import say
 from ui import charts, memo, show, tables
 from ui import state as S
 from ui.lang import T, current

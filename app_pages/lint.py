@@ -12,9 +12,9 @@ from engine.decision import Decision
 from engine.i18n import DEFAULT_LANG
 from engine.lint import Finding, FlagExplanation, LintReport, lint_command
 from engine.lint.findings import ENTRYPOINT
-from engine.present.sources import SourceRef, escape_markdown, refs
-from engine.present.words import say
 from engine.scenario import ENGINE_LABELS
+from engine.text.sources import SourceRef, escape_markdown, refs
+from engine.text.words import say
 from ui import show
 from ui import state as S
 from ui.lang import T, current

@@ -20,10 +20,10 @@ from engine.measure.kernels import PRESETS
 from engine.measure.kernels.dims import LayerGroup
 from engine.perf import calibration
 from engine.present import charts_data as C
-from engine.present.safe import inert
-from engine.present.sources import clean
-from engine.present.words import say, say_all
 from engine.scenario import ENGINE_LABELS
+from engine.text.safe import inert
+from engine.text.sources import clean
+from engine.text.words import say, say_all
 from ui import show, tables
 from ui import state as S
 from ui.lang import T, current

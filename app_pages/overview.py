@@ -6,8 +6,8 @@ import streamlit as st
 from engine.launch.render import shell
 from engine.present import charts_data as C
 from engine.present import messages as M
-from engine.present.words import say
 from engine.scenario import ENGINE_LABELS
+from engine.text.words import say
 from ui import charts, memo, show
 from ui import state as S
 from ui.lang import T, current

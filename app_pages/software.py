@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from engine.present.safe import inert
-from engine.present.sources import clean
-from engine.present.words import say
 from engine.scenario import ENGINE_LABELS
+from engine.text.safe import inert
+from engine.text.sources import clean
+from engine.text.words import say
 from ui import show, tables
 from ui import state as S
 from ui.lang import T, current

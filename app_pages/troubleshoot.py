@@ -5,9 +5,9 @@ another symptom reruns only them."""
 import streamlit as st
 
 from engine.fact_sets import model_facts
-from engine.present.safe import inert
-from engine.present.sources import clean
-from engine.present.units import percent
+from engine.text.safe import inert
+from engine.text.sources import clean
+from engine.text.units import percent
 from engine.troubleshoot import symptoms, troubleshoot
 from ui import show, tables
 from ui import state as S

@@ -32,7 +32,6 @@ from engine.measure.kernels.args import add_kernel_arguments
 from engine.model import store
 from engine.model.loader import HF_ID, load_model
 from engine.perf import calibration
-from engine.present.safe import json_text, plain
 from engine.present.study_report import (
     diagnose_json,
     gates_json,
@@ -41,10 +40,11 @@ from engine.present.study_report import (
     study_json,
 )
 from engine.present.text import diagnose_text, software_text, study_text
-from engine.present.units import gib
-from engine.present.words import say
 from engine.scenario import AUTO, FieldRow, Scenario, catalog_name, fields, make_scenario
 from engine.study import study
+from engine.text.safe import json_text, plain
+from engine.text.units import gib
+from engine.text.words import say
 
 MAX_ARG_CHARS = 65_536  # an argument longer than this is not a name, a number or a command
 _SURROGATE = re.compile("[\ud800-\udfff]")

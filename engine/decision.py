@@ -4,7 +4,7 @@ diagnostics).
 The engine never words a decision for a reader. Where it decides something a reader must be
 told — a verdict, a gate, why a layout won or lost, a flag and its reason, a lint finding and
 its fix — it returns a ``Decision``: a code declared once with ``Code`` and the values that
-code names. ``engine/present/words.py`` words each code once per language from the catalogs
+code names. ``engine/text/words.py`` words each code once per language from the catalogs
 (``data/i18n/<lang>.yaml`` and ``data/i18n/<lang>/*.yaml``, key ``code.<code>``); the CLI
 text, the JSON's readable fields, the pages, the Markdown report and the downloads all go
 through it, so a Korean page cannot fall back to English and the wording cannot drift from
@@ -94,10 +94,10 @@ class Decision:
         raise KeyError(name)
 
     def __iter__(self) -> Iterator[Any]:
-        raise TypeError(f"{self.code}: a decision is not text; word it with present.words.say")
+        raise TypeError(f"{self.code}: a decision is not text; word it with text.words.say")
 
     def __contains__(self, item: object) -> bool:
-        raise TypeError(f"{self.code}: a decision is not text; word it with present.words.say")
+        raise TypeError(f"{self.code}: a decision is not text; word it with text.words.say")
 
     def get(self, name: str, default: Param | None = None) -> Param | None:
         return next((v for k, v in self.params if k == name), default)

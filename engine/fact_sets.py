@@ -9,9 +9,9 @@ from engine.lint.model import scenario_fields
 from engine.measure.kernels.from_model import kernel_dims, kernel_layer_groups
 from engine.model.loader import LoadedModel, load_model
 from engine.present.evidence_words import formulas
-from engine.present.words import say
 from engine.scenario import make_scenario
 from engine.study import Study, study
+from engine.text.words import say
 
 UNQUANTIZED = ("bf16", "fp16", "fp32")
 

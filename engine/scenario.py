@@ -31,8 +31,8 @@ from engine.errors import InputError
 from engine.hardware.gpus import lookup_gpu
 from engine.kv.dtype import KV_DTYPE_CHOICES
 from engine.model.loader import HF_ID, catalog_names
-from engine.present.words import say
 from engine.rules import load_data
+from engine.text.words import say
 
 # how the pages name each engine: its adapter's label
 ENGINE_LABELS: dict[str, str] = {e: adapter(e).label for e in ENGINES}

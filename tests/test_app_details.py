@@ -11,9 +11,9 @@ from apptest_util import assert_clean, open_app, texts
 
 from engine.i18n import LANGS, catalog, t
 from engine.present.study_report import study_markdown
-from engine.present.units import PERCENT_FORMAT, percent
 from engine.scenario import make_scenario
 from engine.study import study
+from engine.text.units import PERCENT_FORMAT, percent
 
 
 def test_the_family_page_says_layer_pattern_once() -> None:

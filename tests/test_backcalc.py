@@ -28,7 +28,7 @@ from engine.measure.backcalc import (
     family_kind,
     parse_engine_text,
 )
-from engine.present.words import say
+from engine.text.words import say
 
 
 def cli_main(argv: list[str], predict: Any) -> int:

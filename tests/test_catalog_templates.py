@@ -16,11 +16,11 @@ from engine.cli import main
 from engine.lint import lint_command
 from engine.model import loader
 from engine.model.loader import catalog_names, load_catalog, load_hub
-from engine.present.words import say
 from engine.scenario import make_scenario
 from engine.software import templates
 from engine.software.software_report import software_report
 from engine.study import study
+from engine.text.words import say
 
 MODELS = Path(__file__).resolve().parent.parent / "data" / "models"
 TEMPLATES = MODELS / "templates"

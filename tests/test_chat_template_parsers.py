@@ -20,12 +20,12 @@ from engine.decision import CODES
 from engine.lint import lint_command
 from engine.model import loader
 from engine.model.loader import load_hub, load_model
-from engine.present.words import say
 from engine.scenario import make_scenario
 from engine.software import templates
 from engine.software.software_report import software_report
 from engine.software.tables import reasoning_parsers, tool_call_parsers
 from engine.study import study
+from engine.text.words import say
 
 NEWEST = Path(__file__).resolve().parent / "fixtures" / "newest"
 MODELS = Path(__file__).resolve().parent.parent / "data" / "models"

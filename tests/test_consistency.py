@@ -23,9 +23,9 @@ from engine.cli import main
 from engine.launch.render import shell
 from engine.measure.first_launch import first_launch_for
 from engine.present.artifacts import cli_command
-from engine.present.units import gib
 from engine.scenario import Scenario, make_scenario, to_query
 from engine.study import Study, study
+from engine.text.units import gib
 
 SCENARIOS: dict[str, dict[str, Any]] = {
     "dense GQA, 1 GPU, auto": {"model": "meta-llama/Meta-Llama-3.1-8B", "gpus_per_node": 1},

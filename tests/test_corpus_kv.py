@@ -13,7 +13,7 @@ import pytest
 
 from engine.diagnose import Options, diagnose
 from engine.model.loader import MODELS_DIR, load_model
-from engine.present.words import say
+from engine.text.words import say
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VLLM = json.loads((FIXTURES / "vllm-0.33.0-corpus-expected.json").read_text())

@@ -11,7 +11,7 @@ import pytest
 import engine
 from engine.decision import CODES, Bytes, Code, Decision, Name, Percent, Source, Tokens
 from engine.i18n import LANGS, catalog
-from engine.present.words import as_json, say, sources
+from engine.text.words import as_json, say, sources
 
 PARAM = re.compile(r"\{(\w+)\}")
 # torch-backed kernels load on demand; every other module declares its codes on import
@@ -70,7 +70,7 @@ def test_parameters_are_worded_the_same_in_both_languages_where_they_are_numbers
         "x",
         (("n", 12_345), ("b", Bytes(1.5 * 2**30)), ("t", Tokens(32_768)), ("p", Percent(0.56))),
     )
-    from engine.present.words import _value
+    from engine.text.words import _value
 
     for lang in LANGS:
         assert [_value(v, lang) for _, v in demo.params] == [
@@ -84,7 +84,7 @@ def test_parameters_are_worded_the_same_in_both_languages_where_they_are_numbers
 def test_names_in_a_decision_are_shown_inert_and_sources_are_collected() -> None:
     demo = Code("test.inert", "model", "source")
     d = demo(model=Name("[x](https://evil.example)"), source=Source("vLLM recipe"))
-    from engine.present.words import _value
+    from engine.text.words import _value
     from tests.test_text_safety import live
 
     assert live(_value(d["model"], "en")) == []  # shown as written, never a link

@@ -13,9 +13,9 @@ import pytest
 
 from engine.errors import InputError
 from engine.model.loader import CONFIG, MAX_CONFIG_BYTES, MODELS_DIR, load_pasted, parse_json_bytes
-from engine.present.words import say
 from engine.scenario import from_query, make_scenario
 from engine.study import study
+from engine.text.words import say
 from tools.lang_check import check, hangul
 from tools.lang_names import catalog_words
 

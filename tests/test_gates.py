@@ -14,9 +14,9 @@ from engine.launch.layout import REJECT_HEADS
 from engine.model.architecture import build_architecture
 from engine.model.family import classify
 from engine.model.loader import MODELS_DIR, catalog_names, load_model
-from engine.present.words import say
 from engine.scenario import make_scenario
 from engine.study import study
+from engine.text.words import say
 from tests.study_util import run
 
 GENERATIONS = {

@@ -15,9 +15,9 @@ from engine.diagnose import Options, diagnose
 from engine.errors import InputError
 from engine.model.loader import MODELS_DIR, load_files, load_hub, load_model
 from engine.model.weights import compare_checkpoint
-from engine.present.words import say
 from engine.scenario import make_scenario
 from engine.study import study
+from engine.text.words import say
 
 REPO = "nvidia/Llama-3.3-70B-Instruct-FP4"
 CONFIG = json.loads((MODELS_DIR / "meta-llama__Llama-3.3-70B-Instruct.json").read_text())

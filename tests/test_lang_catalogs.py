@@ -13,8 +13,8 @@ from engine.hardware.gpus import all_gpus, gpu_note
 from engine.i18n import catalog
 from engine.measure.backcalc import backcalculate
 from engine.measure.read_back import parse_engine_text
-from engine.present.sources import clean
-from engine.present.words import say
+from engine.text.sources import clean
+from engine.text.words import say
 from tools.lang_check import english_sentences, hangul
 from tools.lang_names import catalog_words
 

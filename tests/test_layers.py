@@ -19,8 +19,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("base", ["engine", "engine.errors", "engine.decision", "engine.rules", "engine.i18n",
               "engine.software.versions"]),
     # how a decision or a config string becomes safe text (no engine knowledge)
-    ("words", ["engine.present.safe", "engine.present.sources", "engine.present.units",
-               "engine.present.words"]),
+    ("words", ["engine.text*"]),
     # reading a config; the GPU catalog; cache-spec arithmetic
     ("config", ["engine.model.config", "engine.model.formats", "engine.model.loader",
                "engine.model.store",

@@ -13,9 +13,9 @@ from engine.decision import Bytes, Decimal, Decision, Name, Param, Source, Token
 from engine.launch.candidate import Candidate
 from engine.launch.ranking import layout_rules
 from engine.perf import Speed
-from engine.present.words import say
 from engine.scenario import make_scenario
 from engine.study import Study, study
+from engine.text.words import say
 from tests.test_consistency import SCENARIOS
 
 EXTRA: dict[str, dict[str, Any]] = {

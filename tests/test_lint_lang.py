@@ -15,7 +15,7 @@ from engine.i18n import catalog
 from engine.launch.known_issues import known_issues
 from engine.lint import LintReport, format_report, json_report, lint_command
 from engine.lint.rule_data import lint_rules
-from engine.present.words import say
+from engine.text.words import say
 from tests.gfm import source_constructs, text_links
 from tools.lang_check import english_sentences, hangul
 from tools.lang_names import catalog_words

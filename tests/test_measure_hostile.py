@@ -22,7 +22,7 @@ from engine.measure.backcalc import backcalculate, parse_engine_text
 from engine.measure.kernels import __main__ as kernels_cli
 from engine.measure.logs import MAX_HITS, scan_log
 from engine.measure.measure_data import measure_facts
-from engine.present.words import say
+from engine.text.words import say
 
 
 def cli_main(argv: list[str], predict: Any) -> int:

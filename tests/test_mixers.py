@@ -17,7 +17,7 @@ from engine.model.loader import MODELS_DIR, load_model
 from engine.model.mixers import families, family, linear_families
 from engine.present import charts_data as C
 from engine.present.evidence_words import evidence_rows
-from engine.present.words import say
+from engine.text.words import say
 
 CONFIGS = sorted(glob.glob(str(MODELS_DIR / "*.json"))) + sorted(
     glob.glob(str(MODELS_DIR.parent.parent / "tests/fixtures/configs_wild/*.json"))

@@ -8,9 +8,9 @@ import json
 
 from engine.model.loader import MODELS_DIR
 from engine.present.charts_data import fit_shown, weights_shown
-from engine.present.words import say
 from engine.scenario import make_scenario
 from engine.study import study
+from engine.text.words import say
 from tests.study_util import run
 from tools.lang_check import check
 from tools.lang_names import catalog_words

@@ -17,10 +17,10 @@ from engine.launch.plan import LaunchPlan
 from engine.launch.render import one_line, script
 from engine.present.artifacts import docker_script, launch_artifacts
 from engine.present.study_report import plan_json, study_markdown
-from engine.present.words import say
 from engine.rules import DATA_DIR
 from engine.scenario import make_scenario
 from engine.study import Study, study
+from engine.text.words import say
 from tools.lang_check import check
 from tools.lang_names import catalog_words
 

@@ -14,9 +14,9 @@ from engine.engines import adapter
 from engine.launch.plan import LaunchPlan
 from engine.launch.render import script
 from engine.present.study_report import plan_json, study_json
-from engine.present.words import say, sources
 from engine.rules import DATA_DIR
 from engine.study import Study
+from engine.text.words import say, sources
 from tests.study_util import run
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")

@@ -26,10 +26,10 @@ from engine.present.artifacts import (
     report_artifacts,
     study_json_text,
 )
-from engine.present.sources import clean, escape_markdown, has_internal_marks, refs
 from engine.present.study_report import study_json, study_markdown
-from engine.present.words import say
 from engine.study import Study
+from engine.text.sources import clean, escape_markdown, has_internal_marks, refs
+from engine.text.words import say
 from tests.study_util import run
 
 BASH = shutil.which("bash")

@@ -30,10 +30,10 @@ from engine.model import store
 from engine.model.config import normalize
 from engine.model.loader import LoadedModel, load_catalog
 from engine.present.artifacts import launch_artifacts, report_artifacts
-from engine.present.safe import WORD_JOINER, inert, one_line, plain
 from engine.present.study_report import study_markdown
 from engine.scenario import QUERY_KEYS, Scenario, make_scenario
 from engine.study import Study, study
+from engine.text.safe import WORD_JOINER, inert, one_line, plain
 from tests import gfm
 from tests.apptest_util import APP, TIMEOUT, assert_clean
 from ui.nav import PAGES

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from apptest_util import PAGES, open_app, page_text
 
-from engine.present.sources import has_internal_marks
-from engine.present.units import gib, nbytes, tokens, unit_problems, vendor_gb
+from engine.text.sources import has_internal_marks
+from engine.text.units import gib, nbytes, tokens, unit_problems, vendor_gb
 
 
 def test_gib_is_two_to_the_thirty_bytes() -> None:

@@ -31,7 +31,7 @@ from engine.present.charts_data import (
     tokens,
 )
 from engine.present.learn import GrowthSeries, Intensity
-from engine.present.safe import plain
+from engine.text.safe import plain
 from ui.lang import T
 
 Figure = dict[str, Any]  # a plotly figure as a dict: "data" (traces) and "layout"

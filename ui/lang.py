@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from engine.i18n import DEFAULT_LANG, LANGS, Lang, t
-from engine.present.safe import Markdown, inert
+from engine.text.safe import Markdown, inert
 
 LANG = "pb.lang"
 NAMES: dict[str, str] = {"en": "English", "ko": "한국어"}
@@ -39,7 +39,7 @@ def current() -> Lang:
 def T(key: str, /, **params: Any) -> Markdown:
     """The message ``key`` in the session's language, as trusted Markdown. Text parameters
     (model names, config strings, engine reasons, a link's values) are made inert
-    (``engine.present.safe.inert``) and kept on one line: nothing in them renders as a link, an
+    (``engine.text.safe.inert``) and kept on one line: nothing in them renders as a link, an
     image, HTML, a directive or a block of its own; a ``Markdown`` parameter (another message,
     the app's own marks) is kept."""
     safe = {k: inert(v, one_line=True) if isinstance(v, str) else v for k, v in params.items()}

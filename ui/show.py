@@ -16,10 +16,10 @@ from engine.i18n import DEFAULT_LANG
 from engine.present import messages as M
 from engine.present.artifacts import Artifact
 from engine.present.charts_data import Shown
-from engine.present.safe import Markdown, inert, plain
-from engine.present.sources import SourceRef, clean, collect
-from engine.present.words import say
 from engine.study import Study
+from engine.text.safe import Markdown, inert, plain
+from engine.text.sources import SourceRef, clean, collect
+from engine.text.words import say
 from ui import tables
 from ui.lang import T, current
 

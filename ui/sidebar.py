@@ -13,7 +13,7 @@ from engine.errors import InputError
 from engine.hardware.gpus import all_gpus
 from engine.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_MIB
 from engine.model.loader import catalog_names, load_model, load_pasted
-from engine.present.units import gib
+from engine.text.units import gib
 from ui import lang
 from ui import state as S
 from ui.lang import T

@@ -21,10 +21,10 @@ from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG
 from engine.model import store
 from engine.model.loader import LoadedModel
-from engine.present.safe import Markdown
-from engine.present.words import say
 from engine.scenario import Scenario, from_query, to_query
 from engine.study import Study, study
+from engine.text.safe import Markdown
+from engine.text.words import say
 from ui import lang, show
 from ui.lang import T
 from ui.show import Problem

@@ -17,8 +17,8 @@ from unicodedata import east_asian_width
 import pandas as pd  # type: ignore[import-untyped]
 import streamlit as st
 
-from engine.present.safe import plain
-from engine.present.units import PERCENT_FORMAT
+from engine.text.safe import plain
+from engine.text.units import PERCENT_FORMAT
 
 ColumnConfig = Any  # streamlit.column_config.* returns typed dicts Streamlit does not export
 ROW = 35  # Streamlit's default row height in px

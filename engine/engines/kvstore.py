@@ -15,7 +15,7 @@ from typing import Any
 
 from engine.decision import Code, Decision
 from engine.model.config import ModelConfig, model_defaults
-from engine.present.words import say
+from engine.text.words import say
 
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
 

@@ -21,8 +21,8 @@ from pydantic import Field
 from engine.decision import Code, Decimal, Decision, Name, Percent
 from engine.engines import ENGINES, Engine, EngineAdapter, Setting, adapter
 from engine.errors import InputError
-from engine.present.words import say
 from engine.rules import DATA_DIR, Strict, load_data
+from engine.text.words import say
 
 Phase = Literal["prefill", "decode", "mixed"]
 

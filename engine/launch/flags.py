@@ -1,5 +1,5 @@
 """The rules that turn the Study's decisions into one engine's flags, each with its reason (a
-decision, worded per language by ``engine.present.words``), and the flags left to the engine on
+decision, worded per language by ``engine.text.words``), and the flags left to the engine on
 purpose: layout, parsers, KV dtype, memory fraction, prefill chunk, speculative decoding,
 multimodal, context. Every spelling is the engine adapter's (``engine.engines``)."""
 

@@ -63,9 +63,9 @@ from engine.launch.recipes import (
 )
 from engine.model.family import AttentionFamily
 from engine.model.loader import LoadedModel
-from engine.present.words import say
 from engine.scenario import Engine, Scenario
 from engine.software.software_report import REMOTE_CODE_NOT_NEEDED, SoftwareReport
+from engine.text.words import say
 
 __all__ = [
     "LEADER",

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from engine.decision import Decision
 from engine.engines import ENGINES, Engine, Setting, adapter
-from engine.present.words import say
+from engine.text.words import say
 
 PLACEHOLDER_MODEL = "/path/to/model"
 LEADER = "${LEADER_ADDR}"  # shell variable the user sets to the first node's address
@@ -25,7 +25,7 @@ class PlanError(RuntimeError):
 @dataclass(frozen=True)
 class PlanFlag:
     """One option on the command line; ``value`` is None for a switch. ``why`` is the decision
-    that puts it there (worded by ``engine.present.words.say`` in the reader's language)."""
+    that puts it there (worded by ``engine.text.words.say`` in the reader's language)."""
 
     flag: str
     value: str | None

@@ -5,7 +5,7 @@ Every string that came from a user or a config is data here, never code: shell w
 break, carriage return and Unicode separator into a space, so nothing a config says can end a
 comment and start a command. The only expanded words are the ones this module writes itself
 (``${LEADER_ADDR}`` for the first node's address, ``${IFACE_NAME}`` for its network interface).
-Reasons are decisions, worded in the reader's language by ``engine.present.words``.
+Reasons are decisions, worded in the reader's language by ``engine.text.words``.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from engine.decision import Decision
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.launch_data import launch_facts
 from engine.launch.plan import LEADER, LaunchPlan, NodeCommand
-from engine.present.sources import clean
-from engine.present.words import say, sources
+from engine.text.sources import clean
+from engine.text.words import say, sources
 
 # Every character that ends a line for a shell, a YAML parser or a Markdown renderer, plus the
 # other C0/C1 controls.

@@ -11,9 +11,9 @@ import yaml
 from engine.decision import Decision
 from engine.engines import adapter
 from engine.lint.rule_data import SEVERITIES, Severity, finding_rule
-from engine.present.safe import json_text, plain
-from engine.present.words import say, sources
 from engine.software.tables import Engine
+from engine.text.safe import json_text, plain
+from engine.text.words import say, sources
 
 _ORDER = {s: i for i, s in enumerate(SEVERITIES)}
 
@@ -36,7 +36,7 @@ class Edit:
 @dataclass(frozen=True)
 class Finding:
     """One finding: its code (``data/lint.yaml``), severity and public source, what is wrong and
-    how to fix it as decisions (``engine.lint.codes``, worded by ``engine.present.words`` in the
+    how to fix it as decisions (``engine.lint.codes``, worded by ``engine.text.words`` in the
     reader's language), the flag it is about and the exact edit its fix makes."""
 
     severity: Severity

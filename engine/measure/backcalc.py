@@ -29,9 +29,9 @@ from engine.measure.input_guards import GIB
 from engine.measure.measure_data import measure_facts
 from engine.measure.read_back import parse_engine_text
 from engine.measure.reading import EngineReading, as_printed
-from engine.present.words import as_json, say_all
 from engine.rules import engine_rules
 from engine.software.tables import Engine
+from engine.text.words import as_json, say_all
 
 # predict(source, tp) -> (predicted bytes/token per rank, attention family, notes)
 Predict = Callable[[str, int], tuple[float, str, list[str]]]

@@ -10,8 +10,8 @@ from engine.decision import Code, Decimal, Decision, Name
 from engine.errors import InputError
 from engine.measure.input_guards import BadValue, read_value
 from engine.measure.measure_data import ValueKind
-from engine.present.words import say
 from engine.software.tables import Engine
+from engine.text.words import say
 
 Value = float | int | str
 Source = Literal["log", "metrics"]

@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.decision import Code, Decision, Name, Tokens
 from engine.model.config import ModelConfig
-from engine.present.words import say
 from engine.rules import load_data
+from engine.text.words import say
 
 
 class _Rope(BaseModel):

@@ -1,6 +1,6 @@
 """One line of the family verdict's evidence: the config field read, the value it holds and the
 rule that turned it into a verdict, the rule as a decision (a code and its parameters) that
-``engine/present/words.py`` words in each language."""
+``engine/text/words.py`` words in each language."""
 
 from __future__ import annotations
 

@@ -25,8 +25,8 @@ from engine.decision import Code, Decision, Name, Source
 from engine.errors import InputError, JsonError
 from engine.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_MIB, ModelConfig, normalize
 from engine.model.formats import official_sibling, raw_in_format
-from engine.present.words import say
 from engine.rules import DATA_DIR, data_yaml
+from engine.text.words import say
 
 MODELS_DIR = DATA_DIR / "models"
 # A catalog model's chat template, as published, beside its config: templates/<org>__<name>.jinja

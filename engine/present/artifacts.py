@@ -14,11 +14,11 @@ from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.k8s import kubernetes_yaml, manifest_name
 from engine.launch.plan import LaunchPlan
 from engine.launch.render import blocked_stop, comment, docker, script
-from engine.present.safe import json_text
 from engine.present.study_report import study_json, study_markdown
-from engine.present.words import say
 from engine.scenario import cli_line
 from engine.study import Study
+from engine.text.safe import json_text
+from engine.text.words import say
 
 Kind = Literal["script", "docker", "kubernetes", "json", "markdown", "command"]
 

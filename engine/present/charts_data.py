@@ -36,7 +36,9 @@ from engine.present.evidence_words import (
     formulas,
     group_labels,
 )
-from engine.present.units import (
+from engine.scenario import DEFAULT_SCENARIO, Engine
+from engine.study import Study
+from engine.text.units import (
     GB,
     GIB,
     TERA,
@@ -48,9 +50,7 @@ from engine.present.units import (
     tb_per_s,
     tokens,
 )
-from engine.present.words import say
-from engine.scenario import DEFAULT_SCENARIO, Engine
-from engine.study import Study
+from engine.text.words import say
 
 
 def _first_spellings() -> tuple[str, ...]:
@@ -66,7 +66,7 @@ def _first_spellings() -> tuple[str, ...]:
 KV_DTYPE_MENU = _first_spellings()
 
 
-# --- units (engine/present/units.py; these stay for the CLI and the tests) --------------------
+# --- units (engine/text/units.py; these stay for the CLI and the tests) --------------------
 
 __all__ = ["GB", "GIB", "gib", "in_gib", "nbytes", "tb_per_s", "tokens"]
 

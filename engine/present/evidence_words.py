@@ -12,7 +12,7 @@ from engine.decision import Decision
 from engine.i18n import DEFAULT_LANG, Lang
 from engine.kv.sizing import KvSizing, LayerGroup
 from engine.model.evidence import Evidence
-from engine.present.words import say
+from engine.text.words import say
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 words, the reasons the layout search gives, and the hardware gates.
 
 The engine decides (a status, a decision code with its numbers); this module only arranges the
-words of ``engine.present.words``, so the CLI, the JSON, the report and the pages of every
+words of ``engine.text.words``, so the CLI, the JSON, the report and the pages of every
 language say the same thing from the same decision.
 """
 
@@ -14,9 +14,9 @@ from engine.hardware.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.candidate import Layout
 from engine.launch.plan import LaunchPlan
-from engine.present.units import tokens
-from engine.present.words import say, say_all, sources
 from engine.study import Study
+from engine.text.units import tokens
+from engine.text.words import say, say_all, sources
 
 
 @dataclass(frozen=True)

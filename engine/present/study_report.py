@@ -21,11 +21,11 @@ from engine.launch.render import docker, script, shell
 from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.evidence_words import evidence_json, group_json
-from engine.present.safe import plain
-from engine.present.sources import escape_markdown
-from engine.present.words import say, say_all
 from engine.scenario import ENGINE_LABELS, Engine, cli_line
 from engine.study import Study
+from engine.text.safe import plain
+from engine.text.sources import escape_markdown
+from engine.text.words import say, say_all
 
 UNITS = "bytes; GiB = 2^30 bytes, GB = 10^9 bytes"
 

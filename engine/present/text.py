@@ -1,6 +1,6 @@
 """The Study as plain text for a terminal (the CLI's output without ``--json``). A name or a value
 from the config (a file name, an architecture, a dtype, a parser) is shown on one line
-(``engine.present.safe.one_line``): its line breaks cannot fake a line of output."""
+(``engine.text.safe.one_line``): its line breaks cannot fake a line of output."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 from engine.alternatives import alternatives
 from engine.i18n import Lang, t
 from engine.launch.render import shell
-from engine.present.safe import one_line
-from engine.present.sources import clean
-from engine.present.words import say, say_all
 from engine.study import Study
+from engine.text.safe import one_line
+from engine.text.sources import clean
+from engine.text.words import say, say_all
 
 GIB = 1 << 30
 

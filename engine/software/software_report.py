@@ -9,7 +9,7 @@ thinking format written in it checks the family's parsers and replaces one that 
 (``engine.software.templates``).
 
 Every reason the report gives is a decision (``engine.decision``): a code and its parameters,
-worded by ``engine.present.words``. The notes written in ``data/software.yaml`` are note ids whose
+worded by ``engine.text.words``. The notes written in ``data/software.yaml`` are note ids whose
 wording lives in the catalogs (``code.software.note.<id>`` in ``data/i18n/<lang>/software.yaml``).
 """
 
@@ -27,7 +27,6 @@ from engine.decision import Code, Decision, Name
 from engine.engines import Setting, adapter
 from engine.errors import InputError
 from engine.model.loader import ChatTemplate
-from engine.present.words import as_json, say
 from engine.rules import DATA_DIR, data_yaml, load_data
 from engine.software.tables import (
     ENGINES,
@@ -43,6 +42,7 @@ from engine.software.tables import (
 )
 from engine.software.templates import ParserOrigin, TemplateReading, pick_parsers, read_template
 from engine.software.versions import latest, version_key
+from engine.text.words import as_json, say
 
 SOFTWARE_YAML = DATA_DIR / "software.yaml"
 
@@ -663,7 +663,7 @@ TEMPLATE_FAMILY = Code("software.template_family", "format")
 @dataclass(frozen=True)
 class SoftwareReport:
     """What step 4 tells the user for one engine; ``reasons`` carry the why (decisions, worded
-    per language by ``engine.present.words``), ``sources`` the where.
+    per language by ``engine.text.words``), ``sources`` the where.
 
     ``quantization`` is the ``--quantization`` value to pass, and None when the engine reads
     quant_method from config.json itself (the note names what it resolves to).

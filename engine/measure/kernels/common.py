@@ -16,7 +16,7 @@ from engine.i18n import DEFAULT_LANG, Lang
 from engine.measure.kernel_notes import CPU_TARGET, GPU_TARGET
 from engine.measure.kernels.dims import EngineKv, KernelDims, Sizes
 from engine.measure.reading import as_printed
-from engine.present.words import as_json, say
+from engine.text.words import as_json, say
 
 
 @dataclass(frozen=True)

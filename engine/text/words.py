@@ -14,9 +14,9 @@ from typing import Any
 
 from engine.decision import Bytes, Decimal, Decision, Name, Percent, Source, Tokens
 from engine.i18n import DEFAULT_LANG, Lang, t
-from engine.present.safe import inert, one_line
-from engine.present.sources import clean
-from engine.present.units import GIB, percent
+from engine.text.safe import inert, one_line
+from engine.text.sources import clean
+from engine.text.units import GIB, percent
 
 
 def _value(value: Any, lang: Lang, markdown: bool = True) -> str:

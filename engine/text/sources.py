@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from engine.present.safe import inert, plain
 from engine.rules import Loose, load_data
+from engine.text.safe import inert, plain
 
 GITHUB = "https://github.com/"
 
@@ -76,7 +76,7 @@ _ORPHAN = re.compile(r"\(\s*\)|\s+(?=[,;:.)])|^[\s;,:]+|[\s;,:]+$")
 def clean(text: str, *, markdown: bool = False) -> str:
     """``text`` without internal tags, fact-base section marks or paths into the shared folder,
     its control characters shown as escapes (engine text quotes config strings); with
-    ``markdown=True`` also inert for a Markdown element (``engine.present.safe.inert``)."""
+    ``markdown=True`` also inert for a Markdown element (``engine.text.safe.inert``)."""
     out = _PLAYBOOK_PATH.sub("Serving playbook", plain(text))
     out = _SHARED_PAREN.sub("", out)
     out = _SEEDS.sub("Serving playbook", out)
@@ -242,6 +242,6 @@ def collect(sources: Iterable[str]) -> list[SourceRef]:
 
 def escape_markdown(text: str) -> str:
     """Text shown literally in Markdown on one line (no emphasis, links, tables, math or line
-    breaks from its characters): the report's escaping, ``engine.present.safe.inert`` in its
+    breaks from its characters): the report's escaping, ``engine.text.safe.inert`` in its
     strict, one-line form."""
     return inert(text, strict=True, one_line=True)
