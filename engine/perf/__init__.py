@@ -4,9 +4,10 @@ link), with a few fitted factors in ``data/perf.yaml``. Entry points: ``estimate
 at one load) and ``spread`` (a load spread over the copies, some busier than others or idle)."""
 
 from engine.perf.calibration import Calibration, load_calibration
-from engine.perf.estimate import Formula, Phase, Speculative, Speed, estimate, spread
+from engine.perf.estimate import Speculative, estimate, spread
 from engine.perf.inputs import ModelInputs, model_inputs
 from engine.perf.shape import PerfInputs
+from engine.perf.speed import Formula, Phase, Speed, speeds_overlap
 from engine.perf.terms import Term
 
 __all__ = [
@@ -21,5 +22,6 @@ __all__ = [
     "estimate",
     "load_calibration",
     "model_inputs",
+    "speeds_overlap",
     "spread",
 ]

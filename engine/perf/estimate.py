@@ -55,14 +55,16 @@ from engine.perf.factors import (
     Factors,
     SpecMethod,
     acceptance,
+    error_band,
     perf_facts,
     prefill_layer_seconds,
     prefill_mode,
 )
 from engine.perf.rates import Rates, achieved_rates
 from engine.perf.shape import PerfInputs, Shape, model_shape
+from engine.perf.speed import Formula, Phase, Speed
 from engine.perf.step import Pass, forward
-from engine.perf.terms import PhaseBound, Term, fixed, phase_bound, roofline, total
+from engine.perf.terms import Term, fixed, phase_bound, roofline, total
 
 
 @dataclass(frozen=True)
@@ -71,88 +73,6 @@ class Speculative:
 
     method: SpecMethod
     draft_tokens: int
-
-
-@dataclass(frozen=True)
-class Phase:
-    """One step of a phase: its terms, their sum and the bound that takes the most time."""
-
-    seconds: float
-    bound: PhaseBound
-    terms: tuple[Term, ...]
-
-
-@dataclass(frozen=True)
-class Formula:
-    """The numbers behind each result, as numbers, units and operators only (the pages word
-    the left-hand sides per language): one decode step, one prefill chunk, TTFT, TPOT and the
-    output tokens per second per GPU."""
-
-    decode_step: str
-    prefill_step: str
-    ttft: str
-    tpot: str
-    per_gpu: str
-
-    @property
-    def text(self) -> str:
-        return " ; ".join((self.decode_step, self.prefill_step, self.ttft, self.tpot, self.per_gpu))
-
-
-@dataclass(frozen=True)
-class Speed:
-    ttft_ms: float
-    tpot_ms: float
-    output_tokens_per_s_per_user: float
-    output_tokens_per_s_per_gpu: float
-    output_tokens_per_s: float  # over every replica
-    decode_bound: PhaseBound
-    prefill_bound: PhaseBound
-    decode: Phase  # one decode step (the verify pass with speculative decoding)
-    draft: Phase | None  # one draft pass
-    prefill: Phase  # one full prefill chunk
-    accepted_tokens_per_step: float
-    chunk_tokens: int
-    gpus: int  # over every replica
-    measured: bool  # rates from a Calibration, not catalog × fitted fractions
-    formula: Formula
-
-    @property
-    def bound(self) -> dict[str, PhaseBound]:
-        return {"prefill": self.prefill_bound, "decode": self.decode_bound}
-
-    def to_json(self) -> dict[str, Any]:
-        def terms(p: Phase | None) -> list[dict[str, Any]]:
-            if p is None:
-                return []
-            return [
-                {
-                    "op": t.code,
-                    "bytes": t.bytes,
-                    "flops": t.flops,
-                    "seconds": t.seconds,
-                    "bound": t.bound,
-                    "count": t.count,
-                }
-                for t in p.terms
-            ]
-
-        return {
-            "ttft_ms": self.ttft_ms,
-            "tpot_ms": self.tpot_ms,
-            "output_tokens_per_s_per_user": self.output_tokens_per_s_per_user,
-            "output_tokens_per_s_per_gpu": self.output_tokens_per_s_per_gpu,
-            "output_tokens_per_s": self.output_tokens_per_s,
-            "bound": self.bound,
-            "formula": {
-                "terms": terms(self.prefill) + terms(self.decode) + terms(self.draft),
-                "decode_step": self.formula.decode_step,
-                "prefill_step": self.formula.prefill_step,
-                "ttft": self.formula.ttft,
-                "tpot": self.formula.tpot,
-                "output_tokens_per_s_per_gpu": self.formula.per_gpu,
-            },
-        }
 
 
 def chunk_budget(inp: PerfInputs, split: Split) -> int:
@@ -420,6 +340,7 @@ def estimate(
         gpus=split.gpus * replicas,
         measured=rates.measured,
         formula=speed_formula,
+        band=error_band(runs_as or inp.engine, inp.gpu.vendor),
     )
 
 
