@@ -411,7 +411,7 @@ def _sig(v: float) -> float:
     return float(f"{v:.3g}")
 
 
-SECTIONS = ("factors", "benchmark", "engines", "speculative", "ranges", "fit")
+SECTIONS = ("factors", "benchmark", "engines", "speculative", "routing", "ranges", "fit")
 
 
 def _dump(doc: dict[str, Any]) -> None:

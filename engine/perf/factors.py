@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from engine.perf.balance import DpBalance
 from engine.perf.ranges import ErrorBand, Ranges
 from engine.rules import Loose, Strict, load_data
 
@@ -77,11 +78,23 @@ class EngineRun(Strict):
     model code or captured piecewise CUDA graphs: a few launches per layer) or ``eager`` (the
     model's Python runs op by op, every kernel launched by the host). ``eager_before``: the
     version from which ``prefill`` holds (older ones ran eagerly); ``eager_when``: the cases in
-    which even the current version falls back to eager."""
+    which even the current version falls back to eager. ``dp_balance``: how it spreads requests
+    over DP-attention ranks (``engine.perf.balance``)."""
 
     prefill: PrefillMode
     eager_before: str | None = None
     eager_when: tuple[EagerWhen, ...] = ()
+    source: str = Field(min_length=1)
+    dp_balance: DpBalance
+    dp_balance_source: str = Field(min_length=1)
+
+
+class Routing(Strict):
+    """How unevenly a MoE router picks its experts: the hottest expert's load over the mean, as
+    measured on a model of ``experts`` experts (``engine.perf.balance.popularity_sigma``)."""
+
+    hottest_over_mean: float = Field(ge=1)
+    experts: int = Field(ge=2)
     source: str = Field(min_length=1)
 
 
@@ -126,6 +139,7 @@ class PerfFile(Loose):
     benchmark: Benchmark
     engines: dict[str, EngineRun]
     speculative: list[Acceptance] = Field(min_length=1)
+    routing: Routing
     ranges: Ranges
     fit: FitRecord
 

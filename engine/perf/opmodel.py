@@ -20,7 +20,7 @@ from engine.perf.rates import Rates
 from engine.perf.scheduler import Costs, DecodeStep, PrefixReuse
 from engine.perf.shape import PerfInputs, Shape
 from engine.perf.speed import Phase
-from engine.perf.step import Pass, forward
+from engine.perf.step import EpBalance, Pass, forward
 from engine.perf.terms import Term, fixed, phase_bound, roofline, total
 
 
@@ -110,11 +110,12 @@ class CopyModel:
     budget: int
     reuse: PrefixReuse | None
     dispatch_layer_seconds: float  # the host's dispatch of one layer of a prefill pass
+    eb: EpBalance | None = None  # how routed tokens land on EP ranks (None: no EP)
     # passes already run, by their arguments (the scheduler and the page ask for the same ones)
     _groups: dict[str, tuple[GroupCost, ...]] = field(
         default_factory=dict, repr=False, compare=False
     )
-    _passes: dict[tuple[str, float, float], tuple[Term, ...]] = field(
+    _passes: dict[tuple[str, float, float, float], tuple[Term, ...]] = field(
         default_factory=dict, repr=False, compare=False
     )
 
@@ -152,13 +153,16 @@ class CopyModel:
     def decode_pass(self, busiest: float, total_requests: float) -> Phase:
         """The verify (or plain decode) pass: ``busiest`` requests on the busiest attention
         rank's micro-batch, ``total_requests`` over every rank's (they meet at the experts)."""
-        key = ("decode", busiest, total_requests)
+        key = ("decode", busiest, total_requests, 0.0)
         if key not in self._passes:
             q = 1 + (self.speculative.draft_tokens if self.speculative else 0)
             costs = self._decode_costs()
             p = Pass("decode", busiest * q, busiest * q, busiest, costs, False, total_requests * q)
-            self._passes[key] = forward(p, self.shape, self.split, self.rates, self.f, self.node)
+            self._passes[key] = self._forward(p)
         return phase(self._passes[key])
+
+    def _forward(self, p: Pass) -> tuple[Term, ...]:
+        return forward(p, self.shape, self.split, self.rates, self.f, self.node, self.eb)
 
     def draft_pass(self, busiest: float) -> Phase | None:
         if self.speculative is None:
@@ -172,29 +176,37 @@ class CopyModel:
         step = verify.seconds + (drafts * draft.seconds if draft else 0.0)
         return DecodeStep(verify.seconds, step, self.accepted)
 
-    def chunk_terms(self, tokens: int, requests: int) -> tuple[Term, ...]:
-        """One prefill pass of ``tokens`` prompt tokens over ``requests`` requests on a rank."""
-        key = ("prefill", tokens, requests)
+    def chunk_terms(
+        self, tokens: int, requests: int, at_experts: float | None = None
+    ) -> tuple[Term, ...]:
+        """One prefill pass of ``tokens`` prompt tokens over ``requests`` requests on a rank,
+        the experts seeing ``at_experts`` tokens of every rank (None: this rank's alone)."""
+        experts = float(tokens if at_experts is None else at_experts)
+        key = ("prefill", tokens, requests, experts)
         if key not in self._passes:
-            p = Pass("prefill", tokens, requests, requests, self._prefill_costs(), True)
-            self._passes[key] = forward(p, self.shape, self.split, self.rates, self.f, self.node)
+            costs = self._prefill_costs()
+            p = Pass("prefill", tokens, requests, requests, costs, True, experts)
+            self._passes[key] = self._forward(p)
         return self._passes[key]
 
-    def chunk(self, tokens: int, requests: int) -> float:
-        return total(self.chunk_terms(tokens, requests))
+    def chunk(self, tokens: int, requests: int, at_experts: float | None = None) -> float:
+        return total(self.chunk_terms(tokens, requests, at_experts))
 
     def prefill_chunk(self) -> Phase:
         """The first (full) chunk of one request's prompt, as the pages show it."""
         return phase(self.chunk_terms(min(self.prompt_tokens, self.budget), 1))
 
-    def prompt_seconds(self) -> float:
-        """One request's prompt alone, in chunks of the budget; each chunk after the first (and
-        the first after a cached prefix) re-expands the MLA latents of the tokens before it."""
+    def prompt_seconds(self, ratio: float = 1.0) -> float:
+        """One request's prompt, in chunks of the budget, while the experts see ``ratio`` × its
+        tokens (other DP ranks' prompts prefilled in the same steps); each chunk after the first
+        (and the first after a cached prefix) re-expands the MLA latents of the tokens before
+        it."""
         n, budget = self.prompt_tokens, self.budget
         full, last = divmod(n, budget)
-        own = self.chunk(min(n, budget), 1) * max(full, 1)
+        first_chunk = min(n, budget)
+        own = self.chunk(first_chunk, 1, ratio * first_chunk) * max(full, 1)
         if full and last:
-            own += self.chunk(last, 1)
+            own += self.chunk(last, 1, ratio * last)
         chunks = full + (1 if last else 0)
         past = self.cached_tokens
         first = 0 if past else 1
@@ -225,7 +237,7 @@ class CopyModel:
         return Costs(
             decode=self.decode,
             chunk=self.chunk,
-            prompt_seconds=self.prompt_seconds(),
+            prompt=self.prompt_seconds,
             dispatch_seconds=self.dispatch_seconds(),
             request_seconds=self.f.request_seconds.value,
             reload_seconds=self.reload_seconds(),
