@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from engine.decision import Code, Decimal, Decision, Name, Tokens
-from engine.engines import adapter
+from engine.engines import Engine, adapter
 from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG, Lang
 from engine.measure.first_launch import default_port, first_launch, metrics_commands, minimal_launch
@@ -30,7 +30,6 @@ from engine.measure.measure_data import measure_facts
 from engine.measure.read_back import parse_engine_text
 from engine.measure.reading import EngineReading, as_printed
 from engine.rules import engine_rules
-from engine.software.tables import Engine
 from engine.text.words import as_json, say_all
 
 # predict(source, tp) -> (predicted bytes/token per rank, attention family, notes)

@@ -24,25 +24,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engine.decision import Code, Decision, Name
-from engine.engines import Setting, adapter
+from engine.engines import ENGINES, Engine, Setting, adapter
+from engine.engines.cli_table import ENGINES_DIR, table_path
 from engine.errors import InputError
 from engine.model.loader import ChatTemplate
 from engine.rules import DATA_DIR, data_yaml, load_data
-from engine.software.tables import (
-    ENGINES,
-    ENGINES_DIR,
-    Engine,
-    engine_version,
-    lookup_flag,
-    quantization_methods,
-    reasoning_parsers,
-    supported_architectures,
-    table_path,
-    tool_call_parsers,
-)
 from engine.software.templates import ParserOrigin, TemplateReading, pick_parsers, read_template
-from engine.software.versions import latest, version_key
 from engine.text.words import as_json, say
+from engine.versions import latest, version_key
 
 SOFTWARE_YAML = DATA_DIR / "software.yaml"
 
@@ -214,9 +203,9 @@ def data_problems(data: _SoftwareFile | None = None) -> list[str]:
     problems: list[str] = []
     for engine in ENGINES:
         tools, reasons, quants = (
-            tool_call_parsers(engine),
-            reasoning_parsers(engine),
-            quantization_methods(engine),
+            adapter(engine).registries.tool_call_parsers,
+            adapter(engine).registries.reasoning_parsers,
+            adapter(engine).registries.quantization_methods,
         )
         meta = data.engines[engine]
         flags = [f.flag for f in meta.tool_parser_companion_flags]
@@ -236,14 +225,18 @@ def data_problems(data: _SoftwareFile | None = None) -> list[str]:
             ]
             flags += [f.flag for f in p.flags]
         for flag in flags:
-            if lookup_flag(engine, flag) is None:
+            if adapter(engine).lookup(flag) is None:
                 problems.append(f"{engine} flag {flag!r} is not in the pinned table")
         for fmt in data.checkpoint_formats:
             resolved = getattr(fmt, engine).resolves_to
             if resolved is not None and resolved not in quants:
                 problems.append(f"{fmt.name}: {engine} quantization {resolved!r}")
     for u in data.unregistered_recipe_parsers:
-        names = tool_call_parsers(u.engine) if u.kind == "tool" else reasoning_parsers(u.engine)
+        names = (
+            adapter(u.engine).registries.tool_call_parsers
+            if u.kind == "tool"
+            else adapter(u.engine).registries.reasoning_parsers
+        )
         if u.name in names:
             problems.append(f"{u.engine} {u.kind} parser {u.name!r} is registered after all")
         if u.instead is not None and u.instead not in names:
@@ -781,13 +774,13 @@ def software_report(
     data = _data()
     raw = dict(config)
     arch = view.architectures[0] if view.architectures else ""
-    version = engine_version(engine)
+    version = adapter(engine).version
     reasons: list[Decision] = []
     sources: list[str] = []
     flags: dict[str, Decision] = {}
 
     def add_flag(flag: str, reason: Decision) -> None:
-        if lookup_flag(engine, flag) is None:
+        if adapter(engine).lookup(flag) is None:
             reasons.append(
                 FLAG_NOT_IN_TABLE(flag=Name(flag), engine=Name(engine), version=Name(version))
             )
@@ -797,7 +790,7 @@ def software_report(
     # Architecture: native support and the minimum release.
     row = data.architectures.get(arch)
     eng_arch: _EngineArch | None = getattr(row, engine) if row is not None else None
-    registry_archs = supported_architectures(engine)
+    registry_archs = adapter(engine).registries.model_architectures
     native = (
         arch in registry_archs
         if registry_archs is not None
@@ -909,7 +902,10 @@ def software_report(
             )
         if eng_fmt.note:
             reasons.append(note(eng_fmt.note))
-    elif ckpt.quant_method is not None and ckpt.quant_method not in quantization_methods(engine):
+    elif (
+        ckpt.quant_method is not None
+        and ckpt.quant_method not in adapter(engine).registries.quantization_methods
+    ):
         reasons.append(
             QUANT_UNKNOWN(
                 method=Name(ckpt.quant_method), engine=Name(engine), version=Name(version)
