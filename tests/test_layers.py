@@ -22,6 +22,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("words", ["engine.text*"]),
     # reading a config; the GPU catalog; cache-spec arithmetic
     ("config", ["engine.model.config", "engine.model.formats", "engine.model.loader",
+               "engine.model.checkpoint",
                "engine.model.store",
                 "engine.model.evidence", "engine.model.context_limit", "engine.kv.specs",
                 "engine.hardware.gpus"]),

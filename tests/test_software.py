@@ -10,9 +10,9 @@ import pytest
 
 from engine.engines import adapter
 from engine.errors import InputError
+from engine.model.checkpoint import detect_checkpoint_format
 from engine.software.software_report import (
     data_problems,
-    detect_checkpoint_format,
     known_architectures,
     software_report,
 )
