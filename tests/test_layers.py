@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("config", ["engine.model.config", "engine.model.formats", "engine.model.loader",
                "engine.model.checkpoint",
                "engine.model.store",
-                "engine.model.evidence", "engine.model.context_limit", "engine.kv.specs",
+                "engine.model.evidence", "engine.model.context_limit", "engine.model.cache_specs",
                 "engine.hardware.gpus"]),
     # one adapter per engine: flag spellings, defaults, memory accounting, KV storage
     ("engines", ["engine.engines*"]),
