@@ -22,10 +22,9 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("words", ["engine.text*"]),
     # reading a config; the GPU catalog; cache-spec arithmetic
     ("config", ["engine.model.config", "engine.model.formats", "engine.model.loader",
-               "engine.model.checkpoint",
+               "engine.model.checkpoint", "engine.hardware*",
                "engine.model.store",
-                "engine.model.evidence", "engine.model.context_limit", "engine.model.cache_specs",
-                "engine.hardware.gpus"]),
+                "engine.model.evidence", "engine.model.context_limit", "engine.model.cache_specs"]),
     # one adapter per engine: flag spellings, defaults, memory accounting, KV storage
     ("engines", ["engine.engines*"]),
     # parsers, versions, checkpoint formats
@@ -35,7 +34,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # KV sizing per engine
     ("kv", ["engine.kv*", "engine.present.evidence_words"]),
     # the hardware gates
-    ("gates", ["engine.hardware*"]),
+    ("gates", ["engine.gates"]),
     # the user's question
     ("scenario", ["engine.scenario", "engine.diagnose"]),
     # the planner's building blocks

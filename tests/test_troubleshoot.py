@@ -9,7 +9,7 @@ import pytest
 
 from engine.engines import adapter
 from engine.errors import InputError
-from engine.hardware.gates import kernel_gates
+from engine.gates import kernel_gates
 from engine.hardware.gpus import Gpu, all_gpus, lookup_gpu
 from engine.i18n import LANGS, Lang, catalog
 from engine.lint import ModelFacts, ParserNames, dsa_kernel_path

@@ -21,7 +21,7 @@ from typing import Literal
 
 from engine.decision import Code, Decision, Name, Percent, Source, Tokens
 from engine.engines import adapter
-from engine.hardware.gates import fit_gate
+from engine.gates import fit_gate
 from engine.kv.sizing import KvSizing
 from engine.launch.candidate import Candidate, Layout
 from engine.launch.flags import (

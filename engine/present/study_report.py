@@ -12,7 +12,7 @@ from typing import Any
 
 from engine.alternatives import alternatives, ask
 from engine.engines import adapter, check_engine
-from engine.hardware.gates import Gate
+from engine.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.candidate import Candidate
 from engine.launch.k8s import kubernetes_yaml, manifest_name
