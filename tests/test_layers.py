@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # parsers, versions, checkpoint formats
     ("software", ["engine.software*"]),
     # the model's layers, family, weights
-    ("model", ["engine.model*"]),
+    ("model", ["engine.model*", "engine.engines.placement"]),
     # KV sizing per engine
     ("kv", ["engine.kv*", "engine.present.evidence_words"]),
     # the hardware gates
@@ -38,7 +38,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # the user's question
     ("scenario", ["engine.scenario", "engine.diagnose"]),
     # the planner's building blocks
-    ("launch-facts", ["engine.launch.gpu_memory", "engine.launch.launch_data",
+    ("launch-facts", ["engine.launch.launch_data",
                       "engine.launch.plan_parts",
                       "engine.launch.advisors", "engine.launch.multinode",
                       "engine.launch.known_issues", "engine.launch.recipes",

@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from engine.engines import adapter
+from engine.engines.placement import weights_per_gpu
 from engine.errors import InputError
-from engine.launch.gpu_memory import weights_per_gpu
 from engine.launch.layout import Split
 from engine.launch.plan import LaunchPlan, PlanError, checked, launch_facts
 from engine.launch.render import docker, script, shell

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from engine.decision import Bytes, Decision, Name, Param, Percent, Source, Tokens
 from engine.engines import adapter
+from engine.engines.memory import Split
 from engine.errors import InputError
 from engine.kv.dtype import stored_name
-from engine.launch.gpu_memory import Split
 from engine.launch.known_issues import Where, applies
 from engine.launch.known_issues import known_issues as all_known_issues
 from engine.launch.layout import split_problem, stage_share

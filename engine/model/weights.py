@@ -49,7 +49,7 @@ Role = Literal[
     "vision",
 ]
 ROLES: tuple[Role, ...] = get_args(Role)
-# Each role's name (data/i18n/<lang>/kv.yaml code.memory.role; engine.launch.gpu_memory words
+# Each role's name (data/i18n/<lang>/kv.yaml code.memory.role; engine.engines.placement words
 # the per-GPU shares with the same codes).
 ROLE_WORD: dict[Role, Code] = {role: Code(f"memory.role.{role}") for role in ROLES}
 # What the weights report adds to the checkpoint format's own details (data/i18n/<lang>/

@@ -14,11 +14,11 @@ from functools import cache
 
 from engine.decision import Code, Decision, Name
 from engine.engines import ENGINES, adapter, check_engine
+from engine.engines.placement import ROLE_NAME
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.kv.sizing import KvSizing, size_kv
-from engine.launch.gpu_memory import ROLE_NAME
 from engine.launch.layout import stage_share, users_at
 from engine.launch.ranking import layout_rules
 from engine.measure.backcalc import BackcalcResult, EngineReading, backcalculate
