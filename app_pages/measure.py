@@ -13,13 +13,13 @@ import streamlit as st
 
 from engine.errors import InputError
 from engine.fact_sets import kernel_dims, kernel_layer_groups
-from engine.launch.render import join
 from engine.measure.backcalc import metrics_commands, parse_engine_text
 from engine.measure.first_launch import first_launch_for
 from engine.measure.kernels import PRESETS
 from engine.measure.kernels.dims import LayerGroup
 from engine.perf import calibration
 from engine.present import charts_data as C
+from engine.present.render import join
 from engine.scenario import ENGINE_LABELS
 from engine.text.safe import inert
 from engine.text.sources import clean

@@ -16,8 +16,8 @@ from engine.engines.placement import weights_per_gpu
 from engine.errors import InputError
 from engine.launch.layout import Split
 from engine.launch.plan import LaunchPlan, PlanError, checked, launch_facts
-from engine.launch.render import docker, script, shell
 from engine.model.loader import catalog_names
+from engine.present.render import docker, script, shell
 from engine.present.study_report import plan_json
 from engine.scenario import ENGINES
 from engine.study import Study
