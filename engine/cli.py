@@ -21,11 +21,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from engine.errors import InputError
-from engine.fact_sets import predict_for_source
 from engine.hardware.gpus import aliases, all_gpus
 from engine.i18n import LANGS
 from engine.lint import format_report, json_report, lint_command
-from engine.measure.backcalc_cli import add_backcalc_arguments, run_backcalc
+from engine.measure.backcalc_cli import add_backcalc_arguments, predict_for_source, run_backcalc
 from engine.measure.kernels.args import add_kernel_arguments
 from engine.model import store
 from engine.model.loader import HF_ID, load_model

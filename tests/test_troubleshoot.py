@@ -12,10 +12,11 @@ from engine.errors import InputError
 from engine.gates import kernel_gates
 from engine.hardware.gpus import Gpu, all_gpus, lookup_gpu
 from engine.i18n import LANGS, Lang, catalog
-from engine.lint import ModelFacts, ParserNames, dsa_kernel_path
+from engine.lint import dsa_kernel_path
 from engine.software.software_report import known_architectures
 from engine.troubleshoot import SYMPTOMS, symptoms, troubleshoot
 from engine.troubleshoot.cause_table import troubleshoot_table
+from engine.troubleshoot.facts import ModelFacts, ParserNames
 from engine.troubleshoot.scoring import CONDITIONS, SCORERS, clamp, problems
 
 GLM5 = ModelFacts(

@@ -20,20 +20,16 @@ from engine.lint.findings import (
     json_report,
 )
 from engine.lint.linter import lint_command
-from engine.lint.model_facts import ATTENTION_FAMILIES, ModelFacts, ParserNames
 from engine.lint.rule_data import Severity
 from engine.lint.rules_hardware import dsa_kernel_path
 
 __all__ = [
-    "ATTENTION_FAMILIES",
     "MAX_COMMAND_CHARS",
     "Edit",
     "Engine",
     "Finding",
     "FlagExplanation",
     "LintReport",
-    "ModelFacts",
-    "ParserNames",
     "Severity",
     "dsa_kernel_path",
     "format_report",
