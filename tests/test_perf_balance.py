@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from engine.launch.gpu_memory import Split
+from engine.engines.memory import Split
 from engine.perf import estimate
 from engine.perf.balance import (
     busiest_expert_rank,

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from engine.launch.gpu_memory import Split
+from engine.engines.memory import Split
 from engine.perf import estimate, speeds_overlap
 from engine.perf.factors import perf_facts
 from engine.perf.ranges import ErrorBand, Quantiles

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
+from engine.engines.memory import Split
 from engine.errors import InputError
-from engine.launch.gpu_memory import Split
 from engine.perf import estimate
 from engine.perf.attention import mean_attended
 from engine.perf.estimate import copy_model

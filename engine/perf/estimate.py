@@ -34,8 +34,8 @@ from typing import Any
 
 from engine import errors as E
 from engine.engines import adapter
+from engine.engines.memory import Split
 from engine.errors import InputError
-from engine.launch.gpu_memory import Split
 from engine.perf.balance import popularity_sigma, rank_skew
 from engine.perf.calibration import Calibration
 from engine.perf.factors import (

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from engine.engines.memory import Split
 from engine.kv.sizing import KvSizing
-from engine.launch.gpu_memory import Split
 from engine.perf.attention import GroupCost, decode_costs, mla_context_flops, prefill_costs
 from engine.perf.factors import Factors, SpecMethod, acceptance
 from engine.perf.rates import Rates

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from engine.launch.gpu_memory import Split
+from engine.engines.memory import Split
 from engine.perf.attention import GroupCost
 from engine.perf.balance import busiest_expert_rank, touched_on_rank
 from engine.perf.comm import ACTIVATION_BYTES, all_reduce, collective, gather_scatter
