@@ -246,6 +246,7 @@ def _compute(s: Scenario) -> Study:
             chunk_tokens=chunk_tokens(s.latency, s.images),
             speculative=spec,
             calibration=cal,
+            engine_version=adapter(engine).version,  # the plan's release: how it runs a step
         )
 
     found, mtp, draft_speeds = _with_or_without_drafts(

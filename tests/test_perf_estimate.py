@@ -20,7 +20,8 @@ from engine.model.loader import load_catalog
 from engine.perf import Calibration, ModelInputs, Speculative, Speed, estimate, model_inputs
 from engine.perf.attention import mean_attended
 from engine.perf.balance import poisson_max
-from engine.perf.factors import Factor, Factors, perf_facts
+from engine.perf.factors import Factors, perf_facts
+from engine.perf.stack import STACK_COSTS, Factor
 from engine.perf.terms import Term
 
 H100_BW = 3.35e12
@@ -30,28 +31,28 @@ NVLINK = 450e9
 
 
 def round_factors(**values: float) -> Factors:
-    base = {
+    """Round physics, every software stack's fixed costs zero but a 10 us collective latency;
+    ``values`` override a global factor or a stack cost (on every stack)."""
+    glob = {
         "hbm_fraction": 0.8,
         "tensor_fraction": 0.5,
-        "layer_seconds": 0.0,
-        "moe_layer_seconds": 0.0,
-        "prefill_layer_seconds": 0.0,
-        "eager_prefill_layer_seconds": 0.0,
-        "step_seconds": 0.0,
-        "request_step_seconds": 0.0,
-        "request_seconds": 0.0,
-        "collective_latency_seconds": 10e-6,
         "network_latency_seconds": 30e-6,
         "bus_efficiency": 0.82,
     }
-    base.update(values)
+    costs = dict.fromkeys(STACK_COSTS, 0.0)
+    costs["collective_latency_seconds"] = 10e-6
+    for k, v in values.items():
+        (glob if k in glob else costs)[k] = v
     f = perf_facts().factors
-    return f.model_copy(
-        update={
-            k: Factor(value=v, unit=getattr(f, k).unit, fitted=False, source="test")
-            for k, v in base.items()
-        }
+
+    def factor(v: float, unit: str) -> Factor:
+        return Factor(value=v, unit=unit, fitted=False, source="test")
+
+    stacks = tuple(
+        s.model_copy(update={c: factor(v, "s") for c, v in costs.items()}) for s in f.stacks
     )
+    update = {k: factor(v, getattr(f, k).unit) for k, v in glob.items()}
+    return f.model_copy(update={**update, "stacks": stacks})
 
 
 def inputs(model: str, gpu: str, engine: str = "vllm") -> ModelInputs:
@@ -296,8 +297,8 @@ def test_formula_is_numbers_units_and_operators_only() -> None:
         "output_tokens_per_s_per_gpu_range",
     }  # fmt: skip
     for figure in ("ttft_ms", "tpot_ms", "output_tokens_per_s_per_gpu"):
-        low, high = js[f"{figure}_range"]
-        assert low < js[figure] < high
+        low, high = js[f"{figure}_range"]  # not always around the figure: a model off one way
+        assert 0 < low < high  # on held-out runs puts it to one side
     codes = {t["op"] for t in js["formula"]["terms"]}
     assert {"decode.moe.experts", "decode.attention.mla", "prefill.moe.experts"} <= codes
     assert all(re.fullmatch(r"[a-z0-9_.]+", c) for c in codes)
@@ -374,10 +375,10 @@ def test_an_infinity_fabric_mesh_gives_a_tp_group_its_links_not_the_aggregate() 
     from engine.perf.rates import achieved_rates
 
     f = round_factors()
-    mi300x = achieved_rates(lookup_gpu("MI300X"), f)
+    mi300x = achieved_rates(lookup_gpu("MI300X"), f, 10e-6)
     for tp, links in ((2, 1), (4, 3), (8, 7)):
         assert mi300x.link(tp, 8).bytes_per_s == pytest.approx(links * 64e9 * 0.82)
-    h200 = achieved_rates(lookup_gpu("H200"), f)
+    h200 = achieved_rates(lookup_gpu("H200"), f, 10e-6)
     assert h200.link(2, 8).bytes_per_s == h200.link(8, 8).bytes_per_s == NVLINK * 0.82
     # Llama-3.1-70B, TP 2 at 16 users: 160 all-reduces of 16 × 8,192 × 2 B, half sent per GPU
     inp = inputs("meta-llama/Meta-Llama-3.1-70B", "MI300X")
@@ -417,15 +418,16 @@ def test_prefill_dispatch_is_first_token_latency_set_by_how_the_engine_runs_pref
     assert prefill_mode("sglang", None, **{**plain, "amd": True}) == "eager"
     assert prefill_mode("sglang", None, **{**plain, "dp_attention": True}) == "eager"
     assert prefill_mode("vllm", "0.10.2", **{**plain, "amd": True}) == "compiled"
-    # Llama-3.1-8B, 32 layers, one user of 1,024 tokens: the eager engine's first token comes
-    # 32 × (4 − 1) ms later; its prefill is the same GPU work, so TPOT barely moves (only the
-    # longer cycle thins the queue for the prefill slot)
-    f = round_factors(prefill_layer_seconds=1e-3, eager_prefill_layer_seconds=4e-3)
+    # Llama-3.1-8B, 32 layers of 10 kernels (2 norms, 5 attention, 3 FFN: data/perf.yaml kernels),
+    # one user of 1,024 tokens: the eager engine's first token comes 320 × (0.4 − 0.1) ms later;
+    # its prefill is the same GPU work, so TPOT barely moves (only the longer cycle thins the
+    # queue for the prefill slot)
+    f = round_factors(prefill_kernel_seconds=1e-4, eager_kernel_seconds=4e-4)
     old = estimate(inputs("meta-llama/Meta-Llama-3.1-8B", "H100 SXM", "sglang"), Split(1), 1,
                    1, 1024, 256, factors=f, engine_version="0.5.9")  # fmt: skip
     new = estimate(inputs("meta-llama/Meta-Llama-3.1-8B", "H100 SXM", "sglang"), Split(1), 1,
                    1, 1024, 256, factors=f)  # fmt: skip
-    assert old.ttft_ms - new.ttft_ms == pytest.approx(32 * 3e-3 * 1e3)
+    assert old.ttft_ms - new.ttft_ms == pytest.approx(320 * 3e-4 * 1e3)
     assert old.prefill.seconds == new.prefill.seconds
     many = [
         estimate(inputs("meta-llama/Meta-Llama-3.1-8B", "H100 SXM", "sglang"), Split(1), 1, 64,
@@ -435,9 +437,9 @@ def test_prefill_dispatch_is_first_token_latency_set_by_how_the_engine_runs_pref
     assert many[0].tpot_ms == pytest.approx(many[1].tpot_ms, rel=1e-3)
     assert many[0].ttft_ms > many[1].ttft_ms
     # a TensorRT-LLM run through the vLLM adapter prefills as TensorRT-LLM does (eagerly):
-    # the same GPU work, its first token 32 × (4 − 1) ms later than vLLM's
+    # the same GPU work, its first token 320 × (0.4 − 0.1) ms later than vLLM's
     vllm = inputs("meta-llama/Meta-Llama-3.1-8B", "H100 SXM")
     as_vllm = estimate(vllm, Split(1), 1, 1, 1024, 256, factors=f)
     as_trt = estimate(vllm, Split(1), 1, 1, 1024, 256, factors=f, runs_as="trtllm")
-    assert as_trt.ttft_ms - as_vllm.ttft_ms == pytest.approx(32 * 3e-3 * 1e3)
+    assert as_trt.ttft_ms - as_vllm.ttft_ms == pytest.approx(320 * 3e-4 * 1e3)
     assert as_trt.prefill.seconds == as_vllm.prefill.seconds

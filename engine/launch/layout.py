@@ -305,9 +305,11 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
     running = min(running, max_num_seqs * s.dp * replicas) if max_num_seqs else running
     speed = peak = None
     if weights_fit and context >= 1:
-        speed = _speed(inp, scenario, replicas, s, chunk, context, min(scenario.users, running))
+        # every user asked for, the copies admitting what their KV and request cap hold
+        admit = max(1, running // replicas)
+        speed = _speed(inp, scenario, replicas, s, chunk, context, scenario.users, admit)
         if scenario.latency == "throughput" and running > scenario.users:
-            peak = _speed(inp, scenario, replicas, s, chunk, context, running)  # full load
+            peak = _speed(inp, scenario, replicas, s, chunk, context, running, admit)  # full load
     return Candidate(
         layout=Layout(replicas, s),
         weights_per_gpu=w_gpu,
@@ -348,11 +350,13 @@ def _speed(
     chunk: int | None,
     context: int,
     concurrent: int,
+    admit: int,
 ) -> Speed | None:
     """The layout's speed with ``concurrent`` requests spread over its copies as they spread
     (``engine.perf.spread``: below one request per copy, or where they do not divide, some
     copies run fewer or are idle), each of the workload's input and output tokens at this
-    context."""
+    context; a copy runs at most ``admit`` at once (its KV pool and request cap), the others
+    wait for a slot. The plan's engine version and execution mode come with ``inp``."""
     if concurrent < 1:
         return None
     isl, osl = scenario.workload(context)
@@ -368,6 +372,9 @@ def _speed(
             inp.speculative,
             gpus_per_node=scenario.gpus_per_node,
             calibration=inp.calibration,
+            max_running=admit,
+            engine_version=inp.engine_version,
+            eager=inp.eager,
         )
     except InputError:
         return None

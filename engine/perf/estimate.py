@@ -42,7 +42,6 @@ from engine.perf.factors import (
     Factors,
     error_band,
     perf_facts,
-    prefill_layer_seconds,
     prefill_mode,
 )
 from engine.perf.opmodel import CopyModel, Speculative
@@ -94,9 +93,11 @@ def copy_model(
     runs_as: str | None = None,
     reuse: PrefixReuse | None = None,
     redundant_experts: int = 0,
+    eager: bool = False,
 ) -> CopyModel:
     """The op model of one copy at this workload (see ``estimate`` for the arguments)."""
     f = factors or perf_facts().factors
+    stack = f.stack(inp.engine, inp.gpu.vendor)
     shape = model_shape(inp, split)
     mode = prefill_mode(
         runs_as or inp.engine, engine_version, amd=inp.gpu.vendor == "amd",
@@ -107,15 +108,16 @@ def copy_model(
         split=split,
         shape=shape,
         kv=inp.kv_at(split.tp),
-        rates=achieved_rates(inp.gpu, f, calibration),
-        f=f,
+        rates=achieved_rates(inp.gpu, f, stack.cost("collective_latency_seconds"), calibration),
+        stack=stack,
+        mode="eager" if eager else "graph",
+        prefill_mode="eager" if eager else mode,
         node=gpus_per_node or inp.gpu.node_gpus,
         isl=isl,
         osl=osl,
         speculative=speculative,
         budget=chunk_budget(inp, split),
         reuse=reuse,
-        dispatch_layer_seconds=prefill_layer_seconds(f, mode),
         eb=ep_balance(shape, split, redundant_experts),
     )
 
@@ -158,6 +160,7 @@ def estimate(
     runs_as: str | None = None,
     reuse: PrefixReuse | None = None,
     redundant_experts: int = 0,
+    eager: bool = False,
 ) -> Speed:
     """The speed of ``replicas`` copies cut as ``split``, each serving ``concurrency`` requests
     of ``isl`` input and ``osl`` output tokens. ``gpus_per_node``: where collectives leave
@@ -173,12 +176,14 @@ def estimate(
     engines) applies when it is not the adapter's (the accuracy bench's TensorRT-LLM rows, run
     through the vLLM adapter); ``reuse``: prompt tokens per request a prefix cache holds (GPU
     hits not prefilled; host-tier hits not prefilled but copied back first);
-    ``redundant_experts``: EPLB's redundant expert copies (``--ep-num-redundant-experts``)."""
+    ``redundant_experts``: EPLB's redundant expert copies (``--ep-num-redundant-experts``);
+    ``eager``: the launch turns CUDA graphs off (``--enforce-eager``, SGLang's
+    ``--disable-cuda-graph``): every kernel of a step is launched by the host."""
     _check(replicas, concurrency, isl, osl)
     model = copy_model(
         inp, split, isl, osl, speculative, gpus_per_node=gpus_per_node, calibration=calibration,
         factors=factors, engine_version=engine_version, runs_as=runs_as, reuse=reuse,
-        redundant_experts=redundant_experts,
+        redundant_experts=redundant_experts, eager=eager,
     )  # fmt: skip
     waves = prompts_per_client or perf_facts().benchmark.prompts_per_client
     load = Load(concurrency, osl, waves, max_running)
@@ -223,7 +228,7 @@ def _formula(
     prefill_terms: tuple[Term, ...],
     draft: Any,
 ) -> Formula:
-    costs_latency = model.f.request_seconds.value
+    costs_latency = model.stack.cost("request_seconds")
     dispatch = model.dispatch_seconds()
     reload = model.reload_seconds()
     fixed_text = f"{_ms(costs_latency)} + {_ms(dispatch)}" + (f" + {_ms(reload)}" if reload else "")
@@ -268,13 +273,18 @@ def spread(
     calibration: Calibration | None = None,
     reuse: PrefixReuse | None = None,
     redundant_experts: int = 0,
+    max_running: int | None = None,
+    engine_version: str | None = None,
+    eager: bool = False,
 ) -> Speed:
     """The speed of ``replicas`` copies serving ``requests`` at once between them, spread as
     requests spread: requests mod replicas copies run ceil(requests / replicas), the others
     floor(requests / replicas), and a copy with none is idle. Tokens/s is every copy's output
     (per GPU: over all the copies' GPUs, idle ones included); TTFT and TPOT are the means over
     the requests, as a benchmark of that load reports them, and tokens/s per user is 1 / TPOT.
-    The phases, bounds and formulas under them are the busier copies'."""
+    The phases, bounds and formulas under them are the busier copies'. ``max_running``: what one
+    copy runs at once (the rest of its requests wait for a slot); the other arguments as
+    ``estimate``'s."""
     if replicas < 1 or requests < 1:
         bad = replicas if replicas < 1 else requests
         raise InputError(
@@ -285,7 +295,8 @@ def spread(
     q, busier = divmod(requests, replicas)
     kw: dict[str, Any] = {
         "gpus_per_node": gpus_per_node, "calibration": calibration, "reuse": reuse,
-        "redundant_experts": redundant_experts,
+        "redundant_experts": redundant_experts, "max_running": max_running,
+        "engine_version": engine_version, "eager": eager,
     }  # fmt: skip
     if not busier:
         return estimate(inp, split, replicas, q, isl, osl, speculative, **kw)

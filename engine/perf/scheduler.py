@@ -178,6 +178,20 @@ class Scheduler:
         mean_steps = (k * q * (q + 1) / 2 + r * (q + 1)) / n
         return FirstWave(mean_steps * step, step, step / per_step)
 
+    def prefill_tokens_per_s(self, costs: Costs, requests: int) -> float:
+        """Prompt tokens/s of a wave of ``requests`` prompts sent at once, dealt out over the
+        ranks, each rank prefilling its own side by side: the prompts over the time the wave's
+        last prompt is done."""
+        n = math.ceil(requests / self.dp)
+        isl, budget = costs.prompt_tokens, costs.budget
+        if isl >= budget:
+            seconds = n * costs.prompt(self.dp)
+        else:
+            per_step = min(budget // isl, n)
+            step = costs.chunk(per_step * isl, per_step, self.dp * per_step * isl)
+            seconds = math.ceil(n / per_step) * step
+        return requests * isl / (seconds / self.pp)
+
     def closed_loop(self, costs: Costs, load: Load) -> Timeline:
         """TTFT, TPOT and the copy's output tokens/s with ``load`` running.
 

@@ -15,9 +15,9 @@ from engine.engines.memory import Split
 from engine.perf.attention import GroupCost
 from engine.perf.balance import busiest_expert_rank, touched_on_rank
 from engine.perf.comm import ACTIVATION_BYTES, all_reduce, collective, gather_scatter
-from engine.perf.factors import Factors
 from engine.perf.rates import Rates
 from engine.perf.shape import Experts, Shape
+from engine.perf.stack import StepKernels
 from engine.perf.terms import Term, fixed, roofline
 
 
@@ -130,8 +130,10 @@ def _ep_dispatch(
 ) -> Term:
     """EP's dispatch and combine around each MoE layer: every token is sent once to each other
     rank holding one of its top-k experts (k picks over G ranks reach G (1 − (1 − 1/G)^k)
-    distinct ones), its hidden state out and back. Across nodes DeepEP's internode kernels send
-    it once per remote node over RDMA and forward it inside the node over NVLink
+    distinct ones), its hidden state out and back, each member of an attention-TP group sending
+    its share of the group's tokens (DeepEP's dispatch is per rank). Across nodes DeepEP's
+    internode kernels send it once per remote node over RDMA and forward it inside the node over
+    NVLink
     (deepseek-ai/DeepEP README, "normal kernels ... NVLink and RDMA forwarding"): the network
     carries one copy per distinct remote node. The busiest rank receives its share of the
     routed picks (``busiest_expert_rank``) when that is more than a rank sends."""
@@ -139,7 +141,8 @@ def _ep_dispatch(
     link = rates.link(group, gpus_per_node)
     span = group if group <= gpus_per_node else math.ceil(group / gpus_per_node)
     dests = span * (1 - (1 - 1 / span) ** x.top_k)
-    message = p.tokens * shape.hidden * ACTIVATION_BYTES
+    # an attention-TP group holds its rank's tokens on every member: each sends its 1/tp share
+    message = p.tokens / split.tp * shape.hidden * ACTIVATION_BYTES
     sent = message * dests * (span - 1) / span
     if eb is not None and span == group:
         picks = busiest_expert_rank(p.at_experts(split) * x.top_k, group, eb.skew)
@@ -197,20 +200,37 @@ def comm_terms(
     return [t for t in out if t is not None]
 
 
-def overhead_terms(p: Pass, shape: Shape, f: Factors, per_request: bool) -> list[Term]:
-    out = [fixed(f"{p.phase}.overhead.step", f.step_seconds.value)]
+@dataclass(frozen=True)
+class Overheads:
+    """The software stack's fixed costs of one pass (``engine.perf.stack``), scaled by what they
+    depend on: the kernels the pass launches (each at the step's execution mode: a graph
+    replay's floor or the host's launch), the scheduler's pass, each running request's
+    bookkeeping."""
+
+    kernel_seconds: float
+    kernels: StepKernels
+    step_seconds: float
+    request_step_seconds: float
+
+    @property
+    def layer_seconds(self) -> float:
+        """The kernels of one average layer (a draft layer's floor)."""
+        return 0.0 if not self.kernels.per_layer else self.kernel_seconds * self.kernels.per_layer
+
+
+def overhead_terms(p: Pass, shape: Shape, oh: Overheads, per_request: bool) -> list[Term]:
+    out = [fixed(f"{p.phase}.overhead.step", oh.step_seconds)]
     if p.phase != "prefill":  # a prefill's small kernels hide behind its dispatch floor
-        out.append(
-            fixed(f"{p.phase}.overhead.layers", shape.layers * f.layer_seconds.value, shape.layers)
-        )
+        k = oh.kernels
+        out.append(fixed(f"{p.phase}.overhead.layers", k.layers * oh.kernel_seconds, shape.layers))
         if shape.experts is not None:
             n = shape.experts.layers
-            out.append(fixed(f"{p.phase}.overhead.moe_layers", n * f.moe_layer_seconds.value, n))
+            out.append(fixed(f"{p.phase}.overhead.moe_layers", k.moe_layers * oh.kernel_seconds, n))
     if per_request and p.requests:
         out.append(
             fixed(
                 f"{p.phase}.overhead.requests",
-                p.requests * f.request_step_seconds.value,
+                p.requests * oh.request_step_seconds,
                 round(p.requests),
             )
         )
@@ -222,7 +242,7 @@ def forward(
     shape: Shape,
     split: Split,
     rates: Rates,
-    f: Factors,
+    oh: Overheads,
     gpus_per_node: int,
     eb: EpBalance | None = None,
 ) -> tuple[Term, ...]:
@@ -236,5 +256,5 @@ def forward(
         link = rates.p2p(split.gpus, gpus_per_node)
         message = p.tokens * shape.hidden * ACTIVATION_BYTES
         terms.append(collective(f"{p.phase}.comm.pp_handoff", message, link, split.pp - 1))
-    terms += overhead_terms(p, shape, f, per_request=p.phase == "decode")
+    terms += overhead_terms(p, shape, oh, per_request=p.phase == "decode")
     return tuple(terms)
