@@ -83,7 +83,7 @@ def test_the_recorded_out_of_sample_figures_are_the_current_codes(check: str) ->
     rows = fit_perf.recorded_rows()
     fresh = fit_perf.rescore(rows, fit_perf.prior_factors(), fit_perf.LEAVE_OUT[check], record)
     assert fresh == {m: record[m] for m in ("tpot", "ttft", "tps_per_gpu")}
-    assert set(record["factors"]) == set(record["groups"])
+    assert set(record["factors"]) <= set(record["groups"])  # a group with nothing to fit on: none
 
 
 def test_a_recorded_refit_is_reproduced() -> None:

@@ -130,7 +130,7 @@ def out_of_sample() -> dict[str, dict[str, float]]:
     doc = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))
     record = doc.get("fit") or {}
     return {
-        name: {m: float(record[name][m]["median"]) for m in METRICS}
+        name: {m: float(record[name][m].get("median", math.nan)) for m in METRICS}
         for name in OUT_OF_SAMPLE
         if name in record
     }

@@ -345,10 +345,11 @@ def _score(pairs: Sequence[tuple[Case, Factors]]) -> Scores:
             errs["tps_per_gpu"].append(
                 abs(s.output_tokens_per_s_per_gpu - c.tps_per_gpu) / c.tps_per_gpu
             )
-    out = {}
+    out: Scores = {}
     for k, v in errs.items():
         med, p90, n = median_p90(v)
-        out[k] = {"median": round(med, 3), "p90": round(p90, 3), "rows": n}
+        # no held-out row (a vendor left out while every row is that vendor's): nothing to say
+        out[k] = {"median": round(med, 3), "p90": round(p90, 3), "rows": n} if n else {"rows": 0}
     return out
 
 
