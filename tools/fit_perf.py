@@ -1,12 +1,18 @@
-"""Fit the speed model's global factors on the measured rows and write them to data/perf.yaml.
+"""Fit the speed model's factors on the measured rows and write them to data/perf.yaml.
 
     python -m tools.fit_perf              # fit, check by leaving out, write data/perf.yaml
+    python -m tools.fit_perf --jobs 2     # the leave-out refits two at a time
     python -m tools.fit_perf --dry-run    # fit and print, write nothing
     python -m tools.fit_perf --no-leave-out
+    python -m tools.fit_perf --derive-only  # only the derived stacks (like x scales), no refit
+    python -m tools.fit_perf --ranges-only  # only the ranges, from the recorded refits
 
-The rows are ``data/perf/measured.jsonl`` (a copy of shared/perf/measured.jsonl) whose conditions
-are complete (``tools.perf_rows``: each run once), run by vLLM or SGLang (TensorRT-LLM rows are
-benched, not fitted: another engine). The loss is the mean |log(predicted / measured)| of TPOT
+The rows are every ``data/perf/*.jsonl`` whose conditions are complete (``tools.perf_rows``:
+each run once), run by vLLM or SGLang (TensorRT-LLM rows are benched, not fitted: another
+engine). What is fitted: the global physics (HBM and tensor fractions) and, for each software
+stack (``engine.perf.stack``: an engine on a vendor's stack) with runs of its own, the costs its
+runs exercise (``fit_names``); a stack with none keeps its like's costs times its scales.
+The loss is the mean |log(predicted / measured)| of TPOT
 plus half that of TTFT (TTFT is the noisier figure), an L1 loss so that rows the model cannot
 describe pull the fit no more than any other row, plus a penalty that pulls each factor toward
 a prior read from a source (``PRIORS``): SCALE × the sum of squared z-scores of log(value)
@@ -19,9 +25,12 @@ TTFT 52, 38, 37, 35 %, TPOT 19, 16, 15, 16 %; each GPU: TTFT 52, 46, 34, 35 %, T
 Factors are searched in log space by Nelder-Mead from the priors, within bounds that each say
 why (``BOUNDS``).
 
-Afterwards the fit is checked out of sample three ways: leaving out each architecture, each
-GPU, and each source of rows (refitted without them, from the priors, then scored on them
-alone); ``fit`` in data/perf.yaml records the in-sample and out-of-sample errors and the command.
+Afterwards the fit is checked out of sample four ways: leaving out each architecture, each
+GPU, each source and each vendor of rows (refitted without them, from the priors, then scored on
+them alone); ``fit`` in data/perf.yaml records the in-sample and out-of-sample errors, the
+command and the rows it used, and ``ranges`` the held-out errors' quantiles the speeds' ranges
+come from. On 79 rows a full run takes ~10 minutes on one core; each refit's time grows with the
+rows and the stacks they exercise.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import argparse
 import math
 import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -373,35 +383,47 @@ LEAVE_OUT: dict[str, Callable[[Case], str]] = {
 }
 
 
+def _refit(args: tuple[list[Case], Factors, int, list[str]]) -> dict[str, float]:
+    train, base, iters, names = args
+    fitted = fit(train, base, iters, names)
+    return {n: _sig(value_of(fitted, n)) for n in names}
+
+
 def leave_out(
     rows: Sequence[Case],
     base: Factors,
     key: Callable[[Case], str],
     iters: int,
     names: Sequence[str],
+    jobs: int = 1,
 ) -> dict[str, object]:
-    """Refit without each group, score the group with that fit: pooled errors over all groups,
-    and each group's own."""
+    """Refit without each group (``jobs`` refits at once), score the group with that fit: pooled
+    errors over all groups, and each group's own."""
     groups = sorted({key(c) for c in rows})
+    work = []
+    for g in groups:
+        train = [c for c in rows if key(c) != g]
+        if train and len(train) < len(rows):
+            work.append((g, (train, base, iters, list(names))))
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            fitted = list(pool.map(_refit, [w for _, w in work]))
+    else:
+        fitted = [_refit(w) for _, w in work]
     held: list[tuple[Case, Factors]] = []
     per_group: dict[str, Scores] = {}
     refits: dict[str, dict[str, float]] = {}
-    for g in groups:
-        train = [c for c in rows if key(c) != g]
-        test = [c for c in rows if key(c) == g]
-        if not train or not test:
-            continue
-        fitted = fit(train, base, iters, names)
-        refits[g] = {n: _sig(value_of(fitted, n)) for n in names}
-        rounded = with_values(base, refits[g])  # as recorded, so a rescore gives these figures
-        pairs = [(c, rounded) for c in test]
+    for (g, _), values in zip(work, fitted, strict=True):
+        refits[g] = values
+        rounded = with_values(base, values)  # as recorded, so a rescore gives these figures
+        pairs = [(c, rounded) for c in rows if key(c) == g]
         held += pairs
         per_group[g] = _score(pairs)
-        print(f"  left out {g}: {len(test)} rows", file=sys.stderr, flush=True)
+        print(f"  left out {g}: {len(pairs)} rows", file=sys.stderr, flush=True)
     result: dict[str, object] = {"groups": groups}
     result.update(_score(held))
     result["per_group"] = {
-        g: {m: s[m]["median"] for m in ("tpot", "ttft", "tps_per_gpu")}
+        g: {m: s[m].get("median") for m in ("tpot", "ttft", "tps_per_gpu")}
         for g, s in per_group.items()
     }
     result["factors"] = refits
@@ -592,6 +614,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-leave-out", action="store_true", help="skip the leave-out checks")
     ap.add_argument("--iters", type=int, default=ITERS, help="Nelder-Mead iterations")
     ap.add_argument("--fix", action="append", default=[], help="NAME=VALUE: hold a factor")
+    ap.add_argument("--jobs", type=int, default=1, help="leave-out refits run at once")
     ap.add_argument(
         "--leave-out", choices=sorted(LEAVE_OUT), action="append", help="only these checks"
     )
@@ -646,7 +669,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_leave_out:
         # each refit starts from the priors, as the main fit did: nothing of the held-out rows
         for name in args.leave_out or list(LEAVE_OUT):
-            report[name] = leave_out(rows, base, LEAVE_OUT[name], args.iters, names)
+            report[name] = leave_out(rows, base, LEAVE_OUT[name], args.iters, names, args.jobs)
     section = ranges(rows, base, report[RANGE_CHECK]) if RANGE_CHECK in report else None
     for name in names:
         print(f"{name:44} {prior_of(name).value:>12.4g} -> {value_of(fitted, name):.4g}")
