@@ -33,7 +33,7 @@ from engine.launch.layout import REJECT_ENGINE, evaluate, search, split_problem
 from engine.launch.plan import LaunchPlan, build_plan, chunk_tokens, model_id_for
 from engine.launch.plan_inputs import PlanInputs
 from engine.launch.ranking import drafts_pay
-from engine.launch.recipes import speculative_for
+from engine.launch.recipes import required_setting, speculative_for
 from engine.model import store
 from engine.model.architecture import Architecture, build_architecture
 from engine.model.config import ModelConfig
@@ -143,7 +143,10 @@ class Study:
         key = (engine, tp, dtype)
         if key not in self._sizings:
             kvd = _kv_dtype(engine, dtype, self.config, self.gpu)
-            self._sizings[key] = size_kv(self.architecture, self.config, kvd, tp, engine)
+            block = _block(engine, self.config, self.gpu)
+            self._sizings[key] = size_kv(
+                self.architecture, self.config, kvd, tp, engine, block_size=block
+            )
         return self._sizings[key]
 
     @property
@@ -177,7 +180,17 @@ def resolve_model(s: Scenario) -> LoadedModel:
 
 
 def _kv_dtype(engine: Engine, requested: str, cfg: ModelConfig, gpu: Gpu) -> KvDtype:
+    """What the engine stores for the scenario's KV dtype; ``auto`` is the value the model's
+    recipe requires where it requires one (DeepSeek-V4's fp8: the plan writes it)."""
+    if requested == "auto":
+        requested = required_setting(cfg, engine, gpu, "kv_dtype") or requested
     return adapter(engine).kv_dtype(requested, cfg, gpu.arch)
+
+
+def _block(engine: Engine, cfg: ModelConfig, gpu: Gpu) -> int | None:
+    """The KV block the model's recipe requires (the plan writes it), else None."""
+    value = required_setting(cfg, engine, gpu, "block")
+    return int(value) if value is not None and value.isdigit() else None
 
 
 def _compute(s: Scenario) -> Study:
@@ -218,7 +231,8 @@ def _compute(s: Scenario) -> Study:
         def at(tp: int) -> KvSizing:
             key = (engine, tp)
             if key not in sizing_cache:
-                sizing_cache[key] = size_kv(arch, cfg, kv_dtypes[engine], tp, engine)
+                block = _block(engine, cfg, gpu)
+                sizing_cache[key] = size_kv(arch, cfg, kv_dtypes[engine], tp, engine, block)
             return sizing_cache[key]
 
         return at

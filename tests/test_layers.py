@@ -42,6 +42,7 @@ LAYERS: list[tuple[str, list[str]]] = [
                       "engine.launch.plan_parts",
                       "engine.launch.advisors", "engine.launch.multinode",
                       "engine.launch.known_issues", "engine.launch.recipes",
+                      "engine.launch.topology",
                       ]),
     # speed
     ("perf", ["engine.perf*"]),

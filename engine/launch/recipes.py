@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from engine.decision import Code, Decision, Source
+from engine.engines import Setting, adapter
 from engine.hardware.gpus import Gpu
 from engine.launch.launch_data import launch_facts
 from engine.launch.plan_parts import EnvVar
@@ -119,6 +120,7 @@ class _BaseFlags(Loose):
     match: Match
     generations: list[str] | None = None
     weight_dtype: str | None = None
+    required: bool = False  # the recipe marks them mandatory on every platform
     flags: list[_Flag] = Field(min_length=1)
     source: str = Field(min_length=1)
 
@@ -242,19 +244,50 @@ class RecipeFlag:
     value: str | None
     reason: Decision
     source: str
+    required: bool = False  # the recipe marks it mandatory: written, linted, never removed
 
 
 def base_flags_for(
     cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport
 ) -> list[RecipeFlag]:
     return [
-        RecipeFlag(f.flag, f.value, note(f.reason), row.source)
+        RecipeFlag(f.flag, f.value, note(f.reason), row.source, row.required)
         for row in recipes().base_flags
         if row.engine == engine
         and row.match.matches(cfg)
         and _applies(row.generations, row.weight_dtype, gpu, sw)
         for f in row.flags
     ]
+
+
+def required_flags(cfg: ModelConfig, engine: Engine, gpu: Gpu | None) -> list[RecipeFlag]:
+    """The flags the model's own recipe marks mandatory for this engine and GPU generation
+    (whatever the checkpoint format: the recipes state them for every variant)."""
+    return [
+        RecipeFlag(f.flag, f.value, note(f.reason), row.source, True)
+        for row in recipes().base_flags
+        if row.required
+        and row.engine == engine
+        and row.match.matches(cfg)
+        and (gpu is None or row.generations is None or gpu.generation in row.generations)
+        for f in row.flags
+    ]
+
+
+def required_setting(
+    cfg: ModelConfig, engine: Engine, gpu: Gpu | None, setting: Setting
+) -> str | None:
+    """The value the model's recipe requires for one of the engine's settings (the KV dtype,
+    the block size), or None: the Study sizes with it and the plan writes it."""
+    eng = adapter(engine)
+    if not eng.has(setting):
+        return None
+    flag = eng.flag(setting)
+    for rf in required_flags(cfg, engine, gpu):
+        info = eng.lookup(rf.flag)
+        if info is not None and info.flag == flag:
+            return rf.value
+    return None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,165 @@
+"""Plans an expert signs, round 3: the newest architectures' mandatory recipe arguments (and the
+KV the engine then stores), GB200 racks as one NVLink domain, SGLang on 24 GB cards, and a linter
+that never removes what a recipe requires."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from engine.launch.plan import LaunchPlan
+from engine.lint import lint_command
+from engine.model.loader import load_catalog
+from engine.study import Study
+from tests.study_util import run
+
+
+def flags(p: LaunchPlan | None) -> dict[str, str | None]:
+    assert p is not None
+    return {f.flag: f.value for f in p.flags}
+
+
+def _v4_flash_on_4_b200() -> Study:
+    return run("deepseek-ai/DeepSeek-V4-Flash", engine="vllm", gpu="B200", gpus_per_node=4)
+
+
+def _v4_pro_on_2x4_gb200() -> Study:
+    return run("deepseek-ai/DeepSeek-V4-Pro", engine="vllm", gpu="GB200", gpus_per_node=4, nodes=2)
+
+
+# --- DeepSeek-V4: the recipe's base arguments and the KV it stores ------------------------------
+
+
+@pytest.mark.parametrize("case", [_v4_flash_on_4_b200, _v4_pro_on_2x4_gb200])
+def test_deepseek_v4_plans_carry_the_recipes_base_arguments(case: object) -> None:
+    st = case()  # type: ignore[operator]
+    f = flags(st.plan)
+    assert "--trust-remote-code" in f
+    assert f["--kv-cache-dtype"] == "fp8"
+    assert f["--block-size"] == "256"
+    # Blackwell: the FP4 indexer cache of the recipe's hardware override
+    assert f["--attention_config.use_fp4_indexer_cache"] == "True"
+    assert st.plan is not None and st.plan.runnable
+
+
+def test_deepseek_v4_kv_is_sized_in_the_packed_fp8_row_vllm_stores() -> None:
+    st = _v4_flash_on_4_b200()
+    kv = st.kv
+    assert kv.kv_dtype.stored == "fp8_ds_mla" and kv.kv_dtype.mla_packed_bytes == 584
+    assert kv.block_size == 256
+    cfg = st.config
+    ratios = (cfg.compress_ratios or [])[: cfg.num_hidden_layers]
+    n4, n128 = ratios.count(4), ratios.count(128)
+    # 448 fp8 NoPE + 64 bf16 RoPE (128 B) + 7 scale bytes + 1 pad; indexer keys 128 + 4
+    row, keys = 448 + 128 + 7 + 1, 128 + 4
+    want = n4 * (row + keys) / 4 + n128 * row / 128
+    assert kv.growing_bytes_per_token == math.ceil(want)
+    ctx = 32_768
+    expected = cfg.num_hidden_layers * 128 * row + n4 * (ctx // 4) * (row + keys)
+    expected += n128 * (ctx // 128) * row
+    assert kv.kv_bytes_at(ctx) == expected
+
+
+def test_the_fp8_kv_holds_about_twice_the_users_of_the_bf16_sizing() -> None:
+    # the plan showed 1,108 users when the KV was sized in bf16, which vLLM refuses for V4
+    fp8 = _v4_flash_on_4_b200()
+    bf16 = run(
+        "deepseek-ai/DeepSeek-V4-Flash", engine="vllm", gpu="B200", gpus_per_node=4, kv_dtype="bf16"
+    )
+    assert fp8.layout == bf16.layout
+    assert fp8.fit.users >= 1.7 * bf16.fit.users
+
+
+def test_v4_pro_on_two_gb200_trays_is_one_nvlink_domain() -> None:
+    st = _v4_pro_on_2x4_gb200()
+    p = st.plan
+    assert p is not None and p.nodes_per_copy == 2 and p.multi_node_nvlink
+    assert not p.deepep_over_network
+    env = {e.name: e.value for e in p.env}
+    assert env["NCCL_MNNVL_ENABLE"] == "1" and env["NCCL_CUMEM_ENABLE"] == "1"
+    f = flags(p)
+    # no DeepEP over InfiniBand; an EP group over the trays takes the NVLink all-to-all
+    assert not (f.get("--all2all-backend") or "").startswith("deepep")
+    ep = run(
+        "deepseek-ai/DeepSeek-V4-Pro",
+        engine="vllm",
+        gpu="GB200",
+        gpus_per_node=4,
+        nodes=2,
+        tp=1,
+        dp=8,
+        ep=True,
+    ).plan
+    assert flags(ep)["--all2all-backend"] == "flashinfer_nvlink_one_sided"
+    # the speed model's collectives stay on NVLink: 8 GPUs of a 72-GPU domain
+    assert st.gpu.node_gpus == 72 and st.gpu.tray_gpus == 4
+
+
+def test_two_h200_nodes_stay_nodes_joined_by_a_network() -> None:
+    p = run(
+        "deepseek-ai/DeepSeek-V3",
+        engine="vllm",
+        gpu="H200",
+        gpus_per_node=8,
+        nodes=2,
+        users=512,
+        context=16384,
+        tp=1,
+        dp=16,
+        ep=True,
+    ).plan
+    assert p is not None and not p.multi_node_nvlink and p.deepep_over_network
+    assert flags(p)["--all2all-backend"].startswith("deepep")
+    assert "NCCL_MNNVL_ENABLE" not in {e.name for e in p.env}
+
+
+# --- MiniMax-M3 ----------------------------------------------------------------------------------
+
+
+def test_minimax_m3_carries_the_msa_block_size() -> None:
+    st = run("MiniMaxAI/MiniMax-M3", engine="vllm", gpu="H200", gpus_per_node=8)
+    assert flags(st.plan)["--block-size"] == "128"
+    assert st.kv.block_size == 128
+
+
+# --- the linter keeps what a recipe requires ----------------------------------------------------
+
+V4_RECIPE = (
+    "vllm serve deepseek-ai/DeepSeek-V4-Flash --trust-remote-code --kv-cache-dtype fp8 "
+    "--block-size 256 --data-parallel-size 4 --enable-expert-parallel "
+    "--attention_config.use_fp4_indexer_cache True --moe-backend deep_gemm_mega_moe "
+    "--tokenizer-mode deepseek_v4 --tool-call-parser deepseek_v4 --enable-auto-tool-choice "
+    "--reasoning-parser deepseek_v4"
+)
+
+
+def _problems(text: str, model: str, gpu: str, n: int) -> list[str]:
+    report = lint_command(text, load_catalog(model), gpu, n)
+    return [f.code for f in report.findings if f.severity != "info"]
+
+
+def test_the_v4_recipe_command_lints_clean_and_keeps_its_block_size() -> None:
+    report = lint_command(V4_RECIPE, load_catalog("deepseek-ai/DeepSeek-V4-Flash"), "B200", 4)
+    assert [f for f in report.findings if f.severity != "info"] == []
+    assert "--block-size 256" in report.corrected
+
+
+def test_a_v4_command_without_the_base_arguments_is_warned_and_corrected() -> None:
+    bare = "vllm serve deepseek-ai/DeepSeek-V4-Flash --data-parallel-size 4 --block-size 64"
+    report = lint_command(bare, load_catalog("deepseek-ai/DeepSeek-V4-Flash"), "B200", 4)
+    required = [f for f in report.findings if f.code == "recipe-required"]
+    assert {f.flag for f in required} == {"--trust-remote-code", "--kv-cache-dtype", "--block-size"}
+    assert all(f.severity == "warning" for f in required)
+    for words in ("--trust-remote-code", "--kv-cache-dtype fp8", "--block-size 256"):
+        assert words in report.corrected
+    assert "--block-size 64" not in report.corrected
+
+
+def test_minimax_m3_without_its_block_size_is_warned_with_it_kept_once_written() -> None:
+    m3 = "MiniMaxAI/MiniMax-M3"
+    cmd = f"vllm serve {m3} --tensor-parallel-size 8 --enable-expert-parallel"
+    assert "recipe-required" in _problems(cmd, m3, "H200", 8)
+    fixed = lint_command(cmd, load_catalog(m3), "H200", 8).corrected
+    assert "--block-size 128" in fixed
+    assert _problems(fixed, m3, "H200", 8) == []
