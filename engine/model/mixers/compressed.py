@@ -7,7 +7,13 @@ from __future__ import annotations
 from engine import errors as E
 from engine.decision import Code, Decision
 from engine.errors import InputError
-from engine.kv.specs import V4_ROW, CacheSpec, CompressedSpec, IndexerSpec, SlidingWindowSpec
+from engine.model.cache_specs import (
+    V4_ROW,
+    CacheSpec,
+    CompressedSpec,
+    IndexerSpec,
+    SlidingWindowSpec,
+)
 from engine.model.config import ModelConfig
 from engine.model.evidence import Evidence, short
 from engine.model.mixers.base import (
