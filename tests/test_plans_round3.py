@@ -163,3 +163,29 @@ def test_minimax_m3_without_its_block_size_is_warned_with_it_kept_once_written()
     fixed = lint_command(cmd, load_catalog(m3), "H200", 8).corrected
     assert "--block-size 128" in fixed
     assert _problems(fixed, m3, "H200", 8) == []
+
+
+# --- SGLang on a 24 GB card: the chunk and the memory fraction chosen together -----------------
+
+
+@pytest.mark.parametrize("model", ["Qwen/Qwen3-8B", "Qwen/Qwen2.5-VL-7B-Instruct"])
+def test_sglang_on_one_rtx_4090_is_runnable(model: str) -> None:
+    st = run(model, engine="sglang", gpu="RTX 4090", gpus_per_node=1)
+    p = st.plan
+    assert p is not None and p.runnable and st.verdict.runs
+    assert st.fit.weights_fit and st.fit.context_fits and st.fit.users >= 1
+    # the plan's own chunk no longer shrinks SGLang's fraction below the weights: the chunk it
+    # writes is the one the fraction was computed from
+    chunk = int(flags(p)["--chunked-prefill-size"] or 0)
+    assert chunk == st.fit.chunk_tokens < 8192
+    sg = st.engines["sglang"].fit
+    assert sg is not None and sg.fraction * sg.memory_per_gpu > sg.weights_per_gpu
+    at_asked = run(
+        model, engine="sglang", gpu="RTX 4090", gpus_per_node=1, memory_fraction=0.451
+    )  # the 0.451 SGLang computes at the 8,192-token chunk
+    assert not at_asked.fit.weights_fit
+
+
+def test_a_card_with_room_keeps_the_priority_chunk() -> None:
+    st = run("Qwen/Qwen3-8B", engine="sglang", gpu="H100", gpus_per_node=1)
+    assert flags(st.plan)["--chunked-prefill-size"] == "8192"

@@ -63,6 +63,7 @@ PRIORITY = {
 }
 CHUNK = Code("flag.prefill_chunk.priority", "chunk", "priority")
 CHUNK_IMAGES = Code("flag.prefill_chunk.images", "chunk")
+CHUNK_FRACTION = Code("flag.prefill_chunk.fraction", "chunk", "asked", "fraction")
 CHUNK_HYBRID = Code("flag.prefill_chunk.hybrid", "base", "chunk", "blocks", "block")
 CHUNK_KNOWN_ISSUE = Code("flag.prefill_chunk.known_issue", "chunk", "symptom", "source")
 LEFT_BLOCK_HYBRID = Code("left.block.hybrid", "block")
@@ -290,6 +291,13 @@ def chunk_flags(
             symptom=symptom(issue),
             source=Source(f"{issue.source}: '{issue.quote}'"),
         )
+    elif fit is not None and fit.chunk_tokens is not None and fit.chunk_tokens < chunk:
+        # the engine's own memory fraction is computed from the chunk: the layout search
+        # lowered it until that fraction holds the weights and the KV
+        why = CHUNK_FRACTION(
+            chunk=Tokens(fit.chunk_tokens), asked=Tokens(chunk), fraction=Decimal(fit.fraction, 3)
+        )
+        chunk = fit.chunk_tokens
     elif images:
         why = CHUNK_IMAGES(chunk=Tokens(chunk))
     else:
