@@ -82,6 +82,7 @@ Setting = Literal[
     "speculative_steps",
     "speculative_topk",
     "speculative_draft_tokens",
+    "multi_layer_eagle",
     "schedule_policy",
     "eplb",
     "eplb_config",

@@ -18,7 +18,7 @@ from engine.launch.nodes import copies_per_node
 from engine.launch.plan_inputs import PlanInputs
 from engine.launch.plan_parts import LeftOut, PlanFlag, checked
 from engine.launch.ranking import layout_rules, speed_cost
-from engine.launch.recipes import speculative_for, tool_chat_template
+from engine.launch.recipes import recipes_source, speculative_for, tool_chat_template
 from engine.model.family import AttentionFamily
 from engine.scenario import Engine, Scenario
 from engine.software.software_report import SoftwareReport
@@ -99,6 +99,7 @@ def draft_why(core: PlanInputs, code: Code, scenario: Scenario | None = None) ->
 MTP_STEPS = Code("flag.mtp.steps")
 MTP_TOPK = Code("flag.mtp.topk")
 MTP_DRAFT = Code("flag.mtp.draft_tokens")
+MTP_MULTI_LAYER = Code("flag.mtp.multi_layer", "source")
 MM_CACHE = Code("flag.mm.processor_cache")
 MM_ENCODER_DP = Code("flag.mm.encoder_dp", "tp")
 CONTEXT_FITS = Code("flag.context.fits", "asked", "limit", "formula")
@@ -343,7 +344,7 @@ def mtp_flags(engine: Engine, core: PlanInputs) -> list[PlanFlag]:
         algorithm=Name(spec.algorithm),
         source=Source(spec.source),
     )
-    return [
+    out = [
         checked(engine, eng.flag("speculative"), spec.algorithm, reason),
         checked(engine, eng.flag("speculative_steps"), str(spec.num_steps), MTP_STEPS()),
         checked(engine, eng.flag("speculative_topk"), str(spec.eagle_topk), MTP_TOPK()),
@@ -351,6 +352,13 @@ def mtp_flags(engine: Engine, core: PlanInputs) -> list[PlanFlag]:
             engine, eng.flag("speculative_draft_tokens"), str(spec.num_draft_tokens), MTP_DRAFT()
         ),
     ]
+    if eng.has("multi_layer_eagle") and (spec.multi_layer or layers > 1):
+        # a checkpoint with several MTP layers drafts one step with each (SGLang's
+        # multi-layer EAGLE), as the cookbook's Step-3.5 and MiMo-V2-Flash commands run them
+        source = Source(recipes_source("multi_layer_eagle"))
+        why = MTP_MULTI_LAYER(source=source)
+        out.append(checked(engine, eng.flag("multi_layer_eagle"), None, why))
+    return out
 
 
 def mm_flags(engine: Engine, lay: Layout) -> list[PlanFlag]:

@@ -370,13 +370,16 @@ def _chunk_with_room(
     room: _Room,
 ) -> tuple[int, float, Decision, _Room] | None:
     """A smaller prefill chunk where the engine's own fraction is computed from it (SGLang
-    reserves activations for the chunk outside its static pool) and, at the chunk asked, that
-    fraction leaves no room for the weights and one request of the context: the largest chunk,
+    reserves activations for the chunk outside its static pool), on a card the engine itself
+    gives a smaller chunk (SGLang's capacity tiers: 4,096 below 60 GiB), where at the chunk asked
+    that fraction leaves no room for the weights and one request of the context: the largest chunk,
     halving down to the engine's smallest activation term, where it does (else the one that
     gives the longest request). None: the chunk stays (it is what the priority asked)."""
-    if room.context_fits:
+    own = adapter(inp.engine).default_prefill_chunk(inp.gpu, s)
+    asked = chunk or own
+    if room.context_fits or asked <= own:
+        # a card the engine itself gives a chunk this large is not short of room for it
         return None
-    asked = chunk or adapter(inp.engine).default_prefill_chunk(inp.gpu, s)
     floor = memory_rules().sglang_static_memory.mem_fraction_static_default.constants_mb
     memory = device_memory(inp.gpu)
     kv, stage = inp.kv_at(s.tp), stage_share(inp.cfg, s.pp)

@@ -282,7 +282,7 @@ def build_plan(
         why = sw.flag_decisions.get(token) or sw.flag_decisions.get(flag)
         flags.append(checked(engine, flag, value, why or SOFTWARE_REPORT()))
         have.add(flag)
-    for rf in base_flags_for(cfg, engine, core.gpu, sw):
+    for rf in base_flags_for(cfg, engine, core.gpu, sw, fit.context):
         info = eng.lookup(rf.flag)
         canonical = info.flag if info is not None else rf.flag
         if _required_here(rf, canonical, s, engine) and canonical not in have:
@@ -296,11 +296,13 @@ def build_plan(
             also = RECIPE_ALSO(flag=Name(shown), reason=rf.reason, source=Source(rf.source))
             recipe_also.append((rf.flag, also))
             continue
-        if rf.flag in have or canonical in have:
+        # a `--config.key` form sets one key of a dict option: two keys are two settings
+        key = rf.flag if "." in rf.flag.lstrip("-") else canonical
+        if rf.flag in have or key in have:
             continue
         why = RECIPE(reason=rf.reason, source=Source(rf.source))
         flags.append(as_spelled(engine, rf.flag, rf.value, why))
-        have.update({rf.flag, canonical})
+        have.update({rf.flag, key})
         left = [x for x in left if x.flag != canonical]
     lm_only = eng.flag("language_model_only")
     if core.text_only and lm_only not in have:

@@ -76,6 +76,7 @@ class _SglangSpec(Loose):
     num_steps: int = Field(ge=1)
     eagle_topk: int = Field(ge=1)
     num_draft_tokens: int = Field(ge=2)
+    multi_layer: bool = False  # --enable-multi-layer-eagle: every MTP layer of the checkpoint
     source: str = Field(min_length=1)
 
 
@@ -120,6 +121,7 @@ class _BaseFlags(Loose):
     match: Match
     generations: list[str] | None = None
     weight_dtype: str | None = None
+    above_context: int | None = Field(default=None, ge=1)  # only past this many tokens
     required: bool = False  # the recipe marks them mandatory on every platform
     flags: list[_Flag] = Field(min_length=1)
     source: str = Field(min_length=1)
@@ -137,6 +139,7 @@ class _ChatTemplate(Loose):
 
 
 class RecipesFile(Loose):
+    sources: dict[str, str]
     speculative_defaults: _SpecDefaults
     speculative: list[_Speculative]
     env: list[_Env]
@@ -158,6 +161,11 @@ NOTES: dict[str, Code] = {
         + [f.reason for row in recipes().base_flags for f in row.flags]
     )
 }
+
+
+def recipes_source(key: str) -> str:
+    """The source of a rule that reads the rows (data/recipes.yaml ``sources``)."""
+    return recipes().sources[key]
 
 
 def note(note_id: str) -> Decision:
@@ -182,6 +190,7 @@ class Speculative:
     eagle_topk: int
     num_draft_tokens: int
     source: str
+    multi_layer: bool = False  # SGLang drafts with each of the checkpoint's MTP layers
 
 
 def _mtp_row(row: _Speculative) -> bool:
@@ -217,6 +226,7 @@ def speculative_for(cfg: ModelConfig, engine: Engine) -> Speculative:
         s.eagle_topk,
         s.num_draft_tokens,
         source,
+        s.multi_layer,
     )
 
 
@@ -248,14 +258,17 @@ class RecipeFlag:
 
 
 def base_flags_for(
-    cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport
+    cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport, context: int | None = None
 ) -> list[RecipeFlag]:
+    """The flags the recipes pass for this model, engine, GPU, checkpoint and ``context`` (a
+    row for long contexts only where the context is known and longer)."""
     return [
         RecipeFlag(f.flag, f.value, note(f.reason), row.source, row.required)
         for row in recipes().base_flags
         if row.engine == engine
         and row.match.matches(cfg)
         and _applies(row.generations, row.weight_dtype, gpu, sw)
+        and (row.above_context is None or (context or 0) > row.above_context)
         for f in row.flags
     ]
 
