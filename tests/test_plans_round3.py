@@ -189,3 +189,55 @@ def test_sglang_on_one_rtx_4090_is_runnable(model: str) -> None:
 def test_a_card_with_room_keeps_the_priority_chunk() -> None:
     st = run("Qwen/Qwen3-8B", engine="sglang", gpu="H100", gpus_per_node=1)
     assert flags(st.plan)["--chunked-prefill-size"] == "8192"
+
+
+# --- a command without --max-model-len: what vLLM 0.33 does when the model's limit does not fit ---
+
+
+def test_without_max_model_len_vllm_refuses_a_limit_that_does_not_fit() -> None:
+    # vLLM takes the model's own limit and raises at start-up (kv_cache_utils.py
+    # _check_enough_kv_cache_memory); the linter says so as an error for the model's own config
+    scout = "meta-llama/Llama-4-Scout-17B-16E-Instruct"  # a 10,485,760-token limit
+    cmd = f"vllm serve {scout} --tensor-parallel-size 8"
+    codes = {f.code: f.severity for f in lint_command(cmd, load_catalog(scout), "H100", 8).findings}
+    assert codes.get("context-default-does-not-fit") == "error"
+    # --max-model-len auto lets vLLM fit the length itself: no such error
+    auto = lint_command(cmd + " --max-model-len auto", load_catalog(scout), "H100", 8)
+    assert "context-default-does-not-fit" not in {f.code for f in auto.findings}
+
+
+def test_the_glm52_guide_command_on_8_h200_is_not_an_error() -> None:
+    # GLM-5.2's own config.json is not at hand: GLM-5 stands in, and its limit (202,752) fits
+    guide = (
+        "vllm serve zai-org/GLM-5.2-FP8 --kv-cache-dtype fp8 --tensor-parallel-size 8 "
+        "--speculative-config.method mtp --speculative-config.num_speculative_tokens 5 "
+        "--tool-call-parser glm47 --reasoning-parser glm45 --enable-auto-tool-choice"
+    )
+    report = lint_command(guide, load_catalog("zai-org/GLM-5"), "H200", 8)
+    assert not [f for f in report.findings if f.severity == "error"]
+
+
+# --- SGLang: attention DP and --dp-size replicas are never one command ---------------------------
+
+
+def test_sglang_never_combines_dp_size_replicas_with_attention_dp() -> None:
+    # GLM-5-NVFP4 on 8 x B300: two copies of TP 2 x DP-attention 2 run as two servers on their
+    # own GPUs (SGLang refuses --dp-size beside --attn-dp-size), not as one --dp-size 2 server
+    import json
+
+    from engine.rules import DATA_DIR
+
+    cfg = json.loads((DATA_DIR / "models" / "zai-org__GLM-5.json").read_text())
+    cfg["quantization_config"] = {"quant_method": "modelopt", "quant_algo": "NVFP4"}
+    for users in (16, 256):
+        st = run(cfg, engine="sglang", gpu="B300", gpus_per_node=8, users=users)
+        p = st.plan
+        assert p is not None
+        for c in p.commands:
+            words = list(c.argv)
+            dp = int(words[words.index("--dp-size") + 1]) if "--dp-size" in words else 1
+            attn = int(words[words.index("--attn-dp-size") + 1]) if "--attn-dp-size" in words else 1
+            assert not (dp > 1 and attn > 1), words
+        if st.layout.replicas > 1 and st.layout.split.dp > 1:
+            assert len(p.commands) == st.layout.replicas
+            assert {c.devices for c in p.commands} == {(0, 1, 2, 3), (4, 5, 6, 7)}

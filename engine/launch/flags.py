@@ -114,7 +114,7 @@ def parallel_flags(
     engine: Engine, lay: Layout, fit: Candidate, moe: bool, experts: Decision, per_node: int
 ) -> list[PlanFlag]:
     eng = adapter(engine)
-    merged = copies_per_node(lay, per_node) if eng.merges_copies(moe) else 1
+    merged = copies_per_node(lay, per_node) if eng.merges_copies(moe, lay.split.dp) else 1
     why_tp = (
         LAYOUT(
             layout=Name(lay.describe()),

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from engine.decision import Bytes, Code, Decision, Name, Source, Tokens
 from engine.engines import adapter
-from engine.engines.memory import Reserve, Split, device_memory, memory_rules
+from engine.engines.memory import GIB, Reserve, Split, device_memory, memory_rules
 from engine.engines.placement import weights_per_gpu
 from engine.errors import InputError
 from engine.kv.sizing import KvSizing
@@ -370,18 +370,19 @@ def _chunk_with_room(
     room: _Room,
 ) -> tuple[int, float, Decision, _Room] | None:
     """A smaller prefill chunk where the engine's own fraction is computed from it (SGLang
-    reserves activations for the chunk outside its static pool), on a card the engine itself
-    gives a smaller chunk (SGLang's capacity tiers: 4,096 below 60 GiB), where at the chunk asked
+    reserves activations for the chunk outside its static pool), on a small card (60 GiB or
+    less: no 10 GiB floor, SGLang's own chunk 4,096 or less), where at the chunk asked
     that fraction leaves no room for the weights and one request of the context: the largest chunk,
     halving down to the engine's smallest activation term, where it does (else the one that
     gives the longest request). None: the chunk stays (it is what the priority asked)."""
     own = adapter(inp.engine).default_prefill_chunk(inp.gpu, s)
     asked = chunk or own
-    if room.context_fits or asked <= own:
-        # a card the engine itself gives a chunk this large is not short of room for it
-        return None
     floor = memory_rules().sglang_static_memory.mem_fraction_static_default.constants_mb
     memory = device_memory(inp.gpu)
+    small = memory <= floor.floor_from_gib * GIB  # no 10 GiB floor: the chunk's reserve rules
+    if room.context_fits or asked <= own or not small:
+        # a card the engine itself gives a chunk this large is not short of room for it
+        return None
     kv, stage = inp.kv_at(s.tp), stage_share(inp.cfg, s.pp)
     options: list[tuple[int, float, Decision, _Room]] = []
     tried = asked // 2
