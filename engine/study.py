@@ -211,7 +211,8 @@ def _compute(s: Scenario) -> Study:
         )
         asked = limit.tokens
     text_only = fam.multimodal and not s.images
-    drafts = has_draft_layers(fam)
+    # the checkpoint's own MTP layers, or a draft model (an EAGLE3 head) the recipe names
+    drafts = has_draft_layers(fam) or speculative_for(cfg, s.engine).draft_model is not None
     cal = calibration.get(s.calibration) if s.calibration else None
     model_id = model_id_for(model)
     software = {
@@ -243,7 +244,8 @@ def _compute(s: Scenario) -> Study:
             rec = speculative_for(cfg, engine)
             one_config = adapter(engine).speculative_config_json  # vLLM's --speculative-config
             spec = Speculative(
-                "mtp", max(1, rec.num_speculative_tokens if one_config else rec.num_steps)
+                rec.perf_method,
+                max(1, rec.num_speculative_tokens if one_config else rec.num_steps),
             )
         return SearchInputs(
             cfg=cfg,

@@ -12,6 +12,7 @@ from engine.launch.plan import LaunchPlan
 from engine.lint import lint_command
 from engine.model.loader import load_catalog
 from engine.study import Study
+from engine.text.words import sources
 from tests.study_util import run
 
 
@@ -241,3 +242,107 @@ def test_sglang_never_combines_dp_size_replicas_with_attention_dp() -> None:
         if st.layout.replicas > 1 and st.layout.split.dp > 1:
             assert len(p.commands) == st.layout.replicas
             assert {c.devices for c in p.commands} == {(0, 1, 2, 3), (4, 5, 6, 7)}
+
+
+# --- draft heads the recipes name ----------------------------------------------------------------
+
+
+def test_minimax_m3_drafts_with_the_recipes_eagle3_head_not_mtp() -> None:
+    st = run("MiniMaxAI/MiniMax-M3", engine="vllm", gpu="H200", gpus_per_node=8, speculative=True)
+    spec = flags(st.plan)["--speculative-config"] or ""
+    assert '"method":"eagle3"' in spec and "Inferact/MiniMax-M3-EAGLE3" in spec
+    assert '"attention_backend":"FLASH_ATTN"' in spec and '"mtp"' not in spec
+    amd = run(
+        "MiniMaxAI/MiniMax-M3", engine="vllm", gpu="MI355X", gpus_per_node=8, speculative=True
+    )
+    assert '"attention_backend":"TRITON_ATTN"' in (flags(amd.plan)["--speculative-config"] or "")
+
+
+def test_gpt_oss_120b_latency_first_on_8_b200_is_tp_8_with_the_cookbooks_eagle3_head() -> None:
+    st = run(
+        "openai/gpt-oss-120b",
+        engine="sglang",
+        gpu="B200",
+        gpus_per_node=8,
+        latency="latency",
+        users=1,
+    )
+    assert (st.layout.replicas, st.layout.tp) == (1, 8)
+    f = flags(st.plan)
+    assert f["--speculative-algorithm"] == "EAGLE3"
+    assert f["--speculative-draft-model-path"] == "nvidia/gpt-oss-120b-Eagle3"
+    assert (f["--speculative-num-steps"], f["--speculative-num-draft-tokens"]) == ("3", "4")
+    env = {e.name: e.value for e in st.plan.env} if st.plan else {}
+    assert env["SGLANG_ENABLE_SPEC_V2"] == "1"
+
+
+# --- the recipes' smaller misses -----------------------------------------------------------------
+
+
+def _env(st: Study) -> dict[str, str]:
+    assert st.plan is not None
+    return {e.name: e.value for e in st.plan.env}
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu"),
+    [("deepseek-ai/DeepSeek-R1", "MI300X"), ("moonshotai/Kimi-K2.5", "MI355X")],
+)
+def test_sglang_on_amd_turns_aiter_on(model: str, gpu: str) -> None:
+    st = run(model, engine="sglang", gpu=gpu, gpus_per_node=8)
+    assert _env(st)["SGLANG_USE_AITER"] == "1"
+
+
+def test_mimo_v2_flash_drafts_with_the_mtp_layer_its_config_does_not_declare() -> None:
+    st = run("XiaomiMiMo/MiMo-V2-Flash", engine="sglang", gpu="H200", gpus_per_node=4)
+    assert st.family.mtp_layers == 1
+    f = flags(st.plan) if st.mtp else {}
+    if st.mtp:  # the speed model decides; when it drafts, it drafts as the cookbook does
+        assert f["--speculative-algorithm"] == "EAGLE" and "--enable-multi-layer-eagle" in f
+    pinned = run(
+        "XiaomiMiMo/MiMo-V2-Flash", engine="sglang", gpu="H200", gpus_per_node=4, speculative=True
+    )
+    assert "--enable-multi-layer-eagle" in flags(pinned.plan)
+
+
+def test_several_mtp_layers_draft_with_multi_layer_eagle() -> None:
+    st = run("stepfun-ai/Step-3.7-Flash", engine="sglang", gpu="H200", speculative=True)
+    assert st.family.mtp_layers == 3 and "--enable-multi-layer-eagle" in flags(st.plan)
+    one = run("deepseek-ai/DeepSeek-V3", engine="sglang", gpu="H200", speculative=True)
+    assert "--enable-multi-layer-eagle" not in flags(one.plan)
+
+
+def test_deepseek_r1_on_hopper_uses_flashinfer_fp8_moe() -> None:
+    assert _env(run("deepseek-ai/DeepSeek-R1", gpu="H200"))["VLLM_USE_FLASHINFER_MOE_FP8"] == "1"
+
+
+def test_gpt_oss_on_rocm_keeps_every_compilation_key_of_its_recipe() -> None:
+    f = flags(run("openai/gpt-oss-120b", gpu="MI355X", gpus_per_node=1).plan)
+    assert f["-cc.use_inductor_graph_partition"] == "True"
+    assert f["-cc.pass_config.fuse_rope_kvcache"] == "True"
+
+
+def test_llama_4_scout_past_32k_tunes_the_attention_temperature() -> None:
+    long = run("meta-llama/Llama-4-Scout-17B-16E-Instruct", gpu="H100", context=1_000_000, users=1)
+    assert flags(long.plan)["--override-generation-config"] == '{"attn_temperature_tuning":true}'
+    short = run("meta-llama/Llama-4-Scout-17B-16E-Instruct", gpu="H100", context=16_384)
+    assert "--override-generation-config" not in flags(short.plan)
+
+
+def test_nemotron_3_ultra_takes_its_own_recipe_before_the_nano_familys() -> None:
+    st = run("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16", gpu="B200", speculative=True)
+    f = flags(st.plan)
+    assert f["--speculative-config"] == '{"method":"mtp","num_speculative_tokens":5}'
+    assert (f["--mamba-backend"], f["--mamba-ssm-cache-dtype"]) == ("triton", "float32")
+    assert _env(st)["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"] == "1"
+    assert st.plan is not None
+    trust = next(x for x in st.plan.flags if x.flag == "--trust-remote-code")
+    assert "Nemotron-3-Ultra" in " ".join(sources([trust.why]))  # its own recipe is cited
+
+
+def test_kimi_k3_takes_its_own_recipes_hardware_overrides() -> None:
+    rocm = _env(run("moonshotai/Kimi-K3", gpu="MI355X"))
+    assert rocm["VLLM_USE_BREAKABLE_CUDAGRAPH"] == "0" and rocm["VLLM_ROCM_USE_AITER"] == "1"
+    b300 = run("moonshotai/Kimi-K3", gpu="B300")
+    assert flags(b300.plan)["--load-format"] == "fastsafetensors"
+    assert _env(b300)["VLLM_USE_V2_MODEL_RUNNER"] == "1"

@@ -83,6 +83,7 @@ Setting = Literal[
     "speculative_topk",
     "speculative_draft_tokens",
     "multi_layer_eagle",
+    "speculative_draft_model",
     "schedule_policy",
     "eplb",
     "eplb_config",

@@ -18,7 +18,7 @@ from engine.launch.nodes import copies_per_node
 from engine.launch.plan_inputs import PlanInputs
 from engine.launch.plan_parts import LeftOut, PlanFlag, checked
 from engine.launch.ranking import layout_rules, speed_cost
-from engine.launch.recipes import recipes_source, speculative_for, tool_chat_template
+from engine.launch.recipes import Speculative, recipes_source, speculative_for, tool_chat_template
 from engine.model.family import AttentionFamily
 from engine.scenario import Engine, Scenario
 from engine.software.software_report import SoftwareReport
@@ -100,6 +100,9 @@ MTP_STEPS = Code("flag.mtp.steps")
 MTP_TOPK = Code("flag.mtp.topk")
 MTP_DRAFT = Code("flag.mtp.draft_tokens")
 MTP_MULTI_LAYER = Code("flag.mtp.multi_layer", "source")
+DRAFT_MODEL = Code("flag.mtp.draft_model", "model", "why", "tokens", "source")
+DRAFT_ALGORITHM = Code("flag.mtp.draft_algorithm", "model", "why", "algorithm", "source")
+DRAFT_PATH = Code("flag.mtp.draft_path")
 MM_CACHE = Code("flag.mm.processor_cache")
 MM_ENCODER_DP = Code("flag.mm.encoder_dp", "tp")
 CONTEXT_FITS = Code("flag.context.fits", "asked", "limit", "formula")
@@ -321,28 +324,40 @@ def chunk_flags(
     return [checked(engine, eng.flag("prefill_chunk"), str(chunk), why)], left, notes
 
 
+def _speculative_json(spec: Speculative, amd: bool) -> str:
+    """vLLM's --speculative-config: the method and draft tokens, the draft model where the
+    recipe names one, and its other keys (those for AMD GPUs on AMD)."""
+    config: dict[str, object] = {"method": spec.method}
+    if spec.draft_model is not None:
+        config["model"] = spec.draft_model
+    config["num_speculative_tokens"] = spec.num_speculative_tokens
+    if spec.draft_tensor_parallel_size is not None:
+        config["draft_tensor_parallel_size"] = spec.draft_tensor_parallel_size
+    extra = spec.config_amd if amd and spec.config_amd is not None else spec.config
+    config.update(dict(extra))
+    return json.dumps(config, separators=(",", ":"))
+
+
 def mtp_flags(engine: Engine, core: PlanInputs) -> list[PlanFlag]:
     eng = adapter(engine)
     layers = core.family.mtp_layers
     why = draft_why(core, SPEC_SPEED)
     spec = speculative_for(core.cfg, engine)
+    source = Source(spec.source)
     if eng.speculative_config_json:
-        value = json.dumps(
-            {"method": spec.method, "num_speculative_tokens": spec.num_speculative_tokens},
-            separators=(",", ":"),
-        )
-        reason = MTP_ONE_CONFIG(
-            layers=layers,
-            why=why,
-            tokens=spec.num_speculative_tokens,
-            source=Source(spec.source),
+        value = _speculative_json(spec, core.gpu.vendor == "amd")
+        tokens = spec.num_speculative_tokens
+        reason = (
+            DRAFT_MODEL(model=Name(spec.draft_model), why=why, tokens=tokens, source=source)
+            if spec.draft_model is not None
+            else MTP_ONE_CONFIG(layers=layers, why=why, tokens=tokens, source=source)
         )
         return [checked(engine, eng.flag("speculative"), value, reason)]
-    reason = MTP_ALGORITHM(
-        layers=layers,
-        why=why,
-        algorithm=Name(spec.algorithm),
-        source=Source(spec.source),
+    algo = Name(spec.algorithm)
+    reason = (
+        DRAFT_ALGORITHM(model=Name(spec.draft_model), why=why, algorithm=algo, source=source)
+        if spec.draft_model is not None
+        else MTP_ALGORITHM(layers=layers, why=why, algorithm=algo, source=source)
     )
     out = [
         checked(engine, eng.flag("speculative"), spec.algorithm, reason),
@@ -352,7 +367,10 @@ def mtp_flags(engine: Engine, core: PlanInputs) -> list[PlanFlag]:
             engine, eng.flag("speculative_draft_tokens"), str(spec.num_draft_tokens), MTP_DRAFT()
         ),
     ]
-    if eng.has("multi_layer_eagle") and (spec.multi_layer or layers > 1):
+    if spec.draft_model is not None:
+        draft = eng.flag("speculative_draft_model")
+        out.append(checked(engine, draft, spec.draft_model, DRAFT_PATH()))
+    elif eng.has("multi_layer_eagle") and (spec.multi_layer or layers > 1):
         # a checkpoint with several MTP layers drafts one step with each (SGLang's
         # multi-layer EAGLE), as the cookbook's Step-3.5 and MiMo-V2-Flash commands run them
         source = Source(recipes_source("multi_layer_eagle"))

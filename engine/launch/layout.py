@@ -205,7 +205,8 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         inp.engine,
         s,
         num_layers=cfg.num_hidden_layers,
-        mtp=inp.mtp,
+        # drafts from the checkpoint's MTP layers load them; a separate draft head does not
+        mtp=inp.mtp and (inp.speculative is None or inp.speculative.method == "mtp"),
         vision=inp.vision,
         vision_replicated=inp.vision and s.tp > 1,
     )

@@ -347,7 +347,7 @@ def build_plan(
             else LEFT_PREFIX_UNUSED(overlap=overlap),
         )
     )
-    env = list(env_for(cfg, engine, core.gpu, sw))
+    env = list(env_for(cfg, engine, core.gpu, sw, core.mtp))
     fabric = nic_env(lay.split, s.gpus_per_node) + mnnvl_env(
         engine, core.gpu, lay.split, s.gpus_per_node
     )

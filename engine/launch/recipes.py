@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -68,6 +68,10 @@ class _VllmSpec(Loose):
     method: str
     num_speculative_tokens: int = Field(ge=1)
     draft_model: str | None = None
+    draft_tensor_parallel_size: int | None = Field(default=None, ge=1)
+    # more keys of --speculative-config, and those that differ on AMD GPUs
+    config: dict[str, str] = Field(default_factory=dict)
+    config_amd: dict[str, str] | None = None
     source: str = Field(min_length=1)
 
 
@@ -77,6 +81,7 @@ class _SglangSpec(Loose):
     eagle_topk: int = Field(ge=1)
     num_draft_tokens: int = Field(ge=2)
     multi_layer: bool = False  # --enable-multi-layer-eagle: every MTP layer of the checkpoint
+    draft_model: str | None = None  # --speculative-draft-model-path (EAGLE3 heads)
     source: str = Field(min_length=1)
 
 
@@ -105,6 +110,7 @@ class _Env(Loose):
     generations: list[str] | None = None
     weight_dtype: str | None = None
     optional: bool = False
+    drafts: bool = False  # only where the plan drafts (speculative decoding on)
     vars: list[_Var] = Field(min_length=1)
     source: str = Field(min_length=1)
 
@@ -191,23 +197,24 @@ class Speculative:
     num_draft_tokens: int
     source: str
     multi_layer: bool = False  # SGLang drafts with each of the checkpoint's MTP layers
+    # a separate draft model (an EAGLE3 head) this engine's row names, instead of MTP layers
+    draft_model: str | None = None
+    config: tuple[tuple[str, str], ...] = ()  # vLLM: more --speculative-config keys
+    config_amd: tuple[tuple[str, str], ...] | None = None
+    draft_tensor_parallel_size: int | None = None
 
-
-def _mtp_row(row: _Speculative) -> bool:
-    """A row that drafts with the checkpoint's own layers (not a separate draft model)."""
-    return row.vllm is None or row.vllm.draft_model is None
+    @property
+    def perf_method(self) -> Literal["mtp", "eagle3"]:
+        """How the speed model counts the drafts' acceptance."""
+        return "eagle3" if self.draft_model is not None else "mtp"
 
 
 def speculative_for(cfg: ModelConfig, engine: Engine) -> Speculative:
-    """MTP draft settings: the first row whose match fits and names this engine, else the
-    engines' documented defaults."""
+    """Draft settings: the first row whose match fits and names this engine (its MTP layers or
+    a draft model the recipe names), else the engines' documented MTP defaults."""
     data = recipes()
     row = next(
-        (
-            r
-            for r in data.speculative
-            if _mtp_row(r) and getattr(r, engine) is not None and r.match.matches(cfg)
-        ),
+        (r for r in data.speculative if getattr(r, engine) is not None and r.match.matches(cfg)),
         None,
     )
     v = row.vllm if row is not None and row.vllm is not None else data.speculative_defaults.vllm
@@ -218,6 +225,7 @@ def speculative_for(cfg: ModelConfig, engine: Engine) -> Speculative:
     )
     own = getattr(row, engine) if row is not None else None  # this engine's row, else default
     source = (own if own is not None else getattr(data.speculative_defaults, engine)).source
+    draft = (v.draft_model if engine == "vllm" else s.draft_model) if own is not None else None
     return Speculative(
         v.method,
         v.num_speculative_tokens,
@@ -227,16 +235,25 @@ def speculative_for(cfg: ModelConfig, engine: Engine) -> Speculative:
         s.num_draft_tokens,
         source,
         s.multi_layer,
+        draft,
+        tuple(v.config.items()),
+        tuple(v.config_amd.items()) if v.config_amd is not None else None,
+        v.draft_tensor_parallel_size,
     )
 
 
-def env_for(cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport) -> list[EnvVar]:
+def env_for(
+    cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport, drafts: bool = False
+) -> list[EnvVar]:
     """Environment variables the recipes set for this model, engine, GPU generation and
-    checkpoint format (rows marked optional are left for the user)."""
+    checkpoint format (rows marked optional are left for the user; rows for speculative
+    decoding only where the plan drafts)."""
     out: list[EnvVar] = []
     seen: set[str] = set()
     for row in recipes().env:
         if row.engine != engine or row.optional or not row.match.matches(cfg):
+            continue
+        if row.drafts and not drafts:
             continue
         if not _applies(row.generations, row.weight_dtype, gpu, sw):
             continue
