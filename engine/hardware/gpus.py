@@ -74,6 +74,8 @@ class Gpu:
     matmul_bf16_tflops: float | None = None
     matmul_fp8_tflops: float | None = None
     matmul_source: str = ""
+    host_link_bytes_per_s: float = 0.0  # per GPU, one direction, to its host's memory
+    host_link_source: str = ""
 
     @property
     def interconnect_bytes_per_s(self) -> float:
@@ -198,6 +200,7 @@ class _GpuRow(BaseModel):
     scale_up: _ScaleUp | None = None
     network_gbps: float = Field(gt=0)
     network_source: str = Field(min_length=1)
+    host_link: _HostLink
     source: str = Field(min_length=1)
     note: str = ""
     matmul: _Matmul | None = None
@@ -233,6 +236,15 @@ class _Mnnvl(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     tray_gpus: int = Field(ge=1)
+    source: str = Field(min_length=1)
+
+
+class _HostLink(BaseModel):
+    """The GPU's link to its host's memory (PCIe, NVLink-C2C), one direction, GB/s."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    gbps: float = Field(gt=0)
     source: str = Field(min_length=1)
 
 
@@ -312,6 +324,8 @@ def _to_gpu(row: _GpuRow) -> Gpu:
         matmul_bf16_tflops=row.matmul.bf16_tflops if row.matmul else None,
         matmul_fp8_tflops=row.matmul.fp8_tflops if row.matmul else None,
         matmul_source=row.matmul.source if row.matmul else "",
+        host_link_bytes_per_s=row.host_link.gbps * 1e9,
+        host_link_source=row.host_link.source,
     )
 
 
