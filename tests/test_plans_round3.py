@@ -346,3 +346,18 @@ def test_kimi_k3_takes_its_own_recipes_hardware_overrides() -> None:
     b300 = run("moonshotai/Kimi-K3", gpu="B300")
     assert flags(b300.plan)["--load-format"] == "fastsafetensors"
     assert _env(b300)["VLLM_USE_V2_MODEL_RUNNER"] == "1"
+
+
+def test_mimo_v2_flash_kv_is_what_vllms_model_code_allocates_per_layer() -> None:
+    # vLLM's mimo_v2_flash.py (MiMoV2FlashDecoderLayer) builds each SWA layer
+    # (hybrid_layer_pattern 1) with swa_num_key_value_heads 8, swa_head_dim 192, swa_v_head_dim
+    # 128 and each full layer with num_key_value_heads 4, head_dim 192, v_head_dim 128 (the
+    # DiffKV backend keeps K and V at their own sizes): 9 x 4 x 320 x 2 + 39 x 8 x 320 x 2.
+    # 147,456 is shared/engine-gt/vllm_kv_truth.py's figure: it gives every layer
+    # ModelConfig.get_num_kv_heads (4) and get_head_size (192, V the same), 48 x 4 x 384 x 2,
+    # the same gap tests/fixtures/SOURCES.md records for Gemma 4.
+    from engine.diagnose import Options, diagnose
+    from engine.model.loader import load_model
+
+    d = diagnose(load_model("XiaomiMiMo/MiMo-V2-Flash").config, Options(kv_dtype="bf16"))
+    assert d.kv.kv_bytes_per_token == 9 * 4 * 320 * 2 + 39 * 8 * 320 * 2 == 222_720

@@ -225,7 +225,7 @@ def speculative_for(cfg: ModelConfig, engine: Engine) -> Speculative:
     )
     own = getattr(row, engine) if row is not None else None  # this engine's row, else default
     source = (own if own is not None else getattr(data.speculative_defaults, engine)).source
-    draft = (v.draft_model if engine == "vllm" else s.draft_model) if own is not None else None
+    draft = own.draft_model if own is not None else None
     return Speculative(
         v.method,
         v.num_speculative_tokens,
