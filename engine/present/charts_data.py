@@ -551,6 +551,7 @@ def speed_curves(st: Study, lang: Lang = DEFAULT_LANG) -> list[SpeedCurve]:
                 sp = estimate(
                     inp, lay.split, 1, load, isl, osl, inp.speculative,
                     gpus_per_node=s.gpus_per_node, calibration=inp.calibration,
+                    factors=inp.factors,
                 )  # fmt: skip
                 output += copies * sp.output_tokens_per_s
                 per_user += copies * load * sp.output_tokens_per_s_per_user
@@ -579,7 +580,7 @@ def speed_caption(st: Study, lang: Lang = DEFAULT_LANG) -> str:
     s = st.scenario
     isl, osl = s.workload(st.context)
     sp = st.fit.speed
-    return t(
+    text = t(
         "speed.caption_measured" if sp is not None and sp.measured else "speed.caption",
         lang,
         isl=f"{isl:,}",
@@ -587,6 +588,9 @@ def speed_caption(st: Study, lang: Lang = DEFAULT_LANG) -> str:
         users=f"{min(s.users, st.fit.running):,}",
         drafts=t("speed.drafts" if st.mtp else "speed.no_drafts", lang),
     )
+    if st.search_inputs is not None and st.search_inputs.factors is not None:
+        text += " " + t("bench.calibrated_caption", lang)
+    return text
 
 
 def matmul_ceilings(gpu: Gpu, lang: Lang = DEFAULT_LANG) -> str:
