@@ -61,8 +61,8 @@ class StackCalibration(BaseModel):
         for name, value in v.items():
             if name not in names:
                 raise PydanticCustomError(
-                    "literal_error", "a factor the speed model fits: {expected}",
-                    {"expected": ", ".join(names)},
+                    "unknown_factor", "a factor the speed model fits ({expected}), got {name}",
+                    {"expected": ", ".join(names), "name": name[:80]},
                 )  # fmt: skip
             low, high = bounds(base, name)
             if not (math.isfinite(value) and low <= value <= high):
@@ -105,6 +105,9 @@ def _expected(error: ErrorDetails) -> Decision:
         return FACTOR_RANGE(
             name=Name(str(ctx["name"])), low=Name(ctx["low"]), high=Name(ctx["high"]), got=got
         )
+    if kind == "unknown_factor":
+        names = str(ctx["expected"]).split(", ")
+        return E.ONE_OF_GOT(choices=tuple(Name(n) for n in names), got=Name(str(ctx["name"])))
     if kind == "literal_error":
         return E.ONE_OF(choices=(Name(str(ctx.get("expected", ""))[:200]),))
     if kind == "extra_forbidden":
