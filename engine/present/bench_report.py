@@ -24,12 +24,16 @@ from engine.text.units import percent
 from engine.text.words import say
 
 FIGURES = ("ttft", "tpot", "tps")
+# the page's table: a row per run and figure, so it stays in view at 1400 px
 COLUMNS = (
-    "file",
     "clients",
-    "isl",
-    "osl",
-    *(f"{f}{kind}" for f in FIGURES for kind in ("", "_predicted", "_calibrated")),
+    "figure",
+    "measured",
+    "predicted",
+    "calibrated",
+    "error",
+    "error_after",
+    "file",
 )
 
 
@@ -51,10 +55,39 @@ def _rows(cmp: Comparison) -> list[dict[str, Any]]:
     return out
 
 
-def comparison_frame(cmp: Comparison) -> pd.DataFrame:
-    """One row per run, sorted by clients: measured, predicted and calibrated TTFT, TPOT and
-    output tokens/s per GPU (column ids the same in every language; the page labels them)."""
-    return pd.DataFrame(_rows(cmp), columns=list(COLUMNS))
+def comparison_frame(cmp: Comparison, lang: Lang = DEFAULT_LANG) -> pd.DataFrame:
+    """A row per run and figure (TTFT, TPOT, output tokens/s per GPU), sorted by clients: the
+    measured value, the predicted and the calibrated one, and how far each of those is off in
+    percent (column ids the same in every language; the page labels them)."""
+    out = []
+    for row in _rows(cmp):
+        for f in FIGURES:
+            measured, predicted, calibrated = row[f], row[f"{f}_predicted"], row[f"{f}_calibrated"]
+            out.append(
+                {
+                    "clients": row["clients"],
+                    "figure": t(f"bench.figure.{f}", lang),
+                    "measured": measured,
+                    "predicted": predicted,
+                    "calibrated": calibrated,
+                    "error": round((predicted / measured - 1) * 100),
+                    "error_after": round((calibrated / measured - 1) * 100),
+                    "file": row["file"],
+                }
+            )
+    return pd.DataFrame(out, columns=list(COLUMNS))
+
+
+def _span(values: list[int]) -> str:
+    low, high = min(values), max(values)
+    return f"{low:,}" if low == high else f"{low:,}–{high:,}"
+
+
+def workload_words(cmp: Comparison, lang: Lang = DEFAULT_LANG) -> str:
+    """The runs' tokens per request (a range where they differ) and what "off by" means."""
+    isl = _span([r.point.isl for r in cmp.rows])
+    osl = _span([r.point.osl for r in cmp.rows])
+    return t("bench.workload", lang, isl=isl, osl=osl)
 
 
 def column_labels(lang: Lang = DEFAULT_LANG) -> dict[str, str]:
