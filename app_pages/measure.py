@@ -13,17 +13,17 @@ import streamlit as st
 from streamlit.column_config import NumberColumn
 
 from engine.errors import InputError
-from engine.fact_sets import kernel_dims, kernel_layer_groups
-from engine.launch.render import join
 from engine.measure.backcalc import metrics_commands, parse_engine_text
 from engine.measure.bench_compare import Comparison, compare
 from engine.measure.bench_result import read_results
 from engine.measure.first_launch import first_launch_for
 from engine.measure.kernels import PRESETS
 from engine.measure.kernels.dims import LayerGroup
+from engine.measure.kernels.from_model import kernel_dims, kernel_layer_groups
 from engine.perf import calibration, stack_calibration
 from engine.present import bench_report as BR
 from engine.present import charts_data as C
+from engine.present.render import join
 from engine.scenario import ENGINE_LABELS
 from engine.text.safe import inert
 from engine.text.sources import clean
@@ -95,7 +95,7 @@ def backcalc() -> None:
         )
         st.info(inert(" ".join(say_all(result.findings, lang))))
         with st.expander(T("measure.evidence")):
-            formula = [say(result.formula, lang), *result.notes]
+            formula = [say(result.formula, lang), *say_all(result.notes, lang)]
             st.code("\n".join(formula), language=None, wrap_lines=True)
             st.markdown("\n".join(f"- {inert(say(e, lang))}" for e in result.evidence))
 

@@ -22,14 +22,11 @@ from typing import Any, NoReturn
 
 from engine.decision import Name
 from engine.errors import InputError
-from engine.fact_sets import predict_for_source
 from engine.hardware.gpus import aliases, all_gpus
 from engine.i18n import LANGS, t
-from engine.launch.k8s import KubeOptions, kubernetes_yaml, manifest_name
-from engine.launch.render import script
 from engine.lint import format_report, json_report, lint_command
-from engine.measure.backcalc_cli import add_backcalc_arguments, run_backcalc
-from engine.measure.bench_command import bench_json, bench_plan, bench_script
+from engine.measure.backcalc_cli import add_backcalc_arguments, predict_for_source, run_backcalc
+from engine.measure.bench_command import bench_plan
 from engine.measure.bench_compare import NO_PLAN, compare
 from engine.measure.bench_result import read_result_files
 from engine.measure.input_guards import read_bytes
@@ -39,6 +36,9 @@ from engine.model.loader import HF_ID, load_model
 from engine.perf import calibration, stack_calibration
 from engine.perf.stack_calibration import to_json
 from engine.present.bench_report import comparison_json, comparison_text
+from engine.present.bench_script import bench_json, bench_script
+from engine.present.k8s import KubeOptions, kubernetes_yaml, manifest_name
+from engine.present.render import script
 from engine.present.study_report import (
     diagnose_json,
     gates_json,
@@ -344,7 +344,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def add_kubernetes_arguments(p: argparse.ArgumentParser) -> None:
-    """What a cluster decides and the plan cannot know (engine.launch.k8s.KubeOptions)."""
+    """What a cluster decides and the plan cannot know (engine.present.k8s.KubeOptions)."""
     k = p.add_argument_group("Kubernetes (with --kubernetes)")
     k.add_argument(
         "--kubernetes", action="store_true", help="print the Kubernetes manifests instead"

@@ -17,18 +17,10 @@ from hypothesis import strategies as hs
 
 from engine.cli import main
 from engine.errors import InputError
-from engine.measure.bench_command import (
-    BenchError,
-    BenchPlan,
-    Expand,
-    bench_json,
-    bench_plan,
-    bench_script,
-    checked,
-    ladder,
-)
+from engine.measure.bench_command import BenchError, BenchPlan, Expand, bench_plan, checked, ladder
 from engine.measure.bench_data import bench_facts
 from engine.perf.factors import perf_facts
+from engine.present.bench_script import bench_json, bench_script
 from engine.scenario import make_scenario
 from engine.study import Study, study
 from tests import shell_stub

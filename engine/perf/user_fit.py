@@ -19,7 +19,7 @@ from functools import cache
 
 from pydantic import Field
 
-from engine.launch.gpu_memory import Split
+from engine.engines.memory import Split
 from engine.perf.calibration import Calibration
 from engine.perf.estimate import Speculative, Speed, spread
 from engine.perf.factors import Factor, Factors

@@ -10,15 +10,12 @@ from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
 
-from engine.engines import Engine
 from engine.i18n import DEFAULT_LANG, Lang, t
-from engine.measure.bench_command import bench_plan, bench_script
 from engine.measure.bench_compare import KEYS, Comparison
 from engine.measure.bench_data import bench_facts
 from engine.perf.factors import Factor, perf_facts
 from engine.perf.stack_calibration import StackCalibration, to_json
 from engine.present.artifacts import Artifact
-from engine.study import Study
 from engine.text.safe import plain
 from engine.text.units import percent
 from engine.text.words import say
@@ -253,16 +250,6 @@ def comparison_text(cmp: Comparison, lang: Lang = DEFAULT_LANG) -> str:
     if cmp.fit.held:
         lines.append(t("bench.text.held", lang, names=", ".join(cmp.fit.held)))
     return "\n".join(lines)
-
-
-def bench_artifact(st: Study, engine: Engine, lang: Lang = DEFAULT_LANG) -> Artifact | None:
-    """``engine``'s benchmark script as a download (None without a plan)."""
-    bp = bench_plan(st, engine)
-    if bp is None:
-        return None
-    return Artifact(
-        "bench", f"bench-{engine}.sh", "text/x-shellscript", lambda: bench_script(st, bp, lang)
-    )
 
 
 def calibration_artifact(cal: StackCalibration) -> Artifact:
