@@ -7,6 +7,8 @@ drops it rather than show numbers of another model. Each part is a fragment: its
 only that part (``d``, ``s``: the page's, which only a whole-page run changes).
 """
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
@@ -236,17 +238,71 @@ def benchmark() -> None:
 benchmark()
 
 
-def _on_calibration() -> None:
-    file = st.session_state.get("measure.cal")
+@dataclass(frozen=True)
+class HeldFile:
+    """A file the scenario holds by digest (a calibration): its uploader, the scenario changes a
+    good file makes, how it is read back, the words for it in use and the way back."""
+
+    key: str
+    field: str
+    upload: str  # the uploader's label (catalog key)
+    clear: str  # the button that drops it
+    parse: Callable[[bytes], Any]
+    changes: Callable[[Any], dict[str, Any]]
+    get: Callable[[str], Any]
+    used: Callable[[Any], str]
+
+
+def _on_upload(held: HeldFile) -> None:
+    file = st.session_state.get(held.key)
     if file is None:
         return
     try:
-        cal = calibration.parse_calibration(file.getvalue())
+        item = held.parse(file.getvalue())
     except InputError as err:
-        st.session_state["measure.cal_error"] = err
+        st.session_state[f"{held.key}_error"] = err
         return
-    st.session_state["measure.cal_error"] = None
-    S.set_scenario(calibration=calibration.put(cal))
+    st.session_state[f"{held.key}_error"] = None
+    S.set_scenario(**held.changes(item))
+
+
+def held_file(held: HeldFile) -> None:
+    """Upload the file, see it in use, drop it; a refused file is one st.error."""
+    st.file_uploader(
+        T(held.upload), type=["json"], key=held.key, on_change=_on_upload, args=(held,)
+    )
+    problem = st.session_state.get(f"{held.key}_error")
+    if isinstance(problem, InputError):
+        show.problem(problem)
+    digest = getattr(s, held.field)
+    if digest:
+        try:
+            item = held.get(digest)
+        except InputError as err:
+            show.problem(err, st.warning)
+            return
+        st.success(held.used(item))
+        if st.button(T(held.clear), key=f"{held.key}_clear"):
+            dropped: dict[str, Any] = {held.field: None}
+            S.set_scenario(**dropped)
+            st.rerun()
+
+
+GPU_CALIBRATION = HeldFile(
+    "measure.cal", "calibration", "measure.calibration_upload", "measure.calibration_clear",
+    calibration.parse_calibration, lambda cal: {"calibration": calibration.put(cal)},
+    calibration.get, lambda cal: T("measure.calibration_used", gpu=cal.gpu_name),
+)  # fmt: skip
+BENCH_CALIBRATION = HeldFile(
+    "measure.bcal", "bench_calibration", "bench.calibration_upload", "bench.clear",
+    stack_calibration.parse_stack_calibration,
+    lambda cal: {"engine": cal.engine, "bench_calibration": stack_calibration.put(cal)},
+    stack_calibration.get,
+    lambda cal: T(
+        "bench.used", engine=ENGINE_LABELS[cal.engine], runs=cal.runs,
+        gpu=inert(cal.gpu, one_line=True),
+    ),
+)  # fmt: skip
 
 
 def speed_calibration() -> None:
@@ -255,61 +311,8 @@ def speed_calibration() -> None:
     st.caption(T("measure.calibration_caption"))
     st.code("make gpu-check  # writes the calibration: python -m tools.gpu_check --calibration "
             "calibration.json", language="bash", wrap_lines=True)  # fmt: skip
-    st.file_uploader(
-        T("measure.calibration_upload"), type=["json"], key="measure.cal",
-        on_change=_on_calibration,
-    )  # fmt: skip
-    problem = st.session_state.get("measure.cal_error")
-    if isinstance(problem, InputError):
-        show.problem(problem)
-    if s.calibration:
-        try:
-            cal = calibration.get(s.calibration)
-        except InputError as err:
-            show.problem(err, st.warning)
-            return
-        st.success(T("measure.calibration_used", gpu=cal.gpu_name))
-        if st.button(T("measure.calibration_clear"), key="measure.cal_clear"):
-            S.set_scenario(calibration=None)
-            st.rerun()
+    held_file(GPU_CALIBRATION)
 
 
 speed_calibration()
-
-
-def _on_bench_calibration() -> None:
-    file = st.session_state.get("measure.bcal")
-    if file is None:
-        return
-    try:
-        cal = stack_calibration.parse_stack_calibration(file.getvalue())
-    except InputError as err:
-        st.session_state["measure.bcal_error"] = err
-        return
-    st.session_state["measure.bcal_error"] = None
-    S.set_scenario(engine=cal.engine, bench_calibration=stack_calibration.put(cal))
-
-
-def bench_calibration() -> None:
-    """A calibration saved from an earlier benchmark: upload it, see it in use, drop it."""
-    st.file_uploader(
-        T("bench.calibration_upload"), type=["json"], key="measure.bcal",
-        on_change=_on_bench_calibration,
-    )  # fmt: skip
-    problem = st.session_state.get("measure.bcal_error")
-    if isinstance(problem, InputError):
-        show.problem(problem)
-    if s.bench_calibration:
-        try:
-            cal = stack_calibration.get(s.bench_calibration)
-        except InputError as err:
-            show.problem(err, st.warning)
-            return
-        gpu = inert(cal.gpu, one_line=True)
-        st.success(T("bench.used", engine=ENGINE_LABELS[cal.engine], runs=cal.runs, gpu=gpu))
-        if st.button(T("bench.clear"), key="measure.bcal_clear"):
-            S.set_scenario(bench_calibration=None)
-            st.rerun()
-
-
-bench_calibration()
+held_file(BENCH_CALIBRATION)  # a calibration saved from an earlier benchmark

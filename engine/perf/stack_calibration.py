@@ -11,10 +11,7 @@ global value (a share never above 1), so a hand-edited 1e-300 or 1e300 is refuse
 
 from __future__ import annotations
 
-import hashlib
 import math
-import threading
-from collections import OrderedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails, PydanticCustomError
@@ -24,6 +21,7 @@ from engine.decision import Code, Decision, Name
 from engine.engines import Engine
 from engine.errors import InputError
 from engine.perf.factors import Factors, perf_facts
+from engine.perf.held import Held
 from engine.perf.refit import with_values
 from engine.perf.user_fit import bounds, fitted_names
 
@@ -149,27 +147,19 @@ def to_json(cal: StackCalibration) -> str:
     return cal.model_dump_json(indent=2) + "\n"
 
 
-_lock = threading.Lock()
-_held: OrderedDict[str, StackCalibration] = OrderedDict()
+_held: Held[StackCalibration] = Held(MAX_HELD)
 
 
 def put(cal: StackCalibration) -> str:
     """Hold ``cal`` and return its digest (a Scenario names it by that)."""
-    digest = hashlib.sha256(cal.model_dump_json().encode()).hexdigest()
-    with _lock:
-        _held[digest] = cal
-        _held.move_to_end(digest)
-        while len(_held) > MAX_HELD:
-            _held.popitem(last=False)
-    return digest
+    return _held.put(cal)
 
 
 HELD_AGAIN = Code("error.bench.upload_again")
 
 
 def get(digest: str) -> StackCalibration:
-    with _lock:
-        cal = _held.get(digest)
+    cal = _held.get(digest)
     if cal is None:
         raise InputError(
             FIELD,

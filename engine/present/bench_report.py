@@ -218,23 +218,10 @@ def comparison_text(cmp: Comparison, lang: Lang = DEFAULT_LANG) -> str:
             gpus=cmp.target.gpus,
         )
     ]
+    short = {"": "", "_predicted": "_p", "_calibrated": "_c"}  # the message's parameter names
     for row in _rows(cmp):
-        lines.append(
-            t(
-                "bench.text.row",
-                lang,
-                clients=row["clients"],
-                ttft=_n(row["ttft"]),
-                ttft_p=_n(row["ttft_predicted"]),
-                ttft_c=_n(row["ttft_calibrated"]),
-                tpot=_n(row["tpot"]),
-                tpot_p=_n(row["tpot_predicted"]),
-                tpot_c=_n(row["tpot_calibrated"]),
-                tps=_n(row["tps"]),
-                tps_p=_n(row["tps_predicted"]),
-                tps_c=_n(row["tps_calibrated"]),
-            )
-        )
+        figures = {f"{f}{s}": _n(row[f"{f}{kind}"]) for f in FIGURES for kind, s in short.items()}
+        lines.append(t("bench.text.row", lang, clients=row["clients"], **figures))
     lines += fit_words(cmp, lang)
     for f in factor_rows(cmp):
         lines.append(
