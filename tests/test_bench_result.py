@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -184,3 +185,14 @@ def test_the_cli_says_one_line_and_exits_2_then_the_next_command_works(
     assert "regular file" in capsys.readouterr().err
     assert main(["study", *scenario, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["verdict"]
+
+
+def test_a_fifo_is_refused_at_once_not_waited_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "results.fifo"
+    os.mkfifo(fifo)  # no writer: a blocking open would hang
+    scenario = ["meta-llama/Meta-Llama-3.1-8B", "--gpu", "H100", "--gpus", "1"]
+    for flag in ("--bench-result", "--bench-calibration"):
+        assert main(["study", *scenario, flag, str(fifo)]) == 2
+        assert "regular file" in capsys.readouterr().err
