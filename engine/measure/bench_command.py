@@ -17,8 +17,9 @@ A run's argv holds its words as data: text, or ``Expand``, one of the script's o
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from engine.engines import Engine
 from engine.launch.plan import LaunchPlan
@@ -106,37 +107,26 @@ class _Run:
     result_file: str
 
 
-def _pairs(tool: Tool, engine: Engine, run: _Run) -> list[tuple[str, Token | None]]:
-    """The flags of one run, in the order a reader checks them: the server, the workload, the
-    load, the result."""
-    common: list[tuple[str, Token | None]] = [
-        ("--backend", tool.backend),
-        ("--host", Expand("HOST")),
-        ("--port", Expand("PORT")),
-        ("--model", run.model),
-        ("--dataset-name", "random"),
-        ("--random-input-len", str(run.isl)),
-        ("--random-output-len", str(run.osl)),
-        ("--random-range-ratio", tool.fixed_range_ratio),
-        ("--num-prompts", str(run.num_prompts)),
-        ("--max-concurrency", str(run.concurrency)),
-        ("--request-rate", "inf"),
-    ]
-    if engine == "vllm":
-        return [
-            *common,
-            ("--ignore-eos", None),
-            ("--num-warmups", str(run.warmups)),
-            ("--percentile-metrics", "ttft,tpot,itl,e2el"),
-            ("--save-result", None),
-            ("--result-dir", Expand("RESULT_DIR")),
-            ("--result-filename", run.result_file),
-        ]
-    return [
-        *common,
-        ("--warmup-requests", str(run.warmups)),
-        ("--output-file", Expand("RESULT_DIR", "/" + run.result_file)),
-    ]
+_VAR = re.compile(r"^\$\{(HOST|PORT|RESULT_DIR)\}(.*)$")
+
+
+def _token(template: str, values: dict[str, object]) -> Token:
+    """A value template of the tool's run: ``${VAR}tail`` is the script's variable (the tail
+    filled in), anything else text with the run's values filled in."""
+    m = _VAR.match(template)
+    if m:
+        return Expand(cast(Var, m.group(1)), m.group(2).format_map(values))
+    return template.format_map(values)
+
+
+def _pairs(tool: Tool, run: _Run) -> list[tuple[str, Token | None]]:
+    """The flags of one run, as the tool's run in data/bench.yaml lists them."""
+    values: dict[str, object] = {
+        "backend": tool.backend, "model": run.model, "isl": run.isl, "osl": run.osl,
+        "range_ratio": tool.fixed_range_ratio, "prompts": run.num_prompts,
+        "clients": run.concurrency, "warmups": run.warmups, "result_file": run.result_file,
+    }  # fmt: skip
+    return [(flag, _token(rest[0], values) if rest else None) for flag, *rest in tool.run]
 
 
 def checked(tool: Tool, pairs: list[tuple[str, Token | None]]) -> tuple[Token, ...]:
@@ -170,14 +160,13 @@ def bench_plan(st: Study, engine: Engine | None = None) -> BenchPlan | None:
     isl, osl = st.scenario.workload(st.context)
     per_client = perf_facts().benchmark.prompts_per_client
     warm = bench_facts().sweep.warmups_per_client
-    ext = "json" if tool.result == "vllm_json" else "jsonl"
     runs = []
     for c in ladder(top, users):
         run = _Run(
             plan.model_id, isl, osl, c, math.ceil(per_client * c), warm * c,
-            f"{view.engine}-c{c}.{ext}",
+            f"{view.engine}-c{c}.{tool.extension}",
         )  # fmt: skip
-        argv = checked(tool, _pairs(tool, view.engine, run))
+        argv = checked(tool, _pairs(tool, run))
         runs.append(SweepRun(c, run.num_prompts, run.warmups, argv, run.result_file))
     gpus = max(1, plan.layout.gpus // servers)
     return BenchPlan(

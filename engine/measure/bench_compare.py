@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from engine.decision import Code, Decimal, Name
 from engine.engines import Engine
 from engine.errors import InputError
-from engine.measure.bench_data import bench_facts
+from engine.measure.bench_data import bench_facts, tool_for
 from engine.measure.bench_result import FIELD, BenchRun
 from engine.perf import stack_calibration
 from engine.perf.factors import perf_facts
@@ -35,7 +35,6 @@ NO_PLAN = Code("error.bench.no_plan", "engine")
 
 # the result files' keys behind each figure (both tools' writers use the same names)
 KEYS = ("mean_ttft_ms", "mean_tpot_ms", "output_throughput")
-ENGINE_OF = {"vllm_json": "vllm", "sglang_jsonl": "sglang"}
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,7 @@ def _engine(runs: Sequence[BenchRun]) -> Engine:
             "result files of one tool: vllm bench serve or sglang.bench_serving, not both",
             expects=MIXED(),
         )
-    return "vllm" if tools == {"vllm_json"} else "sglang"
+    return tool_for(next(iter(tools)))
 
 
 def planned(st: Study, engine: Engine) -> Study:

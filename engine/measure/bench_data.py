@@ -33,6 +33,13 @@ class Tool(Strict):
     fixed_range_ratio: str  # the --random-range-ratio that pins every length at the asked one
     source: str = Field(min_length=1)
     flags: dict[str, ToolFlag]
+    # one run: (flag,) or (flag, value template): "{name}" a run's value, "${VAR}" the script's
+    run: tuple[tuple[str, ...], ...] = Field(min_length=1)
+
+    @property
+    def extension(self) -> str:
+        """The result file's extension: one JSON object, or JSON Lines."""
+        return "json" if self.result == "vllm_json" else "jsonl"
 
 
 class Sweep(Strict):
@@ -59,6 +66,11 @@ class BenchFacts(Strict):
 
 class _File(BenchFacts):
     fit: object  # engine/perf/user_fit.py reads it
+
+
+def tool_for(result: ResultFormat) -> Engine:
+    """The engine whose benchmark tool writes ``result`` files."""
+    return next(e for e, tool in bench_facts().tools.items() if tool.result == result)
 
 
 @cache

@@ -51,7 +51,7 @@ def compare_line(s: Scenario, engine: Engine) -> str | None:
     the user knows)."""
     if s.source == "file":
         return None
-    ext = "json" if bench_facts().tools[engine].result == "vllm_json" else "jsonl"
+    ext = bench_facts().tools[engine].extension
     on = s.model_copy(update={"engine": engine})
     argv = ["python", "-m", "engine", "bench-compare", s.model, *scenario_argv(on)]
     line = " ".join(shlex.quote(a) for a in argv)
