@@ -291,7 +291,8 @@ def held_file(held: HeldFile) -> None:
 GPU_CALIBRATION = HeldFile(
     "measure.cal", "calibration", "measure.calibration_upload", "measure.calibration_clear",
     calibration.parse_calibration, lambda cal: {"calibration": calibration.put(cal)},
-    calibration.get, lambda cal: T("measure.calibration_used", gpu=cal.gpu_name),
+    calibration.get,
+    lambda cal: T("measure.calibration_used", gpu=inert(cal.gpu_name, one_line=True)),
 )  # fmt: skip
 BENCH_CALIBRATION = HeldFile(
     "measure.bcal", "bench_calibration", "bench.calibration_upload", "bench.clear",
