@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from engine.decision import Bytes, Code, Decimal, Decision, Name, Tokens
+from engine.decision import Bytes, Code, Decimal, Decision, Name, Percent, Tokens
 from engine.diagnose import Diagnosis, Options
 from engine.engines import adapter
 from engine.errors import InputError
@@ -43,7 +43,9 @@ from engine.model.loader import LoadedModel, load_catalog, load_hub
 from engine.model.mtp import has_draft_layers
 from engine.model.store import BYTES_PER_JSON_BYTE
 from engine.model.weights import WeightReport, weight_report
-from engine.perf import Speculative, Speed, calibration
+from engine.perf import Speculative, Speed, calibration, stack_calibration
+from engine.perf.factors import perf_facts
+from engine.perf.stack_calibration import StackCalibration
 from engine.scenario import ENGINES, MAX_NODES, Engine, Scenario
 from engine.software.software_report import SoftwareReport, software_report
 
@@ -56,6 +58,21 @@ SHORTER_CONTEXT = Code("verdict.shorter_context", "fits", "asked", "layout")
 DOES_NOT_FIT = Code("verdict.does_not_fit", "weights", "layout", "usable", "times")
 BLOCKED = Code("verdict.blocked", "gate", "reason")
 CONTEXT_CAPPED = Code("study.context_capped", "asked", "formula", "limit")
+BENCH_CALIBRATED = Code(
+    "study.bench_calibrated", "engine", "gpu", "layout", "runs", "before", "after"
+)
+
+
+def bench_calibrated(stack: StackCalibration) -> Decision:
+    """The note that the speeds of ``stack.engine`` are calibrated on the user's benchmark."""
+    return BENCH_CALIBRATED(
+        engine=Name(stack.engine),
+        gpu=Name(stack.gpu),
+        layout=Name(stack.layout),
+        runs=stack.runs,
+        before=Percent(stack.error_before),
+        after=Percent(stack.error_after),
+    )
 
 
 @dataclass(frozen=True)
@@ -214,6 +231,10 @@ def _compute(s: Scenario) -> Study:
     # the checkpoint's own MTP layers, or a draft model (an EAGLE3 head) the recipe names
     drafts = has_draft_layers(fam) or speculative_for(cfg, s.engine).draft_model is not None
     cal = calibration.get(s.calibration) if s.calibration else None
+    stack = stack_calibration.get(s.bench_calibration) if s.bench_calibration else None
+    if stack is not None:
+        notes.append(bench_calibrated(stack))
+    stack_factors = stack.factors_over(perf_facts().factors) if stack is not None else None
     model_id = model_id_for(model)
     software = {
         e: software_report(
@@ -262,6 +283,7 @@ def _compute(s: Scenario) -> Study:
             chunk_tokens=chunk_tokens(s.latency, s.images),
             speculative=spec,
             calibration=cal,
+            factors=stack_factors if stack is not None and stack.engine == engine else None,
         )
 
     found, mtp, draft_speeds = _with_or_without_drafts(

@@ -426,6 +426,7 @@ def _speed(
             inp.speculative,
             gpus_per_node=scenario.gpus_per_node,
             calibration=inp.calibration,
+            factors=inp.factors,
         )
     except InputError:
         return None
