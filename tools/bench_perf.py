@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from engine.perf.refit import with_values
 from engine.rules import DATA_DIR
 from tools import fit_perf
 from tools.fit_perf import FITTED_ENGINES
@@ -198,7 +199,7 @@ def held_out(check: str) -> list[tuple[Case, dict[str, float]]]:
     out = []
     for c in fit_perf.recorded_rows():
         if key(c) in refits:
-            e = errors(c, predict(c, fit_perf.with_values(base, refits[key(c)])))
+            e = errors(c, predict(c, with_values(base, refits[key(c)])))
             found = {"tpot": e.tpot, "ttft": e.ttft, "tps_per_gpu": e.tps}
             out.append((c, {m: v for m, v in found.items() if v is not None}))
     return out

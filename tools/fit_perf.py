@@ -48,7 +48,8 @@ import yaml
 
 from engine.hardware.gpus import lookup_gpu
 from engine.perf.factors import Factors, perf_facts
-from engine.perf.stack import STACK_COSTS, Factor
+from engine.perf.refit import derive, nelder_mead, split_name, value_of, with_values
+from engine.perf.stack import STACK_COSTS
 from engine.rules import DATA_DIR
 from tools.perf_rows import (
     Case,
@@ -156,17 +157,10 @@ BOUNDS: dict[str, tuple[float, float, str]] = {
 GLOBAL = ("hbm_fraction", "tensor_fraction")
 
 
-def _split(name: str) -> tuple[str | None, str]:
-    """``vllm/nvidia.kernel_seconds`` -> (``vllm/nvidia``, ``kernel_seconds``); a global factor
-    has no stack."""
-    key, _, cost = name.rpartition(".")
-    return (key or None), cost
-
-
 def prior_of(name: str) -> Prior:
     """A factor's prior: a global one's, a stack cost's, or for a stack derived from a like
     (an AMD row fitted once it has runs of its own) the like's prior times its scale."""
-    key, cost = _split(name)
+    key, cost = split_name(name)
     if key is None:
         return PRIORS[cost]
     p = COST_PRIORS[cost]
@@ -177,61 +171,8 @@ def prior_of(name: str) -> Prior:
     return Prior(p.value * scale.value, p.sigma, f"{p.source}; x {scale.value:g}: {scale.source}")
 
 
-def value_of(f: Factors, name: str) -> float:
-    key, cost = _split(name)
-    if key is None:
-        factor: Factor = getattr(f, cost)
-        return factor.value
-    return next(s for s in f.stacks if s.key == key).cost(cost)
-
-
-def derive(f: Factors, fitted: set[str] | frozenset[str] = frozenset()) -> Factors:
-    """Each stack with a ``like`` at its like's costs × its scales, unless it is ``fitted`` on
-    measured runs of its own."""
-    stacks = {s.key: s for s in f.stacks}
-    out = f
-    for s in f.stacks:
-        if s.like is None or s.key in fitted:
-            continue
-        like = stacks[s.like]
-        update = {}
-        for cost in STACK_COSTS:
-            scale = s.scales.get(cost)
-            ratio = scale.value if scale is not None else 1.0
-            why = scale.source if scale is not None else "no scale given: x1"
-            update[cost] = Factor(
-                value=_sig(like.cost(cost) * ratio),
-                unit=getattr(like, cost).unit,
-                fitted=False,
-                source=f"{s.like} {like.cost(cost):.3g} x {ratio:g}: {why}",
-            )
-        out = out.with_stack(s.model_copy(update=update))
-    return out
-
-
-def with_values(base: Factors, values: dict[str, float]) -> Factors:
-    """``base`` with each named factor at its value (global, or ``stack.cost``), the derived
-    stacks following their likes."""
-    top = {}
-    by_stack: dict[str, dict[str, Factor]] = {}
-    for name, v in values.items():
-        key, cost = _split(name)
-        if key is None:
-            top[cost] = Factor(value=v, unit=getattr(base, cost).unit, fitted=True, source="trial")
-        else:
-            unit = getattr(base.stacks[0], cost).unit
-            by_stack.setdefault(key, {})[cost] = Factor(
-                value=v, unit=unit, fitted=True, source="trial"
-            )
-    out = base.model_copy(update=top)
-    for s in base.stacks:
-        if s.key in by_stack:
-            out = out.with_stack(s.model_copy(update=by_stack[s.key]))
-    return derive(out, set(by_stack))
-
-
 def _clip(name: str, v: float) -> float:
-    lo, hi, _ = BOUNDS[_split(name)[1]]
+    lo, hi, _ = BOUNDS[split_name(name)[1]]
     return min(max(v, lo), hi)
 
 
@@ -285,45 +226,6 @@ def loss(rows: Sequence[Case], factors: Factors, names: Sequence[str]) -> float:
     n = max(n, 1)
     values = {name: value_of(factors, name) for name in names}
     return total / n + SCALE * penalty(values) / n
-
-
-def nelder_mead(
-    fn: Callable[[list[float]], float], x0: list[float], step: float, iters: int
-) -> list[float]:
-    """Minimise ``fn`` from ``x0`` (a plain Nelder-Mead: reflect, expand, contract, shrink)."""
-    n = len(x0)
-    simplex = [list(x0)] + [
-        [x + (step if i == j else 0.0) for j, x in enumerate(x0)] for i in range(n)
-    ]
-    scores = [fn(p) for p in simplex]
-    for _ in range(iters):
-        order = sorted(range(n + 1), key=lambda i: scores[i])
-        simplex = [simplex[i] for i in order]
-        scores = [scores[i] for i in order]
-        centroid = [sum(p[j] for p in simplex[:-1]) / n for j in range(n)]
-        worst = simplex[-1]
-        reflect = [c + (c - w) for c, w in zip(centroid, worst, strict=True)]
-        fr = fn(reflect)
-        if fr < scores[0]:
-            expand = [c + 2 * (c - w) for c, w in zip(centroid, worst, strict=True)]
-            fe = fn(expand)
-            simplex[-1], scores[-1] = (expand, fe) if fe < fr else (reflect, fr)
-        elif fr < scores[-2]:
-            simplex[-1], scores[-1] = reflect, fr
-        else:
-            contract = [c + 0.5 * (w - c) for c, w in zip(centroid, worst, strict=True)]
-            fc = fn(contract)
-            if fc < scores[-1]:
-                simplex[-1], scores[-1] = contract, fc
-            else:
-                best = simplex[0]
-                simplex = [best] + [
-                    [b + 0.5 * (x - b) for b, x in zip(best, p, strict=True)] for p in simplex[1:]
-                ]
-                scores = [scores[0]] + [fn(p) for p in simplex[1:]]
-        if max(scores) - min(scores) < 1e-6:
-            break
-    return simplex[min(range(n + 1), key=lambda i: scores[i])]
 
 
 def fit(rows: Sequence[Case], base: Factors, iters: int, names: Sequence[str]) -> Factors:
@@ -565,7 +467,7 @@ def write_ranges(section: dict[str, Any]) -> None:
 def _written(name: str, value: float, unit: str, rows: int, fitted: bool) -> dict[str, Any]:
     """One factor as data/perf.yaml keeps it: its value, and its prior's source (and the fit's)."""
     p = prior_of(name)
-    lo, hi, why = BOUNDS[_split(name)[1]]
+    lo, hi, why = BOUNDS[split_name(name)[1]]
     prior = f"prior {p.value:g} (log sigma {p.sigma:g}): {p.source}; bounds {lo:g} to {hi:g}: {why}"
     how = (
         f"fitted by tools/fit_perf.py on data/perf/*.jsonl, {rows} vLLM / SGLang runs, "
@@ -583,7 +485,7 @@ def written_factors(factors: Factors, names: Sequence[str], rows: int) -> dict[s
     for name in GLOBAL:
         unit = getattr(factors, name).unit
         out[name] = _written(name, value_of(factors, name), unit, rows, name in names)
-    fitted = {_split(n)[0] for n in names}
+    fitted = {split_name(n)[0] for n in names}
     for i, stack in enumerate(factors.stacks):
         if stack.like is not None and stack.key not in fitted:
             continue

@@ -19,6 +19,7 @@ from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict
 from engine.model.weights import WeightReport
 from engine.perf import Calibration, Speculative, Speed
+from engine.perf.factors import Factors
 
 LAYOUT_NAME = {
     "split": Code("layout.name.split", "tp"),
@@ -228,3 +229,4 @@ class SearchInputs:
     calibration: Calibration | None = None  # rates measured on the user's GPU
     engine_version: str | None = None  # the plan's engine release (None: the pinned one)
     eager: bool = False  # the plan's flags turn CUDA graphs off (--enforce-eager, ...)
+    factors: Factors | None = None  # the stack's factors fitted on the user's benchmark

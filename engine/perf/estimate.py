@@ -276,6 +276,8 @@ def spread(
     max_running: int | None = None,
     engine_version: str | None = None,
     eager: bool = False,
+    factors: Factors | None = None,
+    prompts_per_client: float | None = None,
 ) -> Speed:
     """The speed of ``replicas`` copies serving ``requests`` at once between them, spread as
     requests spread: requests mod replicas copies run ceil(requests / replicas), the others
@@ -283,8 +285,8 @@ def spread(
     (per GPU: over all the copies' GPUs, idle ones included); TTFT and TPOT are the means over
     the requests, as a benchmark of that load reports them, and tokens/s per user is 1 / TPOT.
     The phases, bounds and formulas under them are the busier copies'. ``max_running``: what one
-    copy runs at once (the rest of its requests wait for a slot); the other arguments as
-    ``estimate``'s."""
+    copy runs at once (the rest of its requests wait for a slot); ``factors``,
+    ``prompts_per_client`` and the other arguments go to ``estimate`` as they are."""
     if replicas < 1 or requests < 1:
         bad = replicas if replicas < 1 else requests
         raise InputError(
@@ -297,6 +299,7 @@ def spread(
         "gpus_per_node": gpus_per_node, "calibration": calibration, "reuse": reuse,
         "redundant_experts": redundant_experts, "max_running": max_running,
         "engine_version": engine_version, "eager": eager,
+        "factors": factors, "prompts_per_client": prompts_per_client,
     }  # fmt: skip
     if not busier:
         return estimate(inp, split, replicas, q, isl, osl, speculative, **kw)
