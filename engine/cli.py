@@ -73,6 +73,7 @@ _GROUPS = {
     "context": "workload",
     "users": "workload",
     "prefix_overlap": "workload",
+    "prefix_kind": "workload",
     "latency": "workload",
     "images": "workload",
     "input_tokens": "speed (workload and targets)",
@@ -82,6 +83,12 @@ _GROUPS = {
     "kv_dtype": "memory",
     "memory_fraction": "memory",
     "max_num_seqs": "memory",
+    "quantization": "memory",
+    "kv_offload_gb": "memory",
+    "request_rate": "traffic and cost",
+    "sessions": "traffic and cost",
+    "gpu_price": "traffic and cost",
+    "compare_gpus": "traffic and cost",
 }
 _LAYOUT_GROUP = "layout (pin; default: the layout search chooses)"
 

@@ -50,6 +50,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     # the one computed object, and its re-checked alternatives
     ("study", ["engine.study"]),
     ("alternatives", ["engine.alternatives"]),
+    # a traffic's GPUs, nodes and cost, re-run through the Study
+    ("capacity", ["engine.capacity*"]),
     # readers of the Study
     ("readers", ["engine.lint*", "engine.measure*", "engine.troubleshoot*", "engine.fact_sets"]),
     # the Study in words, tables and files

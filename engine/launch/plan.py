@@ -196,6 +196,7 @@ PORT = Code("flag.port")
 LEFT_EP_SLICED = Code("left.expert_parallel.sliced", "group")
 LEFT_EP_ONE_GPU = Code("left.expert_parallel.one_gpu")
 LEFT_QUANTIZATION = Code("left.quantization", "format", "engine")
+ONLINE_FP8 = Code("flag.quantization.online_fp8")
 RECIPE = Code("flag.recipe", "reason", "source")
 TEXT_ONLY = Code("flag.language_model_only", "fusion")
 LEFT_MTP_BUSY = Code("left.speculative.busy", "why")
@@ -248,12 +249,15 @@ def build_plan(
         source = Source(facts.multi_node.hybrid_lb_source)
         flags.append(checked(engine, eng.flag("dp_hybrid_lb"), None, HYBRID_LB(source=source)))
 
-    left.append(
-        LeftOut(
-            eng.flag("quantization"),
-            LEFT_QUANTIZATION(format=Name(sw.checkpoint_format), engine=Name(eng.label)),
+    if s.quantization == "fp8":  # a 16-bit checkpoint quantized to FP8 as the engine loads it
+        flags.append(checked(engine, eng.flag("quantization"), "fp8", ONLINE_FP8()))
+    else:
+        left.append(
+            LeftOut(
+                eng.flag("quantization"),
+                LEFT_QUANTIZATION(format=Name(sw.checkpoint_format), engine=Name(eng.label)),
+            )
         )
-    )
     base = core.model.source != "file" and is_base_checkpoint(core.model.name, sw)
     pf, pl, pn = parser_flags(engine, sw, base)
     flags += pf

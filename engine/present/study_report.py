@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from engine.alternatives import alternatives, ask
+from engine.capacity import capacity
 from engine.engines import adapter, check_engine
 from engine.hardware.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
@@ -239,10 +240,16 @@ def study_json(st: Study) -> dict[str, Any]:
         "plans": {e: plan_json_of(st, e) for e in st.engines},
         "speed": speed_json(st),
         "alternatives": [a.to_json() for a in alternatives(st)],
+        "capacity": _capacity_json(st),
         "engine_problems": {e: say(v.problem) for e, v in st.engines.items() if v.problem},
         "notes": say_all(st.notes),
         "units": UNITS,
     }
+
+
+def _capacity_json(st: Study) -> dict[str, Any] | None:
+    found = capacity(st.scenario)
+    return found.to_json() if found is not None else None
 
 
 # --- the Markdown report ------------------------------------------------------------------------

@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from engine.alternatives import alternatives
+from engine.capacity import capacity
 from engine.i18n import Lang, t
 from engine.launch.render import shell
+from engine.present.capacity_words import capacity_lines
 from engine.study import Study
 from engine.text.safe import one_line
 from engine.text.sources import clean
@@ -86,6 +88,10 @@ def study_text(st: Study) -> str:
             f"(decode {sp.decode_bound}-bound, prefill {sp.prefill_bound}-bound)"
             + ("; rates measured on this GPU (the calibration given)" if sp.measured else "")
         )
+    cap = capacity(s)
+    if cap is not None:
+        isl, osl = s.workload(st.context)
+        lines += capacity_lines(cap, isl, osl)
     if st.plan is not None:
         lines += ["", shell(st.plan)]
     return "\n".join(lines)
