@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from engine.capacity.compare import compare, compare_json
+from engine.capacity.shortlist import shortlist
 from engine.errors import InputError
 from engine.fact_sets import predict_for_source
 from engine.hardware.gpus import aliases, all_gpus
@@ -32,6 +34,7 @@ from engine.measure.kernels.args import add_kernel_arguments
 from engine.model import store
 from engine.model.loader import HF_ID, load_model
 from engine.perf import calibration
+from engine.present.capacity_words import compare_text, shortlist_text
 from engine.present.study_report import (
     diagnose_json,
     gates_json,
@@ -116,8 +119,11 @@ def _arg_type(row: FieldRow) -> Callable[[str], Any]:
     return convert
 
 
-def add_scenario_args(p: argparse.ArgumentParser, *, source: bool = True) -> None:
-    """The scenario flags, one per field of the Scenario's table (engine/scenario.py)."""
+def add_scenario_args(
+    p: argparse.ArgumentParser, *, source: bool = True, repeat: tuple[str, ...] = ()
+) -> None:
+    """The scenario flags, one per field of the Scenario's table (engine/scenario.py);
+    ``repeat``: fields whose flag may be given more than once (a list of values)."""
     if source:
         p.add_argument(
             "source",
@@ -144,6 +150,7 @@ def add_scenario_args(p: argparse.ArgumentParser, *, source: bool = True) -> Non
                 row.spec.cli, dest=row.name, type=_arg_type(row), default=_UNSET,
                 choices=row.choices or None, help=help_text,
                 metavar=row.name.upper() if not row.choices else None,
+                action="append" if row.name in repeat else "store",
             )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -280,6 +287,35 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Models × GPUs for one traffic: each SOURCE's capacity on every --gpu given."""
+    gpus: list[str] = list(getattr(args, "gpu", None) or [])
+    if gpus:
+        args.gpu = gpus[0]
+        more = [*gpus[1:], *(args.compare_gpus.split(",") if hasattr(args, "compare_gpus") else [])]
+        args.compare_gpus = ",".join(more) or None
+    base = scenario_from_args(args)
+    if base.request_rate is None:
+        raise InputError("request_rate", "a request rate to compare the models at (--request-rate)")
+    scenarios = [base.replace(**source_fields(src)) for src in args.sources]
+    columns = compare(scenarios, base.request_rate)
+    if args.json:
+        _print(compare_json(columns, base.request_rate))
+    else:
+        _say(compare_text(columns, base))
+    return 0
+
+
+def cmd_shortlist(args: argparse.Namespace) -> int:
+    """The bundled models the GPUs serve, each with its checkpoint, users and speed."""
+    found = shortlist(scenario_from_args(args))
+    if args.json:
+        _print(found.to_json())
+    else:
+        _say(shortlist_text(found))
+    return 0
+
+
 def add_kubernetes_arguments(p: argparse.ArgumentParser) -> None:
     """What a cluster decides and the plan cannot know (engine.launch.k8s.KubeOptions)."""
     k = p.add_argument_group("Kubernetes (with --kubernetes)")
@@ -391,6 +427,15 @@ def build_parser() -> Parser:
             p.add_argument("--lang", choices=LANGS, default="en", help="language of the text")
         if name == "plan":
             add_kubernetes_arguments(p)
+    cmp_help = "models × GPUs for one traffic: GPUs needed, $/M tokens, TTFT / TPOT, context"
+    cmp = sub.add_parser("compare", help=cmp_help, description=cmp_help)
+    cmp.add_argument("sources", nargs="+", metavar="SOURCE", help="models to compare (as study)")
+    add_scenario_args(cmp, source=False, repeat=("gpu",))
+    cmp.set_defaults(func=cmd_compare)
+    sl_help = "the bundled models the GPUs serve: checkpoint, users, speed, what is gated out"
+    sl = sub.add_parser("shortlist", help=sl_help, description=sl_help)
+    add_scenario_args(sl, source=False)
+    sl.set_defaults(func=cmd_shortlist)
     lint_help = "lint an inherited vLLM / SGLang launch command against the Study of its scenario"
     lint = sub.add_parser("lint", help=lint_help, description=lint_help)
     lint.add_argument("command", help="the command, a launch script or a pod manifest, as text")

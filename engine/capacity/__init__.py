@@ -22,6 +22,7 @@ __all__ = [
     "Option",
     "Price",
     "capacity",
+    "capacity_of",
     "listed_prices",
     "price_for",
 ]
@@ -71,16 +72,28 @@ _lock = threading.Lock()
 _cache: OrderedDict[Scenario, Capacity] = OrderedDict()
 
 
+def capacity_of(s: Scenario, rate: float) -> Capacity:
+    """The options of every GPU ``s`` compares for ``rate`` requests/s, whether or not any
+    serves it (computed once per scenario and rate)."""
+    key = s.model_copy(update={"request_rate": rate})
+    with _lock:
+        hit = _cache.get(key)
+    if hit is not None:
+        return hit
+    result = Capacity(rate, tuple(fleet(key, gpu) for gpu in key.compared))
+    with _lock:
+        _cache[key] = result
+        while len(_cache) > MAX_CACHED:
+            _cache.popitem(last=False)
+    return result
+
+
 def capacity(s: Scenario) -> Capacity | None:
     """The capacity of ``s``'s request rate (None without one). Raises InputError naming
     ``request_rate`` when no count of any GPU compared serves it."""
     if s.request_rate is None:
         return None
-    with _lock:
-        hit = _cache.get(s)
-    if hit is not None:
-        return hit
-    result = Capacity(s.request_rate, tuple(fleet(s, gpu) for gpu in s.compared))
+    result = capacity_of(s, s.request_rate)
     if result.best is None:
         raise InputError(
             "request_rate",
@@ -88,8 +101,4 @@ def capacity(s: Scenario) -> Capacity | None:
             f"({s.request_rate:g} requests/s: none does)",
             expects=UNSERVED(rate=Decimal(s.request_rate, 2, "/s")),
         )
-    with _lock:
-        _cache[s] = result
-        while len(_cache) > MAX_CACHED:
-            _cache.popitem(last=False)
     return result

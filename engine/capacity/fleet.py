@@ -17,6 +17,7 @@ from engine.capacity.replica import Ceiling, Load, ceiling, load_at
 from engine.decision import Code, Decision, Name
 from engine.errors import InputError
 from engine.launch.candidate import Candidate, Layout, SearchInputs
+from engine.launch.layout import largest_context, stage_share
 from engine.scenario import MAX_NODES, Scenario
 from engine.study import Study, study
 from engine.text.words import say
@@ -48,6 +49,8 @@ class Option:
     isl: int
     osl: int
     price: Price | None
+    context: int  # the context the plan sets (the workload's: only copies it fits are options)
+    longest_context: int  # the longest one request can have on this copy
 
     @property
     def gpus(self) -> int:
@@ -131,6 +134,8 @@ class Option:
             "concurrency": self.load.concurrency * self.replicas,
             "ttft_ms": sp.ttft_ms,
             "tpot_ms": sp.tpot_ms,
+            "context": self.context,
+            "longest_context": self.longest_context,
             "output_tokens_per_s_per_user": sp.output_tokens_per_s_per_user,
             "gpu_price": self.price.usd_per_hour if self.price else None,
             "price_source": (self.price.source or "user") if self.price else None,
@@ -232,8 +237,11 @@ def _option(s: Scenario, gpu: str, st: Study, c: Candidate, price: Price | None)
     replicas = math.ceil(rate / top.requests_per_s - 1e-9)
     load = load_at(inp, s, c, top, rate / replicas)
     isl, osl = s.workload(c.context)
+    kv = inp.kv_at(c.layout.tp)
+    stage = stage_share(inp.cfg, c.layout.pp)
+    longest = largest_context(kv, c.kv_space_per_gpu, stage, inp.limit)
     return Option(gpu, c.layout, c.layout.gpus, s.gpus_per_node, top, replicas, load, rate,
-                  isl, osl, price)  # fmt: skip
+                  isl, osl, price, c.context, longest)  # fmt: skip
 
 
 def fleet(s: Scenario, gpu: str) -> Fleet:
