@@ -45,6 +45,8 @@ LAYERS: list[tuple[str, list[str]]] = [
                       ]),
     # speed
     ("perf", ["engine.perf*"]),
+    # what a request finds in the prefix cache and a CPU tier (handed to the speed model)
+    ("reuse", ["engine.reuse*"]),
     # the layout search and the plans
     ("launch", ["engine.launch*"]),
     # the one computed object, and its re-checked alternatives

@@ -21,6 +21,7 @@ from typing import Any
 
 import streamlit as st
 
+from engine.present.capacity_words import CostSeries
 from engine.present.charts_data import (
     LayerStrip,
     MemoryBreakdown,
@@ -372,4 +373,37 @@ def speed(curves: Sequence[SpeedCurve], targets: Sequence[tuple[str, float]]) ->
         )  # fmt: skip
     fig["layout"]["xaxis"].update(type="log", title={"text": T("chart.speed.x")})
     fig["layout"]["yaxis"].update(title={"text": T("chart.speed.y")})
+    return fig
+
+
+def cost_speed(series: Sequence[CostSeries]) -> Figure:
+    """$/M tokens against output tokens/s per user for every layout that serves the traffic,
+    one colour per GPU, the pick of each GPU drawn larger (left and down: cheaper and faster is
+    right and down). Log axes where the points span more than a decade."""
+    fig = _figure(T("chart.cost.title"))
+    for s in series:
+        fig["data"].append(
+            {
+                "type": "scatter",
+                "x": list(s.per_user),
+                "y": list(s.per_million),
+                "customdata": [
+                    [_label(name), n] for name, n in zip(s.layouts, s.gpus, strict=True)
+                ],
+                "name": _label(s.gpu),
+                "mode": "markers",
+                "marker": {"size": [14] + [8] * (len(s.per_user) - 1)},
+                "hovertemplate": "%{customdata[0]} · %{customdata[1]} GPU · $%{y:,.3f}/M · "
+                "%{x:,.1f} tok/s/user<extra>" + _label(s.gpu) + "</extra>",
+            }
+        )
+    xs = [x for s in series for x in s.per_user if x > 0]
+    ys = [y for s in series for y in s.per_million if y > 0]
+    wide = {"type": "log"}
+    fig["layout"]["xaxis"].update(
+        title={"text": T("chart.cost.x")}, **(wide if xs and max(xs) > 10 * min(xs) else {})
+    )
+    fig["layout"]["yaxis"].update(
+        title={"text": T("chart.cost.y")}, **(wide if ys and max(ys) > 10 * min(ys) else {})
+    )
     return fig

@@ -6,12 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.capacity import Capacity, Fleet, Option
+from engine.capacity import Capacity, Fleet, Option, Price
 from engine.capacity.compare import Column
 from engine.capacity.shortlist import Shortlist
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.present.messages import layout_name
 from engine.scenario import DEFAULT_CONTEXT, Scenario
+from engine.study import Study
 from engine.text.words import say
 
 
@@ -201,24 +202,127 @@ def checkpoint_words(kind: str, lang: Lang = DEFAULT_LANG) -> str:
     return kind.upper().replace("_", "-")
 
 
-def shortlist_text(sl: Shortlist, lang: Lang = DEFAULT_LANG) -> str:
-    s = sl.scenario
-    lines = [t("shortlist.heading", lang, n=s.total_gpus, gpu=s.gpu, users=s.users,
-               context=f"{s.context or 0:,}")]  # fmt: skip
-    header = [t(f"shortlist.col.{k}", lang) for k in ("model", "checkpoint", "repo", "layout",
-                                                       "users", "tpot", "tps_user")]  # fmt: skip
-    rows: list[list[str]] = []
+SHORTLIST_COLUMNS = ("model", "checkpoint", "repo", "layout", "users", "tpot", "tps_user")
+
+
+def shortlist_rows(sl: Shortlist, lang: Lang = DEFAULT_LANG) -> list[dict[str, Any]]:
+    """Each model that runs, with its pick: the checkpoint, what a launch loads, the layout,
+    the users that fit and the speed at the asked load."""
+    out: list[dict[str, Any]] = []
     for e in sl.running:
         v = e.pick
         if v is None or v.study is None:
             continue
         sp = v.study.fit.speed
-        rows.append([
-            e.model, checkpoint_words(v.kind, lang), v.repo, layout_name(v.study.layout, lang),
-            f"{v.users:,}", f"{sp.tpot_ms:,.1f}" if sp else "—",
-            f"{sp.output_tokens_per_s_per_user:,.0f}" if sp else "—",
-        ])  # fmt: skip
+        out.append(
+            {
+                "model": e.model,
+                "checkpoint": checkpoint_words(v.kind, lang),
+                "repo": v.repo,
+                "layout": layout_name(v.study.layout, lang),
+                "users": v.users,
+                "tpot": sp.tpot_ms if sp else None,
+                "tps_user": sp.output_tokens_per_s_per_user if sp else None,
+            }
+        )
+    return out
+
+
+def gated_rows(sl: Shortlist, lang: Lang = DEFAULT_LANG) -> list[dict[str, Any]]:
+    return [{"model": e.model, "why": say(e.problem, lang) if e.problem else ""} for e in sl.gated]
+
+
+def shortlist_text(sl: Shortlist, lang: Lang = DEFAULT_LANG) -> str:
+    s = sl.scenario
+    lines = [t("shortlist.heading", lang, n=s.total_gpus, gpu=s.gpu, users=s.users,
+               context=f"{s.context or 0:,}")]  # fmt: skip
+    header = [t(f"shortlist.col.{k}", lang) for k in SHORTLIST_COLUMNS]
+    cells = {"tpot": lambda v: f"{v:,.1f}", "tps_user": lambda v: f"{v:,.0f}",
+             "users": lambda v: f"{v:,}"}  # fmt: skip
+    rows = [
+        [("—" if r[k] is None else cells.get(k, str)(r[k])) for k in SHORTLIST_COLUMNS]
+        for r in shortlist_rows(sl, lang)
+    ]
     lines += text_table(header, rows)
     lines.append(t("shortlist.gated", lang))
-    lines += [f"  {e.model}: {say(e.problem, lang) if e.problem else ''}" for e in sl.gated]
+    lines += [f"  {r['model']}: {r['why']}" for r in gated_rows(sl, lang)]
     return "\n".join(lines)
+
+
+# --- cost without a traffic: the Study's own GPUs at the asked load ------------------------------
+
+
+@dataclass(frozen=True)
+class LayoutCost:
+    """One candidate layout of the Study at its load: what an hour costs and a million tokens."""
+
+    layout: str
+    pick: bool
+    gpus: int
+    tokens_per_s: float  # output tokens/s over every copy
+    tokens_per_s_per_user: float
+    cost_per_hour: float
+    per_million_output: float
+    per_million: float
+    formula: str
+
+
+def layout_costs(st: Study, price: Price | None, lang: Lang = DEFAULT_LANG) -> list[LayoutCost]:
+    """$/hour and $/M tokens of every candidate that has a speed, at the Study's asked users:
+    the hour's price over the output tokens an hour brings (input + output tokens for $/M
+    tokens, in the proportion of the workload)."""
+    if price is None:
+        return []
+    isl, osl = st.scenario.workload(st.context)
+    out: list[LayoutCost] = []
+    for c in st.search.candidates:
+        sp = c.speed
+        if sp is None or sp.output_tokens_per_s <= 0:
+            continue
+        hourly = c.layout.gpus * price.usd_per_hour
+        per_output = hourly / (sp.output_tokens_per_s * 3600) * 1e6
+        per_all = per_output * osl / (isl + osl)
+        formula = (
+            f"{c.layout.gpus} × {price.usd_per_hour:g} $/h = {hourly:.4g} $/h ; "
+            f"{hourly:.4g} / ({sp.output_tokens_per_s:,.1f} tok/s × 3600) × 10^6 = "
+            f"{per_output:.4g} $/M output ; × {osl} / ({isl} + {osl}) = {per_all:.4g} $/M"
+        )
+        out.append(
+            LayoutCost(layout_name(c.layout, lang), c is st.fit, c.layout.gpus,
+                       sp.output_tokens_per_s, sp.output_tokens_per_s_per_user, hourly,
+                       per_output, per_all, formula)
+        )  # fmt: skip
+    return out
+
+
+# --- the chart: $/M tokens against tokens/s per user ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class CostSeries:
+    """One GPU's options as chart points (the pick first)."""
+
+    gpu: str
+    layouts: tuple[str, ...]
+    per_user: tuple[float, ...]
+    per_million: tuple[float, ...]
+    gpus: tuple[int, ...]
+
+
+def cost_series(cap: Capacity, lang: Lang = DEFAULT_LANG) -> list[CostSeries]:
+    """Every option of every GPU that has a cost, one series per GPU."""
+    out: list[CostSeries] = []
+    for f in cap.fleets:
+        opts = [o for o in f.options if o.cost_per_million_tokens is not None]
+        if not opts:
+            continue
+        out.append(
+            CostSeries(
+                f.gpu,
+                tuple(layout_name(o.layout, lang) for o in opts),
+                tuple(o.load.speed.output_tokens_per_s_per_user for o in opts),
+                tuple(o.cost_per_million_tokens or 0.0 for o in opts),
+                tuple(o.gpus for o in opts),
+            )
+        )
+    return out
