@@ -23,6 +23,7 @@ from engine.decision import Code, Decision, Name, Percent, Source, Tokens
 from engine.engines import adapter
 from engine.gates import fit_gate
 from engine.kv.sizing import KvSizing
+from engine.launch.cache_tier import tier_bytes_per_node, tier_flags
 from engine.launch.candidate import Candidate, Layout
 from engine.launch.flags import (
     PARALLEL_FLAGS,
@@ -61,6 +62,7 @@ from engine.launch.recipes import (
     env_for,
     is_base_checkpoint,
 )
+from engine.launch.router import Router, plan_router
 from engine.model.family import AttentionFamily
 from engine.model.loader import LoadedModel
 from engine.scenario import Engine, Scenario
@@ -113,6 +115,8 @@ class LaunchPlan:
     prefix_overlap: float
     port: int
     checkpoint_bytes: int = 0  # every stored tensor of the checkpoint (what a node reads)
+    router: Router | None = None  # the prefix-aware router in front of several servers
+    host_cache_bytes_per_node: int = 0  # host memory a node gives the KV cache's CPU tier
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -305,6 +309,10 @@ def build_plan(
     kf, kl = kv_flags(engine, core, s, kv, fit)
     flags += kf
     left += kl
+    tf, tl, tn = tier_flags(engine, s, lay.split, kv)  # the CPU tier behind the KV cache
+    flags += tf
+    left += tl
+    notes += tn
     cf, cl, cn = chunk_flags(
         engine,
         kv,
@@ -374,6 +382,7 @@ def build_plan(
     notes += [also for flag, also in recipe_also if flag not in fixed]
     commands = node_commands(engine, eng.program(model_id), flags, lay, s, fam.moe)
     notes += _balancer_notes(commands, lay, s)
+    router = plan_router(engine, s, commands, model_id)
     return LaunchPlan(
         engine=engine,
         engine_version=eng.version,
@@ -398,6 +407,8 @@ def build_plan(
         prefix_overlap=s.prefix_overlap / 100,
         port=facts.port,
         checkpoint_bytes=core.weights.checkpoint_bytes or core.weights.weight_bytes,
+        router=router,
+        host_cache_bytes_per_node=tier_bytes_per_node(s),
     )
 
 

@@ -176,7 +176,7 @@ def _container(
         "command": argv[:split],
         "args": argv[split:],
         "env": _env(plan, opts, host),
-        "resources": {"limits": limits, "requests": dict(limits)},
+        "resources": {"limits": limits, "requests": {**limits, **_tier_memory(plan, gpus)}},
         "volumeMounts": _mounts(),
     }
     if host:
@@ -186,6 +186,15 @@ def _container(
         c["ports"] = [{"name": "http", "containerPort": port, "protocol": "TCP"}]
         c.update(_probes(plan, port))
     return c
+
+
+def _tier_memory(plan: LaunchPlan, gpus: int) -> dict[str, str]:
+    """The host memory a pod's engine pins for the KV cache's CPU tier (its GPUs' share of the
+    node's), as a memory request, so the scheduler places it where that memory is free."""
+    if plan.host_cache_bytes_per_node <= 0:
+        return {}
+    share = plan.host_cache_bytes_per_node * min(gpus, plan.gpus_per_node) / plan.gpus_per_node
+    return {"memory": f"{math.ceil(share / GIB)}Gi"}
 
 
 def _metadata(plan: LaunchPlan, name: str) -> dict[str, Any]:
@@ -340,7 +349,8 @@ def _router_configmap(plan: LaunchPlan, name: str, servers: int) -> dict[str, An
         "metadata": {"name": f"{name}-router", "labels": {"app.kubernetes.io/name": name}},
         "data": {
             "README": (
-                f"{servers} servers each keep their own prefix cache: send traffic through this "
+                (say(plan.router.why) + ". " if plan.router is not None else "")
+                + f"{servers} servers each keep their own prefix cache: send traffic through this "
                 "prefix-aware router, not only the round-robin Service. "
                 f"Image: {router.image or plan.image}. Source: {router.source}."
             ),
