@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from engine.alternatives import alternatives
 from engine.capacity import capacity, listed_prices
 from engine.capacity.fleet import _copy_scenario
 from engine.capacity.replica import missed, speed_at
@@ -157,3 +158,29 @@ def test_an_unserved_rate_on_the_command_line_is_one_line_naming_the_request_rat
 ) -> None:
     assert main(["study", QWEN, "--gpu", "H100", "--request-rate", "3", "--ttft-ms", "1"]) == 2
     assert capsys.readouterr().err.startswith("error: request_rate:")
+
+
+def test_online_fp8_halves_a_16_bit_checkpoints_weights_and_the_plan_sets_the_flag() -> None:
+    base = study(make_scenario(model="google/gemma-3-27b-it", gpu="RTX 4090", gpus_per_node=2))
+    fp8 = study(base.scenario.replace(quantization="fp8"))
+    assert fp8.weights.weight_bytes < 0.6 * base.weights.weight_bytes
+    assert not base.verdict.runs and fp8.verdict.runs
+    assert fp8.plan is not None
+    assert ("--quantization", "fp8") in {(f.flag, f.value) for f in fp8.plan.flags}
+    assert fp8.plan.model_id == "google/gemma-3-27b-it"  # the 16-bit repo, quantized at load
+
+
+def test_online_fp8_is_a_rechecked_alternative_where_it_meets_the_ask() -> None:
+    st = study(make_scenario(model="google/gemma-3-27b-it", gpu="RTX 4090", gpus_per_node=2,
+                             users=4))  # fmt: skip
+    found = [a for a in alternatives(st) if dict(a.change).get("quantization") == "fp8"]
+    assert found and found[0].users >= 4
+
+
+def test_online_fp8_refuses_a_quantized_checkpoint_or_a_gpu_without_fp8() -> None:
+    with pytest.raises(InputError) as err:
+        study(make_scenario(model="deepseek-ai/DeepSeek-V3", quantization="fp8"))
+    assert err.value.field == "quantization"
+    with pytest.raises(InputError) as err:
+        study(make_scenario(model="Qwen/Qwen3-8B", gpu="A100 80GB", quantization="fp8"))
+    assert err.value.field == "quantization"
