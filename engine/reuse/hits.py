@@ -55,7 +55,8 @@ def hit_unit(engine: Engine, kv: KvSizing) -> int:
     """The token boundary a prefix hit lands on: the engine's block or page (``kv.block_size``,
     the hybrid-aligned block in vLLM), or SGLang's tracked linear state for a hybrid."""
     rule = cache_rules().engines[engine]
-    if kv.hybrid is not None and rule.hybrid_unit_tokens is not None:
+    linear = kv.hybrid is not None or kv.state_bytes_per_request > 0  # a cached linear state
+    if linear and rule.hybrid_unit_tokens is not None:
         return max(rule.hybrid_unit_tokens, kv.block_size)
     return max(1, kv.block_size)
 
