@@ -4,7 +4,7 @@ what the sidebar's GPUs cost per million tokens at the asked load."""
 
 import streamlit as st
 
-from engine.capacity import capacity, price_for
+from engine.capacity import capacity, given, price_for
 from engine.errors import InputError
 from engine.present import capacity_words as W
 from ui import charts, show, tables
@@ -73,6 +73,9 @@ def _fleets() -> None:
         cols[2].metric(T("capacity.col.replicas"), f"{pick.replicas:,}")
         cols[3].metric(T("capacity.col.headroom"), W.percent(1 - pick.utilization))
         cols[4].metric(T("capacity.col.per_million"), W.money(pick.cost_per_million_tokens, 3))
+    mine = given(d, cap.rate)
+    if mine is not None:
+        st.markdown(W.given_line(mine, lang))
     for f in cap.fleets:
         st.markdown("- " + W.fleet_line(f, lang))
     every = st.toggle(T("capacity.page.every"), key="capacity.every")

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from engine.alternatives import alternatives
-from engine.capacity import capacity, listed_prices
+from engine.capacity import capacity, given, listed_prices
 from engine.capacity.fleet import _copy_scenario
 from engine.capacity.replica import missed, speed_at
 from engine.cli import main
@@ -184,3 +184,14 @@ def test_online_fp8_refuses_a_quantized_checkpoint_or_a_gpu_without_fp8() -> Non
     with pytest.raises(InputError) as err:
         study(make_scenario(model="Qwen/Qwen3-8B", gpu="A100 80GB", quantization="fp8"))
     assert err.value.field == "quantization"
+
+
+def test_the_scenarios_own_gpus_say_what_share_of_their_ceiling_the_rate_uses() -> None:
+    st = study(make_scenario(model=QWEN, gpu="H100", gpus_per_node=8))
+    low, high = given(st, 2.0), given(st, 200.0)
+    assert low is not None and high is not None
+    held = low.replicas * low.requests_per_s_per_replica
+    assert low.utilization == pytest.approx(2.0 / held) and low.utilization < 1
+    assert high.utilization == pytest.approx(200.0 / held) and high.utilization > 1
+    # Little's law at the load: requests in flight = the rate × each request's time
+    assert low.load.concurrency * low.replicas == pytest.approx(2.0 * low.load.e2e_s)

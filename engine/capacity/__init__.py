@@ -10,7 +10,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from engine.capacity.fleet import Fleet, Option, fleet
+from engine.capacity.fleet import Fleet, Option, fleet, given
 from engine.capacity.prices import Price, listed_prices, price_for
 from engine.decision import Code, Decimal
 from engine.errors import InputError
@@ -23,6 +23,7 @@ __all__ = [
     "Price",
     "capacity",
     "capacity_of",
+    "given",
     "listed_prices",
     "price_for",
 ]

@@ -244,6 +244,25 @@ def _option(s: Scenario, gpu: str, st: Study, c: Candidate, price: Price | None)
                   isl, osl, price, c.context, longest)  # fmt: skip
 
 
+def given(st: Study, rate: float) -> Option | None:
+    """The Study's own GPUs, laid out as its pick, at ``rate``: what they hold (each copy's
+    ceiling × the copies) and how much of it the rate uses (over 1: they do not hold it, and
+    each copy runs at its ceiling)."""
+    inp, c, s = st.search_inputs, st.fit, st.scenario
+    if inp is None or not (c.weights_fit and c.running > 0):
+        return None
+    top = ceiling(inp, s, c)
+    if not top.serves:
+        return None
+    replicas = c.layout.replicas
+    load = load_at(inp, s, c, top, min(rate / replicas, top.requests_per_s))
+    isl, osl = s.workload(c.context)
+    copy = Layout(1, c.layout.split)
+    price = price_for(s.gpu, s.gpu_price)
+    return Option(s.gpu, copy, c.layout.split.gpus, s.gpus_per_node, top, replicas, load, rate,
+                  isl, osl, price, c.context, c.context)  # fmt: skip
+
+
 def fleet(s: Scenario, gpu: str) -> Fleet:
     """The options of ``gpu`` for ``s.request_rate``, fewest GPUs first (then fewest nodes,
     then the lower time per output token at the load)."""

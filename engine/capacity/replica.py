@@ -112,7 +112,7 @@ class Ceiling:
 def ceiling(inp: SearchInputs, s: Scenario, c: Candidate) -> Ceiling:
     """The largest concurrency at which one copy of ``c`` meets the targets and the bound,
     within the requests its KV pool admits."""
-    most = max(0, c.running)
+    most = max(0, c.running // c.layout.replicas)  # one copy's share of what the KV admits
     one = speed_at(inp, s, c, 1) if most else None
     if one is None or missed(s, one) is not None:
         return Ceiling(0, one, 0.0, _none(s, one))

@@ -112,9 +112,30 @@ def fleet_line(f: Fleet, lang: Lang = DEFAULT_LANG) -> str:
     )
 
 
-def capacity_lines(cap: Capacity, isl: int, osl: int, lang: Lang = DEFAULT_LANG) -> list[str]:
-    """The capacity as the CLI's text: a heading, one line per GPU, the cheapest."""
+def given_line(o: Option, lang: Lang = DEFAULT_LANG) -> str:
+    """The scenario's own GPUs at the rate: what they hold and the share the rate uses."""
+    key = "capacity.given" if o.utilization <= 1 else "capacity.given_over"
+    return t(
+        key,
+        lang,
+        gpus=o.gpus,
+        gpu=o.gpu,
+        layout=layout_name(o.layout, lang),
+        replicas=o.replicas,
+        rate=f"{o.replicas * o.requests_per_s_per_replica:,.2f}",
+        utilization=percent(o.utilization),
+        concurrency=f"{o.load.concurrency * o.replicas:,.1f}",
+    )
+
+
+def capacity_lines(
+    cap: Capacity, isl: int, osl: int, lang: Lang = DEFAULT_LANG, mine: Option | None = None
+) -> list[str]:
+    """The capacity as the CLI's text: a heading, the scenario's own GPUs at the rate, one line
+    per GPU compared, the cheapest."""
     lines = [t("capacity.heading", lang, rate=f"{cap.rate:,g}", isl=f"{isl:,}", osl=f"{osl:,}")]
+    if mine is not None:
+        lines.append("  " + given_line(mine, lang))
     lines += ["  " + fleet_line(f, lang) for f in cap.fleets]
     best = cap.best
     if best is not None and len(cap.fleets) > 1:

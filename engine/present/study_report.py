@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from engine.alternatives import alternatives, ask
-from engine.capacity import capacity, price_for
+from engine.capacity import capacity, given, price_for
 from engine.engines import adapter, check_engine
 from engine.errors import InputError
 from engine.gates import Gate
@@ -262,7 +262,10 @@ def study_json(st: Study) -> dict[str, Any]:
 
 def _capacity_json(st: Study) -> dict[str, Any] | None:
     found = capacity(st.scenario)
-    return found.to_json() if found is not None else None
+    if found is None:
+        return None
+    mine = given(st, found.rate)
+    return {**found.to_json(), "given": mine.to_json() if mine is not None else None}
 
 
 # --- the Markdown report ------------------------------------------------------------------------
@@ -300,7 +303,7 @@ def _capacity_markdown(st: Study, lang: Lang) -> list[str]:
             return [*out, escape_markdown(say(err.decision, lang))]
         assert cap is not None
         isl, osl = s.workload(st.context)
-        head, *lines = W.capacity_lines(cap, isl, osl, lang)
+        head, *lines = W.capacity_lines(cap, isl, osl, lang, given(st, cap.rate))
         out += [escape_markdown(head), ""]
         out += [f"- {escape_markdown(line.strip())}" for line in lines]
         pick = cap.primary.pick

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.alternatives import alternatives
-from engine.capacity import capacity
+from engine.capacity import capacity, given
 from engine.i18n import Lang, t
 from engine.present.capacity_words import capacity_lines
 from engine.present.render import shell
@@ -91,7 +91,7 @@ def study_text(st: Study) -> str:
     cap = capacity(s)
     if cap is not None:
         isl, osl = s.workload(st.context)
-        lines += capacity_lines(cap, isl, osl)
+        lines += capacity_lines(cap, isl, osl, mine=given(st, cap.rate))
     if st.plan is not None:
         lines += ["", shell(st.plan)]
     return "\n".join(lines)
