@@ -81,26 +81,28 @@ def _fleets() -> None:
     every = st.toggle(T("capacity.page.every"), key="capacity.every")
     rows = [vars(r) for r in W.rows(cap, lang, every=every)]
     tables.show(
-        tables.frame(rows, ["gpu", "layout", "gpus", "nodes", "replicas", "per_replica",
-                            "utilization", "ttft_ms", "tpot_ms", "per_million", "cost_per_hour",
-                            "limit", "formula"]),
+        tables.frame(rows, ["gpu", "layout", "gpus", "nodes", "per_million", "cost_per_hour",
+                            "utilization", "replicas", "per_replica", "ttft_ms", "tpot_ms",
+                            "limit"]),
         {
             "gpu": tables.text(T("capacity.col.gpu"), pinned=True),
             "layout": tables.text(T("capacity.col.layout")),
             "gpus": tables.count(T("capacity.col.gpus")),
             "nodes": tables.count(T("capacity.col.nodes")),
-            "replicas": tables.count(T("capacity.col.replicas")),
-            "per_replica": tables.decimal(T("capacity.col.per_replica"), 2),
-            "utilization": tables.share(T("capacity.col.utilization")),
-            "ttft_ms": tables.decimal(T("capacity.col.ttft"), 0),
-            "tpot_ms": tables.decimal(T("capacity.col.tpot"), 1),
             "per_million": tables.decimal(T("capacity.col.per_million"), 3),
             "cost_per_hour": tables.decimal(T("capacity.col.cost_per_hour"), 2),
+            "utilization": tables.share(T("capacity.col.utilization")),
+            "replicas": tables.count(T("capacity.col.replicas")),
+            "per_replica": tables.decimal(T("capacity.col.per_replica"), 2),
+            "ttft_ms": tables.decimal(T("capacity.col.ttft"), 0),
+            "tpot_ms": tables.decimal(T("capacity.col.tpot"), 1),
             "limit": tables.text(T("capacity.col.limit")),
-            "formula": tables.text(T("common.formula")),
         },
         key="capacity.table",
     )  # fmt: skip
+    if pick is not None:
+        with st.expander(T("common.formula")):
+            st.code(pick.formula.replace(" ; ", "\n"), language=None)
     series = W.cost_series(cap, lang)
     if series:
         charts.draw(charts.cost_speed(series), T("chart.cost.caption"), key="capacity.chart")

@@ -399,11 +399,21 @@ def cost_speed(series: Sequence[CostSeries]) -> Figure:
         )
     xs = [x for s in series for x in s.per_user if x > 0]
     ys = [y for s in series for y in s.per_million if y > 0]
-    wide = {"type": "log"}
-    fig["layout"]["xaxis"].update(
-        title={"text": T("chart.cost.x")}, **(wide if xs and max(xs) > 10 * min(xs) else {})
-    )
+    # a log axis (labelled at 1, 2, 5 of each decade) where the points span more than one
+    x_log = bool(xs) and max(xs) > 10 * min(xs)
+    y_log = bool(ys) and max(ys) > 10 * min(ys)
+    fig["layout"]["xaxis"].update(title={"text": T("chart.cost.x")}, tickformat=",.0f",
+                                  **(_decades(xs) if x_log else {}))  # fmt: skip
     fig["layout"]["yaxis"].update(
-        title={"text": T("chart.cost.y")}, **(wide if ys and max(ys) > 10 * min(ys) else {})
-    )
+        title={"text": T("chart.cost.y")}, tickprefix="$", tickformat=",.3~f",
+        **(_decades(ys) if y_log else {}),
+    )  # fmt: skip
     return fig
+
+
+def _decades(values: Sequence[float]) -> dict[str, Any]:
+    """A log axis over ``values`` labelled at 1, 2 and 5 of each decade they cross."""
+    lo, hi = math.floor(math.log10(min(values))), math.ceil(math.log10(max(values)))
+    ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in (1, 2, 5)]
+    ticks = [v for v in ticks if min(values) / 1.5 <= v <= max(values) * 1.5]
+    return {"type": "log", "tickvals": ticks}
