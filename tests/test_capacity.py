@@ -195,3 +195,16 @@ def test_the_scenarios_own_gpus_say_what_share_of_their_ceiling_the_rate_uses() 
     assert high.utilization == pytest.approx(200.0 / held) and high.utilization > 1
     # Little's law at the load: requests in flight = the rate × each request's time
     assert low.load.concurrency * low.replicas == pytest.approx(2.0 * low.load.e2e_s)
+
+
+def test_without_a_rate_study_json_prices_every_layout_at_the_asked_load(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["study", QWEN, "--gpu", "H100", "--gpu-price", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    cost, speed = out["cost"], out["speed"]
+    assert out["capacity"] is None and cost["gpu_price"] == 2 and cost["price_source"] == "user"
+    pick = next(c for c in cost["layouts"] if c["pick"])
+    assert pick["cost_per_hour"] == pytest.approx(pick["gpus"] * 2)
+    per_output = pick["cost_per_hour"] / (speed["output_tokens_per_s"] * 3600) * 1e6
+    assert pick["cost_per_million_output_tokens"] == pytest.approx(per_output)

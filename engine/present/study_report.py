@@ -254,9 +254,36 @@ def study_json(st: Study) -> dict[str, Any]:
         "speed": speed_json(st),
         "alternatives": [a.to_json() for a in alternatives(st)],
         "capacity": _capacity_json(st),
+        "cost": _cost_json(st),
         "engine_problems": {e: say(v.problem) for e, v in st.engines.items() if v.problem},
         "notes": say_all(st.notes),
         "units": UNITS,
+    }
+
+
+def _cost_json(st: Study) -> dict[str, Any] | None:
+    """What the scenario's GPUs cost at the asked load: the price and its source, and each
+    candidate layout's $/hour and $/M tokens (None: no price is known for this GPU)."""
+    s = st.scenario
+    price = price_for(s.gpu, s.gpu_price)
+    if price is None:
+        return None
+    return {
+        "gpu_price": price.usd_per_hour,
+        "price_source": price.source or "user",
+        "price_date": price.date,
+        "layouts": [
+            {
+                "layout": c.layout,
+                "pick": c.pick,
+                "gpus": c.gpus,
+                "cost_per_hour": c.cost_per_hour,
+                "cost_per_million_output_tokens": c.per_million_output,
+                "cost_per_million_tokens": c.per_million,
+                "formula": c.formula,
+            }
+            for c in W.layout_costs(st, price)
+        ],
     }
 
 

@@ -180,3 +180,28 @@ def room_of(
     per_token = max(kv_bytes_per_token_per_gpu, 1)
     space = kv_space_per_gpu - running_per_rank * state_bytes_per_request_per_gpu
     return Room(max(0.0, space / per_token), running_per_rank, host_bytes_per_gpu / per_token)
+
+
+def copy_reuse(
+    engine: Engine,
+    kv: KvSizing,
+    s: Scenario,
+    isl: int,
+    osl: int,
+    *,
+    space_per_gpu: int,
+    bytes_per_token_per_gpu: int,
+    state_bytes_per_gpu: int,
+    running: float,
+    dp: int,
+    copies: int,
+    behind_one_endpoint: int = 1,
+) -> Reuse:
+    """The prefix reuse of one copy of a layout (``dp`` attention ranks, ``copies`` of it)
+    running ``running`` requests at once, from its per-GPU memory figures; the host memory per
+    node is spread evenly over the node's GPUs. ``behind_one_endpoint``: copies one server
+    holds (a router reaches the server, not the copy inside it)."""
+    per_rank = running / max(dp, 1)
+    host = (s.kv_offload_gb or 0.0) * (1 << 30) / s.gpus_per_node
+    room = room_of(space_per_gpu, bytes_per_token_per_gpu, state_bytes_per_gpu, per_rank, host)
+    return prefix_reuse(engine, kv, s, isl, osl, room, copies * dp, dp * behind_one_endpoint)
