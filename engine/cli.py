@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from engine.capacity.compare import compare, compare_json
+from engine.capacity.compare import RATE_NEEDED, compare, compare_json
 from engine.capacity.shortlist import shortlist
 from engine.errors import InputError
 from engine.hardware.gpus import aliases, all_gpus
@@ -295,7 +295,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         args.compare_gpus = ",".join(more) or None
     base = scenario_from_args(args)
     if base.request_rate is None:
-        raise InputError("request_rate", "a request rate to compare the models at (--request-rate)")
+        raise InputError(
+            "request_rate",
+            "a request rate to compare the models at (--request-rate)",
+            expects=RATE_NEEDED(),
+        )
     scenarios = [base.replace(**source_fields(src)) for src in args.sources]
     columns = compare(scenarios, base.request_rate)
     if args.json:

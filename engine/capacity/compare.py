@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.capacity import Capacity, capacity_of
-from engine.decision import Decision
+from engine.decision import Code, Decision
 from engine.errors import InputError
 from engine.scenario import Scenario
 from engine.text.words import say
+
+RATE_NEEDED = Code("error.rate_needed")
 
 
 @dataclass(frozen=True)

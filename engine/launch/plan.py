@@ -309,7 +309,7 @@ def build_plan(
     kf, kl = kv_flags(engine, core, s, kv, fit)
     flags += kf
     left += kl
-    tf, tl, tn = tier_flags(engine, s, lay.split, kv)  # the CPU tier behind the KV cache
+    tf, tl, tn = tier_flags(engine, s, lay.split)  # the CPU tier behind the KV cache
     flags += tf
     left += tl
     notes += tn
