@@ -7,6 +7,7 @@ import streamlit as st
 from engine.capacity import capacity, given, price_for
 from engine.errors import InputError
 from engine.present import capacity_words as W
+from engine.present import messages as M
 from ui import charts, show, tables
 from ui import state as S
 from ui.lang import T, current
@@ -108,8 +109,20 @@ def _fleets() -> None:
         charts.draw(charts.cost_speed(series), T("chart.cost.caption"), key="capacity.chart")
 
 
+def _reuse() -> None:
+    """What each request finds in the prefix cache at the Study's own layout and load."""
+    r = d.fit.reuse
+    if r is None:
+        return
+    st.subheader(T("reuse.title", layout=M.layout_name(d.layout, lang)))
+    kind = T(f"reuse.kind.{s.prefix_kind}")
+    st.caption(T("reuse.caption", share=W.percent(s.prefix_overlap / 100), kind=kind))
+    show.numbers(W.reuse_shown(r, d.fit.kv_bytes_per_token_per_gpu, lang), per_row=5)
+
+
 _price_note()
 if s.request_rate is None:
     _costs_at_load()
 else:
     _fleets()
+_reuse()

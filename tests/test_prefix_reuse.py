@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine.capacity import capacity
 from engine.reuse.hits import Room, hit_unit, prefix_reuse
 from engine.scenario import make_scenario
 from engine.study import study
@@ -75,3 +76,57 @@ def test_no_repeated_share_no_hit() -> None:
     s = make_scenario(model=LLAMA)
     r = prefix_reuse("vllm", _kv(LLAMA, "vllm"), s, 4000, 500, Room(1e6, 1), 1, 1)
     assert r.prefill_saved == 0 and r.hit_rate == 0
+
+
+def test_a_repeated_share_of_80_percent_lowers_ttft_and_raises_the_rate_a_replica_holds() -> None:
+    base = make_scenario(model=LLAMA, gpu="H100", request_rate=4.0)
+    none, most = study(base), study(base.replace(prefix_overlap=80))
+    assert none.fit.speed is not None and most.fit.speed is not None
+    assert most.fit.reuse is not None and most.fit.reuse.hit_rate > 0.75
+    assert most.fit.speed.ttft_ms < 0.5 * none.fit.speed.ttft_ms
+    assert most.fit.speed.output_tokens_per_s_per_gpu > none.fit.speed.output_tokens_per_s_per_gpu
+    a, b = capacity(base), capacity(base.replace(prefix_overlap=80))
+    assert a is not None and b is not None and a.primary.pick and b.primary.pick
+    assert b.primary.pick.requests_per_s_per_replica > a.primary.pick.requests_per_s_per_replica
+    assert b.primary.pick.gpus <= a.primary.pick.gpus
+
+
+def test_a_cpu_tier_finds_the_sessions_the_gpu_pool_evicted() -> None:
+    """2,000 live sessions of 80 % repeated history overflow the GPU pool; 2 TiB of host memory
+    per node holds many of them: more of each prompt is found, TTFT falls."""
+    s = make_scenario(model=LLAMA, gpu="H100", prefix_overlap=80, prefix_kind="session",
+                      sessions=2000, users=50)  # fmt: skip
+    pool, tier = study(s), study(s.replace(kv_offload_gb=2048.0))
+    assert pool.fit.reuse is not None and tier.fit.reuse is not None
+    assert pool.fit.reuse.host_tokens == 0 and tier.fit.reuse.host_tokens > 0
+    assert tier.fit.reuse.hit_rate > pool.fit.reuse.hit_rate
+    assert pool.fit.speed is not None and tier.fit.speed is not None
+    assert tier.fit.speed.ttft_ms < pool.fit.speed.ttft_ms
+
+
+def test_sglangs_radix_pages_find_at_least_as_much_as_vllms_blocks() -> None:
+    """The one difference the engines' code gives the hit model: vLLM hits whole blocks (64
+    tokens for DeepSeek's MLA on Hopper), SGLang's radix tree any page of one token."""
+    for share in (35, 60, 80):
+        s = make_scenario(model="deepseek-ai/DeepSeek-V3", users=50, prefix_overlap=share)
+        v, g = study(s), study(s.replace(engine="sglang"))
+        assert v.fit.reuse is not None and g.fit.reuse is not None
+        assert g.fit.reuse.gpu_tokens >= v.fit.reuse.gpu_tokens
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="not reproduced: the hit model gives both engines the same hits up to their cache "
+    "unit and the speed model has no stack cost that puts vLLM ahead at 0 % (seed 000's 3.1 "
+    "table: vLLM 60.0 vs SGLang 52.7 tok/s at 0 %, SGLang 31.2 vs 22.4 above 60 %)",
+)
+def test_the_reference_engine_choice_by_overlap_is_reproduced_in_direction() -> None:
+    def per_user(engine: str, share: int) -> float:
+        s = make_scenario(model="deepseek-ai/DeepSeek-V3", users=50, prefix_overlap=share,
+                          prefix_kind="session", engine=engine)  # fmt: skip
+        sp = study(s).fit.speed
+        assert sp is not None
+        return sp.output_tokens_per_s_per_user
+
+    assert per_user("vllm", 0) > 1.05 * per_user("sglang", 0)
+    assert per_user("sglang", 80) > 1.05 * per_user("vllm", 80)

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.capacity.prices import Price, price_for
-from engine.capacity.replica import Ceiling, Load, ceiling, load_at
+from engine.capacity.replica import Ceiling, Load, ceiling, load_at, reuse_at
 from engine.decision import Code, Decision, Name
 from engine.errors import InputError
 from engine.launch.candidate import Candidate, Layout, SearchInputs
 from engine.launch.layout import largest_context, stage_share
+from engine.reuse import Reuse
 from engine.scenario import MAX_NODES, Scenario
 from engine.study import Study, study
 from engine.text.words import say
@@ -51,6 +52,7 @@ class Option:
     price: Price | None
     context: int  # the context the plan sets (the workload's: only copies it fits are options)
     longest_context: int  # the longest one request can have on this copy
+    reuse: Reuse | None = None  # what each request finds in the prefix cache at the load
 
     @property
     def gpus(self) -> int:
@@ -144,6 +146,7 @@ class Option:
             "cost_per_million_output_tokens": self.cost_per_million_output_tokens,
             "cost_per_million_tokens": self.cost_per_million_tokens,
             "formula": self.formula,
+            "prefix_reuse": self.reuse.to_json() if self.reuse is not None else None,
         }
 
 
@@ -240,8 +243,9 @@ def _option(s: Scenario, gpu: str, st: Study, c: Candidate, price: Price | None)
     kv = inp.kv_at(c.layout.tp)
     stage = stage_share(inp.cfg, c.layout.pp)
     longest = largest_context(kv, c.kv_space_per_gpu, stage, inp.limit)
+    reuse = reuse_at(inp, s, c, load.running)
     return Option(gpu, c.layout, c.layout.gpus, s.gpus_per_node, top, replicas, load, rate,
-                  isl, osl, price, c.context, longest)  # fmt: skip
+                  isl, osl, price, c.context, longest, reuse)  # fmt: skip
 
 
 def given(st: Study, rate: float) -> Option | None:
@@ -259,8 +263,9 @@ def given(st: Study, rate: float) -> Option | None:
     isl, osl = s.workload(c.context)
     copy = Layout(1, c.layout.split)
     price = price_for(s.gpu, s.gpu_price)
+    reuse = reuse_at(inp, s, c, load.running)
     return Option(s.gpu, copy, c.layout.split.gpus, s.gpus_per_node, top, replicas, load, rate,
-                  isl, osl, price, c.context, c.context)  # fmt: skip
+                  isl, osl, price, c.context, c.context, reuse)  # fmt: skip
 
 
 def fleet(s: Scenario, gpu: str) -> Fleet:

@@ -17,8 +17,10 @@ from dataclasses import dataclass, replace
 from engine.decision import Code, Decimal, Decision
 from engine.errors import InputError
 from engine.launch.candidate import Candidate, SearchInputs
+from engine.launch.layout import candidate_reuse
 from engine.launch.ranking import layout_rules
-from engine.perf import Speed, spread
+from engine.perf import PrefixReuse, Speed, spread
+from engine.reuse import Reuse
 from engine.scenario import Scenario
 
 LIMIT_KV = Code("capacity.limit.kv", "running")
@@ -46,6 +48,7 @@ def speed_at(inp: SearchInputs, s: Scenario, c: Candidate, concurrency: int) -> 
     isl, osl = s.workload(c.context)
     chunk = c.chunk_tokens
     perf_in = inp if chunk == inp.chunk_tokens else replace(inp, chunk_tokens=chunk)
+    reuse = reuse_at(inp, s, c, concurrency)
     try:
         return spread(
             perf_in,
@@ -57,9 +60,19 @@ def speed_at(inp: SearchInputs, s: Scenario, c: Candidate, concurrency: int) -> 
             inp.speculative,
             gpus_per_node=s.gpus_per_node,
             calibration=inp.calibration,
+            reuse=PrefixReuse(reuse.gpu_tokens, reuse.host_tokens) if reuse else None,
         )
     except InputError:
         return None
+
+
+def reuse_at(inp: SearchInputs, s: Scenario, c: Candidate, concurrency: int) -> Reuse | None:
+    """What each request finds in the prefix cache when every copy of ``c`` runs
+    ``concurrency`` requests (engine.reuse, as the layout search counts it)."""
+    copies = c.layout.replicas
+    return candidate_reuse(
+        inp, s, copies, c.layout.split, c.kv_space_per_gpu, c.context, concurrency * copies
+    )
 
 
 def missed(s: Scenario, sp: Speed) -> Decision | None:

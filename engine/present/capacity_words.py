@@ -10,9 +10,12 @@ from engine.capacity import Capacity, Fleet, Option, Price
 from engine.capacity.compare import Column
 from engine.capacity.shortlist import Shortlist
 from engine.i18n import DEFAULT_LANG, Lang, t
+from engine.present.charts_data import Shown
 from engine.present.messages import layout_name
+from engine.reuse import Reuse
 from engine.scenario import DEFAULT_CONTEXT, Scenario
 from engine.study import Study
+from engine.text.units import gib
 from engine.text.words import say
 
 
@@ -347,3 +350,24 @@ def cost_series(cap: Capacity, lang: Lang = DEFAULT_LANG) -> list[CostSeries]:
             )
         )
     return out
+
+
+# --- prefix reuse -------------------------------------------------------------------------------
+
+
+def reuse_shown(r: Reuse, kv_bytes_per_token: int, lang: Lang = DEFAULT_LANG) -> list[Shown]:
+    """What a request finds cached, each figure with its formula: the hit rate, the tokens not
+    prefilled (from the GPU's cache and from the CPU tier), where a hit lands, and the KV a
+    system prompt takes once per instance."""
+    shared = r.shared_tokens * kv_bytes_per_token
+    return [
+        Shown(t("reuse.hit_rate", lang), percent(r.hit_rate), r.hit_rate, r.formula),
+        Shown(t("reuse.gpu", lang), f"{r.gpu_tokens:,.0f}", r.gpu_tokens,
+              f"{r.affinity:.3g} × {r.resident:.3g} × {r.cacheable:,} = {r.gpu_tokens:,.0f}"),
+        Shown(t("reuse.host", lang), f"{r.host_tokens:,.0f}", r.host_tokens,
+              f"{r.affinity:.3g} × {r.in_host:.3g} × {r.cacheable:,} = {r.host_tokens:,.0f}"),
+        Shown(t("reuse.unit", lang), f"{r.unit:,}", r.unit,
+              f"floor({r.repeated:,} / {r.unit}) × {r.unit} = {r.cacheable:,}"),
+        Shown(t("reuse.shared", lang), gib(shared), shared,
+              f"{r.shared_tokens:,} × {kv_bytes_per_token:,} B = {shared:,} B"),
+    ]  # fmt: skip

@@ -89,6 +89,7 @@ def candidate_json(c: Candidate) -> dict[str, Any]:
         "users_fit": c.users_fit,
         "why_not": say_all(c.why),
         "speed": c.speed.to_json() if c.speed is not None else None,
+        "prefix_reuse": c.reuse.to_json() if c.reuse is not None else None,
         "memory_formula": say(c.memory_formula()),
         "users_formula": say(c.users_formula()),
     }

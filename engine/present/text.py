@@ -95,6 +95,12 @@ def study_text(st: Study) -> str:
             f"(decode {sp.decode_bound}-bound, prefill {sp.prefill_bound}-bound)"
             + ("; rates measured on this GPU (the calibration given)" if sp.measured else "")
         )
+    r = fit.reuse
+    if r is not None:
+        lines.append(
+            f"prefix cache: {r.hit_rate:.0%} of each prompt found ({r.gpu_tokens:,.0f} tokens on "
+            f"the GPU, {r.host_tokens:,.0f} in the CPU tier; hits land every {r.unit:,} tokens)"
+        )
     cap = capacity(s)
     if cap is not None:
         isl, osl = s.workload(st.context)

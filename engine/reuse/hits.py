@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import Field
 
 from engine.engines import Engine
+from engine.engines.memory import Split
 from engine.kv.sizing import KvSizing
 from engine.rules import Loose, load_data
 from engine.scenario import Scenario
@@ -182,26 +183,34 @@ def room_of(
     return Room(max(0.0, space / per_token), running_per_rank, host_bytes_per_gpu / per_token)
 
 
-def copy_reuse(
+def layout_reuse(
     engine: Engine,
     kv: KvSizing,
     s: Scenario,
-    isl: int,
-    osl: int,
+    context: int,
     *,
     space_per_gpu: int,
-    bytes_per_token_per_gpu: int,
-    state_bytes_per_gpu: int,
-    running: float,
-    dp: int,
+    stage: float,
+    split: Split,
     copies: int,
+    concurrent: float,
     behind_one_endpoint: int = 1,
 ) -> Reuse:
-    """The prefix reuse of one copy of a layout (``dp`` attention ranks, ``copies`` of it)
-    running ``running`` requests at once, from its per-GPU memory figures; the host memory per
-    node is spread evenly over the node's GPUs. ``behind_one_endpoint``: copies one server
-    holds (a router reaches the server, not the copy inside it)."""
-    per_rank = running / max(dp, 1)
+    """The prefix reuse of a layout (``copies`` copies cut as ``split``) serving ``concurrent``
+    requests at once over all its copies, at ``context``, from its per-GPU memory: the KV space
+    left, the KV bytes per token and the constant state per request on the busiest pipeline
+    stage (``stage``); the host memory per node spread evenly over its GPUs.
+    ``behind_one_endpoint``: copies one server holds (a router reaches the server, not the copy
+    inside it)."""
+    isl, osl = s.workload(context)
+    per_rank = concurrent / max(copies, 1) / max(split.dp, 1)
     host = (s.kv_offload_gb or 0.0) * (1 << 30) / s.gpus_per_node
-    room = room_of(space_per_gpu, bytes_per_token_per_gpu, state_bytes_per_gpu, per_rank, host)
-    return prefix_reuse(engine, kv, s, isl, osl, room, copies * dp, dp * behind_one_endpoint)
+    room = room_of(
+        space_per_gpu,
+        math.ceil(kv.kv_bytes_per_token * stage),
+        math.ceil(kv.state_bytes_per_request_padded * stage),
+        per_rank,
+        host,
+    )
+    instances = copies * split.dp
+    return prefix_reuse(engine, kv, s, isl, osl, room, instances, split.dp * behind_one_endpoint)
