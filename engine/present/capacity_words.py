@@ -148,8 +148,13 @@ def capacity_lines(
 
 # --- models × GPUs -------------------------------------------------------------------------------
 
-COMPARE_COLUMNS = ("model", "gpu", "gpus", "nodes", "layout", "per_million", "ttft", "tpot",
-                   "context")  # fmt: skip
+COMPARE_COLUMNS = ("model", "gpu", "gpus", "nodes", "layout", "per_million", "ttft",
+                   "ttft_likely", "tpot", "tpot_likely", "context")  # fmt: skip
+
+
+def likely(bounds: tuple[float, float], fmt: str, lang: Lang = DEFAULT_LANG) -> str:
+    """Where the measurement likely falls, as the speed pages word it ("likely 21–33")."""
+    return t("speed.likely", lang, low=format(bounds[0], fmt), high=format(bounds[1], fmt))
 
 
 def compare_rows(columns: tuple[Column, ...], lang: Lang = DEFAULT_LANG) -> list[dict[str, Any]]:
@@ -174,7 +179,9 @@ def compare_rows(columns: tuple[Column, ...], lang: Lang = DEFAULT_LANG) -> list
                     "layout": layout_name(o.layout, lang),
                     "per_million": o.cost_per_million_tokens,
                     "ttft": sp.ttft_ms,
+                    "ttft_likely": likely(sp.ttft_ms_range, ",.0f", lang),
                     "tpot": sp.tpot_ms,
+                    "tpot_likely": likely(sp.tpot_ms_range, ",.1f", lang),
                     "context": o.longest_context,
                     "why": None,
                 }
