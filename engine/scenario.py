@@ -90,6 +90,9 @@ QUANTIZATIONS = ("none", "fp8")
 PrefixKind = Literal["system", "session"]
 
 
+# a refusal of a value at or below a field's exclusive bound (a rate, a price, a target)
+MORE_THAN = Code("error.more_than", "low")
+
 # --- the table of fields -------------------------------------------------------------------------
 
 Section = Literal["hardware", "engine", "workload", "targets", "traffic"]
@@ -659,6 +662,8 @@ def _expected(error: Mapping[str, Any]) -> str:
         return "a finite number"
     if kind == "greater_than_equal":
         return f"at least {ctx.get('ge')}"
+    if kind == "greater_than":
+        return f"more than {ctx.get('gt')}"
     if kind == "less_than_equal":
         return f"at most {ctx.get('le')}"
     if kind == "literal_error":
@@ -688,6 +693,8 @@ def _expects(error: Mapping[str, Any], field: str) -> Decision | None:
         return E.FINITE()
     if kind == "greater_than_equal":
         return E.AT_LEAST(low=ctx["ge"])
+    if kind == "greater_than":
+        return MORE_THAN(low=ctx["gt"])
     if kind == "less_than_equal":
         return E.AT_MOST(high=ctx["le"])
     if kind == "literal_error":
