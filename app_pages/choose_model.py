@@ -117,11 +117,11 @@ def what_runs() -> None:
         {
             "model": tables.text(T("shortlist.col.model"), pinned=True),
             "checkpoint": tables.text(T("shortlist.col.checkpoint")),
-            "repo": tables.text(T("shortlist.col.repo")),
-            "layout": tables.text(T("shortlist.col.layout")),
             "users": tables.count(T("shortlist.col.users")),
-            "tpot": tables.decimal(T("shortlist.col.tpot"), 1),
             "tps_user": tables.decimal(T("shortlist.col.tps_user"), 0),
+            "tpot": tables.decimal(T("shortlist.col.tpot"), 1),
+            "layout": tables.text(T("shortlist.col.layout")),
+            "repo": tables.text(T("shortlist.col.repo")),
         },
         key="choose.shortlist.table",
     )

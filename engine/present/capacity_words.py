@@ -233,7 +233,7 @@ def checkpoint_words(kind: str, lang: Lang = DEFAULT_LANG) -> str:
     return kind.upper().replace("_", "-")
 
 
-SHORTLIST_COLUMNS = ("model", "checkpoint", "repo", "layout", "users", "tpot", "tps_user")
+SHORTLIST_COLUMNS = ("model", "checkpoint", "users", "tps_user", "tpot", "layout", "repo")
 
 
 def shortlist_rows(sl: Shortlist, lang: Lang = DEFAULT_LANG) -> list[dict[str, Any]]:
