@@ -55,7 +55,12 @@ def test_the_manifests_request_the_host_memory_the_tier_pins() -> None:
     docs = list(yaml.safe_load_all(kubernetes_yaml(plan, manifest_name(plan.model_name))))
     pod = next(d for d in docs if d["kind"] == "Deployment")
     container = pod["spec"]["template"]["spec"]["containers"][0]
-    assert container["resources"]["requests"]["memory"] == "300Gi"
+    without = _plan(model="meta-llama/Llama-3.1-70B-Instruct", gpu="H100", gpus_per_node=8, tp=8)
+    docs = list(yaml.safe_load_all(kubernetes_yaml(without, manifest_name(without.model_name))))
+    base = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    base_gib = int(base["containers"][0]["resources"]["requests"]["memory"].removesuffix("Gi"))
+    # the pod's own host memory (per GPU and /dev/shm) plus the 300 GiB the tier pins
+    assert container["resources"]["requests"]["memory"] == f"{base_gib + 300}Gi"
 
 
 def test_several_servers_and_a_repeated_share_get_the_prefix_aware_router() -> None:
