@@ -32,12 +32,14 @@ from engine.launch.candidate import (
 )
 from engine.launch.known_issues import KnownIssue, Where, avoided, fixes_for, symptom
 from engine.launch.multinode import uses_deepep
+from engine.launch.nodes import copies_per_node, merges_copies
 from engine.launch.ranking import layout_rules, rank_parts, reasons, with_speed
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict
 from engine.model.weights import is_gated
-from engine.perf import Speed, spread
+from engine.perf import PrefixReuse, Speed, spread
+from engine.reuse import Reuse, layout_reuse
 from engine.scenario import Scenario
 
 
@@ -290,13 +292,17 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
     isl, osl = scenario.workload(context)
     _, running = users_at(kv, space, min(isl + osl, context), s, replicas, stage)
     running = min(running, max_num_seqs * s.dp * replicas) if max_num_seqs else running
-    speed = peak = None
+    speed = peak = reuse = None
     if weights_fit and context >= 1:
-        # every user asked for, the copies admitting what their KV and request cap hold
+        # every user asked for, the copies admitting what their KV and request cap hold; the
+        # prefix cache's hits at the requests they run at once
         admit = max(1, running // replicas)
-        speed = _speed(inp, scenario, replicas, s, chunk, context, scenario.users, admit)
+        load = min(scenario.users, running)
+        reuse = candidate_reuse(inp, scenario, replicas, s, space, context, load)
+        speed = _speed(inp, scenario, replicas, s, chunk, context, scenario.users, admit, reuse)
         if scenario.latency == "throughput" and running > scenario.users:
-            peak = _speed(inp, scenario, replicas, s, chunk, context, running, admit)  # full load
+            full = candidate_reuse(inp, scenario, replicas, s, space, context, running)
+            peak = _speed(inp, scenario, replicas, s, chunk, context, running, admit, full)
     return Candidate(
         layout=Layout(replicas, s),
         weights_per_gpu=w_gpu,
@@ -326,6 +332,36 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         speed=speed,
         peak=peak,
         running=running,
+        reuse=reuse,
+    )
+
+
+def candidate_reuse(
+    inp: SearchInputs,
+    scenario: Scenario,
+    replicas: int,
+    s: Split,
+    space: int,
+    context: int,
+    concurrent: int,
+) -> Reuse | None:
+    """What each request finds in the prefix cache (and a CPU tier) on this layout at this
+    load (engine.reuse): None when no part of a prompt repeats."""
+    if scenario.prefix_overlap <= 0 or space <= 0:
+        return None
+    merged = replicas if merges_copies(inp.engine, inp.family.moe) else 1
+    merged = min(merged, copies_per_node(Layout(replicas, s), scenario.gpus_per_node))
+    return layout_reuse(
+        inp.engine,
+        inp.kv_at(s.tp),
+        scenario,
+        context,
+        space_per_gpu=space,
+        stage=stage_share(inp.cfg, s.pp),
+        split=s,
+        copies=replicas,
+        concurrent=concurrent,
+        behind_one_endpoint=max(1, merged),
     )
 
 
@@ -409,12 +445,14 @@ def _speed(
     context: int,
     concurrent: int,
     admit: int,
+    reuse: Reuse | None = None,
 ) -> Speed | None:
     """The layout's speed with ``concurrent`` requests spread over its copies as they spread
     (``engine.perf.spread``: below one request per copy, or where they do not divide, some
     copies run fewer or are idle), each of the workload's input and output tokens at this
-    context; a copy runs at most ``admit`` at once (its KV pool and request cap), the others
-    wait for a slot. The plan's engine version and execution mode come with ``inp``."""
+    context, with the prompt tokens the prefix cache holds (``reuse``) not prefilled; a copy
+    runs at most ``admit`` at once (its KV pool and request cap), the others wait for a slot.
+    The plan's engine version and execution mode come with ``inp``."""
     if concurrent < 1:
         return None
     isl, osl = scenario.workload(context)
@@ -434,6 +472,7 @@ def _speed(
             engine_version=inp.engine_version,
             eager=inp.eager,
             factors=inp.factors,
+            reuse=PrefixReuse(reuse.gpu_tokens, reuse.host_tokens) if reuse else None,
         )
     except InputError:
         return None
