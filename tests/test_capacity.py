@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -15,6 +16,8 @@ from engine.capacity.replica import missed, speed_at
 from engine.cli import main
 from engine.errors import InputError
 from engine.perf import estimate
+from engine.perf.factors import perf_facts
+from engine.perf.stack import Factor
 from engine.scenario import make_scenario
 from engine.study import study
 
@@ -208,3 +211,19 @@ def test_without_a_rate_study_json_prices_every_layout_at_the_asked_load(
     assert pick["cost_per_hour"] == pytest.approx(pick["gpus"] * 2)
     per_output = pick["cost_per_hour"] / (speed["output_tokens_per_s"] * 3600) * 1e6
     assert pick["cost_per_million_output_tokens"] == pytest.approx(per_output)
+
+
+def test_capacity_prices_a_copy_with_the_factors_the_search_uses() -> None:
+    # a calibration on the user's benchmark (SearchInputs.factors) reaches capacity's speed:
+    # a stack whose every step costs 10 ms more runs each output token ~10 ms slower
+    st = study(_traffic(10.0))
+    inp = st.search_inputs
+    assert inp is not None
+    c = st.search.candidates[0]
+    f = perf_facts().factors
+    stack = f.stack(inp.engine, "nvidia")
+    slow = Factor(value=stack.cost("step_seconds") + 0.01, unit="s", fitted=True, source="bench")
+    mine = replace(inp, factors=f.with_stack(stack.model_copy(update={"step_seconds": slow})))
+    base, calibrated = speed_at(inp, st.scenario, c, 4), speed_at(mine, st.scenario, c, 4)
+    assert base is not None and calibrated is not None
+    assert calibrated.tpot_ms - base.tpot_ms == pytest.approx(10.0, rel=0.1)
