@@ -14,7 +14,7 @@ from engine.perf import estimate, speeds_overlap
 from engine.perf.factors import perf_facts
 from engine.perf.ranges import ErrorBand, Quantiles
 from tests.test_perf_estimate import inputs
-from tools import fit_perf
+from tools import fit_perf, perf_ranges
 
 
 def _band(low: float, high: float) -> ErrorBand:
@@ -32,13 +32,14 @@ def test_a_model_that_runs_fast_puts_the_measurement_above_its_figure() -> None:
 
 
 def test_the_quantile_is_linear_between_order_statistics() -> None:
-    assert fit_perf.quantile([0.0, 1.0, 2.0, 3.0, 4.0], 0.1) == pytest.approx(0.4)
-    assert fit_perf.quantile([3.0, 1.0], 0.5) == pytest.approx(2.0)
+    assert perf_ranges.quantile([0.0, 1.0, 2.0, 3.0, 4.0], 0.1) == pytest.approx(0.4)
+    assert perf_ranges.quantile([3.0, 1.0], 0.5) == pytest.approx(2.0)
 
 
 def test_a_vendor_with_too_few_held_out_runs_takes_its_engines_runs() -> None:
+    # the held-out runs are the recorded fit's rows (each left out with its source)
     ranges = perf_facts().ranges
-    rows = fit_perf.fit_rows()
+    rows = fit_perf.recorded_rows()
     for band in ranges.bands:
         own = sum(
             1 for c in rows if c.engine == band.engine and fit_perf.vendor_of(c) == band.vendor

@@ -11,9 +11,11 @@ from engine.engines.memory import Split
 from engine.perf import estimate
 from engine.perf.estimate import copy_model
 from engine.perf.factors import perf_facts
-from engine.perf.stack import STACK_COSTS, Factor
+from engine.perf.stack import STACK_FACTORS, Factor
 from tests.test_perf_estimate import inputs, round_factors, term
 from tools import fit_perf
+from tools.perf_priors import prior_of
+from tools.perf_rows import stack_of
 
 
 def test_a_decode_steps_kernel_floor_counts_each_layers_kernels() -> None:
@@ -37,25 +39,37 @@ def test_a_launch_without_cuda_graphs_pays_the_hosts_launch_for_every_kernel() -
     assert eager.tpot_ms - graph.tpot_ms == pytest.approx(320 * (3e-5 - 2e-6) * 1e3, rel=0.02)
 
 
-def test_each_engine_and_vendor_stack_has_its_own_row() -> None:
+def test_each_engine_vendor_and_kernel_path_has_its_own_row() -> None:
     f = perf_facts().factors
-    assert {s.key for s in f.stacks} == {"vllm/nvidia", "sglang/nvidia", "vllm/amd", "sglang/amd"}
+    tuned = {"vllm/nvidia", "sglang/nvidia", "vllm/amd", "sglang/amd"}
+    assert {s.key for s in f.stacks} == tuned | {"vllm/amd/generic", "sglang/amd/generic"}
     assert f.stack("sglang", "amd").key == "sglang/amd"
+    assert f.stack("sglang", "amd", "generic").key == "sglang/amd/generic"
     with pytest.raises(KeyError):
         f.stack("trtllm", "nvidia")
 
 
-def test_an_amd_row_is_its_cuda_like_times_its_sourced_scales() -> None:
+def test_a_derived_row_is_its_like_times_its_sourced_scales_where_no_run_fits_it() -> None:
+    # a cost no run exercises is its like's times the scale; a fitted one starts there (its
+    # prior is the like's prior times the same scales)
     f = perf_facts().factors
+    stacks = {s.key: s for s in f.stacks}
     for stack in f.stacks:
         if stack.like is None:
             continue
-        like = f.stack(stack.engine, "nvidia")
-        assert stack.like == like.key
-        for cost in STACK_COSTS:
-            scale = stack.scales[cost]
-            assert scale.source
-            assert stack.cost(cost) == pytest.approx(like.cost(cost) * scale.value, rel=5e-3)
+        like = stacks[stack.like]
+        assert stack.engine == like.engine and stack.vendor == "amd"
+        for cost in STACK_FACTORS:
+            scale = stack.scales.get(cost)
+            ratio = scale.value if scale is not None else 1.0
+            assert scale is None or scale.source
+            name = f"{stack.key}.{cost}"
+            want = prior_of(f"{like.key}.{cost}").value * ratio
+            assert prior_of(name).value == pytest.approx(want, rel=1e-9), name
+            if not any(getattr(stack, c).fitted for c in STACK_FACTORS):  # derived whole
+                assert stack.cost(cost) == pytest.approx(like.cost(cost) * ratio, rel=5e-3), name
+            elif not getattr(stack, cost).fitted:  # a fitted stack's cost no run exercises
+                assert stack.cost(cost) == pytest.approx(prior_of(name).value, rel=5e-3), name
     # the kernel floor and the collectives cost more on ROCm; the host's Python does not
     amd = f.stack("vllm", "amd")
     assert amd.scales["kernel_seconds"].value > 1 and amd.scales["step_seconds"].value == 1
@@ -89,8 +103,14 @@ def test_a_stack_can_be_replaced_by_a_refit_of_its_own() -> None:
 
 
 def test_the_fit_fits_only_the_costs_its_rows_exercise() -> None:
-    names = fit_perf.fit_names(fit_perf.fit_rows())
+    rows = fit_perf.fit_rows()
+    names = fit_perf.fit_names([(c, stack_of(c)) for c in rows])
     assert "hbm_fraction" in names and "vllm/nvidia.kernel_seconds" in names
-    # no vLLM row prefills eagerly, and no row runs on an AMD stack
+    # no vLLM row prefills eagerly; the global fractions are the CUDA stacks' (no efficiency),
+    # a derived stack's runs fit its efficiency
     assert "vllm/nvidia.eager_kernel_seconds" not in names
-    assert not [n for n in names if "/amd." in n]
+    assert "vllm/nvidia.efficiency" not in names and "sglang/amd.efficiency" in names
+    # a stack with no run of its own is not fitted
+    keys = {stack_of(c) for c in rows}
+    for n in names:
+        assert "." not in n or n.split(".")[0] in keys, n

@@ -1,14 +1,16 @@
 """The speed model against measured serving runs: median and p90 |error| of TPOT, TTFT and
-output tokens/s per GPU, overall and per source, on every row of data/perf/measured.jsonl whose
-conditions are complete (see tools/perf_rows.py for what "complete" means and how a row maps to
-a bundled config), each run once. Targets: median <= 15 % on TPOT and on tokens/s per GPU,
-<= 35 % on TTFT. Rows of an engine the app does not plan (TensorRT-LLM) are in "all rows", run
-through the vLLM adapter but prefilled the way that engine runs a prefill (data/perf.yaml
-engines), never fitted; the vLLM and SGLang rows are also scored alone. Then the out-of-sample
-checks tools/fit_perf.py recorded in data/perf.yaml (each architecture, GPU and source left out
-of the fit and scored alone), and throughput
-checked on its own: the runs that send every prompt at once and state the output tokens/s of
-the whole run (tools.perf_rows.Burst), where the rows above only derive it from TTFT and TPOT.
+output tokens/s per GPU on every row of data/perf/*.jsonl whose conditions are complete (see
+tools/perf_rows.py for what "complete" means, how a row maps to a bundled config and what its
+launch flags and lengths tell the model), each run once; TTFT compared as the statistic the row
+measured (the mean, or the median request's). Broken down by source, engine, vendor stack and
+kernel path, engine release, model family and concurrency. Rows of an engine the app does not
+plan (TensorRT-LLM) are in "all rows", run through the vLLM adapter but prefilled the way that
+engine runs a prefill (data/perf.yaml engines), never fitted. Then the out-of-sample checks
+tools/fit_perf.py recorded in data/perf.yaml (each architecture, GPU, source and vendor left out
+of the fit and scored alone; issue 27's targets leaving each source out, every row and the AMD
+rows alone), with the same breakdowns; whether layouts measured side by side are ordered as
+measured (at the same load, and at any); and throughput checked on its own: the runs that send
+every prompt at once and state the output tokens/s of the whole run (tools.perf_rows.Burst).
 
     python -m tools.bench_perf [--rows] [--file measured.jsonl]
 
@@ -24,17 +26,20 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from engine.perf.factors import version_key
 from engine.perf.refit import with_values
 from engine.rules import DATA_DIR
 from tools import fit_perf
-from tools.fit_perf import FITTED_ENGINES
+from tools.fit_perf import FITTED_ENGINES, source_group
 from tools.perf_pairs import TIE, agreement, pairs
 from tools.perf_rows import (
+    OLDEST,
     Burst,
     Case,
     bursts,
@@ -45,14 +50,16 @@ from tools.perf_rows import (
     median_p90,
     predict,
     predict_burst,
+    predicted_ttft,
     row_files,
+    stack_of,
     vendor_of,
 )
+from tools.perf_trace import METRICS, Rows
 
 # issue 27's targets, leave-one-source-out: every row, and the AMD rows alone
 TARGETS = {"tpot": 0.12, "ttft": 0.30, "tps_per_gpu": 0.12}
 AMD_TARGETS = {"tpot": 0.20, "ttft": 0.40, "tps_per_gpu": 0.20}
-METRICS = ("tpot", "ttft", "tps_per_gpu")
 
 
 def _cell(values: list[float]) -> str:
@@ -85,10 +92,24 @@ def vendor_stack(c: Case) -> str:
     return f"{c.engine} on {stack}"
 
 
+def kernel_stack(c: Case) -> str:
+    """The stack and kernel path the row runs on (data/perf.yaml stacks)."""
+    return stack_of(c)
+
+
+def release(c: Case) -> str:
+    """The engine and its release as the row states it (0.5.5.post3 -> 0.5.5)."""
+    if c.engine_version == OLDEST:
+        return f"{c.engine} (release not stated)"
+    return f"{c.engine} " + ".".join(str(n) for n in version_key(c.engine_version))
+
+
 BREAKDOWNS: tuple[tuple[str, Callable[[Case], str]], ...] = (
-    ("source", lambda c: c.source),
+    ("source", lambda c: source_group(c)),
     ("engine", lambda c: c.engine),
     ("vendor stack", vendor_stack),
+    ("kernels", kernel_stack),
+    ("release", release),
     ("family", family_of),
     ("concurrency", load_band),
 )
@@ -111,7 +132,7 @@ def ttft_bias(used: list[Case]) -> list[tuple[str, list[str]]]:
         cells = []
         for lo, hi, _ in LOADS:
             ratios = [
-                predict(c).ttft_ms / c.ttft_ms - 1
+                predicted_ttft(c, predict(c)) / c.ttft_ms - 1
                 for c in used
                 if c.engine == engine and lo <= c.concurrency <= hi and c.ttft_ms
             ]
@@ -188,6 +209,12 @@ def _verdict(errs: dict[str, list[float]], targets: dict[str, float]) -> str:
     return "; ".join(cells)
 
 
+@cache
+def _recorded() -> Rows:
+    """The rows the recorded fit was made on, traced once."""
+    return Rows.of(fit_perf.recorded_rows(), fit_perf.prior_factors())
+
+
 def held_out(check: str) -> list[tuple[Case, dict[str, float]]]:
     """Each fitted row's |error| predicted by the refit that left its group out (the factors
     data/perf.yaml's fit recorded for ``check``; no refit)."""
@@ -196,17 +223,67 @@ def held_out(check: str) -> list[tuple[Case, dict[str, float]]]:
     refits = record.get("factors") or {}
     key = fit_perf.LEAVE_OUT[check]
     base = fit_perf.prior_factors()
+    rows = _recorded()
     out = []
-    for c in fit_perf.recorded_rows():
-        if key(c) in refits:
-            e = errors(c, predict(c, with_values(base, refits[key(c)])))
-            found = {"tpot": e.tpot, "ttft": e.ttft, "tps_per_gpu": e.tps}
-            out.append((c, {m: v for m, v in found.items() if v is not None}))
+    for g, values in refits.items():
+        group = rows.subset([i for i, c in enumerate(rows.cases) if key(c) == g])
+        pred = group.predict(with_values(base, values))
+        for i, c in enumerate(group.cases):
+            found = {}
+            for j, m in enumerate(METRICS):
+                meas = group.measured[i, j]
+                if not math.isnan(meas):
+                    found[m] = abs(float(pred[i, j]) - meas) / meas
+            out.append((c, found))
     return out
 
 
 def _by_metric(rows: list[tuple[Case, dict[str, float]]]) -> dict[str, list[float]]:
     return {m: [e[m] for _, e in rows if m in e] for m in METRICS}
+
+
+def unseen(used: list[Case]) -> list[tuple[Case, dict[str, float]]]:
+    """Each fitted engine's row the recorded fit never saw (not in ``fit.row_ids``), its |error|
+    at data/perf.yaml's factors: out of sample for every factor fitted."""
+    seen = {c.id for c in fit_perf.recorded_rows()}
+    out = []
+    for c in used:
+        if c.engine in FITTED_ENGINES and c.id not in seen:
+            e = errors(c, predict(c))
+            found = {"tpot": e.tpot, "ttft": e.ttft, "tps_per_gpu": e.tps}
+            out.append((c, {m: v for m, v in found.items() if v is not None}))
+    return out
+
+
+def _print_unseen(used: list[Case]) -> None:
+    held = unseen(used)
+    title = "rows the recorded fit never saw"
+    print(f"\n{title}, every fitted engine's ({len(held)}): {_verdict(_by_metric(held), TARGETS)}")
+    amd = [(c, e) for c, e in held if vendor_of(c) == "amd"]
+    print(f"{title}, AMD rows ({len(amd)}): {_verdict(_by_metric(amd), AMD_TARGETS)}")
+    for label, key in BREAKDOWNS:
+        for value in sorted({key(c) for c, _ in held}):
+            group = _by_metric([(c, e) for c, e in held if key(c) == value])
+            cells = "  ".join(f"{NAMES[m]} {_cell(group[m])}" for m in METRICS)
+            print(f"  {(label + ': ' + value)[:56]:<56} {cells}")
+
+
+def _print_check(check: str) -> None:
+    """One recorded leave-out check: the targets over every row and the AMD rows, and the
+    held-out errors by each breakdown."""
+    held = held_out(check)
+    if not held:
+        print(f"\n{check.replace('_', ' ')}: not recorded")
+        return
+    title = check.replace("_", " ")
+    print(f"\n{title}, every fitted row ({len(held)}): {_verdict(_by_metric(held), TARGETS)}")
+    amd = [(c, e) for c, e in held if vendor_of(c) == "amd"]
+    print(f"{title}, AMD rows ({len(amd)}): {_verdict(_by_metric(amd), AMD_TARGETS)}")
+    for label, key in BREAKDOWNS:
+        for value in sorted({key(c) for c, _ in held}):
+            group = _by_metric([(c, e) for c, e in held if key(c) == value])
+            cells = "  ".join(f"{NAMES[m]} {_cell(group[m])}" for m in METRICS)
+            print(f"  {(label + ': ' + value)[:56]:<56} {cells}")
 
 
 def _print_out_of_sample() -> None:
@@ -218,15 +295,8 @@ def _print_out_of_sample() -> None:
             for m in METRICS
         )
         print(f"  {name.replace('_', ' ')}: {cells}")
-    loso = held_out("leave_one_source_out")
-    print(f"\nleave one source out, every fitted row: {_verdict(_by_metric(loso), TARGETS)}")
-    amd = [(c, e) for c, e in loso if vendor_of(c) == "amd"]
-    print(f"leave one source out, AMD rows ({len(amd)}): {_verdict(_by_metric(amd), AMD_TARGETS)}")
-    for label, key in BREAKDOWNS[1:]:
-        for value in sorted({key(c) for c, _ in loso}):
-            group = _by_metric([(c, e) for c, e in loso if key(c) == value])
-            cells = "  ".join(f"{NAMES[m]} {_cell(group[m])}" for m in METRICS)
-            print(f"  {label + ': ' + value:<44} {cells}")
+    for check in ("leave_one_source_out", "leave_one_vendor_out"):
+        _print_check(check)
 
 
 def _print_pairs(used: list[Case]) -> None:
@@ -280,7 +350,7 @@ def _print_rows(used: list[Case], runs: list[tuple[Burst, float, float]]) -> Non
             f"{c.id:<14} {c.model[:30]:<30} {c.gpu:<9} {c.engine:<7} TP{c.tp:<2} "
             f"{'EP ' if c.ep else '   '}c{c.concurrency:<4} {c.isl}/{c.osl:<5} "
             f"TPOT {c.tpot_ms or 0:8.2f} / {s.tpot_ms:8.2f}  "
-            f"TTFT {c.ttft_ms or 0:9.1f} / {s.ttft_ms:9.1f}  "
+            f"TTFT {c.ttft_ms or 0:9.1f} / {predicted_ttft(c, s):9.1f}  "
             f"tok/s/GPU {c.tps_per_gpu or 0:8.1f} / {s.output_tokens_per_s_per_gpu:8.1f}"
         )
     for b, p, _ in runs:
@@ -307,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     _print_table(used)
     if args.file is None:
         _print_out_of_sample()
+        _print_unseen(used)
     _print_pairs(used)
     runs = _print_bursts(rows)
     start = time.perf_counter()

@@ -1,36 +1,39 @@
 """Fit the speed model's factors on the measured rows and write them to data/perf.yaml.
 
-    python -m tools.fit_perf              # fit, check by leaving out, write data/perf.yaml
-    python -m tools.fit_perf --jobs 2     # the leave-out refits two at a time
+    python -m tools.fit_perf --jobs 2     # fit, check by leaving out, write data/perf.yaml
     python -m tools.fit_perf --dry-run    # fit and print, write nothing
     python -m tools.fit_perf --no-leave-out
+    python -m tools.fit_perf --leave-out leave_one_source_out
     python -m tools.fit_perf --derive-only  # only the derived stacks (like x scales), no refit
     python -m tools.fit_perf --ranges-only  # only the ranges, from the recorded refits
+    python -m tools.fit_perf --rescore      # the recorded figures by the current code, no refit
 
 The rows are every ``data/perf/*.jsonl`` whose conditions are complete (``tools.perf_rows``:
 each run once), run by vLLM or SGLang (TensorRT-LLM rows are benched, not fitted: another
-engine). What is fitted: the global physics (HBM and tensor fractions) and, for each software
-stack (``engine.perf.stack``: an engine on a vendor's stack) with runs of its own, the costs its
-runs exercise (``fit_names``); a stack with none keeps its like's costs times its scales.
-The loss is the mean |log(predicted / measured)| of TPOT
-plus half that of TTFT (TTFT is the noisier figure), an L1 loss so that rows the model cannot
-describe pull the fit no more than any other row, plus a penalty that pulls each factor toward
-a prior read from a source (``PRIORS``): SCALE × the sum of squared z-scores of log(value)
-against the priors / 2, per term. A factor the rows barely constrain (a fixed cost hidden under
-a larger one, a fraction that trades against another) then stays where its source puts it
-instead of running to a bound. SCALE, how much the priors weigh against the rows, was chosen by
-the leave-out checks below: of 0.2, 1.5, 4 and 10 (median error leaving out each architecture:
-TTFT 52, 38, 37, 35 %, TPOT 19, 16, 15, 16 %; each GPU: TTFT 52, 46, 34, 35 %, TPOT 14, 10, 11,
-12 %), 4 is the best balance; weaker priors fit the rows in sample and miss out of it.
-Factors are searched in log space by Nelder-Mead from the priors, within bounds that each say
-why (``BOUNDS``).
+engine). What is fitted (``tools.perf_priors.fit_names``): the global physics (HBM and tensor
+fractions) and, for each software stack (``engine.perf.stack``: an engine on a vendor's stack and
+kernel path) with runs of its own, the costs its runs exercise and, for a stack derived from
+another (``like``), its kernels' efficiency; a stack with no runs keeps its like's factors times
+its sourced scales.
 
-Afterwards the fit is checked out of sample four ways: leaving out each architecture, each
-GPU, each source and each vendor of rows (refitted without them, from the priors, then scored on
-them alone); ``fit`` in data/perf.yaml records the in-sample and out-of-sample errors, the
-command and the rows it used, and ``ranges`` the held-out errors' quantiles the speeds' ranges
-come from. On 79 rows a full run takes ~10 minutes on one core; each refit's time grows with the
-rows and the stacks they exercise.
+The loss is the weighted mean |log(predicted / measured)| of TPOT plus half that of TTFT (TTFT is
+the noisier figure; each row's TTFT statistic, the mean or the median request's, as it measured
+it), an L1 loss so that rows the model cannot describe pull the fit no more than any other row,
+plus a penalty that pulls each factor toward a prior read from a source
+(``tools.perf_priors``): SCALE × the sum of squared z-scores of log(value) against the priors / 2,
+per term. Rows are weighed per source (``source_group``): each source's rows together weigh the
+square root of their count, so that InferenceX's hundreds of runs of one model do not make the
+fit theirs. SCALE, how much the priors weigh against the rows, was chosen by the leave-out checks
+of the first round (of 0.2, 1.5, 4 and 10, 4 was the best balance). Factors are searched in log
+space by Nelder-Mead from the priors, within bounds that each say why.
+
+Each row is traced once at unit factors and priced again at each trial (``tools.perf_trace``), so
+a trial over every row costs tens of milliseconds. The fit is checked out of sample four ways:
+leaving out each architecture, each GPU, each source (InferenceX's database, blog and pull
+request as one) and each vendor (refitted without them, from the priors, then scored on them
+alone; ``--jobs`` refits side by side); ``fit`` in data/perf.yaml records the in-sample and
+out-of-sample errors, the command and the rows it used, and ``ranges`` the held-out errors'
+quantiles the speeds' ranges come from (tools/perf_ranges.py).
 """
 
 from __future__ import annotations
@@ -38,29 +41,23 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+import numpy as np
 import yaml
 
-from engine.hardware.gpus import lookup_gpu
 from engine.perf.factors import Factors, perf_facts
 from engine.perf.refit import derive, nelder_mead, split_name, value_of, with_values
-from engine.perf.stack import STACK_COSTS
+from engine.perf.stack import STACK_FACTORS
 from engine.rules import DATA_DIR
-from tools.perf_rows import (
-    Case,
-    architecture,
-    cases,
-    load_rows,
-    median_p90,
-    predict,
-    row_prefill_mode,
-    vendor_of,
-)
+from tools.perf_priors import BOUNDS, COST_PRIORS, GLOBAL, PRIORS, clip, fit_names, prior_of
+from tools.perf_ranges import RANGE_CHECK, ranges
+from tools.perf_rows import Case, architecture, cases, load_rows, median_p90, vendor_of
+from tools.perf_trace import METRICS, Rows
 
 PERF_YAML = DATA_DIR / "perf.yaml"
 FITTED_ENGINES = ("vllm", "sglang")
@@ -68,147 +65,21 @@ TTFT_WEIGHT = 0.5
 SCALE = 4.0  # the weight of the priors: the Laplace scale of |log error| they are weighed against
 COMMAND = "python -m tools.fit_perf"
 ITERS = 1200
+RESTARTS = (0.5, 0.2)  # Nelder-Mead's first simplex step (log space), then a restart from its best
 
 
-@dataclass(frozen=True)
-class Prior:
-    """Where a factor starts and is pulled: ``value`` from ``source``, ``sigma`` the spread of
-    log(value) the source leaves (wide where it is only an order of magnitude)."""
-
-    value: float
-    sigma: float
-    source: str
+def source_group(c: Case) -> str:
+    """A row's source as the fit weighs and leaves it out: InferenceX's benchmark database, its
+    blog and its pull requests are one (one harness, one client, one set of recipes)."""
+    return "InferenceX (SemiAnalysis)" if "InferenceX" in c.source else c.source
 
 
-PRIORS: dict[str, Prior] = {
-    "hbm_fraction": Prior(
-        0.8,
-        0.15,
-        "aiconfigurator systems/*.yaml mem_bw_empirical_scaling_factor 0.8 ('nonofficial "
-        "correction based on observations')",
-    ),
-    "tensor_fraction": Prior(
-        0.75,
-        0.35,
-        "stas00/ml-engineering compute/accelerator: the rate is a share of the GPU's Maximum "
-        "Achievable Matmul FLOPS (data/gpus.yaml matmul: the best shape's rate, 80.3 % of the "
-        "BF16 peak on H100 SXM); serving GEMMs are smaller than the best shape and 'around 50 % "
-        "MFU is considered a win' (0.62 of an H100's MAMF): 0.75 between them",
-    ),
-}
-
-# the software stacks' costs (engine.perf.stack), each stack with measured runs pulled toward these
-COST_PRIORS: dict[str, Prior] = {
-    "kernel_seconds": Prior(
-        3e-6,
-        0.7,
-        "one kernel of a replayed CUDA graph: its launch gap and a tiny kernel's own floor, a few "
-        "us (aiconfigurator mem_empirical_constant_latency: 3 us per memory op; a graph replay "
-        "costs ~0.58 us per node of submission, ahrefs/ocannl issue #488)",
-    ),
-    "eager_kernel_seconds": Prior(
-        1e-4,
-        0.7,
-        "[order of magnitude] one fused kernel's worth of eager PyTorch: several unfused ops, "
-        "each Python, the dispatcher and a launch (~6.4 us per individual CUDA launch + sync, "
-        "ahrefs/ocannl issue #488)",
-    ),
-    "prefill_kernel_seconds": Prior(
-        6.7e-5,
-        0.5,
-        "aiconfigurator vllm_backend._prefill_dispatch_overhead_ms: 0.8 ms x num_layers "
-        "('calibrated against the full silicon corpus (947 vLLM agg entries)') over ~12 kernels "
-        "per layer (data/perf.yaml kernels)",
-    ),
-    "step_seconds": Prior(
-        1e-3,
-        1.5,
-        "[order of magnitude] one scheduler pass, sampler and output processing per step",
-    ),
-    "request_step_seconds": Prior(
-        2e-5,
-        1.5,
-        "[order of magnitude] per running request per step: its sampling and bookkeeping",
-    ),
-    "request_seconds": Prior(
-        1e-2,
-        1.5,
-        "[order of magnitude] tokenize, admit, sample and detokenize one request, once",
-    ),
-    "collective_latency_seconds": Prior(
-        1e-5,
-        0.7,
-        "aiconfigurator systems/h800_sxm.yaml p2p_latency 0.00001 (10 us)",
-    ),
-}
-
-# name -> (lower, upper, why)
-BOUNDS: dict[str, tuple[float, float, str]] = {
-    "hbm_fraction": (0.3, 1.0, "a share of the datasheet's bandwidth"),
-    "tensor_fraction": (0.1, 1.0, "a share of the GPU's measured matmul ceiling"),
-    "kernel_seconds": (3e-7, 3e-5, "a graph-replayed kernel: 0.3 us to 30 us"),
-    "eager_kernel_seconds": (3e-6, 1e-3, "a host-launched kernel: a launch (3 us) to 1 ms"),
-    "prefill_kernel_seconds": (1e-7, 1e-3, "a compiled prefill's dispatch per kernel: to 1 ms"),
-    "step_seconds": (1e-5, 0.02, "a scheduler pass: above 10 us, below a 20 ms stall"),
-    "request_step_seconds": (1e-8, 2e-4, "below a decode step's own floor per request"),
-    "request_seconds": (1e-4, 0.3, "a request's fixed cost: 0.1 ms to 300 ms"),
-    "collective_latency_seconds": (1e-6, 1e-4, "NVLink / PCIe hop: 1 us to 100 us"),
-}
-GLOBAL = ("hbm_fraction", "tensor_fraction")
-
-
-def prior_of(name: str) -> Prior:
-    """A factor's prior: a global one's, a stack cost's, or for a stack derived from a like
-    (an AMD row fitted once it has runs of its own) the like's prior times its scale."""
-    key, cost = split_name(name)
-    if key is None:
-        return PRIORS[cost]
-    p = COST_PRIORS[cost]
-    stack = next((s for s in perf_facts().factors.stacks if s.key == key), None)
-    scale = stack.scales.get(cost) if stack is not None else None
-    if scale is None:
-        return p
-    return Prior(p.value * scale.value, p.sigma, f"{p.source}; x {scale.value:g}: {scale.source}")
-
-
-def _clip(name: str, v: float) -> float:
-    lo, hi, _ = BOUNDS[split_name(name)[1]]
-    return min(max(v, lo), hi)
-
-
-def fit_names(rows: Sequence[Case]) -> list[str]:
-    """The factors the rows constrain: the global ones, and each cost of a stack its rows
-    exercise (a compiled prefill's dispatch only where a row prefills compiled, an eager one
-    only where a row prefills eagerly)."""
-    names = list(GLOBAL)
-    used: dict[str, set[str]] = {}
-    for c in rows:
-        key = f"{c.adapter}/{lookup_gpu(c.gpu).vendor}"
-        mode = row_prefill_mode(c)
-        used.setdefault(key, set()).add(
-            "eager_kernel_seconds" if mode == "eager" else "prefill_kernel_seconds"
-        )
-    for key in sorted(used):
-        always = [
-            c for c in STACK_COSTS if c not in ("eager_kernel_seconds", "prefill_kernel_seconds")
-        ]
-        names += [f"{key}.{c}" for c in STACK_COSTS if c in always or c in used[key]]
-    return names
-
-
-def data_loss(rows: Sequence[Case], factors: Factors) -> tuple[float, int]:
-    """Sum of |log(pred / measured)| (TTFT weighted ``TTFT_WEIGHT``) and the number of terms."""
-    total = 0.0
-    n = 0
-    for c in rows:
-        s = predict(c, factors)
-        if c.tpot_ms:
-            total += abs(math.log(s.tpot_ms / c.tpot_ms))
-            n += 1
-        if c.ttft_ms:
-            total += TTFT_WEIGHT * abs(math.log(s.ttft_ms / c.ttft_ms))
-            n += 1
-    return total, n
+def weights(rows: Sequence[Case]) -> np.ndarray:
+    """Each row's weight: 1 / sqrt(its source's rows), scaled to a mean of 1 (each source
+    weighs the square root of its count)."""
+    n = Counter(source_group(c) for c in rows)
+    w = np.array([1.0 / math.sqrt(n[source_group(c)]) for c in rows])
+    return w * len(w) / w.sum() if len(w) else w
 
 
 def penalty(values: dict[str, float]) -> float:
@@ -220,57 +91,50 @@ def penalty(values: dict[str, float]) -> float:
     return z2 / 2
 
 
-def loss(rows: Sequence[Case], factors: Factors, names: Sequence[str]) -> float:
-    """Mean |log error| + SCALE × penalty / terms: SCALE × the negative log posterior per term."""
-    total, n = data_loss(rows, factors)
-    n = max(n, 1)
+def loss_of(rows: Rows, w: np.ndarray, factors: Factors, names: Sequence[str]) -> float:
+    """Weighted mean |log error| (TPOT + TTFT_WEIGHT × TTFT) + SCALE × penalty / terms."""
+    logs = np.abs(np.log(rows.predict(factors)[:, :2] / rows.measured[:, :2]))
+    seen = ~np.isnan(logs)
+    data = float(np.nansum(w * logs[:, 0]) + TTFT_WEIGHT * np.nansum(w * logs[:, 1]))
+    terms = max(float((w[:, None] * seen).sum()), 1.0)
     values = {name: value_of(factors, name) for name in names}
-    return total / n + SCALE * penalty(values) / n
+    return data / terms + SCALE * penalty(values) / terms
 
 
-def fit(rows: Sequence[Case], base: Factors, iters: int, names: Sequence[str]) -> Factors:
-    """Factors minimising ``loss`` on ``rows``, searched on log(value) from the priors."""
+def fit(rows: Rows, base: Factors, iters: int, names: Sequence[str]) -> Factors:
+    """Factors minimising the loss on ``rows``, searched on log(value) from ``base``."""
+    w = weights(rows.cases)
 
     def decode(x: list[float]) -> dict[str, float]:
-        return {name: _clip(name, math.exp(v)) for name, v in zip(names, x, strict=True)}
+        return {name: clip(name, math.exp(v)) for name, v in zip(names, x, strict=True)}
+
+    def objective(x: list[float]) -> float:
+        return loss_of(rows, w, with_values(base, decode(x)), names)
 
     x = [math.log(value_of(base, name)) for name in names]
-    for step in (0.5, 0.2):  # a restart from the best point with a fresh simplex
-        x = nelder_mead(
-            lambda v: loss(rows, with_values(base, decode(v)), names), x, step, iters // 2
-        )
+    for step in RESTARTS:  # a restart from the best point with a fresh simplex
+        x = nelder_mead(objective, x, step, iters // len(RESTARTS))
     return with_values(base, decode(x))
 
 
 Scores = dict[str, dict[str, float]]
 
 
-def _score(pairs: Sequence[tuple[Case, Factors]]) -> Scores:
-    errs: dict[str, list[float]] = {"tpot": [], "ttft": [], "tps_per_gpu": []}
-    for c, f in pairs:
-        s = predict(c, f)
-        if c.tpot_ms:
-            errs["tpot"].append(abs(s.tpot_ms - c.tpot_ms) / c.tpot_ms)
-        if c.ttft_ms:
-            errs["ttft"].append(abs(s.ttft_ms - c.ttft_ms) / c.ttft_ms)
-        if c.tps_per_gpu:
-            errs["tps_per_gpu"].append(
-                abs(s.output_tokens_per_s_per_gpu - c.tps_per_gpu) / c.tps_per_gpu
-            )
+def scores_of(pred: np.ndarray, measured: np.ndarray) -> Scores:
+    """Median and p90 |relative error| per metric (no row: only the count, 0)."""
     out: Scores = {}
-    for k, v in errs.items():
-        med, p90, n = median_p90(v)
-        # no held-out row (a vendor left out while every row is that vendor's): nothing to say
-        out[k] = {"median": round(med, 3), "p90": round(p90, 3), "rows": n} if n else {"rows": 0}
+    for j, metric in enumerate(METRICS):
+        ok = ~np.isnan(measured[:, j])
+        errs = list(np.abs(pred[ok, j] - measured[ok, j]) / measured[ok, j])
+        med, p90, n = median_p90([float(e) for e in errs])
+        out[metric] = (
+            {"median": round(med, 3), "p90": round(p90, 3), "rows": n} if n else {"rows": 0}
+        )
     return out
 
 
-def scores(rows: Sequence[Case], factors: Factors) -> Scores:
-    return _score([(c, factors) for c in rows])
-
-
-def source_name(c: Case) -> str:
-    return c.source
+def scores(rows: Rows, factors: Factors) -> Scores:
+    return scores_of(rows.predict(factors), rows.measured)
 
 
 def gpu_name(c: Case) -> str:
@@ -280,19 +144,30 @@ def gpu_name(c: Case) -> str:
 LEAVE_OUT: dict[str, Callable[[Case], str]] = {
     "leave_one_model_out": architecture,
     "leave_one_gpu_out": gpu_name,
-    "leave_one_source_out": source_name,
+    "leave_one_source_out": source_group,
     "leave_one_vendor_out": vendor_of,
 }
 
+# the rows a fit runs on, traced once in the parent: forked workers share them
+_SHARED: dict[str, Any] = {}
 
-def _refit(args: tuple[list[Case], Factors, int, list[str]]) -> dict[str, float]:
-    train, base, iters, names = args
-    fitted = fit(train, base, iters, names)
+
+def _refit(args: tuple[list[int], int, list[str]]) -> dict[str, float]:
+    keep, iters, names = args
+    rows: Rows = _SHARED["rows"]
+    fitted = fit(rows.subset(keep), _SHARED["base"], iters, names)
     return {n: _sig(value_of(fitted, n)) for n in names}
 
 
+def refit_names(rows: Rows, keep: Sequence[int], names: Sequence[str]) -> list[str]:
+    """``names`` less the factors no kept row exercises (a stack whose rows are all left out
+    stays where its priors put it)."""
+    exercised = set(fit_names([(rows.traced[i].case, rows.traced[i].stack) for i in keep]))
+    return [n for n in names if n in exercised]
+
+
 def leave_out(
-    rows: Sequence[Case],
+    rows: Rows,
     base: Factors,
     key: Callable[[Case], str],
     iters: int,
@@ -301,118 +176,50 @@ def leave_out(
 ) -> dict[str, object]:
     """Refit without each group (``jobs`` refits at once), score the group with that fit: pooled
     errors over all groups, and each group's own."""
-    groups = sorted({key(c) for c in rows})
-    work = []
+    groups = sorted({key(c) for c in rows.cases})
+    work: list[tuple[str, tuple[list[int], int, list[str]]]] = []
     for g in groups:
-        train = [c for c in rows if key(c) != g]
-        if train and len(train) < len(rows):
-            work.append((g, (train, base, iters, list(names))))
+        keep = [i for i, c in enumerate(rows.cases) if key(c) != g]
+        if keep and len(keep) < len(rows.cases):
+            work.append((g, (keep, iters, refit_names(rows, keep, names))))
+    _SHARED.update(rows=rows, base=base)
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
             fitted = list(pool.map(_refit, [w for _, w in work]))
     else:
         fitted = [_refit(w) for _, w in work]
-    held: list[tuple[Case, Factors]] = []
-    per_group: dict[str, Scores] = {}
     refits: dict[str, dict[str, float]] = {}
+    preds, meas, per_group = [], [], {}
     for (g, _), values in zip(work, fitted, strict=True):
         refits[g] = values
-        rounded = with_values(base, values)  # as recorded, so a rescore gives these figures
-        pairs = [(c, rounded) for c in rows if key(c) == g]
-        held += pairs
-        per_group[g] = _score(pairs)
-        print(f"  left out {g}: {len(pairs)} rows", file=sys.stderr, flush=True)
+        held = rows.subset([i for i, c in enumerate(rows.cases) if key(c) == g])
+        pred = held.predict(with_values(base, values))  # as recorded: a rescore gives these
+        preds.append(pred)
+        meas.append(held.measured)
+        per_group[g] = scores_of(pred, held.measured)
+        print(f"  left out {g}: {len(held.cases)} rows", file=sys.stderr, flush=True)
     result: dict[str, object] = {"groups": groups}
-    result.update(_score(held))
+    if preds:
+        result.update(scores_of(np.vstack(preds), np.vstack(meas)))
     result["per_group"] = {
-        g: {m: s[m].get("median") for m in ("tpot", "ttft", "tps_per_gpu")}
-        for g, s in per_group.items()
+        g: {m: s[m].get("median") for m in METRICS} for g, s in per_group.items()
     }
     result["factors"] = refits
     return result
 
 
-def rescore(
-    rows: Sequence[Case], base: Factors, key: Callable[[Case], str], check: dict[str, Any]
-) -> Scores:
+def rescore(rows: Rows, base: Factors, key: Callable[[Case], str], check: dict[str, Any]) -> Scores:
     """The pooled errors of a recorded leave-out check, recomputed from the factors it recorded
     for each group (no refit): what tests compare with the recorded figures."""
     refits: dict[str, dict[str, float]] = check["factors"]
-    pairs = [(c, with_values(base, refits[key(c)])) for c in rows if key(c) in refits]
-    return _score(pairs)
-
-
-# --- ranges: the out-of-sample errors' quantiles per engine and vendor stack -------------------
-
-RANGE_CHECK = "leave_one_source_out"
-RANGE_QUANTILES = (0.1, 0.9)
-RANGE_MIN_ROWS = 15
-VENDORS = ("nvidia", "amd")
-POOLING = (
-    f"a group (engine, vendor stack) with fewer than {RANGE_MIN_ROWS} held-out runs takes its "
-    "engine's runs on every vendor stack (pooled: engine), one still short takes every run "
-    "(pooled: all)"
-)
-Signed = dict[str, float]
-
-
-def quantile(values: Sequence[float], q: float) -> float:
-    """The ``q`` quantile of ``values``, linear between order statistics (numpy's default)."""
-    v = sorted(values)
-    pos = q * (len(v) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
-
-
-def signed_errors(c: Case, f: Factors) -> Signed:
-    """log(predicted / measured) of each metric the row measured."""
-    s = predict(c, f)
-    out: Signed = {}
-    for metric, pred, meas in (
-        ("ttft", s.ttft_ms, c.ttft_ms),
-        ("tpot", s.tpot_ms, c.tpot_ms),
-        ("tps_per_gpu", s.output_tokens_per_s_per_gpu, c.tps_per_gpu),
-    ):
-        if meas:
-            out[metric] = math.log(pred / meas)
-    return out
-
-
-def _band(engine: str, vendor: str, held: Sequence[tuple[Case, Signed]]) -> dict[str, Any]:
-    own = [e for c, e in held if c.engine == engine and vendor_of(c) == vendor]
-    pooled, errs = "own", own
-    if len(errs) < RANGE_MIN_ROWS:
-        pooled, errs = "engine", [e for c, e in held if c.engine == engine]
-    if len(errs) < RANGE_MIN_ROWS:
-        pooled, errs = "all", [e for _, e in held]
-    band: dict[str, Any] = {"engine": engine, "vendor": vendor, "rows": len(errs)}
-    band["pooled"] = pooled
-    for metric in ("ttft", "tpot", "tps_per_gpu"):
-        values = [e[metric] for e in errs if metric in e]
-        lo, hi = (round(quantile(values, q), 3) for q in RANGE_QUANTILES)
-        band[metric] = {"low": lo, "high": hi}
-    return band
-
-
-def ranges(rows: Sequence[Case], base: Factors, record: dict[str, Any]) -> dict[str, Any]:
-    """The ranges section: each held-out row of ``record`` (the leave-one-source-out check)
-    predicted with the factors its refit recorded, its signed errors' quantiles per engine and
-    vendor stack."""
-    refits: dict[str, dict[str, float]] = record["factors"]
-    key = LEAVE_OUT[RANGE_CHECK]
-    held = [
-        (c, signed_errors(c, with_values(base, refits[key(c)]))) for c in rows if key(c) in refits
-    ]
-    return {
-        "quantiles": list(RANGE_QUANTILES),
-        "min_rows": RANGE_MIN_ROWS,
-        "check": RANGE_CHECK,
-        "pooling": POOLING,
-        "command": COMMAND,
-        "date": date.today().isoformat(),
-        "bands": [_band(e, v, held) for e in FITTED_ENGINES for v in VENDORS],
-    }
+    preds, meas = [], []
+    for g, values in refits.items():
+        held = rows.subset([i for i, c in enumerate(rows.cases) if key(c) == g])
+        preds.append(held.predict(with_values(base, values)))
+        meas.append(held.measured)
+    if not preds:
+        return {m: {"rows": 0} for m in METRICS}
+    return scores_of(np.vstack(preds), np.vstack(meas))
 
 
 def fit_rows() -> list[Case]:
@@ -436,7 +243,13 @@ def prior_factors() -> Factors:
     values = {n: p.value for n, p in PRIORS.items()}
     for stack in f.stacks:
         if stack.like is None:
-            values.update({f"{stack.key}.{c}": COST_PRIORS[c].value for c in STACK_COSTS})
+            values.update(
+                {
+                    f"{stack.key}.{c}": COST_PRIORS[c].value
+                    for c in STACK_FACTORS
+                    if c != "efficiency"
+                }
+            )
     return derive(with_values(f, values))
 
 
@@ -457,13 +270,6 @@ def _dump(doc: dict[str, Any]) -> None:
     PERF_YAML.write_text(header + "\n" + body, encoding="utf-8")
 
 
-def write_ranges(section: dict[str, Any]) -> None:
-    """Only the ranges section (``--ranges-only``: from the recorded refits, no refit)."""
-    doc = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))
-    doc["ranges"] = section
-    _dump(doc)
-
-
 def _written(name: str, value: float, unit: str, rows: int, fitted: bool) -> dict[str, Any]:
     """One factor as data/perf.yaml keeps it: its value, and its prior's source (and the fit's)."""
     p = prior_of(name)
@@ -480,7 +286,7 @@ def _written(name: str, value: float, unit: str, rows: int, fitted: bool) -> dic
 
 def written_factors(factors: Factors, names: Sequence[str], rows: int) -> dict[str, Any]:
     """The factors section as tools/fit_perf.py writes it: each fitted factor with its prior and
-    source, each derived stack at its like's costs × its scales."""
+    source, each derived stack at its like's factors × its scales."""
     out = factors.model_dump()
     for name in GLOBAL:
         unit = getattr(factors, name).unit
@@ -489,8 +295,10 @@ def written_factors(factors: Factors, names: Sequence[str], rows: int) -> dict[s
     for i, stack in enumerate(factors.stacks):
         if stack.like is not None and stack.key not in fitted:
             continue
-        for cost in STACK_COSTS:
+        for cost in STACK_FACTORS:
             name = f"{stack.key}.{cost}"
+            if stack.like is None and cost == "efficiency":
+                continue  # the global fractions are this stack's: its efficiency is 1
             unit = getattr(stack, cost).unit
             out["stacks"][i][cost] = _written(name, stack.cost(cost), unit, rows, name in names)
     return out
@@ -510,7 +318,7 @@ def write(
     _dump(doc)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m tools.fit_perf", description=__doc__)
     ap.add_argument("--dry-run", action="store_true", help="print, do not write data/perf.yaml")
     ap.add_argument("--no-leave-out", action="store_true", help="skip the leave-out checks")
@@ -523,48 +331,97 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--derive-only",
         action="store_true",
-        help="rewrite only the derived stacks (their like's costs x their scales), no refit",
+        help="rewrite only the derived stacks (their like's factors x their scales), no refit",
+    )
+    ap.add_argument(
+        "--rescore",
+        action="store_true",
+        help="recompute the recorded figures (in sample, each leave-out check, the ranges) with "
+        "the current code from the factors and refits the last fit recorded (no refit)",
     )
     ap.add_argument(
         "--ranges-only",
         action="store_true",
         help="rewrite only the ranges, from the refits the last fit recorded (no refit)",
     )
-    args = ap.parse_args(argv)
-    rows = fit_rows()
-    if args.derive_only:
+    return ap.parse_args(argv)
+
+
+def _derive_only(dry_run: bool) -> int:
+    doc = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))
+    derived = derive(perf_facts().factors).model_dump()
+    doc["factors"]["stacks"] = [
+        new if new["like"] else old
+        for new, old in zip(derived["stacks"], doc["factors"]["stacks"], strict=True)
+    ]
+    if not dry_run:
+        _dump(doc)
+    return 0
+
+
+def _ranges_only(rows: Rows, dry_run: bool) -> int:
+    recorded = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))["fit"][RANGE_CHECK]
+    fresh = ranges(rows, prior_factors(), recorded, LEAVE_OUT[RANGE_CHECK], COMMAND)
+    print(yaml.safe_dump(fresh, sort_keys=False, width=100))
+    if not dry_run:
         doc = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))
-        derived = derive(perf_facts().factors).model_dump()
-        doc["factors"]["stacks"] = [
-            new if new["like"] else old
-            for new, old in zip(derived["stacks"], doc["factors"]["stacks"], strict=True)
-        ]
-        if not args.dry_run:
-            _dump(doc)
-        return 0
-    if args.ranges_only:
-        recorded = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))["fit"][RANGE_CHECK]
-        fresh = ranges(rows, prior_factors(), recorded)
-        print(yaml.safe_dump(fresh, sort_keys=False, width=100))
-        if not args.dry_run:
-            write_ranges(fresh)
-        return 0
+        doc["ranges"] = fresh
+        _dump(doc)
+    return 0
+
+
+def _rescore(dry_run: bool) -> int:
+    """The recorded fit's figures recomputed by the current code: in sample at data/perf.yaml's
+    factors, each check's held-out groups at the factors its refits recorded."""
+    doc = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))
+    record: dict[str, Any] = doc["fit"]
+    base = prior_factors()
+    rows = Rows.of(recorded_rows(), base)
+    record["in_sample"] = scores(rows, perf_facts().factors)
+    for name, key in LEAVE_OUT.items():
+        check = record.get(name)
+        if not check or not check.get("factors"):
+            continue
+        check.update(rescore(rows, base, key, check))
+        for g, values in check["factors"].items():
+            held = rows.subset([i for i, c in enumerate(rows.cases) if key(c) == g])
+            got = scores_of(held.predict(with_values(base, values)), held.measured)
+            check["per_group"][g] = {m: got[m].get("median") for m in METRICS}
+    print(yaml.safe_dump(record, sort_keys=False, width=100))
+    if not dry_run:
+        doc["fit"] = record
+        doc["ranges"] = ranges(rows, base, record[RANGE_CHECK], LEAVE_OUT[RANGE_CHECK], COMMAND)
+        _dump(doc)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _args(argv)
+    if args.derive_only:
+        return _derive_only(args.dry_run)
+    if args.rescore:
+        return _rescore(args.dry_run)
     held = {k: float(v) for k, v in (item.split("=", 1) for item in args.fix)}
     base = with_values(prior_factors(), held)
-    names = [n for n in fit_names(rows) if n not in held]
-    print(f"fitting {len(names)} factors on {len(rows)} rows", file=sys.stderr, flush=True)
+    rows = Rows.of(fit_rows(), base)
+    if args.ranges_only:
+        return _ranges_only(rows, args.dry_run)
+    stacks = (t.stack for t in rows.traced)
+    names = [n for n in fit_names(list(zip(rows.cases, stacks, strict=True))) if n not in held]
+    print(f"fitting {len(names)} factors on {len(rows.cases)} rows", file=sys.stderr, flush=True)
     fitted = fit(rows, base, args.iters, names)
     fitted = with_values(base, {n: _sig(value_of(fitted, n)) for n in names})  # as written
-    print(f"loss {loss(rows, fitted, names):.4f}", file=sys.stderr)
+    print(f"loss {loss_of(rows, weights(rows.cases), fitted, names):.4f}", file=sys.stderr)
     report: dict[str, Any] = {
-        "rows": len(rows),
-        "row_ids": sorted(c.id for c in rows),
+        "rows": len(rows.cases),
+        "row_ids": sorted(c.id for c in rows.cases),
         "command": COMMAND
         + (f" --iters {args.iters}" if args.iters != ITERS else "")
         + "".join(f" --fix {k}={v:g}" for k, v in held.items()),
         "loss": (
-            f"mean |log(pred / measured)|: TPOT + {TTFT_WEIGHT} x TTFT, + {SCALE} x "
-            "sum(z^2) / 2 / terms (z: log(value / prior) / sigma)"
+            "weighted mean |log(pred / measured)| (each source's rows weigh sqrt(count)): TPOT + "
+            f"{TTFT_WEIGHT} x TTFT, + {SCALE} x sum(z^2) / 2 / terms"
+            " (z: log(value / prior) / sigma)"
         ),
         "in_sample": scores(rows, fitted),
     }
@@ -572,7 +429,11 @@ def main(argv: list[str] | None = None) -> int:
         # each refit starts from the priors, as the main fit did: nothing of the held-out rows
         for name in args.leave_out or list(LEAVE_OUT):
             report[name] = leave_out(rows, base, LEAVE_OUT[name], args.iters, names, args.jobs)
-    section = ranges(rows, base, report[RANGE_CHECK]) if RANGE_CHECK in report else None
+    section = (
+        ranges(rows, base, report[RANGE_CHECK], LEAVE_OUT[RANGE_CHECK], COMMAND)
+        if RANGE_CHECK in report
+        else None
+    )
     for name in names:
         print(f"{name:44} {prior_of(name).value:>12.4g} -> {value_of(fitted, name):.4g}")
     print(yaml.safe_dump({**report, "ranges": section}, sort_keys=False, width=100))

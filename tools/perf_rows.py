@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -44,9 +45,10 @@ from engine.launch.layout import evaluate
 from engine.model.config import ModelConfig
 from engine.model.loader import catalog_path, load_model
 from engine.perf import ModelInputs, Speed, estimate, model_inputs
-from engine.perf.factors import Factors, PrefillMode, perf_facts, prefill_mode
+from engine.perf.factors import Factors, PrefillMode, kernel_path, perf_facts, prefill_mode
 from engine.rules import DATA_DIR
 from engine.scenario import make_scenario
+from tools.perf_flags import RowFlags, row_flags
 
 PERF_DIR = DATA_DIR / "perf"
 MEASURED = PERF_DIR / "measured.jsonl"
@@ -73,6 +75,17 @@ MODELS: dict[str, str] = {
     "openai/gpt-oss-120b": "openai/gpt-oss-120b",
     "openai/gpt-oss-20b": "openai/gpt-oss-20b",
     "moonshotai/Kimi-K2.5": "moonshotai/Kimi-K2.5",
+    # the same architecture under another release name (config fields alike but the context)
+    "deepseek-ai/DeepSeek-V3.1": "deepseek-ai/DeepSeek-V3.1",
+    "deepseek-ai/DeepSeek-V3.2": "deepseek-ai/DeepSeek-V3.2",
+    "deepseek-ai/DeepSeek-V3.2-Exp": "deepseek-ai/DeepSeek-V3.2",
+    "moonshotai/Kimi-K2-Instruct": "moonshotai/Kimi-K2-Instruct",
+    "Qwen/Qwen3-235B-A22B-Instruct-2507": "Qwen/Qwen3-235B-A22B",
+    "Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8": "Qwen/Qwen3-Coder-480B-A35B-Instruct",
+    "Qwen/Qwen3-Next-80B-A3B-Instruct": "Qwen/Qwen3-Next-80B-A3B-Thinking",
+    "meta-llama/Llama-4-Scout-17B-16E-Instruct": "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+    "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+    "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-FP8": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
 }
 
 NVFP4 = {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16}
@@ -87,7 +100,9 @@ FP8_TENSOR = {"quant_method": "fp8", "activation_scheme": "dynamic"}
 
 @dataclass(frozen=True)
 class Case:
-    """One usable row: the conditions the model is run at and what was measured."""
+    """One usable row: the conditions the model is run at and what was measured. ``isl`` and
+    ``osl`` are the nominal lengths (what pairs of rows are matched on); ``isl_mean`` and
+    ``osl_mean`` the mean lengths the benchmark sent (``workload``), which the model runs."""
 
     id: str
     source: str
@@ -111,6 +126,24 @@ class Case:
     prompts_per_client: float | None = None  # None: data/perf.yaml's benchmark convention
     engine_version: str = OLDEST  # the row's, else older than any the speed model tells apart
     eager: bool = False  # its launch flags turn CUDA graphs off (--enforce-eager, ...)
+    isl_mean: float = 0.0  # 0: the nominal length
+    osl_mean: float = 0.0
+    lengths: str = "fixed"  # fixed, range (InferenceX's [0.8, 1] x nominal), drawn (the totals)
+    ttft_median: bool = False  # the TTFT figure is the median request's, not the mean
+    kv_dtype: str = "auto"  # --kv-cache-dtype, as the launch flags set it
+    chunk: int | None = None  # the prefill chunk the launch flags set
+    max_running: int | None = None  # the requests the launch flags let run at once
+    recv_interval: int = 1  # SGLang's --scheduler-recv-interval
+    aiter: bool = True  # ROCm: the launch leaves the engine's AITER kernels on
+    memory_fraction: float | None = None  # the launch's, else the engine's own
+
+    @property
+    def run_isl(self) -> int:
+        return max(1, round(self.isl_mean or self.isl))
+
+    @property
+    def run_osl(self) -> int:
+        return max(1, round(self.osl_mean or self.osl))
 
 
 @dataclass(frozen=True)
@@ -155,50 +188,110 @@ def _engine(label: str) -> str:
     return label.split()[0].lower() if label else ""
 
 
-def case_of(row: dict[str, Any]) -> Case | Skip:
-    rid, source = str(row.get("id")), str(row.get("source"))
+RANGE = re.compile(r"\[([\d.]+),\s*1\]\s*x\s*ISL")  # InferenceX: "[0.8, 1] x ISL / OSL"
+PRINTED = re.compile(r"printed (\d+) input and (\d+) generated tokens over (\d+) requests")
+QUOTED = (r"Total input tokens:\s+(\d+)", r"Total generated tokens:\s+(\d+)",
+          r"Successful requests:\s+(\d+)")  # fmt: skip
+
+
+def _totals(row: dict[str, Any]) -> tuple[float, float] | None:
+    """Mean input and output tokens per request from the run's own printed totals (the SGLang
+    cookbook's random runs, ShareGPT runs)."""
+    m = PRINTED.search(str(row.get("missing_conditions") or ""))
+    if m:
+        inp, out, n = (int(g) for g in m.groups())
+        return inp / n, out / n
+    quote = str(row.get("quote") or "")
+    found = [re.search(p, quote) for p in QUOTED]
+    if all(found):
+        inp, out, n = (int(f.group(1)) for f in found if f)
+        return (inp / n, out / n) if n else None
+    return None
+
+
+def workload(row: dict[str, Any]) -> tuple[float, float, str] | None:
+    """The mean input and output tokens the run sent and how its lengths were drawn: fixed (the
+    nominal ISL / OSL), range (InferenceX's client draws each uniformly in [r, 1] x nominal: the
+    mean (1 + r) / 2 x nominal), drawn (sglang.bench_serving's random lengths from 1 up, or
+    ShareGPT's: the run's printed totals over its requests). None: no lengths to run."""
+    isl, osl = _num(row.get("isl")), _num(row.get("osl"))
+    m = RANGE.search(str(row.get("dataset") or ""))
+    if m and isl and osl:
+        share = (1 + float(m.group(1))) / 2
+        return isl * share, osl * share, "range"
+    varies = "lengths not fixed" in str(row.get("missing_conditions") or "")
+    if varies or str(row.get("dataset") or "").startswith("ShareGPT"):
+        totals = _totals(row)
+        return (*totals, "drawn") if totals else None
+    return (isl, osl, "fixed") if isl and osl else None
+
+
+def _kv_dtype(row: dict[str, Any], flags: RowFlags) -> str:
+    if flags.kv_dtype:
+        return flags.kv_dtype
+    stated = str(row.get("kv_cache_precision") or "").lower()
+    return "fp8" if stated.startswith("fp8") else "auto"
+
+
+def _skip_reason(row: dict[str, Any]) -> str | None:
     if row.get("disaggregated"):
-        return Skip(rid, source, "disaggregated prefill / decode")
+        return "disaggregated prefill / decode"
     spec = str(row.get("spec_decoding") or "none").lower()
     if not spec.startswith("none"):
-        return Skip(rid, source, "speculative decoding")
-    isl, osl, conc, tp = (_num(row.get(k)) for k in ("isl", "osl", "concurrency", "tp"))
-    if isl is None or osl is None or conc is None or tp is None:
-        return Skip(rid, source, "conditions incomplete (ISL, OSL, concurrency or TP)")
-    model = str(row.get("model"))
-    config = MODELS.get(model)
-    if config is None:
-        return Skip(rid, source, f"no bundled config for {model}")
+        return "speculative decoding"
+    conc, tp = _num(row.get("concurrency")), _num(row.get("tp"))
+    if workload(row) is None or conc is None or tp is None:
+        return "conditions incomplete (ISL, OSL, concurrency or TP)"
+    if MODELS.get(str(row.get("model"))) is None:
+        return f"no bundled config for {row.get('model')}"
     try:
-        gpu = lookup_gpu(str(row.get("gpu"))).key
+        lookup_gpu(str(row.get("gpu")))
     except InputError:
-        return Skip(rid, source, f"GPU {row.get('gpu')} not in the catalog")
+        return f"GPU {row.get('gpu')} not in the catalog"
+    return None
+
+
+def case_of(row: dict[str, Any]) -> Case | Skip:
+    rid, source = str(row.get("id")), str(row.get("source"))
+    why = _skip_reason(row)
+    if why is not None:
+        return Skip(rid, source, why)
+    isl_mean, osl_mean, lengths = workload(row) or (0.0, 0.0, "fixed")
+    conc, tp = float(row["concurrency"]), int(row["tp"])
     engine = _engine(str(row.get("engine") or ""))
     adapter: Engine = "sglang" if engine == "sglang" else "vllm"
     ep_size = int(_num(row.get("ep")) or 1)
     dp = int(_num(row.get("dp")) or 1) if row.get("dp_attention") else 1
     pp = int(_num(row.get("pp")) or 1)
-    tp_i = int(tp)
-    if ep_size > 1 and tp_i > NODE_GPUS and tp_i % ep_size == 0 and pp == 1:
-        tp_i //= ep_size  # tp_size holds TP x EP (see the module docstring)
+    if ep_size > 1 and tp > NODE_GPUS and tp % ep_size == 0 and pp == 1:
+        tp //= ep_size  # tp_size holds TP x EP (see the module docstring)
     tpot = _num(row.get("tpot_mean_ms")) or _num(row.get("tpot_median_ms"))
-    ttft = _num(row.get("ttft_mean_ms")) or _num(row.get("ttft_median_ms"))
-    gpus = tp_i * dp * pp
+    # TTFT: the median request's where the row states it (the mean carries the first wave of a
+    # fresh server, one-off warm-up the speed model does not describe), else the mean
+    ttft_median = _num(row.get("ttft_median_ms"))
+    ttft = ttft_median or _num(row.get("ttft_mean_ms"))
+    gpus = tp * dp * pp
     tps = _num(row.get("output_tps_per_gpu"))
     derived = False
     if tps is None and _num(row.get("output_tps_total")):
         tps = float(row["output_tps_total"]) / gpus
     if tps is None and tpot and ttft:
-        tps = conc * osl / ((ttft + (osl - 1) * tpot) / 1e3) / gpus
+        tps = conc * osl_mean / ((ttft + (osl_mean - 1) * tpot) / 1e3) / gpus
         derived = True
     prompts = _num(row.get("num_prompts"))
+    flags = row_flags(row)
     # TensorRT-LLM runs through the vLLM adapter: its version says nothing of vLLM's
     version = str(row.get("engine_version") or OLDEST) if engine == adapter else OLDEST
     return Case(
-        rid, source, model, config, _precision(str(row.get("weight_precision") or "")),
-        str(gpu), engine, adapter, tp_i, dp, ep_size > 1, pp, int(conc), int(isl), int(osl),
+        rid, source, str(row.get("model")), MODELS[str(row.get("model"))],
+        _precision(str(row.get("weight_precision") or "")), lookup_gpu(str(row["gpu"])).key,
+        engine, adapter, tp, dp, ep_size > 1, pp, int(conc),
+        round(_num(row.get("isl")) or isl_mean), round(_num(row.get("osl")) or osl_mean),
         tpot, ttft, tps, derived, prompts / conc if prompts else None, version,
-        runs_eager(row),
+        flags.eager or runs_eager(row), isl_mean, osl_mean, lengths,
+        ttft_median is not None, _kv_dtype(row, flags),
+        flags.chunk, flags.max_running, flags.recv_interval or 1,
+        flags.aiter(adapter) if row.get("launch_flags") else True, flags.memory_fraction,
     )  # fmt: skip
 
 
@@ -283,18 +376,40 @@ def config_for(config: str, precision: str) -> ModelConfig:
 
 
 @cache
-def inputs_for(config: str, precision: str, gpu: str, adapter: Engine) -> ModelInputs:
-    return model_inputs(config_for(config, precision), lookup_gpu(gpu), adapter)
+def inputs_for(
+    config: str, precision: str, gpu: str, adapter: Engine, kv_dtype: str = "auto",
+    chunk: int | None = None,
+) -> ModelInputs:  # fmt: skip
+    return model_inputs(config_for(config, precision), lookup_gpu(gpu), adapter, kv_dtype, chunk)
+
+
+def case_inputs(c: Case) -> ModelInputs:
+    """The row's model on its GPU and engine, at the KV dtype and prefill chunk it launched
+    with."""
+    return inputs_for(c.config, c.precision, c.gpu, c.adapter, c.kv_dtype, c.chunk)
 
 
 def predict(c: Case, factors: Factors | None = None) -> Speed:
-    inp = inputs_for(c.config, c.precision, c.gpu, c.adapter)
     split = Split(c.tp, c.dp, c.pp, c.ep)
     return estimate(
-        inp, split, 1, c.concurrency, c.isl, c.osl, gpus_per_node=NODE_GPUS, factors=factors,
-        prompts_per_client=c.prompts_per_client, engine_version=c.engine_version,
-        runs_as=runs_as(c.engine, c.adapter), eager=c.eager,
+        case_inputs(c), split, 1, c.concurrency, c.run_isl, c.run_osl, gpus_per_node=NODE_GPUS,
+        max_running=admitted(c), factors=factors, prompts_per_client=c.prompts_per_client,
+        engine_version=c.engine_version, runs_as=runs_as(c.engine, c.adapter), eager=c.eager,
+        recv_interval=c.recv_interval, aiter=c.aiter,
     )  # fmt: skip
+
+
+def predicted_ttft(c: Case, s: Speed) -> float:
+    """The model's TTFT for the statistic the row measured: the mean, or the median request's."""
+    return s.ttft_median_ms if c.ttft_median else s.ttft_ms
+
+
+def stack_of(c: Case) -> str:
+    """The software stack the row runs on: its engine (the adapter's) on its GPU's vendor, at
+    the kernel path its release, GPU and launch flags take (data/perf.yaml stacks)."""
+    gpu = lookup_gpu(c.gpu)
+    path = kernel_path(c.adapter, c.engine_version, vendor=gpu.vendor, arch=gpu.arch, aiter=c.aiter)
+    return perf_facts().factors.stack(c.adapter, gpu.vendor, path).key
 
 
 def row_prefill_mode(c: Case) -> PrefillMode:
@@ -327,7 +442,7 @@ class Errors:
 def errors(c: Case, s: Speed) -> Errors:
     return Errors(
         rel_error(s.tpot_ms, c.tpot_ms),
-        rel_error(s.ttft_ms, c.ttft_ms),
+        rel_error(predicted_ttft(c, s), c.ttft_ms),
         rel_error(s.output_tokens_per_s_per_gpu, c.tps_per_gpu),
     )
 
@@ -399,22 +514,66 @@ def bursts(rows: Iterable[dict[str, Any]]) -> list[Burst]:
     return [b for b in (burst_of(r) for r in rows) if isinstance(b, Burst)]
 
 
-def running_of(b: Burst) -> int:
-    """Requests the engine runs at once in the burst: as many as its KV pool holds at the
-    request's own length and its request cap allow (the layout search's own count), at most
-    the prompts."""
-    inp = inputs_for(b.config, b.precision, b.gpu, b.adapter)
-    split = Split(b.tp, b.dp, 1, b.ep)
-    scenario = make_scenario(
-        model=b.config, gpu=b.gpu, gpus_per_node=NODE_GPUS, engine=b.adapter, users=b.prompts,
-        input_tokens=b.isl, output_tokens=b.osl, context=b.isl + b.osl, tp=b.tp, replicas=1,
-    )  # fmt: skip
+@dataclass(frozen=True)
+class Admits:
+    """What decides how many requests a copy runs at once: its model, GPU and engine at the
+    launch's KV dtype, chunk and memory fraction, its layout, the request's own length (the
+    engines admit by the KV a request holds now), and the launch's request cap."""
+
+    config: str
+    precision: str
+    gpu: str
+    adapter: Engine
+    kv_dtype: str
+    chunk: int | None
+    split: Split
+    tokens: int
+    users: int
+    memory_fraction: float | None
+    max_num_seqs: int | None
+
+
+@cache
+def kv_running(a: Admits) -> int:
+    """Requests the copy runs at once: as many as its KV pool holds at the request's length and
+    its request cap allow (the layout search's own count), at most the users; 0: the weights do
+    not fit."""
+    inp = inputs_for(a.config, a.precision, a.gpu, a.adapter, a.kv_dtype, a.chunk)
+    s = a.split
+    try:
+        scenario = make_scenario(
+            model=a.config, gpu=a.gpu, gpus_per_node=NODE_GPUS, engine=a.adapter,
+            users=min(a.users, 4096), context=a.tokens, tp=s.tp, replicas=1,
+            memory_fraction=a.memory_fraction, max_num_seqs=a.max_num_seqs,
+        )  # fmt: skip
+    except InputError:
+        return a.users  # a condition the scenario refuses: the row's own admission unknown
     search = SearchInputs(
         cfg=inp.cfg, arch=inp.arch, family=inp.family, weights=inp.weights, gpu=inp.gpu,
-        engine=inp.engine, kv_at=inp.kv_at, context=b.isl + b.osl, limit=b.isl + b.osl,
-        mtp=False, vision=False, chunk_tokens=None,
+        engine=inp.engine, kv_at=inp.kv_at, context=a.tokens, limit=a.tokens,
+        mtp=False, vision=False, chunk_tokens=a.chunk,
     )  # fmt: skip
-    return max(0, min(b.prompts, evaluate(search, scenario, 1, split).running))
+    return max(0, min(a.users, evaluate(search, scenario, 1, s).running))
+
+
+def admitted(c: Case) -> int | None:
+    """What the row's copy runs at once: the launch's request cap, and the requests its KV pool
+    holds at the run's lengths (None: every client)."""
+    a = Admits(
+        c.config, c.precision, c.gpu, c.adapter, c.kv_dtype, c.chunk, Split(c.tp, c.dp, c.pp, c.ep),
+        c.run_isl + c.run_osl, c.concurrency, c.memory_fraction, c.max_running,
+    )  # fmt: skip
+    held = kv_running(a)
+    return None if held >= c.concurrency or held < 1 else held
+
+
+def running_of(b: Burst) -> int:
+    """Requests the engine runs at once in the burst (``kv_running``), at most the prompts."""
+    a = Admits(
+        b.config, b.precision, b.gpu, b.adapter, "auto", None, Split(b.tp, b.dp, 1, b.ep),
+        b.isl + b.osl, b.prompts, None, None,
+    )  # fmt: skip
+    return kv_running(a)
 
 
 def predict_burst(b: Burst, factors: Factors | None = None) -> float | None:

@@ -16,8 +16,11 @@ ACTIVATION_BYTES = 2  # hidden states travel in BF16
 
 def collective(code: str, sent_per_gpu: float, link: Link, count: int) -> Term:
     """``count`` collectives, each sending ``sent_per_gpu`` bytes from every GPU."""
-    seconds = count * (link.latency_s + sent_per_gpu / link.bytes_per_s)
-    return Term(code, sent_per_gpu * count, 0.0, seconds, "communication", count)
+    moving = count * sent_per_gpu / link.bytes_per_s
+    seconds = count * link.latency_s + moving
+    return Term(
+        code, sent_per_gpu * count, 0.0, seconds, "communication", count, moving, cost=link.cost
+    )
 
 
 def all_reduce(code: str, message: float, group: int, link: Link, count: int) -> Term | None:

@@ -41,6 +41,7 @@ from engine.perf.calibration import Calibration
 from engine.perf.factors import (
     Factors,
     error_band,
+    kernel_path,
     perf_facts,
     prefill_mode,
 )
@@ -94,13 +95,18 @@ def copy_model(
     reuse: PrefixReuse | None = None,
     redundant_experts: int = 0,
     eager: bool = False,
+    aiter: bool = True,
 ) -> CopyModel:
     """The op model of one copy at this workload (see ``estimate`` for the arguments)."""
     f = factors or perf_facts().factors
-    stack = f.stack(inp.engine, inp.gpu.vendor)
+    gpu = inp.gpu
+    kernels = kernel_path(
+        inp.engine, engine_version, vendor=gpu.vendor, arch=gpu.arch or "", aiter=aiter
+    )
+    stack = f.stack(inp.engine, gpu.vendor, kernels)
     shape = model_shape(inp, split)
     mode = prefill_mode(
-        runs_as or inp.engine, engine_version, amd=inp.gpu.vendor == "amd",
+        runs_as or inp.engine, engine_version, amd=gpu.vendor == "amd",
         dp_attention=split.dp > 1, pipeline=split.pp > 1,
     )  # fmt: skip
     return CopyModel(
@@ -108,7 +114,9 @@ def copy_model(
         split=split,
         shape=shape,
         kv=inp.kv_at(split.tp),
-        rates=achieved_rates(inp.gpu, f, stack.cost("collective_latency_seconds"), calibration),
+        rates=achieved_rates(
+            gpu, f, stack.cost("collective_latency_seconds"), calibration, stack.cost("efficiency")
+        ),
         stack=stack,
         mode="eager" if eager else "graph",
         prefill_mode="eager" if eager else mode,
@@ -161,6 +169,8 @@ def estimate(
     reuse: PrefixReuse | None = None,
     redundant_experts: int = 0,
     eager: bool = False,
+    recv_interval: int = 1,
+    aiter: bool = True,
 ) -> Speed:
     """The speed of ``replicas`` copies cut as ``split``, each serving ``concurrency`` requests
     of ``isl`` input and ``osl`` output tokens. ``gpus_per_node``: where collectives leave
@@ -178,15 +188,21 @@ def estimate(
     hits not prefilled; host-tier hits not prefilled but copied back first);
     ``redundant_experts``: EPLB's redundant expert copies (``--ep-num-redundant-experts``);
     ``eager``: the launch turns CUDA graphs off (``--enforce-eager``, SGLang's
-    ``--disable-cuda-graph``): every kernel of a step is launched by the host."""
+    ``--disable-cuda-graph``): every kernel of a step is launched by the host;
+    ``recv_interval``: decode steps between the scheduler's polls for new requests (SGLang's
+    ``--scheduler-recv-interval``; 1, the default, polls every step); ``aiter``: on ROCm, the
+    launch leaves the engine's AITER kernels on (SGLang's ``SGLANG_USE_AITER``, on in its ROCm
+    images; vLLM's ``VLLM_ROCM_USE_AITER=1``, as the plans set it): the stack's tuned kernels
+    where the release routes the GPU's architecture to them (``data/perf.yaml`` engines), its
+    generic fallbacks otherwise."""
     _check(replicas, concurrency, isl, osl)
     model = copy_model(
         inp, split, isl, osl, speculative, gpus_per_node=gpus_per_node, calibration=calibration,
         factors=factors, engine_version=engine_version, runs_as=runs_as, reuse=reuse,
-        redundant_experts=redundant_experts, eager=eager,
+        redundant_experts=redundant_experts, eager=eager, aiter=aiter,
     )  # fmt: skip
     waves = prompts_per_client or perf_facts().benchmark.prompts_per_client
-    load = Load(concurrency, osl, waves, max_running)
+    load = Load(concurrency, osl, waves, max_running, recv_interval)
     line = scheduler(inp, split, runs_as).closed_loop(model.costs(), load)
     return _speed(model, line, load, replicas, runs_as)
 
@@ -202,6 +218,7 @@ def _speed(
     per_gpu = line.per_copy / split.gpus
     return Speed(
         ttft_ms=line.ttft * 1e3,
+        ttft_median_ms=line.median_ttft * 1e3,
         tpot_ms=line.tpot * 1e3,
         output_tokens_per_s_per_user=1.0 / line.tpot,
         output_tokens_per_s_per_gpu=per_gpu,
@@ -244,7 +261,8 @@ def _formula(
             + (f" + {_ms(line.e2e)} × ({conc} / {running} − 1)" if line.admission else "")
             + f" = {_ms(line.ttft)} ; {_ms(line.steady)} = {fixed_text}"
             f" + {_ms(d.pass_seconds)} / 2"
-            f" + {line.together} × {_ms(line.each)} + {_ms(line.queue)} ; {_ms(line.first_ttft)}"
+            + (f" + {_ms(line.poll)}" if line.poll else "")
+            + f" + {line.together} × {_ms(line.each)} + {_ms(line.queue)} ; {_ms(line.first_ttft)}"
             f" = {fixed_text} + {_ms(line.wave.mean_seconds)}"
             f" ({line.per_rank} × {model.prompt_tokens:,} / {model.budget:,}"
             f" × {_ms(line.wave.step_seconds)})"
@@ -278,6 +296,7 @@ def spread(
     eager: bool = False,
     factors: Factors | None = None,
     prompts_per_client: float | None = None,
+    recv_interval: int = 1,
 ) -> Speed:
     """The speed of ``replicas`` copies serving ``requests`` at once between them, spread as
     requests spread: requests mod replicas copies run ceil(requests / replicas), the others
@@ -300,6 +319,7 @@ def spread(
         "redundant_experts": redundant_experts, "max_running": max_running,
         "engine_version": engine_version, "eager": eager,
         "factors": factors, "prompts_per_client": prompts_per_client,
+        "recv_interval": recv_interval,
     }  # fmt: skip
     if not busier:
         return estimate(inp, split, replicas, q, isl, osl, speculative, **kw)
@@ -318,6 +338,7 @@ def spread(
         )
 
     ttft, ttft_text = mean(hi.ttft_ms, lo.ttft_ms if lo else 0.0)
+    ttft_median, _ = mean(hi.ttft_median_ms, lo.ttft_median_ms if lo else 0.0)
     tpot, tpot_text = mean(hi.tpot_ms, lo.tpot_ms if lo else 0.0)
     per_gpu = total_tps / gpus
     formula = replace(
@@ -332,6 +353,7 @@ def spread(
     return replace(
         hi,
         ttft_ms=ttft,
+        ttft_median_ms=ttft_median,
         tpot_ms=tpot,
         output_tokens_per_s_per_user=1000.0 / tpot,
         output_tokens_per_s_per_gpu=per_gpu,

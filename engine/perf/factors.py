@@ -19,7 +19,7 @@ from pydantic import Field, model_validator
 
 from engine.perf.balance import DpBalance
 from engine.perf.ranges import ErrorBand, Ranges
-from engine.perf.stack import Factor, Kernels, Stack
+from engine.perf.stack import Factor, KernelPath, Kernels, Stack
 from engine.rules import Loose, Strict, load_data
 
 SpecMethod = Literal["mtp", "eagle3"]
@@ -42,18 +42,22 @@ class Factors(Strict):
         keys = [s.key for s in self.stacks]
         if len(set(keys)) != len(keys):
             raise ValueError(f"stacks listed twice: {sorted(k for k in keys if keys.count(k) > 1)}")
-        for s in self.stacks:
-            if s.like is not None and s.like not in keys:
-                raise ValueError(f"{s.key}: like {s.like} is no stack")
+        for i, s in enumerate(self.stacks):
+            if s.like is not None and s.like not in keys[:i]:
+                raise ValueError(f"{s.key}: like {s.like} is no stack listed before it")
+        kinds = [(s.engine, s.vendor, s.kernels) for s in self.stacks]
+        if len(set(kinds)) != len(kinds):
+            raise ValueError("two stacks of one engine, vendor and kernel path")
         return self
 
-    def stack(self, engine: str, vendor: str) -> Stack:
-        """The stack of ``engine`` on ``vendor``'s GPUs; an engine with no row of its own (the
-        bench's TensorRT-LLM rows run through the vLLM adapter) is never asked here."""
+    def stack(self, engine: str, vendor: str, kernels: KernelPath = "tuned") -> Stack:
+        """The stack of ``engine`` on ``vendor``'s GPUs running ``kernels`` (``kernel_path``); an
+        engine with no row of its own (the bench's TensorRT-LLM rows run through the vLLM
+        adapter) is never asked here."""
         for s in self.stacks:
-            if s.engine == engine and s.vendor == vendor:
+            if s.engine == engine and s.vendor == vendor and s.kernels == kernels:
                 return s
-        raise KeyError(f"no software stack for {engine} on {vendor}")
+        raise KeyError(f"no software stack for {engine} on {vendor} ({kernels} kernels)")
 
     def with_stack(self, stack: Stack) -> Factors:
         """These factors with ``stack`` in place of the row of the same key (validated)."""
@@ -99,6 +103,10 @@ class EngineRun(Strict):
     source: str = Field(min_length=1)
     dp_balance: DpBalance
     dp_balance_source: str = Field(min_length=1)
+    # ROCm: the release from which the engine routes a GPU architecture (gfx942, ...) to its
+    # tuned AITER kernels; an architecture not listed is routed there in every release read
+    rocm_tuned_since: dict[str, str] = Field(default_factory=dict)
+    rocm_tuned_source: str | None = None
 
 
 class Routing(Strict):
@@ -141,9 +149,10 @@ class CheckRecord(Loose):
 
 
 class FitRecord(Loose):
-    """What tools/fit_perf.py recorded of its fit (the pages quote the architecture check)."""
+    """What tools/fit_perf.py recorded of its fit (the pages quote the source check: issue 27's
+    measure, each source's runs predicted by a fit that never saw them)."""
 
-    leave_one_model_out: CheckRecord
+    leave_one_source_out: CheckRecord
 
 
 class PerfFile(Loose):
@@ -169,6 +178,22 @@ def prefill_mode(
     if any(when[w] for w in run.eager_when):
         return "eager"
     return run.prefill
+
+
+def kernel_path(
+    engine: str, version: str | None, *, vendor: str, arch: str, aiter: bool = True
+) -> KernelPath:
+    """The kernels ``engine`` at ``version`` (None: the pinned one) runs on a GPU of ``vendor``
+    and ``arch``: tuned (CUDA's; ROCm's AITER where the launch turns it on, ``aiter``, and the
+    release routes the architecture to it, ``rocm_tuned_since``) or the generic fallbacks."""
+    if vendor != "amd":
+        return "tuned"
+    if not aiter:
+        return "generic"
+    since = perf_facts().engines[engine].rocm_tuned_since.get(arch)
+    if since is not None and version is not None and version_key(version) < version_key(since):
+        return "generic"
+    return "tuned"
 
 
 @cache

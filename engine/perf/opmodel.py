@@ -10,13 +10,14 @@ the memory model's roles (``engine.perf.shape``); a speculative step adds its dr
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from engine.engines.memory import Split
 from engine.kv.sizing import KvSizing
 from engine.perf.attention import GroupCost, decode_costs, mla_context_flops, prefill_costs
 from engine.perf.factors import PrefillMode, SpecMethod, acceptance, perf_facts
+from engine.perf.pricing import Pricing
 from engine.perf.rates import Rates
 from engine.perf.scheduler import Costs, DecodeStep, PrefixReuse
 from engine.perf.shape import PerfInputs, Shape
@@ -102,7 +103,7 @@ def _draft_pass(
                 rates.bf16_flops,
             )
         )
-    terms.append(fixed("draft.overhead.layers", oh.layer_seconds))
+    terms.append(fixed("draft.overhead.layers", oh.layer_seconds, cost=oh.kernel_cost))
     return tuple(terms)
 
 
@@ -126,6 +127,9 @@ class CopyModel:
     budget: int
     reuse: PrefixReuse | None
     eb: EpBalance | None = None  # how routed tokens land on EP ranks (None: no EP)
+    # a copy traced at unit factors, priced at others (engine.perf.pricing; a refit's trials):
+    # its passes' seconds are priced again, the terms under them stay as traced
+    pricing: Pricing | None = None
     # passes already run, by their arguments (the scheduler and the page ask for the same ones)
     _groups: dict[str, tuple[GroupCost, ...]] = field(
         default_factory=dict, repr=False, compare=False
@@ -133,6 +137,19 @@ class CopyModel:
     _passes: dict[tuple[str, float, float, float], tuple[Term, ...]] = field(
         default_factory=dict, repr=False, compare=False
     )
+
+    def priced(self, pricing: Pricing) -> CopyModel:
+        """This copy (traced at ``unit_factors``) at ``pricing``: the passes it built are shared,
+        priced again on each question."""
+        return replace(self, pricing=pricing)
+
+    def _phase(self, terms: tuple[Term, ...]) -> Phase:
+        if self.pricing is None:
+            return phase(terms)
+        return Phase(self.pricing.total(terms), phase_bound(terms), terms)
+
+    def _cost(self, name: str) -> float:
+        return self.pricing.cost(name) if self.pricing else self.stack.cost(name)
 
     @property
     def accepted(self) -> float:
@@ -174,7 +191,7 @@ class CopyModel:
             costs = self._decode_costs()
             p = Pass("decode", busiest * q, busiest * q, busiest, costs, False, total_requests * q)
             self._passes[key] = self._forward(p)
-        return phase(self._passes[key])
+        return self._phase(self._passes[key])
 
     def _forward(self, p: Pass) -> tuple[Term, ...]:
         return forward(p, self.shape, self.split, self.rates, self.overheads, self.node, self.eb)
@@ -187,16 +204,20 @@ class CopyModel:
     def overheads(self) -> Overheads:
         """The stack's fixed costs of a decode step at its execution mode."""
         s = self.stack
-        per_kernel = s.cost("eager_kernel_seconds" if self.mode == "eager" else "kernel_seconds")
+        kernel = "eager_kernel_seconds" if self.mode == "eager" else "kernel_seconds"
         return Overheads(
-            per_kernel, self.kernels, s.cost("step_seconds"), s.cost("request_step_seconds")
-        )
+            s.cost(kernel), self.kernels, s.cost("step_seconds"), s.cost("request_step_seconds"),
+            kernel,
+        )  # fmt: skip
 
     def draft_pass(self, busiest: float) -> Phase | None:
         if self.speculative is None:
             return None
-        costs = self._decode_costs()
-        return phase(_draft_pass(self.shape, costs, busiest, self.rates, self.overheads))
+        key = ("draft", busiest, 0.0, 0.0)
+        if key not in self._passes:
+            costs = self._decode_costs()
+            self._passes[key] = _draft_pass(self.shape, costs, busiest, self.rates, self.overheads)
+        return self._phase(self._passes[key])
 
     def decode(self, busiest: float, total_requests: float) -> DecodeStep:
         verify = self.decode_pass(busiest, total_requests)
@@ -219,11 +240,12 @@ class CopyModel:
         return self._passes[key]
 
     def chunk(self, tokens: int, requests: int, at_experts: float | None = None) -> float:
-        return total(self.chunk_terms(tokens, requests, at_experts))
+        terms = self.chunk_terms(tokens, requests, at_experts)
+        return self.pricing.total(terms) if self.pricing else total(terms)
 
     def prefill_chunk(self) -> Phase:
         """The first (full) chunk of one request's prompt, as the pages show it."""
-        return phase(self.chunk_terms(min(self.prompt_tokens, self.budget), 1))
+        return self._phase(self.chunk_terms(min(self.prompt_tokens, self.budget), 1))
 
     def prompt_seconds(self, ratio: float = 1.0) -> float:
         """One request's prompt, in chunks of the budget, while the experts see ``ratio`` × its
@@ -243,14 +265,15 @@ class CopyModel:
             mla_context_flops(self.kv, self.inp.cfg, past + j * budget)
             for j in range(first, chunks)
         )
-        return own + flops / self.rates.bf16_flops
+        tensor = self.pricing.tensor if self.pricing else 1.0
+        return own + flops / self.rates.bf16_flops * tensor
 
     def dispatch_seconds(self) -> float:
         """The host's dispatch of a prompt's prefill passes, every kernel of each (latency, not
         GPU time): compiled (a few launches per captured piece) or eager (op by op)."""
         name = "eager_kernel_seconds" if self.prefill_mode == "eager" else "prefill_kernel_seconds"
         passes = max(1, math.ceil(self.prompt_tokens / self.budget))
-        return self.kernels.total * self.stack.cost(name) * passes
+        return self.kernels.total * self._cost(name) * passes
 
     def reload_seconds(self) -> float:
         """The host-tier hits' KV copied back to each GPU over its host link (each GPU loads
@@ -267,7 +290,7 @@ class CopyModel:
             chunk=self.chunk,
             prompt=self.prompt_seconds,
             dispatch_seconds=self.dispatch_seconds(),
-            request_seconds=self.stack.cost("request_seconds"),
+            request_seconds=self._cost("request_seconds"),
             reload_seconds=self.reload_seconds(),
             budget=self.budget,
             prompt_tokens=self.prompt_tokens,

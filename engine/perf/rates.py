@@ -28,6 +28,7 @@ FP4_FORMATS = ("nvfp4", "mxfp4")
 class Link:
     bytes_per_s: float  # achieved, one direction, per GPU
     latency_s: float
+    cost: str = ""  # the factor the latency is (data/perf.yaml: the stack's or the network's)
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class Rates:
         if group > max(gpus_per_node, self.node_gpus):
             return self.network
         bandwidth = self.gpu.group_bytes_per_s(group) * self.bus_efficiency
-        return Link(bandwidth, self.collective_latency_s)
+        return Link(bandwidth, self.collective_latency_s, "collective_latency_seconds")
 
     def p2p(self, span: int, gpus_per_node: int) -> Link:
         """One GPU sending to one other (a pipeline hand-off) in a copy of ``span`` GPUs: over
@@ -67,18 +68,25 @@ class Rates:
 
 
 def achieved_rates(
-    gpu: Gpu, f: Factors, collective_latency: float, calibration: Calibration | None = None
+    gpu: Gpu,
+    f: Factors,
+    collective_latency: float,
+    calibration: Calibration | None = None,
+    efficiency: float = 1.0,
 ) -> Rates:
-    """The GPU's rates: the catalog's × the fitted fractions (or a calibration's); a collective
-    inside the scale-up domain pays ``collective_latency`` (the software stack's)."""
+    """The GPU's rates: the catalog's × the fitted fractions × the software stack's
+    ``efficiency`` (or a calibration's, measured); a collective inside the scale-up domain pays
+    ``collective_latency`` (the software stack's)."""
     eff = f.bus_efficiency.value
     latency = collective_latency
-    network = Link(gpu.network_bytes_per_s * eff, f.network_latency_seconds.value)
-    tensor = f.tensor_fraction.value
+    network = Link(
+        gpu.network_bytes_per_s * eff, f.network_latency_seconds.value, "network_latency_seconds"
+    )
+    tensor = f.tensor_fraction.value * efficiency
     bf16 = gpu.achievable_tensor_flops("bf16") * tensor
     fp8 = gpu.achievable_tensor_flops("fp8") * tensor
     fp4 = gpu.achievable_tensor_flops("fp4") * tensor
-    hbm = gpu.bandwidth_bytes_per_s * f.hbm_fraction.value
+    hbm = gpu.bandwidth_bytes_per_s * f.hbm_fraction.value * efficiency
     if calibration is None:
         return Rates(hbm, hbm, bf16, fp8, fp4, gpu, eff, latency, network, gpu.node_gpus, False)
     hbm = calibration.hbm_bytes_per_s

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from engine.perf.factors import Factors
-from engine.perf.stack import STACK_COSTS, Factor
+from engine.perf.stack import STACK_COSTS, STACK_FACTORS, Factor
 
 
 def split_name(name: str) -> tuple[str | None, str]:
@@ -25,7 +25,7 @@ def _factor(f: Factors, name: str) -> Factor:
         factor: Factor = getattr(f, cost)
         return factor
     stack = next((s for s in f.stacks if s.key == key), None)
-    if stack is None or cost not in STACK_COSTS:
+    if stack is None or cost not in STACK_FACTORS:
         raise KeyError(f"no factor {name}")
     found: Factor = getattr(stack, cost)
     return found
@@ -44,16 +44,16 @@ def _sig(v: float) -> float:
 
 
 def derive(f: Factors, fitted: set[str] | frozenset[str] = frozenset()) -> Factors:
-    """Each stack with a ``like`` at its like's costs × its scales, unless it was ``fitted`` on
-    measured runs of its own."""
-    stacks = {s.key: s for s in f.stacks}
+    """Each stack with a ``like`` at its like's factors × its scales, unless it was ``fitted`` on
+    measured runs of its own; a like derived itself is derived first (data/perf.yaml lists a
+    stack after its like)."""
     out = f
     for s in f.stacks:
         if s.like is None or s.key in fitted:
             continue
-        like = stacks[s.like]
+        like = next(x for x in out.stacks if x.key == s.like)
         update = {}
-        for cost in STACK_COSTS:
+        for cost in STACK_FACTORS:
             scale = s.scales.get(cost)
             ratio = scale.value if scale is not None else 1.0
             why = scale.source if scale is not None else "no scale given: x1"

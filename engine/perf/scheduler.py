@@ -13,6 +13,13 @@ requests per client, all B clients' first at once):
 * **queueing**: a request waits for the step in flight, its own prefill, and the prefills of its
   rank ahead of it (an M/D/1 wait at the prefills' share of the cycle);
 * **admission**: clients beyond what the copy runs at once wait whole requests for a slot;
+* **the front end**: one process tokenizes, admits and detokenizes every request (vLLM's API
+  server, SGLang's tokenizer manager), so a copy finishes at most 1 / (a request's fixed cost)
+  requests a second: what bounds a burst of many short requests;
+* **polling**: SGLang's ``--scheduler-recv-interval N`` takes in new requests only every N decode
+  steps (``SchedulerRecvSkipper``: a decode step counts 1, any other forward the default weight
+  1000, so a prefill is followed by a poll at once): an arrival waits (N − 1) / 2 steps more on
+  average, and the arrivals of those N steps are prefilled together;
 * **prefix reuse** (``PrefixReuse``): prompt tokens found in the GPU's prefix cache are not
   prefilled; those found in a CPU tier are not prefilled either, but their KV is copied back
   over the GPU's host link first (the op model's ``reload_seconds``);
@@ -99,12 +106,14 @@ class Costs:
 class Load:
     """The closed loop: ``concurrency`` clients, each request ``osl`` output tokens, each client
     sending ``prompts_per_client`` requests; ``max_running``: what one copy runs at once (None:
-    every client)."""
+    every client); ``recv_interval``: the decode steps between the scheduler's polls for new
+    requests (SGLang's ``--scheduler-recv-interval``; 1: every step, both engines' default)."""
 
     concurrency: int
     osl: int
     prompts_per_client: float
     max_running: int | None = None
+    recv_interval: int = 1
 
 
 @dataclass(frozen=True)
@@ -134,7 +143,8 @@ class Timeline:
     each: float  # GPU seconds per prompt when prefilled together
     stall: float  # GPU seconds per cycle the decodes wait for prefills
     queue: float  # the wait behind the rank's other prefills
-    steady: float  # the steady state's TTFT
+    poll: float  # the wait for the scheduler's next poll for new requests
+    steady: float  # the steady state's TTFT (the median request's, admission aside)
     waves: float  # prompts per client
     work: float  # a client's cycle: every running request's prefill and decodes
     e2e: float
@@ -142,6 +152,14 @@ class Timeline:
     admission: float
     tpot: float
     per_copy: float  # output tokens/s of the copy
+
+    @property
+    def median_ttft(self) -> float:
+        """The median request's TTFT: the steady state's where a client sends two prompts or
+        more (the first wave is at most half of them), the first wave's mean where it sends one;
+        clients beyond the running requests wait alike."""
+        first = self.waves < 2
+        return (self.first_ttft if first else self.steady) + self.admission
 
 
 @dataclass(frozen=True)
@@ -218,7 +236,8 @@ class Scheduler:
         arrivals = running / osl
         share = mean_ceil_share(arrivals, dp)
         ratio = arrivals / share if share else 1.0
-        together = max(1, min(share, budget // isl, per_rank))
+        polls = max(1, load.recv_interval)
+        together = max(1, min(share * polls, budget // isl, per_rank))
         if together > 1:
             k = int(together)
             each = costs.chunk(k * isl, k, ratio * k * isl) / k
@@ -230,18 +249,22 @@ class Scheduler:
         steady_stall = osl * share * each
         stall = (steady_stall + (per_rank * wave.per_prompt - steady_stall) / waves) / pp
         work = latency + step.pass_seconds / 2 + stall + decode_time
+        # the server's front end (one process: tokenize, admit, detokenize) handles the running
+        # requests one after another: a cycle holds every running request's fixed cost at least
+        work = max(work, running * costs.request_seconds)
         # a request waits for the step in flight, its own prefill, and the prefills of its rank
         # ahead of it (an M/D/1 wait at the prefills' share of the cycle, at most half the rank)
         rho = min(stall / work, 0.95)
         queue = min(rho / (2 * (1 - rho)), (per_rank - 1) / 2) * costs.prompt(ratio) / pp
-        steady = latency + step.pass_seconds / 2 + k * each + queue
+        poll = (polls - 1) / 2 * step.step_seconds
+        steady = latency + step.pass_seconds / 2 + poll + k * each + queue
         ttft = steady + (first_ttft - steady) / waves
         e2e = max(work, ttft + decode_time)
         tpot = (e2e - ttft) / (osl - 1) if osl > 1 else step.per_token
         admission = e2e * (load.concurrency / running - 1)
         return Timeline(
             running, per_rank, busiest, micro, arrivals, share, step, wave, first_ttft, k, each,
-            stall, queue, steady, waves, work, e2e, ttft + admission, admission, tpot,
+            stall, queue, poll, steady, waves, work, e2e, ttft + admission, admission, tpot,
             running * osl / e2e,
         )  # fmt: skip
 

@@ -54,7 +54,8 @@ def _terms_json(p: Phase | None) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class Speed:
-    ttft_ms: float
+    ttft_ms: float  # the mean over a benchmark's requests, its first wave included
+    ttft_median_ms: float  # the median request's: the steady state's (engine.perf.scheduler)
     tpot_ms: float
     output_tokens_per_s_per_user: float
     output_tokens_per_s_per_gpu: float

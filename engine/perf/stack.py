@@ -24,6 +24,9 @@ from engine.rules import Strict
 
 Vendor = Literal["nvidia", "amd"]
 ExecMode = Literal["graph", "eager"]
+# the kernels a stack runs: its vendor's tuned library for the GPU's architecture (CUDA's; ROCm's
+# AITER where the engine release routes that architecture to it), or the generic fallbacks
+KernelPath = Literal["tuned", "generic"]
 # the per-stack costs, in the order data/perf.yaml lists them
 STACK_COSTS = (
     "kernel_seconds",
@@ -34,6 +37,8 @@ STACK_COSTS = (
     "request_seconds",
     "collective_latency_seconds",
 )
+# every factor of a stack: its costs and the share of the global fractions its kernels reach
+STACK_FACTORS = (*STACK_COSTS, "efficiency")
 
 
 class Factor(Strict):
@@ -53,11 +58,14 @@ class Scale(Strict):
 
 
 class Stack(Strict):
-    """One engine on one vendor's stack (``key``: engine/vendor) and its fixed costs."""
+    """One engine on one vendor's stack and kernel path (``key``: engine/vendor, or
+    engine/vendor/generic), its fixed costs and the share of the global HBM and tensor fractions
+    its kernels reach (``efficiency``: 1 on the stacks the fractions were fitted on)."""
 
     key: str = Field(min_length=1)
     engine: str = Field(min_length=1)
     vendor: Vendor
+    kernels: KernelPath = "tuned"
     kernel_seconds: Factor  # per kernel of a decode step replayed as a CUDA / HIP graph
     eager_kernel_seconds: Factor  # per kernel the host launches op by op (eager)
     prefill_kernel_seconds: Factor  # the host's dispatch per kernel of a compiled prefill pass
@@ -65,6 +73,7 @@ class Stack(Strict):
     request_step_seconds: Factor  # per running request per step: its bookkeeping
     request_seconds: Factor  # per request, once: tokenize, admit, first sample, detokenize
     collective_latency_seconds: Factor  # one collective inside the scale-up domain
+    efficiency: Factor  # of the global hbm and tensor fractions, its kernels' share
     like: str | None = None  # the stack this one is derived from (no measured runs of its own)
     scales: dict[str, Scale] = Field(default_factory=dict)  # its costs over the like's
 
@@ -72,7 +81,7 @@ class Stack(Strict):
     def _derived(self) -> Stack:
         if self.scales and self.like is None:
             raise ValueError(f"{self.key}: scales without the stack they scale (like)")
-        unknown = set(self.scales) - set(STACK_COSTS)
+        unknown = set(self.scales) - set(STACK_FACTORS)
         if unknown:
             raise ValueError(f"{self.key}: scales for unknown costs {sorted(unknown)}")
         return self

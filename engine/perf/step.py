@@ -211,6 +211,7 @@ class Overheads:
     kernels: StepKernels
     step_seconds: float
     request_step_seconds: float
+    kernel_cost: str = "kernel_seconds"  # the stack's cost per kernel at the step's mode
 
     @property
     def layer_seconds(self) -> float:
@@ -219,21 +220,18 @@ class Overheads:
 
 
 def overhead_terms(p: Pass, shape: Shape, oh: Overheads, per_request: bool) -> list[Term]:
-    out = [fixed(f"{p.phase}.overhead.step", oh.step_seconds)]
+    out = [fixed(f"{p.phase}.overhead.step", oh.step_seconds, cost="step_seconds")]
     if p.phase != "prefill":  # a prefill's small kernels hide behind its dispatch floor
-        k = oh.kernels
-        out.append(fixed(f"{p.phase}.overhead.layers", k.layers * oh.kernel_seconds, shape.layers))
+        k, cost = oh.kernels, oh.kernel_cost
+        seconds = k.layers * oh.kernel_seconds
+        out.append(fixed(f"{p.phase}.overhead.layers", seconds, shape.layers, cost))
         if shape.experts is not None:
-            n = shape.experts.layers
-            out.append(fixed(f"{p.phase}.overhead.moe_layers", k.moe_layers * oh.kernel_seconds, n))
+            seconds, n = k.moe_layers * oh.kernel_seconds, shape.experts.layers
+            out.append(fixed(f"{p.phase}.overhead.moe_layers", seconds, n, cost))
     if per_request and p.requests:
-        out.append(
-            fixed(
-                f"{p.phase}.overhead.requests",
-                p.requests * oh.request_step_seconds,
-                round(p.requests),
-            )
-        )
+        seconds = p.requests * oh.request_step_seconds
+        code = f"{p.phase}.overhead.requests"
+        out.append(fixed(code, seconds, round(p.requests), "request_step_seconds"))
     return out
 
 

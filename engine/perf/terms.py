@@ -21,7 +21,10 @@ class Term:
     ``code`` is a short stable name ("decode.attention.mla", "prefill.comm.tp_allreduce"); the
     app words it per language. ``bytes`` are HBM bytes for memory and compute terms and bytes on
     the link for communication terms; ``count`` is how many times the operation runs per step
-    (layers, collectives)."""
+    (layers, collectives). How its seconds were priced, so a refit can price it again at other
+    factors (``engine.perf.pricing``): ``memory_s`` and ``compute_s`` the two sides of its
+    roofline (a collective: its bytes over the link), ``cost`` the factor its fixed seconds are a
+    multiple of (an overhead: all of them; a collective: its latency)."""
 
     code: str
     bytes: float
@@ -29,6 +32,9 @@ class Term:
     seconds: float
     bound: Bound
     count: int = 1
+    memory_s: float = 0.0
+    compute_s: float = 0.0
+    cost: str = ""
 
     def scaled(self, factor: float) -> Term:
         """The same operation run ``factor`` times (a step repeated, draft passes)."""
@@ -39,6 +45,9 @@ class Term:
             self.seconds * factor,
             self.bound,
             self.count,
+            self.memory_s * factor,
+            self.compute_s * factor,
+            self.cost,
         )
 
 
@@ -50,13 +59,14 @@ def roofline(
     memory = bytes_ / bandwidth if bytes_ else 0.0
     compute = flops / throughput if flops else 0.0
     if compute > memory:
-        return Term(code, bytes_, flops, compute, "compute", count)
-    return Term(code, bytes_, flops, memory, "memory", count)
+        return Term(code, bytes_, flops, compute, "compute", count, memory, compute)
+    return Term(code, bytes_, flops, memory, "memory", count, memory, compute)
 
 
-def fixed(code: str, seconds: float, count: int = 1) -> Term:
-    """A cost that is neither bytes nor FLOPs (kernel launches, the engine's scheduler)."""
-    return Term(code, 0.0, 0.0, seconds, "overhead", count)
+def fixed(code: str, seconds: float, count: int = 1, cost: str = "") -> Term:
+    """A cost that is neither bytes nor FLOPs (kernel launches, the engine's scheduler): a
+    multiple of the factor ``cost`` names."""
+    return Term(code, 0.0, 0.0, seconds, "overhead", count, cost=cost)
 
 
 def total(terms: tuple[Term, ...]) -> float:

@@ -579,11 +579,11 @@ def speed_targets(st: Study, lang: Lang = DEFAULT_LANG) -> list[tuple[str, float
 def speed_caption(st: Study, lang: Lang = DEFAULT_LANG) -> str:
     """What the speed figures assume: the workload, the load, drafts, where the rates come
     from (the catalog × fitted fractions, or measured on this GPU), how far off the model was
-    on models it never saw (``data/perf.yaml`` fit), and what "likely" spans."""
+    on sources of runs it never saw (``data/perf.yaml`` fit), and what "likely" spans."""
     s = st.scenario
     isl, osl = s.workload(st.context)
     sp = st.fit.speed
-    oos = perf_facts().fit.leave_one_model_out
+    oos = perf_facts().fit.leave_one_source_out
     text = t(
         "speed.caption_measured" if sp is not None and sp.measured else "speed.caption",
         lang,
