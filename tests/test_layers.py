@@ -48,7 +48,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # the layout search and the plans
     ("launch", ["engine.launch*"]),
     # the one computed object, and its re-checked alternatives
-    ("study", ["engine.study"]),
+    ("study", ["engine.verdict", "engine.study"]),
     ("alternatives", ["engine.alternatives"]),
     # readers of the Study
     ("readers", ["engine.lint*", "engine.measure*", "engine.troubleshoot*", "engine.fact_sets"]),

@@ -35,8 +35,9 @@ from engine.launch.gpu_memory import (
     weights_per_gpu,
 )
 from engine.launch.known_issues import Where, avoided, fixes_for, symptom
+from engine.launch.layout_reasons import reasons
 from engine.launch.multinode import uses_deepep
-from engine.launch.ranking import layout_rules, rank_parts, reasons, with_speed
+from engine.launch.ranking import layout_rules, operating_point, rank_parts, with_speed
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict
@@ -308,10 +309,13 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
     _, running = users_at(kv, space, min(isl + osl, context), s, replicas, stage)
     running = min(running, max_num_seqs * s.dp * replicas) if max_num_seqs else running
     speed = peak = None
+    peak_users = 0
     if weights_fit and context >= 1:
         speed = _speed(inp, scenario, replicas, s, chunk, context, min(scenario.users, running))
-        if scenario.latency == "throughput" and running > scenario.users:
-            peak = _speed(inp, scenario, replicas, s, chunk, context, running)  # full load
+        if users_fit:  # a layout short of users ranks after every one that holds them
+            peak_users, peak = operating_point(
+                scenario, running, lambda n: _speed(inp, scenario, replicas, s, chunk, context, n)
+            )
     return Candidate(
         layout=Layout(replicas, s),
         weights_per_gpu=w_gpu,
@@ -340,6 +344,7 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         fixes=fixes,
         speed=speed,
         peak=peak,
+        peak_users=peak_users,
         running=running,
     )
 

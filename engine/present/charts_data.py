@@ -20,7 +20,6 @@ from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.kv.sizing import KvSizing, size_kv
 from engine.launch.gpu_memory import ROLE_NAME
 from engine.launch.layout import stage_share, users_at
-from engine.launch.ranking import layout_rules
 from engine.measure.backcalc import BackcalcResult, EngineReading, backcalculate
 from engine.model.architecture import FFN_LABELS, Architecture, Mixer, build_architecture
 from engine.model.config import ModelConfig
@@ -568,7 +567,7 @@ def speed_targets(st: Study, lang: Lang = DEFAULT_LANG) -> list[tuple[str, float
     if s.tpot_ms:
         out.append((t("chart.speed.target", lang, ms=f"{s.tpot_ms:g}"), 1000 / s.tpot_ms))
     if s.latency == "balanced":
-        bound = layout_rules().balanced_tpot_ms
+        bound = s.tpot_bound_ms
         out.append((t("chart.speed.bound", lang, ms=f"{bound:g}"), 1000 / bound))
     return out
 

@@ -215,6 +215,7 @@ def study_json(st: Study) -> dict[str, Any]:
             "reason": say(st.verdict.reason),
             "reason_code": st.verdict.reason.to_json(),
             "suggestions": [say(st.verdict.fix)] if st.verdict.fix is not None else [],
+            **st.verdict.targets_json(),
         },
         "context": {
             "asked": st.context_asked,
