@@ -115,7 +115,7 @@ def deciding_part(pick: Candidate, rival: Candidate) -> str | None:
     )
 
 
-def _figure(scenario: Scenario, c: Candidate, metric: Metric | None = None) -> Decision:
+def figure_of(scenario: Scenario, c: Candidate, metric: Metric | None = None) -> Decision:
     """A layout's figure under the objective (or ``metric`` at the asked load), worded."""
     if metric == "ttft" and c.speed is not None:
         return FIGURE_TTFT(value=Decimal(c.speed.ttft_ms, 0, MS))
@@ -268,9 +268,9 @@ def _speed(scenario: Scenario, pick: Candidate, rival: Candidate, ranked: tuple[
             pick=pick.layout.name(),
             rival=rival.layout.name(),
             best=best.layout.name(),
-            pick_figure=_figure(scenario, pick, metric),
-            rival_figure=_figure(scenario, rival, metric),
-            best_figure=_figure(scenario, best, metric),
+            pick_figure=figure_of(scenario, pick, metric),
+            rival_figure=figure_of(scenario, rival, metric),
+            best_figure=figure_of(scenario, best, metric),
         )
     if part == "ttft":
         assert pick.speed is not None and rival.speed is not None
@@ -345,16 +345,16 @@ def compare(
         return VS_TIE(
             pick=pick.layout.name(),
             rival=rival.layout.name(),
-            pick_figure=_figure(scenario, pick),
-            rival_figure=_figure(scenario, rival),
+            pick_figure=figure_of(scenario, pick),
+            rival_figure=figure_of(scenario, rival),
             preference=preference,
         )
     if part == "objective" and timed:
         return VS_TIE_FIGURE(
             pick=pick.layout.name(),
             rival=rival.layout.name(),
-            pick_figure=_figure(scenario, pick),
-            rival_figure=_figure(scenario, rival),
+            pick_figure=figure_of(scenario, pick),
+            rival_figure=figure_of(scenario, rival),
         )
     return VS_REPLICAS(pick=pick.layout.name(), rival=rival.layout.name())
 
