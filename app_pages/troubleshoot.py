@@ -4,12 +4,12 @@ another symptom reruns only them."""
 
 import streamlit as st
 
-from engine.fact_sets import model_facts
 from engine.text.safe import inert
 from engine.text.sources import clean
 from engine.text.units import percent
 from engine.text.words import say
 from engine.troubleshoot import plan_facts, symptoms, troubleshoot
+from engine.troubleshoot.facts import model_facts
 from ui import show, tables
 from ui import state as S
 from ui.lang import T, current

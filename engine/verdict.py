@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from engine.decision import Bytes, Code, Decimal, Decision, Name, Param, Tokens
-from engine.hardware.gates import GateReport
+from engine.gates import GateReport
 from engine.launch.candidate import Candidate, Layout, LayoutSearch
 from engine.launch.ranking import figure, figure_range
 from engine.perf import Speed

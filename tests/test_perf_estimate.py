@@ -14,8 +14,8 @@ import re
 
 import pytest
 
+from engine.engines.memory import Split
 from engine.hardware.gpus import lookup_gpu
-from engine.launch.gpu_memory import Split
 from engine.model.loader import load_catalog
 from engine.perf import Calibration, ModelInputs, Speculative, Speed, estimate, model_inputs
 from engine.perf.attention import mean_attended

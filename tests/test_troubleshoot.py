@@ -7,19 +7,19 @@ import re
 
 import pytest
 
+from engine.engines import adapter
 from engine.errors import InputError
-from engine.fact_sets import model_facts
-from engine.hardware.gates import kernel_gates
+from engine.gates import kernel_gates
 from engine.hardware.gpus import Gpu, all_gpus, lookup_gpu
 from engine.i18n import LANGS, Lang, catalog
-from engine.lint import ModelFacts, ParserNames, dsa_kernel_path
+from engine.lint import dsa_kernel_path
 from engine.scenario import make_scenario
 from engine.software.software_report import known_architectures
-from engine.software.tables import flag_table, lookup_flag
 from engine.study import study
 from engine.text.words import say
 from engine.troubleshoot import SYMPTOMS, Cause, plan_facts, symptoms, troubleshoot
 from engine.troubleshoot.cause_table import troubleshoot_table
+from engine.troubleshoot.facts import ModelFacts, ParserNames, model_facts
 from engine.troubleshoot.plan_facts import PLAN_FACTS
 from engine.troubleshoot.scoring import CONDITIONS, SCORERS, clamp, problems
 from tests.test_consistency import SCENARIOS
@@ -82,7 +82,7 @@ def test_every_cause_has_mechanism_check_fix_source_and_is_ranked(
 
 
 def test_every_flag_a_fix_names_exists_in_vllm_or_sglang() -> None:
-    known = set(flag_table("vllm")) | set(flag_table("sglang"))
+    known = set(adapter("vllm").flags) | set(adapter("sglang").flags)
     for s in SYMPTOMS:
         for facts in (GLM5, QWEN3_32B, DSV3, QWEN3_NEXT, BASE_MODEL):
             for cause in troubleshoot(s.id, facts, None):
@@ -250,8 +250,12 @@ def test_every_fix_flag_exists_in_its_engines_pinned_table() -> None:
         for fix in cause.fixes:
             for engine, flags in fix.flags.items():
                 for flag in flags:
-                    assert lookup_flag(engine, flag) is not None, (cause.id, engine, flag)
-                    assert flag in flag_table(engine), (cause.id, engine, flag)  # no abbreviation
+                    assert adapter(engine).lookup(flag) is not None, (cause.id, engine, flag)
+                    assert flag in adapter(engine).flags, (
+                        cause.id,
+                        engine,
+                        flag,
+                    )  # no abbreviation
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -35,10 +35,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from engine.engines import Engine
+from engine.engines.memory import Split
 from engine.errors import InputError
 from engine.hardware.gpus import lookup_gpu
 from engine.launch.candidate import SearchInputs
-from engine.launch.gpu_memory import Engine, Split
 from engine.launch.layout import evaluate
 from engine.model.config import ModelConfig
 from engine.model.loader import catalog_path, load_model

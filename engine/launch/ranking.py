@@ -31,8 +31,8 @@ from typing import Literal
 
 from pydantic import Field
 
+from engine.engines.memory import Split
 from engine.launch.candidate import Candidate, SearchInputs
-from engine.launch.gpu_memory import Split
 from engine.model.family import AttentionFamily
 from engine.perf import Speed
 from engine.rules import Strict, load_data

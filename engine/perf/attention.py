@@ -15,14 +15,14 @@ import math
 from dataclasses import dataclass
 
 from engine.kv.sizing import KvSizing, LayerGroup
-from engine.kv.specs import (
+from engine.model.architecture import Architecture
+from engine.model.cache_specs import (
     CompressedSpec,
     FullAttentionSpec,
     IndexerSpec,
     MambaSpec,
     MLAAttentionSpec,
 )
-from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 
 

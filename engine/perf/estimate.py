@@ -46,9 +46,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.engines import adapter
+from engine.engines.memory import Split
 from engine.errors import InputError
 from engine.kv.sizing import KvSizing
-from engine.launch.gpu_memory import Split
 from engine.perf.attention import GroupCost, decode_costs, mla_context_flops, prefill_costs
 from engine.perf.calibration import Calibration
 from engine.perf.factors import (

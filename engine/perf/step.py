@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.launch.gpu_memory import Split
+from engine.engines.memory import Split
 from engine.perf.attention import GroupCost
 from engine.perf.comm import ACTIVATION_BYTES, all_reduce, collective, gather_scatter
 from engine.perf.factors import Factors

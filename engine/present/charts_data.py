@@ -14,13 +14,13 @@ from functools import cache
 
 from engine.decision import Code, Decision, Name
 from engine.engines import ENGINES, adapter, check_engine
+from engine.engines.placement import ROLE_NAME
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.kv.sizing import KvSizing, size_kv
-from engine.launch.gpu_memory import ROLE_NAME
 from engine.launch.layout import stage_share, users_at
-from engine.measure.backcalc import BackcalcResult, EngineReading, backcalculate
+from engine.measure.backcalc import BackcalcResult, EngineReading, backcalculate, sizing_notes
 from engine.model.architecture import FFN_LABELS, Architecture, Mixer, build_architecture
 from engine.model.config import ModelConfig
 from engine.model.context_limit import context_limit
@@ -32,7 +32,6 @@ from engine.present.evidence_words import (
     EvidenceRow,
     evidence_rows,
     formula,
-    formulas,
     group_labels,
 )
 from engine.scenario import DEFAULT_SCENARIO, Engine
@@ -851,7 +850,7 @@ def measured_vs_predicted(st: Study, reading: EngineReading) -> Measured:
         float(kv.kv_bytes_per_token),
         tp,
         st.family.attention_family,
-        formulas(kv),
+        sizing_notes(kv),
         state_bytes_per_sequence=kv.state_bytes_per_request_padded or None,
         planned_memory_fraction=planned.fraction if planned is not None else None,
     )

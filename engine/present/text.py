@@ -8,7 +8,7 @@ from typing import Any
 
 from engine.alternatives import alternatives
 from engine.i18n import Lang, t
-from engine.launch.render import shell
+from engine.present.render import shell
 from engine.study import Study
 from engine.text.safe import one_line
 from engine.text.sources import clean
