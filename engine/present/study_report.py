@@ -21,6 +21,7 @@ from engine.present import messages as M
 from engine.present.evidence_words import evidence_json, group_json
 from engine.present.k8s import kubernetes_yaml, manifest_name
 from engine.present.render import docker, script, shell
+from engine.present.speed_chart import load_caption
 from engine.scenario import ENGINE_LABELS, Engine, cli_line
 from engine.study import Study
 from engine.text.safe import plain
@@ -323,7 +324,7 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
     out += [f"- {escape_markdown(r)}" for r in reasons]
     speed = C.speed_shown(st, lang)
     if speed:
-        caption = escape_markdown(C.speed_caption(st, lang))
+        caption = escape_markdown(C.speed_caption(st, lang) + " " + load_caption(st, lang))
         out += ["", "## " + t("overview.speed", lang), "", caption, ""]
         out += _table(
             (t("report.quantity", lang), t("report.value", lang), t("report.formula", lang)),
