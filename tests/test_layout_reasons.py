@@ -12,8 +12,9 @@ import pytest
 from engine.decision import Bytes, Decimal, Decision, Name, Param, Source, Tokens
 from engine.launch.candidate import Candidate
 from engine.launch.layout_reasons import BETTER
-from engine.launch.ranking import Metric, layout_rules, objective_metric, objective_speed, overlap
+from engine.launch.ranking import layout_rules, objective_metric, objective_speed, overlap
 from engine.perf import Speed
+from engine.perf.ranges import Metric
 from engine.scenario import make_scenario
 from engine.study import Study, study
 from engine.text.words import say
@@ -62,6 +63,28 @@ EXTRA: dict[str, dict[str, Any]] = {
         "gpu": "H100",
         "users": 32,
         "context": 8192,
+    },
+    # speeds outside each other's range (L40S: PCIe, slow all-reduces): the speed decides, and
+    # overrules the playbook's smaller copy
+    "Llama-3.1-70B, 8 x L40S, 1 user at 8K, latency first": {
+        "model": "meta-llama/Llama-3.1-70B-Instruct",
+        "gpu": "L40S",
+        "users": 1,
+        "context": 8192,
+        "latency": "latency",
+    },
+    "Qwen3-32B, 8 x L40S, 1 user at 8K": {
+        "model": "Qwen/Qwen3-32B",
+        "gpu": "L40S",
+        "users": 1,
+        "context": 8192,
+    },
+    "Qwen3-30B-A3B, 8 x L40S, 512 users at 8K, throughput first": {
+        "model": "Qwen/Qwen3-30B-A3B",
+        "gpu": "L40S",
+        "users": 512,
+        "context": 8192,
+        "latency": "throughput",
     },
     # nothing holds the weights: the closest layout, and how far each is from fitting
     "Kimi-K2, 8 x H100": {"model": "moonshotai/Kimi-K2-Instruct", "gpu": "H100"},

@@ -88,7 +88,6 @@ def test_the_changes_a_missed_target_offers_include_the_ask_itself() -> None:
     st = run(**MISSED["MLA MoE"])
     changed = {k for a in alternatives(st) for k, _ in a.change}
     assert {"users", "input_tokens"} & changed
-    assert {"gpus_per_node", "nodes"} & changed  # or more GPUs
 
 
 def test_a_target_the_pick_meets_says_met_with_its_range() -> None:

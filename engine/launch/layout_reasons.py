@@ -17,7 +17,6 @@ from engine.decision import Bytes, Code, Decimal, Decision, Param, Source, Token
 from engine.launch.candidate import Candidate, SearchInputs
 from engine.launch.ranking import (
     PREFERENCES,
-    Metric,
     figure,
     layout_rules,
     objective_metric,
@@ -27,6 +26,7 @@ from engine.launch.ranking import (
 )
 from engine.model.family import AttentionFamily
 from engine.perf import Speed
+from engine.perf.ranges import Metric
 from engine.scenario import DEFAULTS, Scenario
 
 PINNED = Code("layout.reason.pinned")
@@ -44,6 +44,11 @@ VS_TP_IN_NODE = Code("layout.vs.tp_in_node", "pick", "rival", "per_node")
 VS_COPY_IN_NODE = Code("layout.vs.copy_in_node", "pick", "rival", "per_node")
 VS_TARGETS = Code(
     "layout.vs.targets",
+    "pick", "rival", "pick_ttft", "pick_tpot", "rival_ttft", "rival_tpot", "ttft_target",
+    "tpot_target",
+)  # fmt: skip
+VS_NEARER = Code(
+    "layout.vs.target_gap",
     "pick", "rival", "pick_ttft", "pick_tpot", "rival_ttft", "rival_tpot", "ttft_target",
     "tpot_target",
 )  # fmt: skip
@@ -184,8 +189,9 @@ def _bound(scenario: Scenario, pick: Candidate, rival: Candidate, part: str) -> 
     assert pick.speed is not None and rival.speed is not None
     p, r = pick.layout.name(), rival.layout.name()
     figures = _asked_speeds(pick.speed, rival.speed)
-    if part == "targets":
-        return VS_TARGETS(
+    if part in ("targets", "target_gap"):
+        code = VS_TARGETS if part == "targets" else VS_NEARER
+        return code(
             pick=p,
             rival=r,
             **figures,
@@ -329,7 +335,7 @@ def compare(
     if said is not None:
         return said
     timed = pick.speed is not None and rival.speed is not None
-    if part in ("targets", "speed_bound") and timed:
+    if part in ("targets", "target_gap", "speed_bound") and timed:
         return _bound(scenario, pick, rival, part)
     if part in ("speed", "ttft") and timed:
         said = _speed(scenario, pick, rival, ranked or (pick, rival), part)

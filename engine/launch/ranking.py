@@ -26,15 +26,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from functools import cache
-from math import sqrt
-from typing import Literal
 
 from pydantic import Field
 
 from engine.engines.memory import Split
 from engine.launch.candidate import Candidate, SearchInputs
 from engine.model.family import AttentionFamily
-from engine.perf import Speed
+from engine.perf import Speed, speeds_overlap
+from engine.perf.ranges import Metric
 from engine.rules import Strict, load_data
 from engine.scenario import Scenario
 
@@ -146,8 +145,6 @@ def rank_parts(
 
 # --- figures and their ranges ----------------------------------------------------------------
 
-Metric = Literal["ttft", "tpot", "tps_per_gpu"]  # tps_per_gpu: output tokens/s per GPU
-
 
 def figure(sp: Speed, metric: Metric) -> float:
     if metric == "ttft":
@@ -158,17 +155,14 @@ def figure(sp: Speed, metric: Metric) -> float:
 
 
 def figure_range(sp: Speed, metric: Metric) -> tuple[float, float]:
-    """Where the figure likely lies: within the speed model's out-of-sample error of it (the
-    tie fraction of data/launch.yaml: two figures within it of each other overlap)."""
-    x = figure(sp, metric)
-    spread = sqrt(1 + layout_rules().speed_tie_fraction)
-    return x / spread, x * spread
+    """Where the measured figure likely lies: the speed model's own range for it (the 10th to
+    90th percentile of its out-of-sample errors, engine/perf ranges)."""
+    return sp.range_of(metric)
 
 
 def overlap(a: Speed, b: Speed, metric: Metric) -> bool:
     """Whether the two figures' ranges overlap: the speed model cannot tell them apart."""
-    (a_low, a_high), (b_low, b_high) = figure_range(a, metric), figure_range(b, metric)
-    return a_low <= b_high and b_low <= a_high
+    return speeds_overlap(a, b, metric)
 
 
 def lower_is_better(metric: Metric) -> bool:
@@ -265,6 +259,15 @@ def targets_missed(scenario: Scenario, speed: Speed | None) -> int:
     return missed
 
 
+def target_gap(scenario: Scenario, speed: Speed | None) -> float:
+    """How far ``speed`` is from the targets it misses: its worst figure over its target (0
+    when it meets them all). Where no layout meets a target, the nearest one ranks first."""
+    if speed is None or not targets_missed(scenario, speed):
+        return 0.0
+    asked = ((scenario.ttft_ms, speed.ttft_ms), (scenario.tpot_ms, speed.tpot_ms))
+    return max(value / target for target, value in asked if target is not None)
+
+
 def over_bound(scenario: Scenario, speed: Speed | None) -> int:
     """Balanced: 1 when the time per output token at the asked load is above the interactivity
     bound by more than its range (the bound is the app's, not the user's target)."""
@@ -276,7 +279,7 @@ def over_bound(scenario: Scenario, speed: Speed | None) -> int:
 
 # --- speed in the rank -----------------------------------------------------------------------
 
-SPEED_PARTS = ("targets", "speed_bound", "speed", "ttft", "objective")
+SPEED_PARTS = ("targets", "target_gap", "speed_bound", "speed", "ttft", "objective")
 
 
 def _tie_class(
@@ -297,50 +300,82 @@ def _tie_class(
     }
 
 
+def _gap_class(scenario: Scenario, group: list[Candidate]) -> dict[int, float]:
+    """Per candidate (by id) among those missing as many targets: 0 when each figure a target
+    is set on overlaps the range of the nearest layout's, else how much farther it is (where no
+    layout meets a target, the nearest ranks first, unless the model cannot tell them apart)."""
+    timed = [(c, sp) for c in group if (sp := c.speed) is not None]
+    if not timed:
+        return {}
+    _, best = min(timed, key=lambda cs: target_gap(scenario, cs[1]))
+    asked: list[Metric] = []
+    if scenario.ttft_ms is not None:
+        asked.append("ttft")
+    if scenario.tpot_ms is not None:
+        asked.append("tpot")
+    top = target_gap(scenario, best)
+    return {
+        id(c): 0.0 if all(overlap(sp, best, m) for m in asked) else target_gap(scenario, sp) - top
+        for c, sp in timed
+    }
+
+
+def _grouped(
+    ranked: list[Candidate], key: Callable[[Candidate], tuple[float, ...]]
+) -> list[list[Candidate]]:
+    groups: dict[tuple[float, ...], list[Candidate]] = {}
+    for c in ranked:
+        groups.setdefault(key(c), []).append(c)
+    return list(groups.values())
+
+
 def with_speed(scenario: Scenario, ranked: list[Candidate]) -> list[Candidate]:
     """The candidates with their speed parts in the rank, after memory, the node boundary, the
-    kernels and pipeline stages: the targets met, the balanced bound, the objective's tie class,
-    the playbook's preferences, then (latency first) TTFT's tie class, and last the objective's
-    own figure. Candidates compete on speed only with those equal in every part before it."""
+    kernels and pipeline stages: the targets met, how near the missed ones (a tie within the
+    ranges), the balanced bound, the objective's tie class, the playbook's preferences, then
+    (latency first) TTFT's tie class, and last the objective's own figure. Candidates compete
+    on speed only with those equal in every part before it."""
     metric = objective_metric(scenario)
 
     def base(c: Candidate) -> list[tuple[str, float]]:
         return [p for p in c.rank if p[0] not in SPEED_PARTS]
 
+    def cut(c: Candidate) -> int:
+        return next(i for i, (name, _) in enumerate(base(c)) if name == "pp") + 1
+
+    def missed(c: Candidate) -> tuple[float, ...]:
+        return (*(v for _, v in base(c)[: cut(c)]), float(targets_missed(scenario, c.speed)))
+
+    gap: dict[int, float] = {}
+    for group in _grouped(ranked, missed):
+        gap |= _gap_class(scenario, group)
+
     def head(c: Candidate) -> list[tuple[str, float]]:
-        parts = base(c)
-        cut = next(i for i, (name, _) in enumerate(parts) if name == "pp") + 1
         return [
-            *parts[:cut],
+            *base(c)[: cut(c)],
             ("targets", float(targets_missed(scenario, c.speed))),
+            ("target_gap", gap.get(id(c), 0.0)),
             ("speed_bound", float(over_bound(scenario, c.speed))),
         ]
 
-    groups: dict[tuple[float, ...], list[Candidate]] = {}
-    for c in ranked:
-        groups.setdefault(tuple(v for _, v in head(c)), []).append(c)
     speed_class: dict[int, float] = {}
     ttft_class: dict[int, float] = {}
-    for group in groups.values():
+    for group in _grouped(ranked, lambda c: tuple(v for _, v in head(c))):
         speed_class |= _tie_class(group, lambda c: objective_speed(scenario, c), metric)
         if scenario.latency == "latency":  # then the lowest TTFT among the TPOT tie
             tied = [c for c in group if speed_class.get(id(c)) == 0.0]
             ttft_class |= _tie_class(tied, lambda c: c.speed, "ttft")
     out = []
     for c in ranked:
-        parts = base(c)
-        cut = next(i for i, (name, _) in enumerate(parts) if name == "pp") + 1
-        tail = parts[cut:]
-        last = [p for p in tail if p[0] == "replicas"]
-        prefs = [p for p in tail if p[0] != "replicas"]
+        tail = base(c)[cut(c) :]
         cost = objective_cost(scenario, c)
         rank = (
             *head(c),
             ("speed", speed_class.get(id(c), 0.0)),
-            *prefs,
+            *(p for p in tail if p[0] != "replicas"),
             ("ttft", ttft_class.get(id(c), 0.0)),
             ("objective", cost if cost is not None else 0.0),
-            *last,
+            *(p for p in tail if p[0] == "replicas"),
         )
         out.append(replace(c, rank=rank))
     return out
@@ -348,8 +383,9 @@ def with_speed(scenario: Scenario, ranked: list[Candidate]) -> list[Candidate]:
 
 def drafts_pay(scenario: Scenario, with_drafts: Candidate, without: Candidate) -> bool:
     """Whether the search's pick with speculative decoding beats the pick without it: it must
-    fit as well (the draft layers take memory), then meet more targets or the bound, or be
-    better by the objective outside the other's range."""
+    fit as well (the draft layers take memory), then meet more targets (or come nearer) or the
+    bound, or lower the objective's cost at the asked load by more than the speed model's
+    median error."""
 
     def fit(c: Candidate) -> tuple[bool, bool, bool]:
         return (c.weights_fit, c.context_fits, c.users_fit)
@@ -359,14 +395,11 @@ def drafts_pay(scenario: Scenario, with_drafts: Candidate, without: Candidate) -
     a, b = with_drafts.speed, without.speed
     if a is None or b is None:
         return False
-    missed = (targets_missed(scenario, a), over_bound(scenario, a))
-    if missed != (targets_missed(scenario, b), over_bound(scenario, b)):
-        return missed < (targets_missed(scenario, b), over_bound(scenario, b))
-    pa, pb = objective_speed(scenario, with_drafts), objective_speed(scenario, without)
-    if pa is None or pb is None:
-        return False
-    metric = objective_metric(scenario)
-    if overlap(pa, pb, metric):
-        return False
-    better = figure(pa, metric) < figure(pb, metric)
-    return better if lower_is_better(metric) else not better
+    missed = (targets_missed(scenario, a), target_gap(scenario, a), over_bound(scenario, a))
+    other = (targets_missed(scenario, b), target_gap(scenario, b), over_bound(scenario, b))
+    if missed != other:
+        return missed < other
+    # drafts and no drafts on the pick's own layout: one model's two estimates of the same
+    # hardware share its errors, so the tie is the model's median error, not the two ranges
+    tie = 1 + layout_rules().speed_tie_fraction
+    return speed_cost(scenario, a) * tie < speed_cost(scenario, b)
