@@ -68,6 +68,7 @@ ASK_TARGETS = Code("alt.ask_targets", "users", "context", "targets")
 TARGET = Code("alt.target", "metric", "target")
 
 PROMPT_STEP = 256  # a shorter prompt is tried in steps of this many tokens
+NEARER = 0.05  # more GPUs must bring the targets this much nearer to be worth trying further
 # the node sizes tried when more GPUs are the change, in one node first
 _NODE_SIZES = (1, 2, 4, 8)
 MAX_TRIED_GPUS = 1024
@@ -224,14 +225,24 @@ def _hardware(s: Scenario) -> list[tuple[int, int]]:
     return sorted((o for o in options if o[0] * o[1] > have), key=lambda o: (o[0] * o[1], o[1]))
 
 
+def _gap(st: Study) -> float:
+    """How far the Study's pick is from its targets (0: met; memory short: unbounded)."""
+    if st.verdict.status not in ("runs", "misses_targets"):
+        return math.inf
+    return max((t.value_ms / t.target_ms for t in st.verdict.targets), default=0.0)
+
+
 def _fewest_gpus(st: Study) -> Alternative | None:
-    """The fewest GPUs of this kind that serve every user at the asked context. Only memory
-    can be bought: a gate that fails for another reason (kernels, formats) fails on any
-    number of the same GPU."""
+    """The fewest GPUs of this kind that serve every user at the asked context and meet the
+    targets. Only memory and speed can be bought: a gate that fails for another reason (kernels,
+    formats) fails on any number of the same GPU; and once every user fits, more GPUs that bring
+    the targets no nearer than the last count did end the search (a prefill of a long prompt
+    does not shorten past what one copy's GPUs give)."""
     s = st.scenario
     if st.gates.failed(memory=False):
         return None
     unpinned = s.model_copy(update={k: None for k in ("tp", "dp", "pp", "ep", "replicas")})
+    last = _gap(st)
     for per_node, nodes in _hardware(s):
         trial = unpinned.replace(gpus_per_node=per_node, nodes=nodes)
         n, gpu = per_node * nodes, Name(st.gpu.key)
@@ -243,6 +254,13 @@ def _fewest_gpus(st: Study) -> Alternative | None:
         found = _try(s, what, trial)
         if found is not None:
             return found
+        try:
+            gap = _gap(study(trial))
+        except InputError:
+            continue
+        if math.isfinite(gap) and gap >= last * (1 - NEARER):
+            return None  # every user fits, and the targets come no nearer
+        last = gap
     return None
 
 

@@ -408,9 +408,8 @@ def _measured_first(
     if engine == rule_engine:
         why.append(rule)
     else:
-        why.append(
-            ENGINE_SPLIT_RULE(rule=rule) if engine == "either" else ENGINE_DISAGREES(rule=rule)
-        )
+        said = ENGINE_SPLIT_RULE if sglang == vllm else ENGINE_DISAGREES
+        why.append(said(rule=rule))
     return engine, why
 
 

@@ -130,13 +130,7 @@ def plan_facts(st: Study) -> PlanFacts:
 
 
 def _prefix_cache_off(plan: LaunchPlan) -> bool:
-    """Whether the plan's command turns the prefix cache off (vLLM's switch off, SGLang's off
-    switch on)."""
-    eng = adapter(plan.engine)
-    spelled = eng.flag("prefix_cache")
-    for f in plan.flags:
-        if f.flag == spelled and plan.engine == "sglang":
-            return True
-        if f.flag == "--no-" + spelled.removeprefix("--"):
-            return True
-    return False
+    """Whether the plan's command touches the prefix cache at all (its on switch, its off
+    switch or a --no- form): the plan leaves it to the engine's default, on, unless it does."""
+    spelled = adapter(plan.engine).flag("prefix_cache").removeprefix("--")
+    return any(spelled in f.flag for f in plan.flags)
