@@ -12,6 +12,7 @@ import pytest
 
 from engine.cli import build_parser, scenario_from_args
 from engine.launch.candidate import Candidate
+from engine.launch.layout import _speed, _tpot_probe
 from engine.launch.ranking import objective_metric, objective_speed, overlap
 from engine.scenario import DEFAULT_SCENARIO, make_scenario, to_query
 from engine.study import Study
@@ -120,3 +121,21 @@ def test_a_speed_tie_between_ep_and_sliced_experts_goes_to_ep_and_says_so() -> N
     ties = [r for r in st.search.reasons if r.code == "layout.vs.tie"]
     assert any(r["rival"] == twin.layout.name() for r in ties)
     assert any(r["preference"].code == "layout.vs.ep" for r in ties)  # type: ignore[union-attr]
+
+
+def test_the_operating_points_tpot_probe_is_the_speed_models_own_tpot() -> None:
+    """The balanced search asks the TPOT alone at whole multiples of the attention ranks over
+    every copy; it is the TPOT the full speed gives there."""
+    st = run("deepseek-ai/DeepSeek-V3", users=64)
+    inp = st.search_inputs
+    assert inp is not None
+    for c in st.search.candidates[:6]:
+        if c.speed is None:
+            continue
+        lay = c.layout
+        unit = lay.split.dp * lay.replicas
+        probe = _tpot_probe(inp, st.scenario, lay.replicas, lay.split, c.chunk_tokens, c.context)
+        for k in (1, 3):
+            sp = _speed(inp, st.scenario, lay.replicas, lay.split, c.chunk_tokens, c.context,
+                        k * unit)  # fmt: skip
+            assert sp is not None and probe(k * unit) == pytest.approx(sp.tpot_ms)

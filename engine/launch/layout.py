@@ -13,7 +13,7 @@ keeps why it ranked where it did, so the page can show the table with the pick a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from engine.decision import Bytes, Code, Decision, Name, Source, Tokens
@@ -39,6 +39,9 @@ from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict
 from engine.model.weights import is_gated
 from engine.perf import Speed, spread
+from engine.perf.estimate import copy_model
+from engine.perf.factors import perf_facts
+from engine.perf.scheduler import Load, Scheduler
 from engine.scenario import Scenario
 
 
@@ -310,7 +313,11 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         speed = _speed(inp, scenario, replicas, s, chunk, context, min(scenario.users, running))
         if users_fit:  # a layout short of users ranks after every one that holds them
             peak_users, peak = operating_point(
-                scenario, running, lambda n: _speed(inp, scenario, replicas, s, chunk, context, n)
+                scenario,
+                running,
+                lambda n: _speed(inp, scenario, replicas, s, chunk, context, n),
+                unit=s.dp * replicas,
+                tpot_at=_tpot_probe(inp, scenario, replicas, s, chunk, context),
             )
     return Candidate(
         layout=Layout(replicas, s),
@@ -376,6 +383,40 @@ def _speed(
         )
     except InputError:
         return None
+
+
+def _tpot_probe(
+    inp: SearchInputs,
+    scenario: Scenario,
+    replicas: int,
+    s: Split,
+    chunk: int | None,
+    context: int,
+) -> Callable[[int], float]:
+    """The TPOT (ms) ``_speed`` gives at ``n`` requests spread evenly over the copies (``n`` a
+    multiple of them), without building the whole Speed: the copy's op model is made once and
+    the scheduler run at each load (``engine.perf.estimate`` does the same per call)."""
+    isl, osl = scenario.workload(context)
+    perf_in = inp if chunk == inp.chunk_tokens else replace(inp, chunk_tokens=chunk)
+    try:
+        model = copy_model(
+            perf_in, s, isl, osl, inp.speculative,
+            gpus_per_node=scenario.gpus_per_node, calibration=inp.calibration,
+        )  # fmt: skip
+        costs = model.costs()
+    except InputError:
+        return lambda n: math.inf
+    scheduler = Scheduler(s.dp, s.pp)
+    waves = perf_facts().benchmark.prompts_per_client
+
+    def tpot(n: int) -> float:
+        try:
+            line = scheduler.closed_loop(costs, Load(max(1, n // replicas), osl, waves))
+        except InputError:
+            return math.inf
+        return line.tpot * 1e3
+
+    return tpot
 
 
 @dataclass(frozen=True)

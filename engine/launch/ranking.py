@@ -23,6 +23,7 @@ Why the pick won, in words, is ``engine.launch.layout_reasons``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from functools import cache
@@ -178,46 +179,69 @@ def objective_metric(scenario: Scenario) -> Metric:
     return "tpot" if scenario.latency == "latency" else "tps_per_gpu"
 
 
-OPERATING_POINT_STEPS = 6  # loads tried between one request and the most the KV holds
-OPERATING_POINT_PRECISION = 32  # stop once the load is known within 1/32 of itself
+OPERATING_POINT_STEPS = 8  # loads tried between the last within the bound and the first above
+OPERATING_POINT_PRECISION = 64  # stop once the load is known within 1/64 of itself
 
 
 def operating_point(
-    scenario: Scenario, most: int, at: Callable[[int], Speed | None]
+    scenario: Scenario,
+    most: int,
+    at: Callable[[int], Speed | None],
+    unit: int = 1,
+    tpot_at: Callable[[int], float] | None = None,
 ) -> tuple[int, Speed | None]:
     """The load the objective ranks a layout at, and its speed there (``at(n)``: the layout's
     speed with ``n`` requests at once; ``most``: the requests its KV holds at once). Throughput
     first: ``most``. Balanced: the most requests, up to ``most``, whose time per output token
-    stays within the interactivity bound (none when one request alone is above it). Latency
-    first: none (it ranks at the asked load)."""
+    stays within the interactivity bound (none when one request per rank is above it). Latency
+    first: none (it ranks at the asked load).
+
+    Balanced tries whole multiples of ``unit`` (the attention ranks over every copy): a step
+    waits for its busiest rank, so a load between two multiples has the TPOT of the next one
+    and less output. ``tpot_at(n)``: the TPOT alone at such a load, cheaper than ``at`` (the
+    search asks it; ``at`` is asked once, at the load found)."""
     if most < 1 or scenario.latency == "latency":
         return 0, None
     if scenario.latency == "throughput":
         return most, at(most)
+
+    def tpot(n: int) -> float:
+        if tpot_at is not None:
+            return tpot_at(n)
+        sp = at(n)
+        return sp.tpot_ms if sp is not None else math.inf
+
     bound = scenario.tpot_bound_ms
-    first = at(1)
-    if first is None or first.tpot_ms > bound:
+    top = tpot(most)
+    if top <= bound:
+        return most, at(most)
+    unit = unit if most >= unit else 1
+    first = tpot(unit)
+    if first > bound or not math.isfinite(top):
         return 0, None
-    top = at(most)
-    if top is None or top.tpot_ms <= bound or most == 1:
-        return (most, top) if top is not None and top.tpot_ms <= bound else (1, first)
-    # the time per output token grows about linearly with the load (each request adds its KV
-    # reads to the step): the load where it reaches the bound, by regula falsi between the last
-    # load within it and the first above it
-    low, high, best, over = 1, most, first, top
+    k = _last_within(bound, lambda k: tpot(k * unit), (1, first), (most // unit + 1, top))
+    return k * unit, at(k * unit)
+
+
+def _last_within(
+    bound: float, tpot: Callable[[int], float], low: tuple[int, float], high: tuple[int, float]
+) -> int:
+    """The largest ``k`` whose ``tpot(k)`` stays within ``bound``, between ``low`` (within it)
+    and ``high`` (above it), by regula falsi: the time per output token grows about linearly
+    with the load (each request adds its KV reads to the step)."""
+    (lo, t_lo), (hi, t_hi) = low, high
     for _ in range(OPERATING_POINT_STEPS):
-        if high - low <= max(1, low // OPERATING_POINT_PRECISION):
-            break  # within about 3 % of the load: far inside the speed model's own range
-        slope = (over.tpot_ms - best.tpot_ms) / (high - low)
-        guess = low + int((bound - best.tpot_ms) / slope) if slope > 0 else (low + high) // 2
-        mid = min(max(guess, low + 1), high - 1)
-        sp = at(mid)
-        if sp is not None and sp.tpot_ms <= bound:
-            low, best = mid, sp
+        if hi - lo <= max(1, lo // OPERATING_POINT_PRECISION):
+            break  # within about 2 % of the load: far inside the speed model's own range
+        slope = (t_hi - t_lo) / (hi - lo)
+        guess = lo + int((bound - t_lo) / slope) if slope > 0 else (lo + hi) // 2
+        mid = min(max(guess, lo + 1), hi - 1)
+        t = tpot(mid)
+        if t <= bound:
+            lo, t_lo = mid, t
         else:
-            high = mid
-            over = sp if sp is not None else over
-    return low, best
+            hi, t_hi = mid, t if math.isfinite(t) else t_hi
+    return lo
 
 
 def objective_speed(scenario: Scenario, c: Candidate) -> Speed | None:
@@ -336,41 +360,39 @@ def with_speed(scenario: Scenario, ranked: list[Candidate]) -> list[Candidate]:
     (latency first) TTFT's tie class, and last the objective's own figure. Candidates compete
     on speed only with those equal in every part before it."""
     metric = objective_metric(scenario)
-
-    def base(c: Candidate) -> list[tuple[str, float]]:
-        return [p for p in c.rank if p[0] not in SPEED_PARTS]
-
-    def cut(c: Candidate) -> int:
-        return next(i for i, (name, _) in enumerate(base(c)) if name == "pp") + 1
-
-    def missed(c: Candidate) -> tuple[float, ...]:
-        return (*(v for _, v in base(c)[: cut(c)]), float(targets_missed(scenario, c.speed)))
+    # each candidate's parts before speed (up to pipeline stages) and after (the preferences)
+    split: dict[int, tuple[list[tuple[str, float]], list[tuple[str, float]]]] = {}
+    for c in ranked:
+        parts = [p for p in c.rank if p[0] not in SPEED_PARTS]
+        cut = next(i for i, (name, _) in enumerate(parts) if name == "pp") + 1
+        split[id(c)] = parts[:cut], parts[cut:]
+    missed = {id(c): float(targets_missed(scenario, c.speed)) for c in ranked}
 
     gap: dict[int, float] = {}
-    for group in _grouped(ranked, missed):
+    for group in _grouped(ranked, lambda c: (*(v for _, v in split[id(c)][0]), missed[id(c)])):
         gap |= _gap_class(scenario, group)
-
-    def head(c: Candidate) -> list[tuple[str, float]]:
-        return [
-            *base(c)[: cut(c)],
-            ("targets", float(targets_missed(scenario, c.speed))),
+    heads = {
+        id(c): [
+            *split[id(c)][0],
+            ("targets", missed[id(c)]),
             ("target_gap", gap.get(id(c), 0.0)),
             ("speed_bound", float(over_bound(scenario, c.speed))),
         ]
-
+        for c in ranked
+    }
     speed_class: dict[int, float] = {}
     ttft_class: dict[int, float] = {}
-    for group in _grouped(ranked, lambda c: tuple(v for _, v in head(c))):
+    for group in _grouped(ranked, lambda c: tuple(v for _, v in heads[id(c)])):
         speed_class |= _tie_class(group, lambda c: objective_speed(scenario, c), metric)
         if scenario.latency == "latency":  # then the lowest TTFT among the TPOT tie
             tied = [c for c in group if speed_class.get(id(c)) == 0.0]
             ttft_class |= _tie_class(tied, lambda c: c.speed, "ttft")
     out = []
     for c in ranked:
-        tail = base(c)[cut(c) :]
+        tail = split[id(c)][1]
         cost = objective_cost(scenario, c)
         rank = (
-            *head(c),
+            *heads[id(c)],
             ("speed", speed_class.get(id(c), 0.0)),
             *(p for p in tail if p[0] != "replicas"),
             ("ttft", ttft_class.get(id(c), 0.0)),

@@ -122,14 +122,14 @@ def plan_facts(st: Study) -> PlanFacts:
         held.add("plan_sets_tool_parser")
     if _sets(plan, "reasoning_parser"):
         held.add("plan_sets_reasoning_parser")
-    if plan is not None and not _prefix_cache_off(plan):
+    if plan is not None and not _touches_prefix_cache(plan):
         held.add("plan_prefix_cache_on")
     if plan is not None and not _sets(plan, "attention_backend"):
         held.add("plan_no_backend_pin")
     return PlanFacts(frozenset(held), MappingProxyType(costs))
 
 
-def _prefix_cache_off(plan: LaunchPlan) -> bool:
+def _touches_prefix_cache(plan: LaunchPlan) -> bool:
     """Whether the plan's command touches the prefix cache at all (its on switch, its off
     switch or a --no- form): the plan leaves it to the engine's default, on, unless it does."""
     spelled = adapter(plan.engine).flag("prefix_cache").removeprefix("--")
