@@ -405,9 +405,8 @@ def with_speed(scenario: Scenario, ranked: list[Candidate]) -> list[Candidate]:
 
 def drafts_pay(scenario: Scenario, with_drafts: Candidate, without: Candidate) -> bool:
     """Whether the search's pick with speculative decoding beats the pick without it: it must
-    fit as well (the draft layers take memory), then meet more targets (or come nearer) or the
-    bound, or lower the objective's cost at the asked load by more than the speed model's
-    median error."""
+    fit as well (the draft layers take memory), then meet more targets or the bound, or lower
+    the objective's cost at the asked load by more than the speed model's median error."""
 
     def fit(c: Candidate) -> tuple[bool, bool, bool]:
         return (c.weights_fit, c.context_fits, c.users_fit)
@@ -417,8 +416,8 @@ def drafts_pay(scenario: Scenario, with_drafts: Candidate, without: Candidate) -
     a, b = with_drafts.speed, without.speed
     if a is None or b is None:
         return False
-    missed = (targets_missed(scenario, a), target_gap(scenario, a), over_bound(scenario, a))
-    other = (targets_missed(scenario, b), target_gap(scenario, b), over_bound(scenario, b))
+    missed = (targets_missed(scenario, a), over_bound(scenario, a))
+    other = (targets_missed(scenario, b), over_bound(scenario, b))
     if missed != other:
         return missed < other
     # drafts and no drafts on the pick's own layout: one model's two estimates of the same
