@@ -22,6 +22,7 @@ from typing import Any
 import streamlit as st
 
 from engine.i18n import Lang
+from engine.present.bench_report import BenchSeries
 from engine.present.charts_data import (
     LayerStrip,
     MemoryBreakdown,
@@ -399,3 +400,26 @@ def speed_of_every_layout(d: Study, lang: Lang, key: str) -> None:
     if every:
         chart = memo.speed(d, lang, every=True)
     draw(speed(chart), T("chart.speed.caption"), key=key)
+
+
+def bench(series: BenchSeries) -> Figure:
+    """One figure of the user's benchmark against the number of clients at once: the runs as
+    points, the speed model at each run's load as a line (data/perf.yaml's factors) and a
+    dashed line (refitted on the runs)."""
+    fig = _figure(series.title, height=340)
+    x = list(series.clients)
+    for name, y, style in (
+        (T("bench.chart.measured"), series.measured, {"mode": "markers", "marker": {"size": 9}}),
+        (T("bench.chart.predicted"), series.predicted, {"mode": "lines"}),
+        (T("bench.chart.calibrated"), series.calibrated,
+         {"mode": "lines", "line": {"dash": "dash"}}),
+    ):  # fmt: skip
+        fig["data"].append(
+            {"type": "scatter", "x": x, "y": list(y), "name": _label(name),
+             "hovertemplate": "%{y:,.4g} · %{x:,d}<extra>" + _label(name) + "</extra>", **style}
+        )  # fmt: skip
+    fig["layout"]["xaxis"].update(
+        type="log", title={"text": T("bench.chart.x")}, dtick=math.log10(2), tickformat=",d"
+    )
+    fig["layout"]["yaxis"].update(title={"text": series.title}, rangemode="tozero")
+    return fig

@@ -19,6 +19,7 @@ from engine.launch.ranking import (
     PREFERENCES,
     figure,
     layout_rules,
+    nvlink_domain,
     objective_metric,
     objective_speed,
     overlap,
@@ -157,7 +158,7 @@ def _memory(inp: SearchInputs, scenario: Scenario, pick: Candidate, rival: Candi
         return VS_USERS_FIT(pick=p, rival=r, **users, context=Tokens(rival.context))
     if part == "users":
         return VS_USERS(pick=p, rival=r, **users)
-    per_node = scenario.gpus_per_node
+    per_node = nvlink_domain(inp, scenario)
     if part == "sliced_across_nodes":
         return VS_SLICED_NODES(pick=p, rival=r, per_node=per_node)
     if part == "tp_in_node":

@@ -32,6 +32,7 @@ from pydantic import Field
 
 from engine.engines.memory import Split
 from engine.launch.candidate import Candidate, SearchInputs
+from engine.launch.topology import nvlink_gpus
 from engine.model.family import AttentionFamily
 from engine.perf import Speed, speeds_overlap
 from engine.perf.ranges import Metric
@@ -61,6 +62,11 @@ class LayoutRules(Strict):
 @cache
 def layout_rules() -> LayoutRules:
     return load_data(LayoutRules, "launch.yaml", "layout")
+
+
+def nvlink_domain(inp: SearchInputs, scenario: Scenario) -> int:
+    """GPUs of one NVLink domain: a node's, or the rack's where its trays share one."""
+    return nvlink_gpus(inp.gpu, scenario.gpus_per_node)
 
 
 def prefers_dp_attention(inp: SearchInputs, scenario: Scenario) -> bool:
@@ -93,7 +99,8 @@ def rank_parts(
 ) -> tuple[tuple[str, float], ...]:
     """One candidate's rank before speed, part by part (smaller is better); ``with_speed``
     adds the speed parts once every candidate's speed is known."""
-    per_node = scenario.gpus_per_node
+    # a node, or the rack's NVLink domain where its trays share one (GB200 / GB300 NVL72)
+    per_node = nvlink_domain(inp, scenario)
     want_dp = prefers_dp_attention(inp, scenario)
     moe = inp.family.moe
     # style: 0 = the shape the playbook wants for this model and workload

@@ -517,6 +517,8 @@ def speed_caption(st: Study, lang: Lang = DEFAULT_LANG) -> str:
         ttft=percent(oos.ttft.median),
         tps=percent(oos.tps_per_gpu.median),
     )
+    if st.search_inputs is not None and st.search_inputs.factors is not None:
+        text += " " + t("bench.calibrated_caption", lang)
     if sp is None:
         return text
     low, high = perf_facts().ranges.quantiles

@@ -90,6 +90,7 @@ def _curve(st: Study, c: Candidate, name: str, always: bool, words: tuple[str, .
             sp = estimate(
                 inp, lay.split, 1, load, isl, osl, inp.speculative,
                 gpus_per_node=s.gpus_per_node, calibration=inp.calibration,
+                factors=inp.factors,
             )  # fmt: skip
             output += copies * sp.output_tokens_per_s
             per_user += copies * load * sp.output_tokens_per_s_per_user
