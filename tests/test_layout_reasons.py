@@ -242,7 +242,8 @@ def _check(case: str, st: Study, r: Decision) -> None:
         if isinstance(value, Source):
             assert value.text, (case, r.code, key)
             continue
-        nested = r.code == "layout.vs.overrules" or (key, r.code) == ("preference", "layout.vs.tie")
+        wraps = ("layout.vs.overrules", "layout.vs.target_overrules")
+        nested = r.code in wraps or (key, r.code) == ("preference", "layout.vs.tie")
         if nested and isinstance(value, Decision):
             _check(case, st, value)  # worded by its own code, with the layouts it names
             continue
@@ -257,7 +258,7 @@ def test_every_number_in_a_layout_reason_is_the_studys_own(case: str) -> None:
         _check(case, st, r)
         if "pick" in r.values:
             assert r["pick"] == st.fit.layout.name()  # every comparison is about the pick
-        if r.code == "layout.vs.overrules":  # the preference overruled is the rival's
+        if r.code in ("layout.vs.overrules", "layout.vs.target_overrules"):  # the rival's
             said, pref = r["said"], r["preference"]
             assert isinstance(said, Decision) and isinstance(pref, Decision)
             assert said["pick"] == pref["rival"] == st.fit.layout.name()

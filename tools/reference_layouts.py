@@ -36,7 +36,7 @@ HEADER = """\
 # each with the hardware it was written for and its source. Written by
 # `python -m tools.reference_layouts` from tests/fixtures/official_commands.yaml (verbatim
 # commands) and the playbook rows below it in the tool; do not edit by hand.
-# The speed chart (engine/present/charts_data.speed_curves) always draws the layout of a row
+# The speed chart (engine/present/speed_chart.py) always draws the layout of a row
 # whose model and hardware are the Study's.
 """
 

@@ -68,6 +68,8 @@ VS_BALANCED = Code("layout.vs.speed.balanced", "pick", "rival", "pick_users", "r
 VS_OUTSIDE = Code("layout.vs.speed.outside", "pick", "rival", "best", "pick_figure",
                   "rival_figure", "best_figure")  # fmt: skip
 VS_OVERRULES = Code("layout.vs.overrules", "said", "preference")
+# the targets the user set, nearer by the pick's figures, overrule a preference of the rival's
+VS_TARGET_OVERRULES = Code("layout.vs.target_overrules", "said", "preference")
 # speeds whose ranges overlap: a preference breaks the tie, or the figure where none does
 VS_TIE = Code("layout.vs.tie", "pick", "rival", "pick_figure", "rival_figure", "preference")
 VS_TIE_FIGURE = Code("layout.vs.tie_figure", "pick", "rival", "pick_figure", "rival_figure")
@@ -337,7 +339,12 @@ def compare(
         return said
     timed = pick.speed is not None and rival.speed is not None
     if part in ("targets", "target_gap", "speed_bound") and timed:
-        return _bound(scenario, pick, rival, part)
+        said = _bound(scenario, pick, rival, part)
+        overruled = _overruled(pick, rival) if part == "target_gap" else None
+        if overruled is None:
+            return said
+        preference = _preference(inp, scenario, overruled, rival, pick)
+        return VS_TARGET_OVERRULES(said=said, preference=preference)
     if part in ("speed", "ttft") and timed:
         said = _speed(scenario, pick, rival, ranked or (pick, rival), part)
         overruled = _overruled(pick, rival)

@@ -292,7 +292,8 @@ def targets_missed(scenario: Scenario, speed: Speed | None) -> int:
 
 def target_gap(scenario: Scenario, speed: Speed | None) -> float:
     """How far ``speed`` is from the targets it misses: its worst figure over its target (0
-    when it meets them all). Where no layout meets a target, the nearest one ranks first."""
+    when it meets them all). Where no layout meets a target, the nearest one ranks first: a
+    target changes the pick even when no layout meets it."""
     if speed is None or not targets_missed(scenario, speed):
         return 0.0
     asked = ((scenario.ttft_ms, speed.ttft_ms), (scenario.tpot_ms, speed.tpot_ms))
@@ -331,26 +332,6 @@ def _tie_class(
     }
 
 
-def _gap_class(scenario: Scenario, group: list[Candidate]) -> dict[int, float]:
-    """Per candidate (by id) among those missing as many targets: 0 when each figure a target
-    is set on overlaps the range of the nearest layout's, else how much farther it is (where no
-    layout meets a target, the nearest ranks first, unless the model cannot tell them apart)."""
-    timed = [(c, sp) for c in group if (sp := c.speed) is not None]
-    if not timed:
-        return {}
-    _, best = min(timed, key=lambda cs: target_gap(scenario, cs[1]))
-    asked: list[Metric] = []
-    if scenario.ttft_ms is not None:
-        asked.append("ttft")
-    if scenario.tpot_ms is not None:
-        asked.append("tpot")
-    top = target_gap(scenario, best)
-    return {
-        id(c): 0.0 if all(overlap(sp, best, m) for m in asked) else target_gap(scenario, sp) - top
-        for c, sp in timed
-    }
-
-
 def _grouped(
     ranked: list[Candidate], key: Callable[[Candidate], tuple[float, ...]]
 ) -> list[list[Candidate]]:
@@ -362,10 +343,12 @@ def _grouped(
 
 def with_speed(scenario: Scenario, ranked: list[Candidate]) -> list[Candidate]:
     """The candidates with their speed parts in the rank, after memory, the node boundary, the
-    kernels and pipeline stages: the targets met, how near the missed ones (a tie within the
-    ranges), the balanced bound, the objective's tie class, the playbook's preferences, then
-    (latency first) TTFT's tie class, and last the objective's own figure. Candidates compete
-    on speed only with those equal in every part before it."""
+    kernels and pipeline stages: the targets met; how near the missed ones come by their
+    figures (the user's own targets, met or missed by the figure as the verdict says: the
+    nearest is taken even against a preference, and the reason says so); the balanced bound;
+    the objective's tie class; the playbook's preferences; then (latency first) TTFT's tie
+    class; and last the objective's own figure. Candidates compete on speed only with those
+    equal in every part before it."""
     metric = objective_metric(scenario)
     # each candidate's parts before speed (up to pipeline stages) and after (the preferences)
     split: dict[int, tuple[list[tuple[str, float]], list[tuple[str, float]]]] = {}
@@ -375,14 +358,11 @@ def with_speed(scenario: Scenario, ranked: list[Candidate]) -> list[Candidate]:
         split[id(c)] = parts[:cut], parts[cut:]
     missed = {id(c): float(targets_missed(scenario, c.speed)) for c in ranked}
 
-    gap: dict[int, float] = {}
-    for group in _grouped(ranked, lambda c: (*(v for _, v in split[id(c)][0]), missed[id(c)])):
-        gap |= _gap_class(scenario, group)
     heads = {
         id(c): [
             *split[id(c)][0],
             ("targets", missed[id(c)]),
-            ("target_gap", gap.get(id(c), 0.0)),
+            ("target_gap", target_gap(scenario, c.speed)),
             ("speed_bound", float(over_bound(scenario, c.speed))),
         ]
         for c in ranked
