@@ -90,6 +90,10 @@ Setting = Literal[
     "eplb_algorithm",
     "eplb_redundant_experts",
     "metrics",
+    "cpu_tier_size",
+    "cpu_tier_backend",
+    "cpu_tier_on",
+    "cpu_tier_ratio",
 ]
 SETTINGS: tuple[Setting, ...] = get_args(Setting)
 
@@ -293,6 +297,14 @@ class EngineAdapter(ABC):
     def eplb(self, redundant: int) -> list[tuple[Setting, str | None]]:
         """The settings that turn expert-parallel load balancing on with ``redundant``
         replicated hot experts."""
+
+    @abstractmethod
+    def cpu_tier(
+        self, split: Split, gib_per_node: float, per_node: int
+    ) -> list[tuple[Setting, str | None, Decision]]:
+        """The settings (with why) that give this engine a CPU tier behind its KV cache from
+        ``gib_per_node`` GiB of host memory per node of ``per_node`` GPUs, in the unit its
+        options take."""
 
     # Settings that schedule the longest shared prefix first (none: the engine has no such
     # order, and its prefix cache works without one).

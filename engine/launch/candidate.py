@@ -20,6 +20,7 @@ from engine.model.family import FamilyVerdict
 from engine.model.weights import WeightReport
 from engine.perf import Calibration, Speculative, Speed
 from engine.perf.factors import Factors
+from engine.reuse import Reuse
 
 LAYOUT_NAME = {
     "split": Code("layout.name.split", "tp"),
@@ -135,6 +136,7 @@ class Candidate:
     peak: Speed | None = None
     peak_users: int = 0  # the requests at once of ``peak``
     running: int = 0  # requests of the workload's own length the KV holds at once
+    reuse: Reuse | None = None  # what each request finds in the prefix cache at the load
 
     @property
     def throughput(self) -> Speed | None:
