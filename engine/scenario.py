@@ -55,12 +55,14 @@ class _Defaults(BaseModel):
     users: int = Field(ge=1)
     output_tokens: int = Field(ge=1)
     input_tokens: int = Field(ge=1)
+    tpot_bound_ms: float = Field(gt=0)
     model_why: str
     hardware_why: str
     context_why: str
     users_why: str
     output_tokens_why: str
     input_tokens_why: str
+    tpot_bound_ms_why: str
 
 
 def _load_defaults() -> _Defaults:
@@ -73,6 +75,7 @@ DEFAULT_GPU = DEFAULTS.gpu
 DEFAULT_CONTEXT = DEFAULTS.context
 DEFAULT_OUTPUT_TOKENS = DEFAULTS.output_tokens
 DEFAULT_INPUT_TOKENS = DEFAULTS.input_tokens
+DEFAULT_TPOT_BOUND_MS = DEFAULTS.tpot_bound_ms
 MAX_GPUS_PER_NODE = 64
 MAX_NODES = 128
 MAX_USERS = 1_000_000
@@ -321,6 +324,21 @@ class Scenario(BaseModel):
             Control("number", "targets", "sidebar.tpot_ms", "sidebar.tpot_help", step=1.0),
         ),
     ] = None
+    tpot_bound_ms: Annotated[
+        float,
+        Field(gt=0, le=MAX_TARGET_MS, allow_inf_nan=False),
+        Spec(
+            "bound",
+            "--tpot-bound-ms",
+            "the interactivity bound, ms: balanced priority serves the most tokens/s per GPU at "
+            "the highest load whose time per output token stays within it",
+            f"{DEFAULT_TPOT_BOUND_MS:g} ms, NVIDIA aiconfigurator's default TPOT for an "
+            "interactive deployment (data/scenario.yaml)",
+            Control(
+                "number", "targets", "sidebar.tpot_bound_ms", "sidebar.tpot_bound_help", step=1.0
+            ),
+        ),
+    ] = DEFAULT_TPOT_BOUND_MS
     request_rate: Annotated[
         Annotated[float, Field(gt=0, le=MAX_REQUEST_RATE, allow_inf_nan=False)] | None,
         Spec(
@@ -526,7 +544,7 @@ class Scenario(BaseModel):
     def _fraction(cls, v: float | None) -> float | None:
         return None if v is None else round(v, 4)  # what a link and a flag write exactly
 
-    @field_validator("ttft_ms", "tpot_ms")
+    @field_validator("ttft_ms", "tpot_ms", "tpot_bound_ms")
     @classmethod
     def _ms(cls, v: float | None) -> float | None:
         return None if v is None else round(v, 1)

@@ -18,9 +18,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
 
-from engine.decision import Bytes, Code, Decimal, Decision, Name, Percent, Tokens
+from engine.decision import Code, Decision, Name, Percent, Tokens
 from engine.diagnose import Diagnosis, Options
 from engine.engines import adapter
 from engine.errors import InputError
@@ -49,15 +48,9 @@ from engine.perf.factors import perf_facts
 from engine.perf.stack_calibration import StackCalibration
 from engine.scenario import ENGINES, MAX_NODES, Engine, Scenario
 from engine.software.software_report import SoftwareReport, software_report
+from engine.verdict import Verdict
+from engine.verdict import verdict as judge
 
-VerdictStatus = Literal["runs", "fewer_users", "shorter_context", "does_not_fit", "blocked"]
-
-
-RUNS = Code("verdict.runs", "layout", "users", "context")
-FEWER_USERS = Code("verdict.fewer_users", "users", "asked", "context", "layout")
-SHORTER_CONTEXT = Code("verdict.shorter_context", "fits", "asked", "layout")
-DOES_NOT_FIT = Code("verdict.does_not_fit", "weights", "layout", "usable", "times")
-BLOCKED = Code("verdict.blocked", "gate", "reason")
 CONTEXT_CAPPED = Code("study.context_capped", "asked", "formula", "limit")
 BENCH_CALIBRATED = Code(
     "study.bench_calibrated", "engine", "gpu", "layout", "runs", "before", "after"
@@ -74,20 +67,6 @@ def bench_calibrated(stack: StackCalibration) -> Decision:
         before=Percent(stack.error_before),
         after=Percent(stack.error_after),
     )
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The answer first: does it run on these GPUs, and the one reason (what to change is the
-    alternatives' business, engine/alternatives.py)."""
-
-    status: VerdictStatus
-    reason: Decision
-    fix: Decision | None = None  # a failed gate's own fix
-
-    @property
-    def runs(self) -> bool:
-        return self.status in ("runs", "fewer_users", "shorter_context")
 
 
 @dataclass(frozen=True)
@@ -315,7 +294,7 @@ def _compute(s: Scenario) -> Study:
         views[e] = EngineView(e, kv_dtypes[e], kv, fit, software[e], None, problem)
     fewest = _fewest_gpus(inputs(s.engine, mtp), s) if not pick.context_fits else None
     gates = gate_report(fam, weights, views[s.engine].kv_dtype, gpu, pick, cfg, fewest)
-    verdict = _verdict(s, pick, gates, asked)
+    verdict = judge(s, found, gates, asked)
     core = PlanInputs(
         model, cfg, gpu, arch, fam, weights, limit, asked, mtp, text_only, gates, draft_speeds
     )
@@ -388,35 +367,6 @@ def _fewest_gpus(inp: SearchInputs, s: Scenario) -> int | None:
                 pass
         n *= 2
     return None
-
-
-def _verdict(s: Scenario, pick: Candidate, gates: GateReport, asked: int) -> Verdict:
-    failed = gates.failed(memory=False)
-    if failed:
-        g = failed[0]
-        return Verdict("blocked", BLOCKED(gate=g.failure, reason=g.reason), g.fix)
-    lay = pick.layout.name()
-    if not pick.weights_fit or (not pick.context_fits and pick.users == 0):
-        return Verdict(
-            "does_not_fit",
-            DOES_NOT_FIT(
-                weights=Bytes(pick.weights_per_gpu),
-                layout=lay,
-                usable=Bytes(pick.usable_per_gpu),
-                times=Decimal(pick.weights_per_gpu / max(pick.usable_per_gpu, 1), 1, "×"),
-            ),
-        )
-    if not pick.context_fits:
-        return Verdict(
-            "shorter_context",
-            SHORTER_CONTEXT(fits=Tokens(pick.context), asked=Tokens(asked), layout=lay),
-        )
-    if not pick.users_fit:
-        return Verdict(
-            "fewer_users",
-            FEWER_USERS(users=pick.users, asked=s.users, context=Tokens(pick.context), layout=lay),
-        )
-    return Verdict("runs", RUNS(layout=lay, users=pick.users, context=Tokens(pick.context)))
 
 
 # --- the cache ------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from engine.launch.advisors import (
     engine_advice,
     eplb_advice,
     moe_comm_advice,
+    pairs_for,
 )
 from engine.rules import DATA_DIR
 from tools import advisor_pairs
@@ -198,3 +199,23 @@ def test_every_advice_spells_each_engines_flags_through_its_adapter() -> None:
     for advice in (eplb, moe_comm_advice(2, "mixed")):
         for engine, fragments in advice.flags.items():
             assert_real_flags(engine, fragments)
+
+
+def test_where_the_measured_runs_disagree_with_the_rule_the_advice_follows_them() -> None:
+    """An MLA MoE on Hopper at no shared prefix: the published DeepSeek-R1 run of both engines
+    has SGLang ahead, where the rule of thumb says vLLM: the advice names SGLang, what the run
+    shows first, and that it disagrees with the rule."""
+    mla = engine_advice(0, family="MLA", gpu_generation="hopper", moe=True)
+    (pair,) = pairs_for("MLA", True, "hopper")
+    assert pair.sglang.output_tps > pair.vllm.output_tps
+    assert mla.engine == "sglang"
+    codes = [w.code for w in mla.why]
+    assert codes[0] == "advice.engine.shows" and codes[-1] == "advice.engine.disagrees"
+    assert dict(mla.why[-1].params)["rule"].code == "advice.engine.vllm_rule"  # type: ignore[union-attr]
+    # a MoE GQA on Hopper: both runs have vLLM ahead, as the rule says; no disagreement
+    gqa = engine_advice(0, family="GQA", gpu_generation="hopper", moe=True)
+    assert gqa.engine == "vllm"
+    assert [w.code for w in gqa.why][-1] == "advice.engine.vllm_rule"
+    # with a shared prefix the runs (measured without one) do not decide: the rule does
+    assert engine_advice(70, family="MLA", gpu_generation="hopper", moe=True).engine == "sglang"
+    assert engine_advice(35, family="MLA", gpu_generation="hopper", moe=True).engine == "either"

@@ -45,7 +45,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # the layout search and the plans
     ("launch", ["engine.launch*"]),
     # the one computed object, and its re-checked alternatives
-    ("study", ["engine.study"]),
+    ("study", ["engine.verdict", "engine.study"]),
     ("alternatives", ["engine.alternatives"]),
     # a traffic's GPUs, nodes and cost, re-run through the Study
     ("capacity", ["engine.capacity*"]),

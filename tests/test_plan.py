@@ -377,10 +377,11 @@ def study_numbers(st: Study) -> tuple[int, int, int, int]:
 
 def test_a_pinned_layout_overrides_the_search_everywhere() -> None:
     auto = run("meta-llama/Meta-Llama-3.1-8B")
-    pinned = run("meta-llama/Meta-Llama-3.1-8B", tp=1)
-    assert auto.layout.tp > 1 and pinned.layout.tp == 1
+    other = 8 if auto.layout.tp != 8 else 1  # a TP the search did not pick
+    pinned = run("meta-llama/Meta-Llama-3.1-8B", tp=other)
+    assert auto.layout.tp != other and pinned.layout.tp == other
     assert pinned.search.pinned and pinned.plan is not None
-    assert flag_value(pinned.plan, "--tensor-parallel-size") == "1"
+    assert flag_value(pinned.plan, "--tensor-parallel-size") == str(other)
     assert study_numbers(pinned) != study_numbers(auto)
 
 

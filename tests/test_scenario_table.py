@@ -88,6 +88,7 @@ def scenarios(draw: Any) -> Scenario:
         "output_tokens": draw(st.one_of(opt(), st.integers(min_value=1, max_value=cap // 2))),
         "ttft_ms": draw(st.one_of(opt(), st.floats(min_value=0.1, max_value=600_000.0))),
         "tpot_ms": draw(st.one_of(opt(), st.floats(min_value=0.1, max_value=10_000.0))),
+        "tpot_bound_ms": draw(st.floats(min_value=0.1, max_value=10_000.0)),
         "kv_dtype": draw(st.sampled_from(KV_DTYPE_CHOICES)),
         "memory_fraction": draw(
             st.one_of(opt(), st.floats(min_value=0.05, max_value=1.0, allow_nan=False))

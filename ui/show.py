@@ -125,6 +125,7 @@ def table(
 
 VERDICT_BOX = {
     "runs": st.success,
+    "misses_targets": st.warning,
     "fewer_users": st.warning,
     "shorter_context": st.warning,
     "does_not_fit": st.error,
@@ -132,6 +133,7 @@ VERDICT_BOX = {
 }
 VERDICT_ICON = {
     "runs": ":material/check_circle:",
+    "misses_targets": ":material/speed:",
     "fewer_users": ":material/group:",
     "shorter_context": ":material/short_text:",
     "does_not_fit": ":material/block:",

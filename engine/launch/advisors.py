@@ -46,6 +46,11 @@ ENGINE_MEASURED = Code(
     "model", "gpus", "gpu", "tp", "weights", "dataset", "load", "vllm", "sglang",
     "vllm_version", "sglang_version", "rows",
 )  # fmt: skip
+# what the published runs of both engines show, and where they disagree with the rule
+ENGINE_SHOWS = Code("advice.engine.shows", "engine", "wins", "runs")
+ENGINE_SHOWS_SPLIT = Code("advice.engine.shows_split", "vllm_wins", "sglang_wins")
+ENGINE_DISAGREES = Code("advice.engine.disagrees", "rule")
+ENGINE_SPLIT_RULE = Code("advice.engine.split_rule", "rule")
 ENGINE_LOAD_CAP = Code("advice.engine.load_cap", "n")
 ENGINE_LOAD_BURST = Code("advice.engine.load_burst", "prompts")
 ROUTING_MANY = Code("advice.routing.many", "replicas")
@@ -348,7 +353,9 @@ def engine_advice(
         )[i]
         pairs = pairs_for(family, moe, gpu_generation)
         why = [rule]
-        if pairs:
+        if pairs and pct < choice.even_from_pct:  # the runs were measured at no shared prefix
+            engine, why = _measured_first(pairs, engine, rule)
+        elif pairs:
             why += [measured_why(pair) for pair in pairs]
         else:
             why.append(
@@ -380,6 +387,30 @@ def engine_advice(
         why=tuple(why),
         routing_why=routing_why,
     )
+
+
+def _measured_first(
+    pairs: Sequence[MeasuredPair], rule_engine: Literal["vllm", "sglang", "either"], rule: Decision
+) -> tuple[Literal["vllm", "sglang", "either"], list[Decision]]:
+    """At the overlap the runs were measured at: what they show first (the engine ahead in most
+    of them, or a split), each run, then the rule — said to disagree where it names another
+    engine than the runs do."""
+    sglang = sum(1 for p in pairs if p.sglang.output_tps > p.vllm.output_tps)
+    vllm = len(pairs) - sglang
+    engine: Literal["vllm", "sglang", "either"]
+    if sglang == vllm:
+        engine, shows = "either", ENGINE_SHOWS_SPLIT(vllm_wins=vllm, sglang_wins=sglang)
+    else:
+        engine = "sglang" if sglang > vllm else "vllm"
+        label = Name(adapter(engine).label)
+        shows = ENGINE_SHOWS(engine=label, wins=max(sglang, vllm), runs=len(pairs))
+    why = [shows, *(measured_why(pair) for pair in pairs)]
+    if engine == rule_engine:
+        why.append(rule)
+    else:
+        said = ENGINE_SPLIT_RULE if sglang == vllm else ENGINE_DISAGREES
+        why.append(said(rule=rule))
+    return engine, why
 
 
 # --- MoE all-to-all -------------------------------------------------------------------------

@@ -130,14 +130,17 @@ class Candidate:
     fraction_pinned: bool = False  # the sizing assumed a fraction the plan must set
     fixes: tuple[KnownIssue, ...] = ()  # the recipes' known-issue fixes applied here
     speed: Speed | None = None  # TTFT, TPOT, tokens/s at the workload (None: nothing fits)
-    # throughput first: the speed at full load, every user that fits (None: other objectives)
+    # the speed at the objective's own load (ranking.operating_point): throughput first, every
+    # request the KV holds; balanced, the most whose TPOT stays within the interactivity bound
+    # (None: latency first, or no load within the bound)
     peak: Speed | None = None
+    peak_users: int = 0  # the requests at once of ``peak``
     running: int = 0  # requests of the workload's own length the KV holds at once
     reuse: Reuse | None = None  # what each request finds in the prefix cache at the load
 
     @property
     def throughput(self) -> Speed | None:
-        """The speed the throughput objective ranks: at full load when known."""
+        """The speed at the objective's own load when there is one, else at the asked load."""
         return self.peak or self.speed
 
     @property

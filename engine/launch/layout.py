@@ -13,7 +13,7 @@ keeps why it ranked where it did, so the page can show the table with the pick a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from engine.decision import Bytes, Code, Decision, Name, Source, Tokens
@@ -31,14 +31,18 @@ from engine.launch.candidate import (
     shortfall,
 )
 from engine.launch.known_issues import KnownIssue, Where, avoided, fixes_for, symptom
+from engine.launch.layout_reasons import reasons
 from engine.launch.multinode import uses_deepep
 from engine.launch.nodes import copies_per_node, merges_copies
-from engine.launch.ranking import layout_rules, rank_parts, reasons, with_speed
+from engine.launch.ranking import layout_rules, operating_point, rank_parts, with_speed
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict
 from engine.model.weights import is_gated
 from engine.perf import PrefixReuse, Speed, spread
+from engine.perf.estimate import copy_model, scheduler
+from engine.perf.factors import perf_facts
+from engine.perf.scheduler import Load
 from engine.reuse import Reuse, layout_reuse
 from engine.scenario import Scenario
 
@@ -293,6 +297,7 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
     _, running = users_at(kv, space, min(isl + osl, context), s, replicas, stage)
     running = min(running, max_num_seqs * s.dp * replicas) if max_num_seqs else running
     speed = peak = reuse = None
+    peak_users = 0
     if weights_fit and context >= 1:
         # every user asked for, the copies admitting what their KV and request cap hold; the
         # prefix cache's hits at the requests they run at once
@@ -300,9 +305,21 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         load = min(scenario.users, running)
         reuse = candidate_reuse(inp, scenario, replicas, s, space, context, load)
         speed = _speed(inp, scenario, replicas, s, chunk, context, scenario.users, admit, reuse)
-        if scenario.latency == "throughput" and running > scenario.users:
-            full = candidate_reuse(inp, scenario, replicas, s, space, context, running)
-            peak = _speed(inp, scenario, replicas, s, chunk, context, running, admit, full)
+        if users_fit:  # a layout short of users ranks after every one that holds them
+
+            def at(n: int) -> Speed | None:
+                hits = candidate_reuse(inp, scenario, replicas, s, space, context, n)
+                return _speed(inp, scenario, replicas, s, chunk, context, n, admit, hits)
+
+            # the TPOT alone where no prefix repeats (the hits change with the load)
+            probe = (
+                _tpot_probe(inp, scenario, replicas, s, chunk, context, admit)
+                if reuse is None
+                else None
+            )
+            peak_users, peak = operating_point(
+                scenario, running, at, unit=s.dp * replicas, tpot_at=probe
+            )
     return Candidate(
         layout=Layout(replicas, s),
         weights_per_gpu=w_gpu,
@@ -331,6 +348,7 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         fixes=fixes,
         speed=speed,
         peak=peak,
+        peak_users=peak_users,
         running=running,
         reuse=reuse,
     )
@@ -476,6 +494,42 @@ def _speed(
         )
     except InputError:
         return None
+
+
+def _tpot_probe(
+    inp: SearchInputs,
+    scenario: Scenario,
+    replicas: int,
+    s: Split,
+    chunk: int | None,
+    context: int,
+    admit: int,
+) -> Callable[[int], float]:
+    """The TPOT (ms) ``_speed`` gives at ``n`` requests spread evenly over the copies (``n`` a
+    multiple of them), without building the whole Speed: the copy's op model is made once and
+    the scheduler run at each load (``engine.perf.estimate`` does the same per call)."""
+    isl, osl = scenario.workload(context)
+    perf_in = inp if chunk == inp.chunk_tokens else replace(inp, chunk_tokens=chunk)
+    try:
+        model = copy_model(
+            perf_in, s, isl, osl, inp.speculative,
+            gpus_per_node=scenario.gpus_per_node, calibration=inp.calibration,
+            factors=inp.factors, engine_version=inp.engine_version, eager=inp.eager,
+        )  # fmt: skip
+        costs = model.costs()
+    except InputError:
+        return lambda n: math.inf
+    sched = scheduler(perf_in, s)
+    waves = perf_facts().benchmark.prompts_per_client
+
+    def tpot(n: int) -> float:
+        try:
+            line = sched.closed_loop(costs, Load(max(1, n // replicas), osl, waves, admit))
+        except InputError:
+            return math.inf
+        return line.tpot * 1e3
+
+    return tpot
 
 
 @dataclass(frozen=True)

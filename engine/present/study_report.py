@@ -24,6 +24,7 @@ from engine.present import messages as M
 from engine.present.evidence_words import evidence_json, group_json
 from engine.present.k8s import kubernetes_yaml, manifest_name
 from engine.present.render import docker, script, shell
+from engine.present.speed_chart import load_caption
 from engine.scenario import ENGINE_LABELS, Engine, cli_line
 from engine.study import Study
 from engine.text.safe import plain
@@ -230,6 +231,7 @@ def study_json(st: Study) -> dict[str, Any]:
             "reason": say(st.verdict.reason),
             "reason_code": st.verdict.reason.to_json(),
             "suggestions": [say(st.verdict.fix)] if st.verdict.fix is not None else [],
+            **st.verdict.targets_json(),
         },
         "context": {
             "asked": st.context_asked,
@@ -412,7 +414,7 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
     out += [f"- {escape_markdown(r)}" for r in reasons]
     speed = C.speed_shown(st, lang)
     if speed:
-        caption = escape_markdown(C.speed_caption(st, lang))
+        caption = escape_markdown(C.speed_caption(st, lang) + " " + load_caption(st, lang))
         out += ["", "## " + t("overview.speed", lang), "", caption, ""]
         out += _table(
             (t("report.quantity", lang), t("report.value", lang), t("report.formula", lang)),
