@@ -134,8 +134,11 @@ def test_the_operating_points_tpot_probe_is_the_speed_models_own_tpot() -> None:
             continue
         lay = c.layout
         unit = lay.split.dp * lay.replicas
-        probe = _tpot_probe(inp, st.scenario, lay.replicas, lay.split, c.chunk_tokens, c.context)
-        for k in (1, 3):
-            sp = _speed(inp, st.scenario, lay.replicas, lay.split, c.chunk_tokens, c.context,
-                        k * unit)  # fmt: skip
-            assert sp is not None and probe(k * unit) == pytest.approx(sp.tpot_ms)
+        for admit in (unit, 10**6):  # a copy admitting a few, or every request
+            probe = _tpot_probe(
+                inp, st.scenario, lay.replicas, lay.split, c.chunk_tokens, c.context, admit
+            )
+            for k in (1, 3):
+                sp = _speed(inp, st.scenario, lay.replicas, lay.split, c.chunk_tokens, c.context,
+                            k * unit, admit)  # fmt: skip
+                assert sp is not None and probe(k * unit) == pytest.approx(sp.tpot_ms)
