@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from engine import errors as E
+from engine.decision import Name
 from engine.errors import InputError
 from engine.hardware.gpus import aliases, all_gpus
 from engine.i18n import LANGS
@@ -43,7 +45,6 @@ from engine.scenario import AUTO, FieldRow, Scenario, catalog_name, fields, make
 from engine.study import study
 from engine.text.safe import json_text, plain
 from engine.text.units import gib
-from engine.text.words import say
 
 MAX_ARG_CHARS = 65_536  # an argument longer than this is not a name, a number or a command
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -58,7 +59,7 @@ class Parser(argparse.ArgumentParser):
             head, _, rest = message.partition(": ")
             name = head.removeprefix("argument ").split("/")[0].strip()
             message = rest
-        raise InputError(name, message)
+        raise InputError(name, E.PARSER(message=Name(message)))
 
 
 # --- the scenario flags every study-based subcommand shares -----------------------------------
@@ -171,7 +172,7 @@ def source_fields(source: str) -> dict[str, Any]:
     try:
         loaded = load_model(source)
     except OSError as err:  # e.g. a file name longer than the file system allows
-        raise InputError("source", f"a readable config.json path ({err.strerror})") from None
+        raise InputError("source", E.readable(err)) from None
     if loaded.source == "catalog":
         return {"source": "catalog", "model": loaded.name}
     if loaded.source == "hub" and HF_ID.match(loaded.name):
@@ -183,8 +184,8 @@ def source_fields(source: str) -> dict[str, Any]:
 
 
 def error_text(err: InputError) -> str:
-    """``field: expected`` and, when the engine gave one, its decision in words."""
-    return f"{err} ({say(err.why)})" if err.why is not None else str(err)
+    """``field: expected`` and, when the engine gave one, its decision, in English."""
+    return str(err)
 
 
 def _print(data: Any) -> None:
@@ -255,7 +256,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     st = study(scenario_from_args(args))
     plan = st.plan
     if plan is None:
-        raise InputError("engine", f"an engine that can run {st.layout.describe()}")
+        raise InputError("engine", E.RUNS_LAYOUT(layout=st.layout.name()))
     if args.kubernetes:
         options = KubeOptions(
             model_cache_claim=args.model_cache_claim,

@@ -34,13 +34,9 @@ class Options:
 
     def validate(self) -> None:
         if isinstance(self.tp, bool) or not 1 <= self.tp <= 8192:
-            raise InputError(
-                "tp",
-                f"a whole number from 1 to 8192, got {self.tp}",
-                expects=E.RANGE(low=1, high=8192, got=E.got(self.tp)),
-            )
+            raise InputError("tp", E.RANGE(low=1, high=8192, got=E.got(self.tp)))
         if self.context is not None and not 1 <= self.context <= 1 << 26:
-            raise InputError("context", f"between 1 and {1 << 26:,} tokens, got {self.context}")
+            raise InputError("context", E.RANGE(low=1, high=1 << 26, got=E.got(self.context)))
 
 
 @dataclass(frozen=True)

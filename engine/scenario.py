@@ -396,11 +396,7 @@ class Scenario(BaseModel):
     def _kv(cls, v: str) -> str:
         key = v.strip().lower()
         if key not in KV_DTYPE_CHOICES:
-            raise InputError(
-                "kv_dtype",
-                f"one of {', '.join(KV_DTYPE_CHOICES)}",
-                expects=E.ONE_OF(choices=tuple(Name(c) for c in KV_DTYPE_CHOICES)),
-            )
+            raise InputError("kv_dtype", E.ONE_OF(choices=tuple(Name(c) for c in KV_DTYPE_CHOICES)))
         return key
 
     @field_validator("memory_fraction")
@@ -417,20 +413,14 @@ class Scenario(BaseModel):
     @classmethod
     def _digest(cls, v: str | None) -> str | None:
         if v is not None and (len(v) != 64 or any(c not in "0123456789abcdef" for c in v)):
-            raise InputError(
-                "digest", "a sha256 hex digest of the config bytes", expects=E.SHA256()
-            )
+            raise InputError("digest", E.SHA256())
         return v
 
     @field_validator("model")
     @classmethod
     def _printable(cls, v: str) -> str:
         if any(not c.isprintable() for c in v):
-            raise InputError(
-                "model",
-                "a name without control characters or line breaks",
-                expects=E.PRINTABLE_NAME(),
-            )
+            raise InputError("model", E.PRINTABLE_NAME())
         return v.strip()
 
     @property
@@ -515,39 +505,13 @@ def field_row(name: str) -> FieldRow:
     return next(r for r in fields() if r.name == name)
 
 
-def _expected(error: Mapping[str, Any]) -> str:
-    kind = str(error.get("type", ""))
-    ctx = error.get("ctx") or {}
-    if isinstance(ctx.get("error"), InputError):  # a validator's own refusal
-        return str(ctx["error"].expected)
-    if kind in ("int_type", "int_parsing", "int_from_float"):
-        return "a whole number"
-    if kind in ("float_type", "float_parsing", "finite_number"):
-        return "a finite number"
-    if kind == "greater_than_equal":
-        return f"at least {ctx.get('ge')}"
-    if kind == "less_than_equal":
-        return f"at most {ctx.get('le')}"
-    if kind == "literal_error":
-        return f"one of {ctx.get('expected', '')}".replace("'", "")
-    if kind == "bool_parsing" or kind == "bool_type":
-        return "true or false"
-    if kind == "string_too_long":
-        return f"at most {ctx.get('max_length')} characters"
-    if kind == "string_too_short":
-        return "a non-empty value"
-    if kind == "extra_forbidden":
-        return "a known scenario field"
-    msg = str(error.get("msg", "a valid value"))
-    return msg.removeprefix("Value error, ")
-
-
-def _expects(error: Mapping[str, Any], field: str) -> Decision | None:
-    """``_expected`` as a decision (None for a kind of error it has no code for)."""
+def _expects(error: Mapping[str, Any], field: str) -> Decision:
+    """What a field expects, from pydantic's kind of error and its context (a validator's own
+    refusal as it is)."""
     kind = str(error.get("type", ""))
     ctx = error.get("ctx") or {}
     if isinstance(ctx.get("error"), InputError):
-        expects: Decision | None = ctx["error"].expects
+        expects: Decision = ctx["error"].expects
         return expects
     if kind in ("int_type", "int_parsing", "int_from_float"):
         return E.WHOLE_NUMBER()
@@ -559,7 +523,8 @@ def _expects(error: Mapping[str, Any], field: str) -> Decision | None:
         return E.AT_MOST(high=ctx["le"])
     if kind == "literal_error":
         row = next((r for r in fields() if r.name == field), None)
-        return E.ONE_OF(choices=tuple(Name(c) for c in row.choices)) if row else None
+        if row is not None:
+            return E.ONE_OF(choices=tuple(Name(c) for c in row.choices))
     if kind in ("bool_parsing", "bool_type"):
         return E.TRUE_FALSE()
     if kind == "string_too_long":
@@ -568,12 +533,12 @@ def _expects(error: Mapping[str, Any], field: str) -> Decision | None:
         return E.NOT_EMPTY()
     if kind == "extra_forbidden":
         return E.KNOWN_FIELD()
-    return None
+    return E.VALID(kind=Name(kind), got=E.got(error.get("input")))
 
 
 def _refused(field: str, error: Mapping[str, Any]) -> InputError:
     """The InputError of pydantic's first error, naming ``field``."""
-    return InputError(field, _expected(error), expects=_expects(error, field))
+    return InputError(field, _expects(error, field))
 
 
 def make_scenario(**fields: Any) -> Scenario:
@@ -586,39 +551,25 @@ def make_scenario(**fields: Any) -> Scenario:
         name = str(first["loc"][0]) if first["loc"] else "scenario"
         raise _refused(name, first) from None
     if s.source == "file" and s.digest is None:
-        raise InputError("digest", "the digest of the uploaded config bytes", expects=E.DIGEST())
+        raise InputError("digest", E.DIGEST())
     if s.source == "hub" and not HF_ID.match(s.model):
-        raise InputError(
-            "model",
-            f"a Hugging Face id like 'org/name', got {echo(s.model)}",
-            expects=E.HUB_ID(got=Name(echo(s.model))),
-        )
+        raise InputError("model", E.HUB_ID(got=Name(echo(s.model))))
     if s.source == "catalog":
         canonical = catalog_name(s.model)
         if canonical is None:
-            raise InputError(
-                "model",
-                f"a bundled catalog model name, got {echo(s.model)}",
-                expects=E.CATALOG_NAME(got=Name(echo(s.model))),
-            )
+            raise InputError("model", E.CATALOG_NAME(got=Name(echo(s.model))))
         if canonical != s.model:
             s = s.model_copy(update={"model": canonical})
     total = (s.input_tokens or 0) + (s.output_tokens or 0)
     if s.context is not None and total > s.context:
         raise InputError(
-            "input_tokens",
-            f"input + output tokens ({total:,}) within the context ({s.context:,} tokens)",
-            expects=E.WITHIN_CONTEXT(total=Tokens(total), context=Tokens(s.context)),
+            "input_tokens", E.WITHIN_CONTEXT(total=Tokens(total), context=Tokens(s.context))
         )
     used = math.prod(v for v in (s.tp, s.dp, s.pp, s.replicas) if v is not None)
     if used > s.total_gpus:
         raise InputError(
             "tp",
-            f"a pinned layout (TP × DP × PP × replicas = {used}) that fits the "
-            f"{s.total_gpus} GPUs ({s.gpus_per_node} per node × {s.nodes} nodes)",
-            expects=E.LAYOUT_FITS(
-                used=used, gpus=s.total_gpus, per_node=s.gpus_per_node, nodes=s.nodes
-            ),
+            E.LAYOUT_FITS(used=used, gpus=s.total_gpus, per_node=s.gpus_per_node, nodes=s.nodes),
         )
     return s
 
@@ -695,14 +646,14 @@ def _from_text(field: str, text: str) -> Any:
             return True
         if low in _FALSE:
             return False
-        raise InputError(field, "1 or 0", expects=E.ONE_OR_ZERO())
+        raise InputError(field, E.ONE_OR_ZERO())
     if row.kind is int:
         if not _DIGITS.fullmatch(text):  # ASCII digits only: int() also reads '٣' and '1_0'
-            raise InputError(field, "a whole number", expects=E.WHOLE_NUMBER())
+            raise InputError(field, E.WHOLE_NUMBER())
         return int(text)
     if row.kind is float:
         if not _DECIMAL.fullmatch(text):
-            raise InputError(field, "a decimal number", expects=E.DECIMAL())
+            raise InputError(field, E.DECIMAL())
         return float(text)
     return text
 
@@ -738,11 +689,6 @@ LINK_ENGINE = Code("link.then.engine")
 LINK_CALIBRATION = Code("link.calibration")
 LINK_FILE = Code("link.file", "model")
 LINK_LAYOUT = Code("link.layout", "expected")
-LINK_DETAIL = Code("link.detail", "text")  # an expectation with no code yet, as written
-
-
-def _expectation(err: InputError) -> Decision:
-    return err.expects if err.expects is not None else LINK_DETAIL(text=Name(err.expected))
 
 
 def from_query(params: Mapping[str, str | list[str]]) -> ParsedQuery:
@@ -802,9 +748,7 @@ def _invalid(key: str, value: str, err: InputError) -> Decision:
     """A link value refused: what it expects, and what is used instead."""
     default = getattr(DEFAULT_SCENARIO, err.field, None)
     then = LINK_ENGINE() if default is None else LINK_DEFAULT(value=Name(echo(str(default))))
-    return LINK_INVALID(
-        key=Name(key), value=Name(echo(value)), expected=_expectation(err), then=then
-    )
+    return LINK_INVALID(key=Name(key), value=Name(echo(value)), expected=err.expects, then=then)
 
 
 def _drop_until_valid(good: dict[str, Any], err: InputError) -> tuple[Scenario, Decision]:
@@ -813,7 +757,7 @@ def _drop_until_valid(good: dict[str, Any], err: InputError) -> tuple[Scenario, 
     if err.field in ("tp", "dp", "pp", "replicas"):
         for k in ("tp", "dp", "pp", "replicas", "ep"):
             good.pop(k, None)
-        note = LINK_LAYOUT(expected=_expectation(err))
+        note = LINK_LAYOUT(expected=err.expects)
     else:
         value = good.pop(err.field, None)
         if err.field == "model":

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from engine import errors as E
 from engine.decision import Bytes, Code, Decimal, Decision, Name, Tokens
 from engine.diagnose import Diagnosis, Options
 from engine.engines import adapter
@@ -190,7 +191,7 @@ def _compute(s: Scenario) -> Study:
     limit = context_limit(cfg)
     notes: list[Decision] = []
     if s.images and not fam.multimodal:
-        raise InputError("images", f"a multimodal model; {cfg.architecture} has no vision encoder")
+        raise InputError("images", E.MULTIMODAL(architecture=Name(cfg.architecture)))
     asked = s.context or limit.tokens
     if asked > limit.tokens:
         notes.append(
@@ -266,8 +267,7 @@ def _compute(s: Scenario) -> Study:
                     else evaluate(inputs(e, mtp), s, pick.layout.replicas, pick.layout.split)
                 )
             except InputError as err:
-                said = err.expects if err.expects is not None else Name(err.expected)
-                fit, problem = None, err.why or REJECT_ENGINE(why=said)
+                fit, problem = None, err.why or REJECT_ENGINE(why=err.expects)
         kv = kv_at(e)(pick.layout.tp)
         views[e] = EngineView(e, kv_dtypes[e], kv, fit, software[e], None, problem)
     fewest = _fewest_gpus(inputs(s.engine, mtp), s) if not pick.context_fits else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from engine import errors as E
 from engine.errors import InputError
 
 _VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(?:(a|b|rc)(\d+))?(?:\.post(\d+))?$")
@@ -19,9 +20,7 @@ def version_key(version: str) -> tuple[tuple[int, ...], int, int, int]:
     """Sort key: release numbers (trailing zeros dropped), pre-release rank and number, post."""
     m = _VERSION.match(version.strip())
     if m is None:
-        raise InputError(
-            "version", f"a release like 0.11.0, 0.5.3.post1 or 0.5.0rc2, not {version!r}"
-        )
+        raise InputError("version", E.RELEASE(got=E.got(version)))
     release = [int(p) for p in m.group(1).split(".")]
     while len(release) > 1 and release[-1] == 0:
         release.pop()
@@ -37,5 +36,5 @@ def at_least(version: str, minimum: str) -> bool:
 def latest(versions: list[str]) -> str:
     """The newest of several release strings."""
     if not versions:
-        raise InputError("version", "at least one release string")
+        raise InputError("version", E.RELEASE(got=E.got("")))
     return max(versions, key=version_key)

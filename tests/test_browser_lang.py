@@ -203,12 +203,11 @@ def test_refusals_and_the_model_s_notes_speak_korean(
         page.close()  # type: ignore[attr-defined]
 
 
-def test_an_uncoded_refusal_is_a_korean_sentence_with_the_english_cited(
+def test_a_refused_kubernetes_name_is_a_korean_sentence_with_no_english_cited(
     server: str, browser: object
 ) -> None:
-    """A Kubernetes claim name that is no DNS label (engine/present/k8s.py has no code for it
-    yet): the page says in Korean that the value was refused and quotes the engine's English
-    as a citation, which the check leaves out as it does a Sources list."""
+    """A Kubernetes claim name that is no DNS label: the page says in Korean what the field
+    expects (a DNS label), with no English quoted beside it."""
     page = _open(browser, _url(server, "flags", "lang=ko"))
     try:
         _settle(page)
@@ -223,10 +222,10 @@ def test_an_uncoded_refusal_is_a_korean_sentence_with_the_english_cited(
         lines = page_lines(page)
         read = [(kind, line) for area in lines.values() for kind, line in area]
         text = [line for kind, line in read if kind == "text"]
-        assert any("model_cache_claim 값을 받아들일 수 없습니다" in line for line in text), text
-        assert any(kind == "source" and "a DNS label" in line for kind, line in read), read
+        assert any("model_cache_claim" in line and "DNS 레이블" in line for line in text), text
+        assert not any("a DNS label" in line for _, line in read), read
         found = check(text, "ko", catalog_words(), BOTH)
-        _record("uncoded-flags-ko", lines, found, "ko")
+        _record("refused-flags-ko", lines, found, "ko")
         assert not found, _report(found)
     finally:
         page.close()  # type: ignore[attr-defined]

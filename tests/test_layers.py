@@ -17,11 +17,12 @@ from pathlib import Path
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
 
 LAYERS: list[tuple[str, list[str]]] = [
-    # decisions, errors, data loading, message catalogs, the release ordering
-    ("base", ["engine", "engine.errors", "engine.decision", "engine.rules", "engine.i18n",
-              "engine.versions"]),
+    # decisions, data loading, message catalogs
+    ("base", ["engine", "engine.decision", "engine.rules", "engine.i18n"]),
     # how a decision or a config string becomes safe text (no engine knowledge)
     ("words", ["engine.text*"]),
+    # refused input, worded by the catalogs; the release ordering
+    ("errors", ["engine.errors", "engine.versions"]),
     # the GPU catalog
     ("hardware", ["engine.hardware*"]),
     # config.json in: the config, its layers and their cache specs, the family, the checkpoint

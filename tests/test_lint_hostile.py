@@ -60,7 +60,7 @@ def test_the_yaml_bomb_is_refused_in_under_a_second() -> None:
     assert len(YAML_BOMB) == 368
     result, seconds = timed(lambda: lint_command(YAML_BOMB))
     assert isinstance(result, InputError) and result.field == "command"
-    assert "aliases" in result.expected
+    assert "aliases" in str(result)
     assert seconds < LIMIT_S
 
 
@@ -103,7 +103,7 @@ def test_sh_c_nested_past_the_limit_is_an_input_error() -> None:
     for _ in range(9):
         text = "sh -c " + shlex.quote(text)
     result, seconds = timed(lambda: lint_command(text))
-    assert isinstance(result, InputError) and "nested" in result.expected
+    assert isinstance(result, InputError) and "nested" in str(result)
     assert seconds < LIMIT_S
     two = "sh -c " + shlex.quote("bash -c " + shlex.quote("vllm serve m -tp 2"))
     assert lint_command(two).engine == "vllm"
@@ -143,7 +143,7 @@ def test_a_309_digit_size_through_the_cli_is_one_report(capsys: pytest.CaptureFi
 
 def test_text_over_64_kb_is_refused() -> None:
     result, seconds = timed(lambda: lint_command("vllm serve m " + "x" * MAX_COMMAND_CHARS))
-    assert isinstance(result, InputError) and "64 KB" in result.expected
+    assert isinstance(result, InputError) and "64 KB" in str(result)
     assert seconds < LIMIT_S
 
 
@@ -183,7 +183,7 @@ def test_findings_of_one_kind_are_capped_with_a_count() -> None:
 
 def test_more_arguments_than_any_launch_command_is_an_input_error() -> None:
     result, seconds = timed(lambda: lint_command("vllm serve m " + "-tp 2 " * 600))
-    assert isinstance(result, InputError) and "arguments" in result.expected
+    assert isinstance(result, InputError) and "arguments" in str(result)
     assert seconds < LIMIT_S
 
 

@@ -373,7 +373,9 @@ def test_config_without_architectures_is_an_input_error(config: dict[str, Any]) 
     with pytest.raises(InputError) as err:
         software_report(config, "vllm")
     assert err.value.field == "architectures"
-    assert err.value.expected == 'a non-empty list of model class names, e.g. ["LlamaForCausalLM"]'
+    assert str(err.value) == (
+        'architectures: a non-empty list of model class names, e.g. ["LlamaForCausalLM"]'
+    )
 
 
 def test_non_hf_reference_config_is_an_input_error() -> None:

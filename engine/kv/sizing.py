@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from engine import errors as E
 from engine.decision import Code, Decision
 from engine.engines import adapter
 from engine.errors import InputError
@@ -160,7 +161,7 @@ def layer_specs(
     """Each layer's cache specs on one TP rank: its mixer family's (none where it reads an
     earlier layer's KV), then a parallel linear mixer's state."""
     if tp < 1:
-        raise InputError("tp", f"a positive integer, got {tp}")
+        raise InputError("tp", E.POSITIVE(got=E.got(tp)))
     ctx = cache_context(cfg, kv, tp, engine)
     out: list[tuple[LayerPlan, list[CacheSpec]]] = []
     states: dict[str, tuple[CacheSpec, ...]] = {}  # one state spec object per linear mixer

@@ -18,6 +18,7 @@ from typing import Literal, cast, get_args
 
 from pydantic import Field
 
+from engine import errors as E
 from engine.decision import Code, Decimal, Decision, Name, Percent
 from engine.engines import ENGINES, Engine, EngineAdapter, Setting, adapter
 from engine.errors import InputError
@@ -254,13 +255,15 @@ class EplbAdvice:
 
 def _int_in(name: str, value: object, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InputError(name, f"a whole number from {low} to {high}, got {value!r}")
+        raise InputError(name, E.RANGE(low=low, high=high, got=E.got(value)))
     return value
 
 
 def _choice(name: str, value: object, options: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in options:
-        raise InputError(name, f"one of {', '.join(options)}, got {value!r}")
+        raise InputError(
+            name, E.ONE_OF_GOT(choices=tuple(Name(o) for o in options), got=E.got(value))
+        )
     return value
 
 
@@ -284,9 +287,7 @@ def engine_advice(
         or not isinstance(prefix_overlap_pct, int | float)
         or not 0 <= prefix_overlap_pct <= 100
     ):
-        raise InputError(
-            "prefix_overlap_pct", f"a percentage from 0 to 100, got {prefix_overlap_pct!r}"
-        )
+        raise InputError("prefix_overlap_pct", E.PERCENTAGE(got=E.got(prefix_overlap_pct)))
     pct = float(prefix_overlap_pct)
     reps = _int_in("replicas", replicas, 1, 100_000)
     facts = advisor_facts()

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from engine import errors as E
 from engine.decision import Code, Decimal, Decision, Name, Tokens
 from engine.engines import Engine, adapter
 from engine.errors import InputError
@@ -156,6 +157,9 @@ MEMORY_FRACTION_MORE = Code("measure.memory_fraction.more", "flag", "value", "pl
 MEMORY_FRACTION_LESS = Code("measure.memory_fraction.less", "flag", "value", "planned", "delta")
 STATE_POOL = Code("measure.state_pool", "slots", "each")
 # the sizing step's notes that follow the findings: each layer group's formula, then these
+# a log that lacks what the back-calculation divides
+CAPACITY_LINE = Code("error.measure.capacity_line", "line")
+POOL_LINE = Code("error.measure.pool_line", "line")
 NOTE_HYBRID = Code("measure.note.hybrid", "formula")
 NOTE_STATE = Code("measure.note.state", "bytes")
 # The formula under the comparison: the pool's bytes over its tokens.
@@ -306,14 +310,15 @@ def backcalculate(
     the likely cause when the ratio is off; ``notes`` (the sizing step's formulas) follow them.
     """
     if not (math.isfinite(predicted_bytes_per_token) and predicted_bytes_per_token > 0):
-        raise InputError("predicted_bytes_per_token", "a positive number of bytes")
+        raise InputError("predicted_bytes_per_token", E.POSITIVE_BYTES())
     if tp < 1:
-        raise InputError("tp", "a tensor-parallel size of at least 1")
+        raise InputError("tp", E.POSITIVE(got=E.got(tp)))
     if reading.tokens_capacity is None or reading.tokens_capacity <= 0:
-        raise InputError("log", "a positive KV token capacity ('GPU KV cache size: N tokens')")
+        line = adapter(reading.engine).measure.capacity_lines[0].expected
+        raise InputError("log", CAPACITY_LINE(line=Name(line)))
     if reading.kv_bytes_available is None or reading.kv_bytes_available <= 0:
         expected = adapter(reading.engine).measure.pool_line.expected
-        raise InputError("log", f"the line {expected}, which gives the KV pool's bytes")
+        raise InputError("log", POOL_LINE(line=Name(expected)))
 
     family = family.strip().lower()
     kind = family_kind(family)

@@ -17,12 +17,11 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from engine import errors as E
 from engine.decision import Code, Decision, Name
 from engine.errors import InputError
 from engine.rules import Loose, Strict, load_data
 from engine.text.words import as_json, say
-
-ARCHITECTURES_EXPECTED = 'a non-empty list of model class names, e.g. ["LlamaForCausalLM"]'
 
 FieldValue = str | int | float | bool
 # A note written in data/software.yaml: an id whose wording is code.software.note.<id>.
@@ -102,17 +101,19 @@ class ConfigView(BaseModel):
 
 def parse_config_view(config: Mapping[str, Any]) -> ConfigView:
     if not isinstance(config, Mapping):
-        raise InputError("config", "a config.json object (a JSON mapping)")
+        raise InputError("config", E.FILE_OBJECT())
     try:
         view = ConfigView.model_validate(dict(config))
     except ValidationError as err:
         first = err.errors()[0]
         name = str(first["loc"][0]) if first["loc"] else "config"
         if name == "architectures":
-            raise InputError("architectures", ARCHITECTURES_EXPECTED) from err
-        raise InputError(name, f"a valid value ({first['msg']})") from err
+            raise InputError("architectures", E.MODEL_CLASSES()) from err
+        raise InputError(
+            name, E.VALID(kind=Name(first["type"]), got=E.got(first.get("input")))
+        ) from err
     if not view.architectures or not view.architectures[0].strip():
-        raise InputError("architectures", ARCHITECTURES_EXPECTED)
+        raise InputError("architectures", E.MODEL_CLASSES())
     return view
 
 

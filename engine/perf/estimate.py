@@ -45,6 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from engine import errors as E
 from engine.engines import adapter
 from engine.engines.memory import Split
 from engine.errors import InputError
@@ -283,9 +284,9 @@ def estimate(
     adapter)."""
     for name, value in (("replicas", replicas), ("concurrency", concurrency), ("isl", isl)):
         if value < 1:
-            raise InputError(name, f"a positive integer, got {value}")
+            raise InputError(name, E.POSITIVE(got=E.got(value)))
     if osl < 1:
-        raise InputError("osl", f"a positive integer, got {osl}")
+        raise InputError("osl", E.POSITIVE(got=E.got(osl)))
     f = factors or perf_facts().factors
     rates = achieved_rates(inp.gpu, f, calibration)
     node = gpus_per_node or inp.gpu.node_gpus
@@ -442,7 +443,8 @@ def spread(
     the requests, as a benchmark of that load reports them, and tokens/s per user is 1 / TPOT.
     The phases, bounds and formulas under them are the busier copies'."""
     if replicas < 1 or requests < 1:
-        raise InputError("replicas" if replicas < 1 else "requests", "a positive integer")
+        field, value = ("replicas", replicas) if replicas < 1 else ("requests", requests)
+        raise InputError(field, E.POSITIVE(got=E.got(value)))
     q, busier = divmod(requests, replicas)
     kw: dict[str, Any] = {"gpus_per_node": gpus_per_node, "calibration": calibration}
     if not busier:

@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from engine import errors as E
+from engine.decision import Code
 from engine.engines import adapter
 from engine.engines.memory import GIB
 from engine.errors import InputError
@@ -34,6 +36,12 @@ _RESOURCE = re.compile(
     r"^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
 )
 _NIC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,14}$")
+# what the cluster's own names must be (data/i18n/<lang>/errors.yaml)
+DNS_LABEL = Code("error.k8s.dns_label", "got")
+DNS_NAME = Code("error.k8s.dns_name", "most", "got")
+RESOURCE = Code("error.k8s.resource", "got")
+NIC = Code("error.k8s.nic", "got")
+GPUS_PER_POD = Code("error.k8s.gpus_per_pod", "least")
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 
 # libyaml's safe emitter where PyYAML was built with it (its Linux wheels are): the same YAML
@@ -366,32 +374,24 @@ def kubernetes_yaml(
         ("hf_token_secret", opts.hf_token_secret),
     ):
         if value is not None and not _DNS_LABEL.match(value):
-            raise InputError(field, f"a DNS label (lowercase letters, digits, '-'), got {value!r}")
+            raise InputError(field, DNS_LABEL(got=E.got(value)))
     if opts.rdma_resource is not None and not _RESOURCE.match(opts.rdma_resource):
-        raise InputError(
-            "rdma_resource", f"a resource name like rdma/ib, got {opts.rdma_resource!r}"
-        )
+        raise InputError("rdma_resource", RESOURCE(got=E.got(opts.rdma_resource)))
     if opts.nic is not None and not _NIC.match(opts.nic):
-        raise InputError("nic", f"a network interface name like eth0 or ib0, got {opts.nic!r}")
+        raise InputError("nic", NIC(got=E.got(opts.nic)))
     if not _DNS_LABEL.match(name) or len(name) > 56:
-        raise InputError(
-            "name", f"a DNS label of at most 56 lowercase letters, digits or '-', got {name!r}"
-        )
+        raise InputError("name", DNS_NAME(most=56, got=E.got(name)))
     multi = plan.nodes_per_copy > 1
     servers = plan.servers if replicas is None else replicas
     if isinstance(servers, bool) or not isinstance(servers, int) or not 1 <= servers <= 1024:
-        raise InputError("replicas", f"a whole number from 1 to 1024, got {servers!r}")
+        raise InputError("replicas", E.RANGE(low=1, high=1024, got=E.got(servers)))
     per_pod = gpus_per_pod
     if per_pod is None:
         per_pod = plan.gpus_per_node if multi else _gpus_per_server(plan)
     if isinstance(per_pod, bool) or not isinstance(per_pod, int) or per_pod < 1:
-        raise InputError("gpus_per_pod", f"a positive whole number, got {per_pod!r}")
+        raise InputError("gpus_per_pod", E.POSITIVE(got=E.got(per_pod)))
     if per_pod < _gpus_per_server(plan) and not multi:
-        raise InputError(
-            "gpus_per_pod",
-            f"at least the plan's {_gpus_per_server(plan)} GPUs per server (one pod runs one "
-            "engine)",
-        )
+        raise InputError("gpus_per_pod", GPUS_PER_POD(least=_gpus_per_server(plan)))
     if multi:
         workers_serve = any(c.role == "worker" and c.port is not None for c in plan.commands)
         selector = _labels(name) if workers_serve else {**_labels(name), "role": "leader"}

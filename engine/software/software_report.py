@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from engine import errors as E
 from engine.decision import Code, Decision, Name
 from engine.engines import ENGINES, Engine, Setting, adapter
 from engine.engines.cli_table import ENGINES_DIR, table_path
@@ -440,7 +441,7 @@ def software_report(
     calls and thinking it writes decide the parsers (``engine.software.templates``).
     """
     if engine not in ENGINES:
-        raise InputError("engine", f"one of {', '.join(ENGINES)}")
+        raise InputError("engine", E.ONE_OF(choices=tuple(Name(e) for e in ENGINES)))
     view = parse_config_view(config)
     data = _data()
     raw = dict(config)

@@ -10,11 +10,12 @@ from typing import Any
 
 import torch
 
+from engine import errors as E
 from engine.decision import Decision
 from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG, Lang
 from engine.measure.kernel_notes import CPU_TARGET, GPU_TARGET
-from engine.measure.kernels.dims import EngineKv, KernelDims, Sizes
+from engine.measure.kernels.dims import DEVICE, NO_CUDA, EngineKv, KernelDims, Sizes
 from engine.measure.reading import as_printed
 from engine.text.words import as_json, say
 
@@ -99,9 +100,9 @@ class Ctx:
 
 def resolve_device(device: str) -> torch.device:
     if device not in ("cpu", "cuda"):
-        raise InputError("device", f"cpu or cuda, got {device!r}")
+        raise InputError("device", DEVICE(got=E.got(device)))
     if device == "cuda" and not torch.cuda.is_available():
-        raise InputError("device", "cuda requested but torch.cuda.is_available() is False")
+        raise InputError("device", NO_CUDA())
     return torch.device(device)
 
 

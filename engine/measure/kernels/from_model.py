@@ -7,12 +7,14 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache, partial
 
+from engine import errors as E
+from engine.decision import Name
 from engine.engines import adapter
 from engine.errors import InputError
 from engine.kv.dtype import DTYPE_BYTES
 from engine.kv.sizing import LayerGroup as EngineGroup
 from engine.kv.sizing import size_kv
-from engine.measure.kernels.dims import EngineKv, KernelDims, LayerGroup
+from engine.measure.kernels.dims import PRESET, EngineKv, KernelDims, LayerGroup
 from engine.measure.measure_data import measure_facts
 from engine.model.architecture import build_architecture
 from engine.model.cache_specs import MambaSpec
@@ -127,8 +129,11 @@ def preset_model(name: str) -> str:
     if path is None:
         raise InputError(
             "model-dims.preset",
-            f"one of {', '.join(aliases)} or a bundled catalog model "
-            f"(e.g. {catalog_names()[0]}); got {name!r}",
+            PRESET(
+                aliases=tuple(Name(a) for a in aliases),
+                example=Name(catalog_names()[0]),
+                got=E.got(name),
+            ),
         )
     return path.stem.replace("__", "/", 1)
 

@@ -9,7 +9,7 @@ import time
 
 from engine.errors import InputError
 from engine.measure.kernels.common import CheckResult
-from engine.measure.kernels.dims import KernelDims
+from engine.measure.kernels.dims import MODEL_OR_PRESET, KernelDims
 from engine.measure.kernels.from_model import kernel_dims
 from engine.measure.kernels.runner import run_all
 from engine.measure.kernels.spec import dims_from_spec, read_dims_spec
@@ -42,7 +42,7 @@ def dims_for_args(model: str | None, preset: str | None, model_dims: str | None)
     ``--model-dims`` fields changed over it."""
     spec = read_dims_spec(model_dims) if model_dims else {}
     if model and preset:
-        raise InputError("preset", "either --model or --preset, not both")
+        raise InputError("preset", MODEL_OR_PRESET())
     if preset:
         spec["preset"] = preset
     if not model:

@@ -136,11 +136,7 @@ class CacheContext:
     def divides(self, n: int, name: str) -> None:
         """A state split over TP needs a TP size that divides it (vLLM asserts the same)."""
         if n % self.tp:
-            raise InputError(
-                "tp",
-                f"a TP size that divides {name} ({n}); got {self.tp}",
-                expects=E.TP_DIVIDES(what=Name(name), n=n, got=self.tp),
-            )
+            raise InputError("tp", E.TP_DIVIDES(what=Name(name), n=n, got=self.tp))
 
 
 @dataclass(frozen=True)
@@ -238,7 +234,7 @@ class MixerFamily:
 
     def layer(self, cfg: ModelConfig, shape: LayerShape) -> LayerPlan:
         """The ``LayerPlan`` of one decoder layer of this family."""
-        raise InputError("layer_types", f"layer {shape.index} cannot be a {self.key} layer")
+        raise InputError("layer_types", E.NOT_THIS_KIND(layer=shape.index, kind=Name(self.key)))
 
     def cache_specs(self, layer: LayerPlan, ctx: CacheContext) -> tuple[CacheSpec, ...]:
         """What one such layer keeps on one TP rank (vLLM ``get_kv_cache_spec``)."""
@@ -296,5 +292,5 @@ def for_layer_kind(kind: str) -> MixerFamily | None:
 def require(v: int | None, name: str) -> int:
     """A state dimension the config must give."""
     if v is None:
-        raise InputError(name, "a positive integer for the linear-attention state; it is missing")
+        raise InputError(name, E.MISSING(what=E.KIND["linear_state"]()))
     return v

@@ -28,13 +28,9 @@ def _ratios(cfg: ModelConfig) -> list[int]:
     ratios = cfg.compress_ratios or []
     n = cfg.num_hidden_layers
     if len(ratios) < n:
-        raise InputError(
-            "compress_ratios",
-            f"one ratio per layer ({n}), got {len(ratios)}",
-            expects=E.PER_LAYER(layers=n, got=len(ratios)),
-        )
+        raise InputError("compress_ratios", E.PER_LAYER(layers=n, got=len(ratios)))
     if not cfg.sliding_window:
-        raise InputError("sliding_window", "a window size for DeepSeek-V4 compressed attention")
+        raise InputError("sliding_window", E.WINDOW_FOR(kind=E.WINDOW_COMPRESSED()))
     return ratios[:n]
 
 
