@@ -65,7 +65,6 @@ from engine.model.family import AttentionFamily
 from engine.model.loader import LoadedModel
 from engine.scenario import Engine, Scenario
 from engine.software.software_report import REMOTE_CODE_NOT_NEEDED, SoftwareReport
-from engine.text.words import say
 
 __all__ = [
     "LEADER",
@@ -113,16 +112,6 @@ class LaunchPlan:
     prefix_overlap: float
     port: int
     checkpoint_bytes: int = 0  # every stored tensor of the checkpoint (what a node reads)
-
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """``warned`` in English (the JSON's readable field)."""
-        return tuple(say(w) for w in self.warned)
-
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """``noted`` in English (the JSON's readable field)."""
-        return tuple(say(n) for n in self.noted)
 
     @property
     def program(self) -> list[str]:

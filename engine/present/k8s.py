@@ -27,6 +27,7 @@ from engine.decision import Code
 from engine.engines import adapter
 from engine.engines.memory import GIB
 from engine.errors import InputError
+from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.plan import LEADER, LaunchPlan, NodeCommand, launch_facts
 from engine.present.render import comment, join, one_line
 from engine.text.words import say
@@ -196,32 +197,38 @@ def _container(
     return c
 
 
-def _metadata(plan: LaunchPlan, name: str) -> dict[str, Any]:
-    """Name and labels; the plan's warnings ride along as annotations (the manifest has no
-    comments), so ``kubectl describe`` shows them to whoever applies it."""
+def _metadata(plan: LaunchPlan, name: str, lang: Lang) -> dict[str, Any]:
+    """Name and labels; the plan's warnings ride along as annotations in the reader's language
+    (the manifest has no comments), so ``kubectl describe`` shows them to whoever applies it."""
     meta: dict[str, Any] = {"name": name, "labels": _labels(name)}
-    notes = {f"serving-playbook/warning-{i}": w for i, w in enumerate(plan.warnings, 1)}
+    notes = {
+        f"serving-playbook/warning-{i}": one_line(say(w, lang, markdown=False))
+        for i, w in enumerate(plan.warned, 1)
+    }
     cache = launch_facts().kubernetes.model_cache
-    access = "ReadWriteMany" if plan.nodes_per_copy > 1 else "ReadWriteOnce or ReadWriteMany"
-    notes["serving-playbook/model-cache"] = (
-        f"mount a PersistentVolumeClaim ({access}) of at least "
-        f"{math.ceil(plan.checkpoint_bytes * 1.1 / GIB)} GiB for the checkpoint at "
-        f"{cache.mount_path}; the default claim name {cache.claim} is a placeholder"
+    access = "many" if plan.nodes_per_copy > 1 else "either"
+    notes["serving-playbook/model-cache"] = t(
+        "manifest.model_cache",
+        lang,
+        access=t(f"manifest.access.{access}", lang),
+        gib=f"{math.ceil(plan.checkpoint_bytes * 1.1 / GIB):,}",
+        path=cache.mount_path,
+        claim=cache.claim,
     )
     if not plan.runnable:  # kubectl describe says why nothing runs
         for i, b in enumerate(plan.blocked_by, 1):
-            notes[f"serving-playbook/blocked-{i}"] = one_line(say(b))
+            notes[f"serving-playbook/blocked-{i}"] = one_line(say(b, lang, markdown=False))
     meta["annotations"] = notes
     return meta
 
 
 def _deployment(
-    plan: LaunchPlan, name: str, replicas: int, gpus_per_pod: int, opts: KubeOptions
+    plan: LaunchPlan, name: str, replicas: int, gpus_per_pod: int, opts: KubeOptions, lang: Lang
 ) -> dict[str, Any]:
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": _metadata(plan, name),
+        "metadata": _metadata(plan, name, lang),
         "spec": {
             "replicas": replicas if plan.runnable else 0,
             "selector": {"matchLabels": _labels(name)},
@@ -288,7 +295,7 @@ def _lws_script(plan: LaunchPlan, command: NodeCommand) -> str:
     return "exec " + " ".join(words)
 
 
-def _lws(plan: LaunchPlan, name: str, groups: int, opts: KubeOptions) -> dict[str, Any]:
+def _lws(plan: LaunchPlan, name: str, groups: int, opts: KubeOptions, lang: Lang) -> dict[str, Any]:
     leader_cmd = next(c for c in plan.commands if c.role == "leader")
     worker_cmd = next(c for c in plan.commands if c.role == "worker")
     network = launch_facts().kubernetes.multi_node_network
@@ -308,7 +315,7 @@ def _lws(plan: LaunchPlan, name: str, groups: int, opts: KubeOptions) -> dict[st
     return {
         "apiVersion": LWS_API,
         "kind": "LeaderWorkerSet",
-        "metadata": _metadata(plan, name),
+        "metadata": _metadata(plan, name, lang),
         "spec": {
             "replicas": groups if plan.runnable else 0,
             "leaderWorkerTemplate": {
@@ -363,11 +370,13 @@ def kubernetes_yaml(
     replicas: int | None = None,
     gpus_per_pod: int | None = None,
     options: KubeOptions | None = None,
+    lang: Lang = DEFAULT_LANG,
 ) -> str:
     """The manifests as multi-document YAML: Deployment + Service, or a LeaderWorkerSet + a
     Service for its leaders when a copy spans nodes; a router ConfigMap for several servers.
     ``replicas`` overrides the plan's server count; ``gpus_per_pod`` its GPUs per pod;
-    ``options`` what the cluster decides (model-cache claim, token Secret, network)."""
+    ``options`` what the cluster decides (model-cache claim, token Secret, network); ``lang``
+    the language of the annotations and comments."""
     opts = options or KubeOptions()
     for field, value in (
         ("model_cache_claim", opts.model_cache_claim),
@@ -396,12 +405,12 @@ def kubernetes_yaml(
         workers_serve = any(c.role == "worker" and c.port is not None for c in plan.commands)
         selector = _labels(name) if workers_serve else {**_labels(name), "role": "leader"}
         docs: list[dict[str, Any]] = [
-            _lws(plan, name, servers, opts),
+            _lws(plan, name, servers, opts, lang),
             _service(plan, name, selector),
         ]
     else:
         docs = [
-            _deployment(plan, name, servers, per_pod, opts),
+            _deployment(plan, name, servers, per_pod, opts, lang),
             _service(plan, name, _labels(name)),
         ]
     if servers > 1:
@@ -409,8 +418,8 @@ def kubernetes_yaml(
     text = yaml.dump_all(docs, Dumper=_DUMPER, sort_keys=False, default_flow_style=False, width=100)
     if plan.runnable:
         return text
-    head = [comment("BLOCKED: " + say(b)) for b in plan.blocked_by]
-    head.append(comment("replicas: 0 - this plan cannot start; the annotations say why"))
+    head = [comment(t("script.blocked", lang, why=say(b, lang))) for b in plan.blocked_by]
+    head.append(comment(t("manifest.blocked_replicas", lang)))
     return "\n".join(head) + "\n" + text
 
 

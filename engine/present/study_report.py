@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from engine.alternatives import alternatives, ask
+from engine.decision import Decision
 from engine.engines import adapter, check_engine
 from engine.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
@@ -179,23 +180,29 @@ def plan_json(plan: LaunchPlan) -> dict[str, Any]:
             }
             for c in plan.commands
         ],
-        "env": [e.to_json() for e in plan.env],
-        "flags": [f.to_json() for f in plan.flags],
-        "left_to_engine": [x.to_json() for x in plan.left_to_engine],
+        "env": [{"name": e.name, "value": e.value, **_reason(e.why)} for e in plan.env],
+        "flags": [{"flag": f.flag, "value": f.value, **_reason(f.why)} for f in plan.flags],
+        "left_to_engine": [{"flag": x.flag, **_reason(x.why)} for x in plan.left_to_engine],
         "runnable": plan.runnable,
         "blocked_by": [say(b) for b in plan.blocked_by],
         "blocked_by_codes": [b.to_json() for b in plan.blocked_by],
-        "warnings": list(plan.warnings),
-        "notes": list(plan.notes),
+        "warnings": say_all(plan.warned),
+        "notes": say_all(plan.noted),
         "warning_codes": [w.to_json() for w in plan.warned],
         "note_codes": [n.to_json() for n in plan.noted],
         "kubernetes_yaml": kubernetes_yaml(plan, manifest_name(plan.model_name)),
     }
 
 
+def _reason(why: Decision) -> dict[str, Any]:
+    """A plan part's reason in English beside its code and parameters."""
+    out = why.to_json()
+    return {"reason": say(why), "code": out["code"], "params": out["params"]}
+
+
 def _layout_reasons(plan: LaunchPlan) -> list[str]:
     flag = adapter(plan.engine).flag("tp")
-    return [f.reason for f in plan.flags if f.flag == flag]
+    return [say(f.why) for f in plan.flags if f.flag == flag]
 
 
 def plan_json_of(st: Study, engine: str) -> dict[str, Any] | None:
