@@ -25,13 +25,14 @@ from engine.decision import Name
 from engine.errors import InputError
 from engine.hardware.gpus import aliases, all_gpus
 from engine.i18n import LANGS
-from engine.lint import format_report, json_report, lint_command
+from engine.lint import lint_command
 from engine.measure.backcalc_cli import add_backcalc_arguments, predict_for_source, run_backcalc
 from engine.measure.kernels.args import add_kernel_arguments
 from engine.model import store
 from engine.model.loader import HF_ID, load_model
 from engine.perf import calibration
 from engine.present.k8s import KubeOptions, kubernetes_yaml, manifest_name
+from engine.present.lint_words import format_report, json_report
 from engine.present.render import script
 from engine.present.study_report import (
     diagnose_json,

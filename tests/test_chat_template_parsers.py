@@ -21,6 +21,7 @@ from engine.engines import adapter
 from engine.lint import lint_command
 from engine.model import loader
 from engine.model.loader import load_hub, load_model
+from engine.present.lint_words import fix
 from engine.scenario import make_scenario
 from engine.software import templates
 from engine.software.software_report import software_report
@@ -394,7 +395,7 @@ def test_qwen3_coder_writes_xml_tool_calls_so_it_gets_qwen3_coder(offline_hub: P
         gpus=8,
     )
     mismatch = [f for f in wrong.findings if f.code == "tool-parser-mismatch"]
-    assert mismatch and "qwen3_coder" in mismatch[0].fix
+    assert mismatch and "qwen3_coder" in fix(mismatch[0])
 
 
 def test_qwen3_coder_without_its_template_keeps_the_table_and_names_the_alternative() -> None:

@@ -21,7 +21,6 @@ from engine.lint.correct import apply_edits, shell_text
 from engine.lint.explain import explanations, left_to_engine
 from engine.lint.extract import Invocation, extract
 from engine.lint.findings import (
-    ENTRYPOINT,
     Finding,
     LintReport,
     finding,
@@ -205,7 +204,7 @@ def _report(
     return LintReport(
         engine=ctx.engine,
         engine_version=adapter(ctx.engine).version,
-        launcher=inv.launcher_text or ENTRYPOINT,
+        launcher=inv.launcher_text,
         model=settings.model_id,
         linted_against=choice.loaded.name if choice.loaded is not None else None,
         gpu=ctx.gpu.key if ctx.gpu is not None else None,
