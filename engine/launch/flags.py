@@ -140,7 +140,7 @@ def parser_flags(
     flags: list[PlanFlag] = []
     left: list[LeftOut] = []
     notes: list[Decision] = []
-    family = Name(sw.family or sw.architecture)
+    family = sw.family or Name(sw.architecture)
     kinds = (
         ("tool_call_parser", sw.tool_call_parser, eng.tool_call_parsers, TOOL_PARSER),
         ("reasoning_parser", sw.reasoning_parser, eng.reasoning_parsers, REASONING_PARSER),

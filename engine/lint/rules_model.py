@@ -408,7 +408,7 @@ def parsers(ctx: Ctx) -> None:
     assert st is not None
     own = ctx.choice.own
     stand_in: dict[str, Param] = {} if own else {"model": Name(st.model.name)}
-    family = Name(sw.family)
+    family = sw.family
     for kind, flag, expected in (
         ("tool", "--tool-call-parser", sw.tool_call_parser),
         ("reasoning", "--reasoning-parser", sw.reasoning_parser),

@@ -11,22 +11,24 @@ import re
 from typing import Any
 
 from engine.alternatives import alternatives, ask
-from engine.decision import Decision
+from engine.decision import Decision, Name
 from engine.engines import adapter, check_engine
 from engine.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.candidate import Candidate
 from engine.launch.plan import LaunchPlan
+from engine.model.checkpoint import CheckpointFormat
 from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.evidence_words import evidence_json, group_json
 from engine.present.k8s import kubernetes_yaml, manifest_name
 from engine.present.render import docker, script, shell
 from engine.scenario import ENGINE_LABELS, Engine, cli_line
+from engine.software.software_report import SoftwareReport
 from engine.study import Study
 from engine.text.safe import plain
 from engine.text.sources import escape_markdown
-from engine.text.words import say, say_all
+from engine.text.words import as_json, say, say_all
 
 UNITS = "bytes; GiB = 2^30 bytes, GB = 10^9 bytes"
 
@@ -136,7 +138,60 @@ def gates_json(st: Study) -> dict[str, Any]:
 
 def software_json(st: Study, engine: str) -> dict[str, Any]:
     view = st.engines[check_engine(engine)]
-    return view.software.to_json() | {"model": st.model.name}
+    return software_report_json(view.software) | {"model": st.model.name}
+
+
+def checkpoint_json(fmt: CheckpointFormat) -> dict[str, Any]:
+    """The checkpoint format: its facts, ``detail`` and ``notes`` in English, their codes."""
+    return {
+        "name": fmt.name,
+        "weight_dtype": fmt.weight_dtype,
+        "quant_method": fmt.quant_method,
+        "bits": fmt.bits,
+        "group_size": fmt.group_size,
+        "detail": "".join(say(d) for d in fmt.details),
+        "from_model_id": fmt.from_model_id,
+        "source": fmt.source,
+        "notes": say_all(fmt.reasons),
+        "detail_codes": [as_json(d) for d in fmt.details],
+        "note_codes": [as_json(d) for d in fmt.reasons],
+    }
+
+
+def software_report_json(r: SoftwareReport) -> dict[str, Any]:
+    """The documented keys (reasons as English text under ``notes`` and ``flag_reasons``) plus
+    each reason's code and parameters (``note_codes``, ``flag_reason_codes``)."""
+    family = r.family if r.family is None or isinstance(r.family, Name) else say(r.family)
+    return {
+        "engine": r.engine,
+        "architecture": r.architecture,
+        "min_version": r.min_version,
+        "tool_call_parser": r.tool_call_parser,
+        "reasoning_parser": r.reasoning_parser,
+        "checkpoint_format": r.checkpoint_format,
+        "quantization": r.quantization,
+        "extra_flags": list(r.extra_flags),
+        "notes": say_all(r.reasons),
+        "sources": list(r.sources),
+        "engine_version": r.engine_version,
+        "model_type": r.model_type,
+        "family": family.text if isinstance(family, Name) else family,
+        "natively_supported": r.natively_supported,
+        "multimodal": r.multimodal,
+        "checkpoint": checkpoint_json(r.checkpoint),
+        "flag_reasons": {flag: say(d) for flag, d in r.flag_decisions.items()},
+        "note_codes": [as_json(d) for d in r.reasons],
+        "flag_reason_codes": {f: as_json(d) for f, d in r.flag_decisions.items()},
+        "parsers": {
+            "tool_call_from": r.tool_call_parser_from,
+            "reasoning_from": r.reasoning_parser_from,
+            "tool_call_alternatives": list(r.tool_call_alternatives),
+            "reasoning_alternatives": list(r.reasoning_alternatives),
+            "chat_template": r.chat_template,
+            "template_tool_format": r.template_tool_format,
+            "template_thinking_format": r.template_thinking_format,
+        },
+    }
 
 
 def plan_json(plan: LaunchPlan) -> dict[str, Any]:

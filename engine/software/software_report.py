@@ -44,7 +44,6 @@ from engine.model.checkpoint import (
 from engine.model.loader import ChatTemplate
 from engine.rules import DATA_DIR, data_yaml, load_data
 from engine.software.templates import ParserOrigin, TemplateReading, pick_parsers, read_template
-from engine.text.words import as_json, say
 from engine.versions import latest, version_key
 
 SOFTWARE_YAML = DATA_DIR / "software.yaml"
@@ -333,8 +332,8 @@ class SoftwareReport:
     ``quantization`` is the ``--quantization`` value to pass, and None when the engine reads
     quant_method from config.json itself (the note names what it resolves to).
     ``extra_flags`` are single tokens (``--flag`` or ``--flag=value``) that the engine's pinned
-    table accepts; ``flag_decisions`` gives each one's reason. ``notes`` and ``flag_reasons`` are
-    the English wording of both, for readers that take text.
+    table accepts; ``flag_decisions`` gives each one's reason. ``family`` is the parser family's
+    name in the table, or, where the chat template decided, a decision naming its format.
 
     ``tool_call_parser_from`` / ``reasoning_parser_from`` say whether the chat template decided
     ("template": its format names the parser, or confirms the table's) or the architecture table
@@ -354,7 +353,7 @@ class SoftwareReport:
     sources: list[str]
     engine_version: str
     model_type: str | None
-    family: str | None
+    family: Name | Decision | None
     natively_supported: bool
     multimodal: Literal["early-fusion", "multimodal"] | None
     checkpoint: CheckpointFormat
@@ -366,51 +365,6 @@ class SoftwareReport:
     chat_template: str | None = None  # the file the template was read from
     template_tool_format: str | None = None  # data/chat_templates.yaml tool format id
     template_thinking_format: str | None = None
-
-    @property
-    def notes(self) -> list[str]:
-
-        return [say(d) for d in self.reasons]
-
-    @property
-    def flag_reasons(self) -> dict[str, str]:
-
-        return {flag: say(d) for flag, d in self.flag_decisions.items()}
-
-    def to_json(self) -> dict[str, Any]:
-        """The documented keys (reasons as English text under ``notes`` and ``flag_reasons``)
-        plus each reason's code and parameters (``note_codes``, ``flag_reason_codes``)."""
-
-        return {
-            "engine": self.engine,
-            "architecture": self.architecture,
-            "min_version": self.min_version,
-            "tool_call_parser": self.tool_call_parser,
-            "reasoning_parser": self.reasoning_parser,
-            "checkpoint_format": self.checkpoint_format,
-            "quantization": self.quantization,
-            "extra_flags": list(self.extra_flags),
-            "notes": self.notes,
-            "sources": list(self.sources),
-            "engine_version": self.engine_version,
-            "model_type": self.model_type,
-            "family": self.family,
-            "natively_supported": self.natively_supported,
-            "multimodal": self.multimodal,
-            "checkpoint": self.checkpoint.to_json(),
-            "flag_reasons": self.flag_reasons,
-            "note_codes": [as_json(d) for d in self.reasons],
-            "flag_reason_codes": {f: as_json(d) for f, d in self.flag_decisions.items()},
-            "parsers": {
-                "tool_call_from": self.tool_call_parser_from,
-                "reasoning_from": self.reasoning_parser_from,
-                "tool_call_alternatives": list(self.tool_call_alternatives),
-                "reasoning_alternatives": list(self.reasoning_alternatives),
-                "chat_template": self.chat_template,
-                "template_tool_format": self.template_tool_format,
-                "template_thinking_format": self.template_thinking_format,
-            },
-        }
 
 
 def _table_source(engine: Engine) -> str:
@@ -494,7 +448,7 @@ def software_report(
         parsers.reasoning_parser if parsers is not None else None,
     )
     tool, reasoning = pick.tool, pick.reasoning
-    family_name = family.name if family is not None else None
+    family_name: Name | Decision | None = Name(family.name) if family is not None else None
     if family is not None and parsers is not None:
         sources.append(family.source)
         reasons.extend(note(n) for n in family.notes)
@@ -628,11 +582,11 @@ def software_report(
     )
 
 
-def _template_family(reading: TemplateReading) -> str:
+def _template_family(reading: TemplateReading) -> Decision:
     """A family name for a model the table does not know, from its template's tool format."""
 
     assert reading.tool is not None
-    return say(TEMPLATE_FAMILY(format=Name(reading.tool.shown)))
+    return TEMPLATE_FAMILY(format=Name(reading.tool.shown))
 
 
 def _template_source(reading: TemplateReading, engine: Engine) -> str:
