@@ -32,7 +32,6 @@ from engine.hardware.gpus import lookup_gpu
 from engine.kv.dtype import KV_DTYPE_CHOICES
 from engine.model.loader import HF_ID, catalog_names
 from engine.rules import load_data
-from engine.text.words import say
 
 # how the pages name each engine: its adapter's label
 ENGINE_LABELS: dict[str, str] = {e: adapter(e).label for e in ENGINES}
@@ -673,11 +672,6 @@ class ParsedQuery:
 
     scenario: Scenario
     notes: tuple[Decision, ...]
-
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """The notes in English, as plain text (a terminal, a log)."""
-        return tuple(say(n, markdown=False) for n in self.notes)
 
 
 # What the link parser says about a link (data/i18n/<lang>/errors.yaml code.link).

@@ -15,6 +15,7 @@ from engine.model.loader import CONFIG, MAX_CONFIG_BYTES, MODELS_DIR, load_paste
 from engine.scenario import from_query, make_scenario
 from engine.study import study
 from engine.text.words import say
+from tests.study_util import english
 from tools.lang_check import check, hangul
 from tools.lang_names import catalog_words
 
@@ -109,7 +110,7 @@ def test_a_korean_link_with_bad_values_is_explained_in_korean() -> None:
     for note in parsed.notes:
         ko = say(note, "ko")
         assert _korean_english(ko) == [], ko
-    assert parsed.warnings[0] == (
+    assert english(parsed.notes)[0] == (
         "Link parameter tp='x' is not valid (a whole number); leaving it to the engine."
     )
 

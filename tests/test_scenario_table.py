@@ -35,6 +35,7 @@ from engine.scenario import (
     to_query,
 )
 from engine.study import study
+from tests.study_util import english
 
 opt = st.none
 DIGEST = st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
@@ -127,8 +128,8 @@ def test_a_scenario_survives_the_link_and_the_command_line(s: Scenario) -> None:
         dropped.append("config.json")
         model = catalog_name(s.model) or DEFAULT_MODEL
         expected = _catalog_stand_in(expected).model_copy(update={"model": model})
-    assert len(back.warnings) == len(dropped)
-    for what, warning in zip(dropped, back.warnings, strict=True):
+    assert len(english(back.notes)) == len(dropped)
+    for what, warning in zip(dropped, english(back.notes), strict=True):
         assert what in warning, (what, warning)
     assert back.scenario == expected
 
