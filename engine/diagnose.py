@@ -5,7 +5,6 @@ the GPUs: layout, memory per GPU, users that fit."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from engine import errors as E
 from engine.engines import ENGINES, adapter
@@ -63,66 +62,6 @@ class Diagnosis:
             self.sglang.kv_bytes_per_token != self.kv.kv_bytes_per_token
             or self.sglang.state_bytes_per_request != self.kv.state_bytes_per_request
         )
-
-    def to_json(self) -> dict[str, Any]:
-        cfg = self.config
-        fam = self.family
-        out: dict[str, Any] = {
-            "architecture": cfg.architecture,
-            "model_type": cfg.model_type,
-            "attention_family": fam.attention_family,
-            "sliding_window": fam.sliding_window,
-            "chunked_local": fam.chunked_local,
-            "moe": fam.moe,
-            "multimodal": fam.multimodal,
-            "fusion": fam.fusion,
-            "num_experts": fam.num_experts,
-            "experts_per_token": fam.experts_per_token,
-            "shared_experts": fam.shared_experts,
-            "mtp_layers": fam.mtp_layers,
-            "linear_kind": fam.linear_kind,
-            "evidence": [],  # worded by engine/present/study_report.py (field, value, rule, code)
-            "tp": self.kv.tp,
-            "kv_dtype": self.kv.kv_dtype.requested,
-            "kv_dtype_stored": self.kv.kv_dtype.stored,
-            "kv_dtype_note": self.kv.kv_dtype.note,
-            "block_size": self.kv.block_size,
-            "layer_groups": [
-                {
-                    "kind": g.kind,
-                    "layers": g.num_layers,
-                    "layer_indices": list(g.layers),
-                    "bytes_per_token": _num(g.bytes_per_token),
-                    "bytes_per_token_per_layer": _num(g.spec.bytes_per_token),
-                    "state_bytes_per_request": g.state_bytes_per_request,
-                    "window": g.spec.window,
-                }
-                for g in self.kv.groups
-            ],
-            "kv_bytes_per_token": self.kv.kv_bytes_per_token,
-            "state_bytes_per_request": self.kv.state_bytes_per_request,
-            "state_bytes_per_request_padded": self.kv.state_bytes_per_request_padded,
-            "hybrid_block_size": self.kv.hybrid.block_size if self.kv.hybrid else None,
-            "context": self.context,
-            "kv_bytes_per_request": self.kv_bytes_per_request,
-            "sglang": {
-                "kv_dtype_stored": self.sglang.kv_dtype.stored,
-                "kv_bytes_per_token": self.sglang.kv_bytes_per_token,
-                "state_bytes_per_request": self.sglang.state_bytes_per_request,
-                "kv_bytes_per_request": self.sglang.bytes_per_request(self.context),
-                "differs": self.sglang_differs(),
-            },
-            "params_total": self.weights.params_total,
-            "params_active": self.weights.params_active,
-            "weight_bytes": self.weights.weight_bytes,
-            "checkpoint_format": self.weights.format,
-            "units": "bytes; GiB = 2^30 bytes, GB = 10^9 bytes",
-        }
-        return out
-
-
-def _num(x: float) -> float | int:
-    return int(x) if float(x).is_integer() else round(x, 4)
 
 
 def default_context(cfg: ModelConfig) -> int:

@@ -365,7 +365,7 @@ def context_flag(engine: Engine, core: PlanInputs, fit: Candidate) -> PlanFlag:
         why = CONTEXT_BLOCKED(asked=Tokens(asked), limit=Tokens(core.limit.tokens))
     elif fit.context_fits:
         why = CONTEXT_FITS(
-            asked=Tokens(asked), limit=Tokens(core.limit.tokens), formula=Name(core.limit.formula)
+            asked=Tokens(asked), limit=Tokens(core.limit.tokens), formula=core.limit.why
         )
     else:
         why = CONTEXT_SHORT(

@@ -12,6 +12,7 @@ from typing import Any
 
 from engine.alternatives import alternatives, ask
 from engine.decision import Decision, Name
+from engine.diagnose import Diagnosis
 from engine.engines import adapter, check_engine
 from engine.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
@@ -33,12 +34,73 @@ from engine.text.words import as_json, say, say_all
 UNITS = "bytes; GiB = 2^30 bytes, GB = 10^9 bytes"
 
 
+def diagnosis_json(d: Diagnosis) -> dict[str, Any]:
+    """The model's family, KV cache and weights at the diagnosis's TP (the step 1-2 keys)."""
+    cfg = d.config
+    fam = d.family
+    out: dict[str, Any] = {
+        "architecture": cfg.architecture,
+        "model_type": cfg.model_type,
+        "attention_family": fam.attention_family,
+        "sliding_window": fam.sliding_window,
+        "chunked_local": fam.chunked_local,
+        "moe": fam.moe,
+        "multimodal": fam.multimodal,
+        "fusion": fam.fusion,
+        "num_experts": fam.num_experts,
+        "experts_per_token": fam.experts_per_token,
+        "shared_experts": fam.shared_experts,
+        "mtp_layers": fam.mtp_layers,
+        "linear_kind": fam.linear_kind,
+        "evidence": evidence_json(fam.evidence),
+        "tp": d.kv.tp,
+        "kv_dtype": d.kv.kv_dtype.requested,
+        "kv_dtype_stored": d.kv.kv_dtype.stored,
+        "kv_dtype_note": say(d.kv.kv_dtype.why) if d.kv.kv_dtype.why is not None else "",
+        "block_size": d.kv.block_size,
+        "layer_groups": [
+            {
+                "kind": g.kind,
+                "layers": g.num_layers,
+                "layer_indices": list(g.layers),
+                "bytes_per_token": _num(g.bytes_per_token),
+                "bytes_per_token_per_layer": _num(g.spec.bytes_per_token),
+                "state_bytes_per_request": g.state_bytes_per_request,
+                "window": g.spec.window,
+            }
+            for g in d.kv.groups
+        ],
+        "kv_bytes_per_token": d.kv.kv_bytes_per_token,
+        "state_bytes_per_request": d.kv.state_bytes_per_request,
+        "state_bytes_per_request_padded": d.kv.state_bytes_per_request_padded,
+        "hybrid_block_size": d.kv.hybrid.block_size if d.kv.hybrid else None,
+        "context": d.context,
+        "kv_bytes_per_request": d.kv_bytes_per_request,
+        "sglang": {
+            "kv_dtype_stored": d.sglang.kv_dtype.stored,
+            "kv_bytes_per_token": d.sglang.kv_bytes_per_token,
+            "state_bytes_per_request": d.sglang.state_bytes_per_request,
+            "kv_bytes_per_request": d.sglang.bytes_per_request(d.context),
+            "differs": d.sglang_differs(),
+        },
+        "params_total": d.weights.params_total,
+        "params_active": d.weights.params_active,
+        "weight_bytes": d.weights.weight_bytes,
+        "checkpoint_format": d.weights.format,
+        "units": UNITS,
+    }
+    return out
+
+
+def _num(x: float) -> float | int:
+    return int(x) if float(x).is_integer() else round(x, 4)
+
+
 def diagnose_json(st: Study) -> dict[str, Any]:
     """Family, KV cache, weights and fit (the ``diagnose --json`` keys): the step 1-2 slice of
     the Study plus the chosen layout's users and memory."""
     fit = st.fit
-    out = st.diagnosis.to_json()
-    out["evidence"] = evidence_json(st.family.evidence)
+    out = diagnosis_json(st.diagnosis)
     for group, g in zip(out["layer_groups"], st.diagnosis.kv.groups, strict=True):
         group.update(group_json(g))
     # kv_bytes_per_token is the model's figure (every KV head, TP 1, as the README documents);
@@ -282,7 +344,7 @@ def study_json(st: Study) -> dict[str, Any]:
             "asked": st.context_asked,
             "planned": st.context,
             "model_limit": st.limit.tokens,
-            "model_limit_formula": st.limit.formula,
+            "model_limit_formula": say(st.limit.why, markdown=False),
         },
         "layout": {
             "pick": candidate_json(found.pick),
