@@ -26,13 +26,14 @@ from engine.errors import InputError
 from engine.hardware.gpus import aliases, all_gpus
 from engine.i18n import LANGS
 from engine.lint import lint_command
-from engine.measure.backcalc_cli import add_backcalc_arguments, predict_for_source, run_backcalc
+from engine.measure.backcalc_cli import add_backcalc_arguments, backcalc_files, predict_for_source
 from engine.measure.kernels.args import add_kernel_arguments
 from engine.model import store
 from engine.model.loader import HF_ID, load_model
 from engine.perf import calibration
 from engine.present.k8s import KubeOptions, kubernetes_yaml, manifest_name
 from engine.present.lint_words import format_report, json_report
+from engine.present.measure_words import backcalc_json, backcalc_text, checks_json, checks_text
 from engine.present.render import script
 from engine.present.study_report import (
     diagnose_json,
@@ -320,13 +321,18 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 def cmd_backcalc(args: argparse.Namespace) -> int:
 
-    return run_backcalc(args, getattr(args, "predict", None) or predict_for_source)
+    predict = getattr(args, "predict", None) or predict_for_source
+    result = backcalc_files(args.source, args.log, args.metrics, args.tp, predict)
+    print(backcalc_json(result) if args.json else backcalc_text(result))
+    return 0
 
 
 def cmd_kernels(args: argparse.Namespace) -> int:
     from engine.measure.kernels.run import run_kernels  # torch, on demand
 
-    return run_kernels(args)
+    rows, elapsed = run_kernels(args)
+    print(checks_json(rows) if args.json else checks_text(rows, args.device, elapsed))
+    return 0 if all(r.passed for r in rows) else 1
 
 
 def cmd_gpus(args: argparse.Namespace) -> int:

@@ -34,6 +34,7 @@ from engine.measure.backcalc import (
     sizing_notes,
 )
 from engine.model.loader import load_model
+from engine.present.measure_words import backcalc_json, explanation
 from engine.text.words import say
 
 
@@ -190,7 +191,7 @@ def test_vllm_gqa_llama_8b_log_gives_131072_bytes_per_token() -> None:
     result = backcalculate(reading, LLAMA_8B_BF16, tp=1, family="gqa")
     assert result.bytes_per_token_measured == pytest.approx(LLAMA_8B_BF16, rel=1e-3)
     assert result.ratio == pytest.approx(1.0, abs=1e-3)
-    assert "Agrees" in result.explanation
+    assert "Agrees" in explanation(result)
 
 
 def test_vllm_metrics_alone_give_capacity_and_usage_but_not_bytes() -> None:
@@ -292,15 +293,15 @@ def test_vllm_mla_deepseek_v3_tp8_is_70272_bytes_per_rank() -> None:
     result = backcalculate(reading, DSV3_BF16, tp=8, family="mla")
     assert result.bytes_per_token_measured == pytest.approx(DSV3_BF16, rel=1e-3)
     assert result.ratio == pytest.approx(1.0, abs=2e-3)
-    assert "replicated on every one of the 8 TP ranks" in result.explanation
+    assert "replicated on every one of the 8 TP ranks" in explanation(result)
 
 
 def test_vllm_mla_naive_divide_by_tp_is_8x_off_and_says_why() -> None:
     reading = parse_engine_text(vllm_log(DSV3_AVAILABLE, DSV3_TOKENS, 8192, DSV3_CONC), None)
     result = backcalculate(reading, DSV3_BF16 / 8, tp=8, family="mla")
     assert result.ratio == pytest.approx(8.0, rel=2e-3)
-    assert "Off by the TP size (8)" in result.explanation
-    assert "replicated on every TP rank" in result.explanation
+    assert "Off by the TP size (8)" in explanation(result)
+    assert "replicated on every TP rank" in explanation(result)
 
 
 def test_sglang_mla_deepseek_v3_tp8_kv_size_line() -> None:
@@ -310,7 +311,7 @@ def test_sglang_mla_deepseek_v3_tp8_kv_size_line() -> None:
     assert reading.tp_size == 8
     naive = backcalculate(reading, DSV3_BF16 / 8, tp=8, family="mla")
     assert naive.ratio == pytest.approx(8.0, rel=3e-3)
-    assert "--enable-dp-attention" in naive.explanation
+    assert "--enable-dp-attention" in explanation(naive)
     assert backcalculate(reading, DSV3_BF16, 8, "mla").ratio == pytest.approx(1.0, abs=3e-3)
 
 
@@ -328,8 +329,8 @@ def test_sglang_dsa_bf16_on_hopper_against_an_fp8_prediction_is_a_dtype_mismatch
     assert reading.cache_dtype == "bfloat16"
     result = backcalculate(reading, 61 * 576, tp=8, family="dsa")
     assert result.ratio == pytest.approx(2.0, rel=3e-3)
-    assert "dtype mismatch" in result.explanation
-    assert "bfloat16 on Hopper" in result.explanation
+    assert "dtype mismatch" in explanation(result)
+    assert "bfloat16 on Hopper" in explanation(result)
 
 
 def test_vllm_dsa_fp8_stored_as_fp8_ds_mla_is_named() -> None:
@@ -347,7 +348,7 @@ def test_vllm_dsa_fp8_stored_as_fp8_ds_mla_is_named() -> None:
     reading = parse_engine_text(vllm_log(available, tokens, 8192, conc), None)
     result = backcalculate(reading, 43_188, tp=8, family="dsa")
     assert result.bytes_per_token_measured == pytest.approx(48_068, rel=1e-3)
-    assert "fp8_ds_mla" in result.explanation
+    assert "fp8_ds_mla" in explanation(result)
 
 
 def test_vllm_gqa_heads_replicated_beyond_their_count_at_high_tp() -> None:
@@ -364,13 +365,13 @@ def test_vllm_gqa_heads_replicated_beyond_their_count_at_high_tp() -> None:
     reading = parse_engine_text(vllm_log(available, tokens, 8192, conc), None)
     result = backcalculate(reading, 131_072 / 16, tp=16, family="gqa")
     assert result.ratio == pytest.approx(2.0, rel=1e-3)
-    assert "num_kv_heads < TP" in result.explanation
+    assert "num_kv_heads < TP" in explanation(result)
 
 
 def test_unexplained_ratio_lists_what_to_check() -> None:
     reading = parse_engine_text(vllm_log(LLAMA_AVAILABLE, LLAMA_TOKENS, 8192, LLAMA_CONC), None)
     result = backcalculate(reading, LLAMA_8B_BF16 / 1.37, tp=1, family="gqa")
-    assert "Unexplained" in result.explanation
+    assert "Unexplained" in explanation(result)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -413,11 +414,11 @@ def test_vllm_hybrid_qwen3_next_measures_more_than_attention_kv_and_explains_it(
     # 12 x 1,114,112 B per block x 19 blocks / 8,192 tokens = 31,008 B/token.
     assert result.bytes_per_token_measured == pytest.approx(12 * QWEN_PAGE * 19 / 8192, rel=1e-3)
     assert result.ratio == pytest.approx(31_008 / 24_576, rel=1e-3)
-    assert "block rounding" in result.explanation
-    assert "8,704" in result.explanation  # 16 blocks x 544 tokens
-    assert "recurrent state" in result.explanation
+    assert "block rounding" in explanation(result)
+    assert "8,704" in explanation(result)  # 16 blocks x 544 tokens
+    assert "recurrent state" in explanation(result)
     # The state part: 3 GDN groups x 12 layers x one padded 1,114,112 B page = 1.015x the state.
-    assert "1.01x" in result.explanation or "1.02x" in result.explanation
+    assert "1.01x" in explanation(result) or "1.02x" in explanation(result)
 
 
 def test_sglang_hybrid_qwen3_next_kv_pool_holds_only_the_12_attention_layers() -> None:
@@ -435,8 +436,8 @@ def test_sglang_hybrid_qwen3_next_kv_pool_holds_only_the_12_attention_layers() -
     assert reading.state_slots == 200
     result = backcalculate(reading, QWEN3_NEXT_ATTN_BF16, tp=1, family="hybrid")
     assert result.ratio == pytest.approx(1.0, abs=5e-3)
-    assert "own Mamba pool" in result.explanation
-    assert "float32" in result.explanation
+    assert "own Mamba pool" in explanation(result)
+    assert "float32" in explanation(result)
 
 
 def test_context_parallel_multiplier_is_undone_per_rank() -> None:
@@ -454,7 +455,7 @@ def test_context_parallel_multiplier_is_undone_per_rank() -> None:
 def test_memory_fraction_different_from_the_plan_is_named() -> None:
     reading = parse_engine_text(vllm_log(LLAMA_AVAILABLE, LLAMA_TOKENS, 8192, LLAMA_CONC), None)
     result = backcalculate(reading, LLAMA_8B_BF16, 1, "gqa", planned_memory_fraction=0.92)
-    assert "gpu_memory_utilization=0.85, not the planned 0.92" in result.explanation
+    assert "gpu_memory_utilization=0.85, not the planned 0.92" in explanation(result)
 
 
 def test_notes_from_the_sizing_step_are_appended_in_the_readers_language() -> None:
@@ -463,8 +464,8 @@ def test_notes_from_the_sizing_step_are_appended_in_the_readers_language() -> No
     notes = sizing_notes(kv)
     assert [n.code for n in notes] == [g.formula().code for g in kv.groups]
     result = backcalculate(reading, DSV3_BF16, 8, "mla", notes=notes)
-    assert result.explanation.endswith(say(notes[-1]))
-    assert result.explain("ko").endswith(say(notes[-1], "ko"))
+    assert explanation(result).endswith(say(notes[-1]))
+    assert explanation(result, "ko").endswith(say(notes[-1], "ko"))
     assert say(notes[-1], "ko") != say(notes[-1])
 
 
@@ -476,7 +477,7 @@ def test_family_names_are_matched_loosely() -> None:
 
 def test_result_json_keeps_the_seven_keys_and_adds_the_findings_codes() -> None:
     reading = parse_engine_text(vllm_log(LLAMA_AVAILABLE, LLAMA_TOKENS, 8192, LLAMA_CONC), None)
-    data = json.loads(backcalculate(reading, LLAMA_8B_BF16, 1, "gqa").to_json())
+    data = json.loads(backcalc_json(backcalculate(reading, LLAMA_8B_BF16, 1, "gqa")))
     assert list(data) == [
         "engine",
         "tokens_capacity",

@@ -14,17 +14,15 @@ importable from here too.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from engine import errors as E
 from engine.decision import Code, Decimal, Decision, Name, Tokens
 from engine.engines import Engine, adapter
 from engine.errors import InputError
-from engine.i18n import DEFAULT_LANG, Lang
 from engine.kv.sizing import KvSizing
 from engine.measure.first_launch import default_port, first_launch, metrics_commands, minimal_launch
 from engine.measure.input_guards import GIB
@@ -32,7 +30,6 @@ from engine.measure.measure_data import measure_facts
 from engine.measure.read_back import parse_engine_text
 from engine.measure.reading import EngineReading, as_printed
 from engine.rules import engine_rules
-from engine.text.words import as_json, say_all
 
 # predict(source, tp) -> (predicted bytes/token per rank, attention family, notes)
 Predict = Callable[[str, int], tuple[float, str, Sequence[Decision]]]
@@ -68,15 +65,6 @@ class BackcalcResult:
     tp: int = 1
     evidence: tuple[Decision, ...] = field(default=())
 
-    def explain(self, lang: Lang = DEFAULT_LANG) -> str:
-        """The findings in ``lang``, one sentence each, then the sizing step's notes."""
-        return " ".join([*say_all(self.findings, lang), *say_all(self.notes, lang)])
-
-    @property
-    def explanation(self) -> str:
-        """The findings in English (the CLI's and the JSON's ``explanation``)."""
-        return self.explain()
-
     @property
     def formula(self) -> Decision:
         """Bytes per token as the pool gives it, beside the prediction."""
@@ -87,23 +75,6 @@ class BackcalcResult:
             predicted=Decimal(self.bytes_per_token_predicted, 0),
             tp=self.tp,
         )
-
-    def as_dict(self) -> dict[str, Any]:
-        """The seven public fields, in the order the CLI prints them, then the findings as
-        codes with their parameters (``explanation`` is their English sentences)."""
-        return {
-            "engine": self.engine,
-            "tokens_capacity": self.tokens_capacity,
-            "kv_bytes_available": self.kv_bytes_available,
-            "bytes_per_token_measured": round(self.bytes_per_token_measured, 1),
-            "bytes_per_token_predicted": round(self.bytes_per_token_predicted, 1),
-            "ratio": round(self.ratio, 4),
-            "explanation": self.explanation,
-            "explanation_codes": [as_json(d) for d in self.findings],
-        }
-
-    def to_json(self) -> str:
-        return json.dumps(self.as_dict(), indent=2)
 
 
 FamilyKind = Literal["mla", "hybrid", "dense", "other"]
