@@ -450,7 +450,7 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
         out += ["", "## " + t("overview.speed", lang), "", caption, ""]
         out += _table(
             (t("report.quantity", lang), t("report.value", lang), t("report.formula", lang)),
-            [(x.label, x.value, x.formula) for x in speed],
+            [(x.label, f"{x.value} ({x.range})", x.formula) for x in speed],
         )
         header = ("flags.col.layout", "flags.col.users", "flags.col.ttft", "flags.col.tpot",
                   "flags.col.tps")  # fmt: skip
