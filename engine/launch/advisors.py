@@ -23,7 +23,6 @@ from engine.decision import Code, Decimal, Decision, Name, Percent
 from engine.engines import ENGINES, Engine, EngineAdapter, Setting, adapter
 from engine.errors import InputError
 from engine.rules import DATA_DIR, Strict, load_data
-from engine.text.words import say
 
 Phase = Literal["prefill", "decode", "mixed"]
 
@@ -58,6 +57,20 @@ A2A_PHASE: dict[Phase, Code] = {
     "mixed": Code("advice.a2a.mixed", "nodes"),
 }
 A2A_CROSSING = Code("advice.a2a.crossing")
+# the trade-off each recommendation accepts
+TRADEOFF_ENGINE = {e: Code(f"advice.tradeoff.engine.{e}") for e in ("vllm", "either", "sglang")}
+TRADEOFF_A2A = {p: Code(f"advice.tradeoff.a2a.{p}") for p in ("one_node", *get_args(Phase))}
+TRADEOFF_EPLB = Code("advice.tradeoff.eplb", "fraction")
+# what an EPLB plan costs and buys
+EPLB_COST = Code("advice.eplb.cost", "redundant", "experts", "fraction")
+EPLB_HOW = Code("advice.eplb.how")
+EPLB_PER_GPU = Code("advice.eplb.per_gpu", "physical", "ep", "per_gpu")
+EPLB_UNEVEN = Code("advice.eplb.per_gpu_uneven", "physical", "ep", "per_gpu")
+# the figures an advice leans on: two engines' throughput, and where it was measured
+FIGURE_ENGINES = Code("advice.figure.engines", "vllm", "sglang")
+FIGURE_PRINTED = Code("advice.figure.printed", "value")
+FIGURE_BAND = Code("advice.figure.band", "workload", "band")
+FIGURE_PAIR = Code("advice.figure.pair", "model", "gpus", "gpu", "tp", "dataset")
 
 
 def _tps(value: float) -> Decimal:
@@ -71,7 +84,7 @@ class _EngineRow(Strict):
     band: str
     vllm: float = Field(gt=0)
     sglang: float = Field(gt=0)
-    workload: str
+    workload: str  # an id worded by code.advice.workload.<id>
 
 
 class _MeasuredOn(Strict):
@@ -97,8 +110,8 @@ class _AllToAll(Strict):
 
 
 class _FigureRow(Strict):
-    value: str
-    meaning: str
+    value: str  # the figure as the source prints it
+    meaning: str  # an id worded by code.advice.eplb.figure.<id>
 
 
 class _Eplb(Strict):
@@ -192,10 +205,11 @@ def measured_why(pair: MeasuredPair) -> Decision:
 
 @dataclass(frozen=True)
 class Figure:
-    """One measured or derived number an advice leans on, with where it was read."""
+    """One measured or derived number an advice leans on, what it measures, and where it was
+    read."""
 
-    value: str
-    meaning: str
+    value: Decision
+    meaning: Decision
     source: str
 
 
@@ -213,14 +227,12 @@ class EngineAdvice:
     engine: Literal["vllm", "sglang", "either"]
     prefix_overlap_pct: float
     measured_row: str  # the benchmark row the choice rests on
-    reasoning: tuple[str, ...]  # ``why`` in English
-    routing: str  # what the choice means for the router in front of the replicas
+    why: tuple[Decision, ...]
+    routing_why: Decision  # what the choice means for the router in front of the replicas
     flags: Flags  # per engine: what serves shared prefixes best (none where nothing to set)
-    tradeoff: str
+    tradeoff: Decision
     figures: tuple[Figure, ...]
     source: str
-    why: tuple[Decision, ...] = ()
-    routing_why: Decision | None = None
 
 
 @dataclass(frozen=True)
@@ -228,10 +240,9 @@ class CommAdvice:
     nodes: int
     phase: Phase
     flags: Flags
-    reasoning: tuple[str, ...]  # ``why`` in English
-    tradeoff: str
+    why: tuple[Decision, ...]
+    tradeoff: Decision
     source: str
-    why: tuple[Decision, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -244,8 +255,8 @@ class EplbAdvice:
     divides_evenly: bool | None  # physical experts split evenly over the EP ranks
     extra_weight_bytes: int | None  # when the total expert weight bytes are known
     flags: Flags
-    reasoning: tuple[str, ...]
-    tradeoff: str
+    why: tuple[Decision, ...]
+    tradeoff: Decision
     figures: tuple[Figure, ...]
     source: str
 
@@ -301,7 +312,8 @@ def engine_advice(
 
     def row_figure(i: int) -> Figure:
         band, v, s, workload = rows[i]
-        return Figure(f"vLLM {v} vs SGLang {s} tok/s", f"{workload}, prefix overlap {band}", bench)
+        where = FIGURE_BAND(workload=Code(f"advice.workload.{workload}")(), band=Name(band))
+        return Figure(FIGURE_ENGINES(vllm=_tps(v), sglang=_tps(s)), where, bench)
 
     engine: Literal["vllm", "sglang", "either"]
     why: list[Decision] = []
@@ -309,7 +321,6 @@ def engine_advice(
         engine, i = "vllm", 0
         _, v, s, _ = rows[0]
         why.append(ENGINE_VLLM(vllm=_tps(v), sglang=_tps(s), gain=Percent(v / s - 1)))
-        tradeoff = "If the workload drifts toward shared prompts (agents, RAG), re-measure."
     elif pct < choice.sglang_from_pct:
         engine, i = "either", 1
         band, v, s, _ = rows[1]
@@ -321,7 +332,6 @@ def engine_advice(
                     high=Percent(choice.sglang_from_pct / 100),
                 )
             )
-        tradeoff = "No throughput reason either way at this overlap."
     else:
         engine, i = "sglang", 2
         (band, v, s, _), (band80, v80, s80, _) = rows[2], rows[3]
@@ -335,7 +345,6 @@ def engine_advice(
                 band_high=Name(band80),
             )
         )
-        tradeoff = "Gives up vLLM's edge on unique prompts, which this workload has few of."
     figures = [row_figure(i)]
     if i == 2:  # the SGLang band: its 80 % row too
         figures.append(row_figure(3))
@@ -357,8 +366,16 @@ def engine_advice(
             )
         figures = [
             Figure(
-                f"vLLM {pair.vllm.output_tps:g} vs SGLang {pair.sglang.output_tps:g} tok/s",
-                f"{pair.model} on {pair.gpus} x {pair.gpu}, TP {pair.tp}, {pair.dataset}",
+                FIGURE_ENGINES(
+                    vllm=_tps(pair.vllm.output_tps), sglang=_tps(pair.sglang.output_tps)
+                ),
+                FIGURE_PAIR(
+                    model=Name(pair.model),
+                    gpus=pair.gpus,
+                    gpu=Name(pair.gpu),
+                    tp=pair.tp,
+                    dataset=Name(pair.dataset),
+                ),
                 pair.source,
             )
             for pair in pairs
@@ -372,26 +389,16 @@ def engine_advice(
         engine=engine,
         prefix_overlap_pct=pct,
         measured_row=rows[i][0],
-        reasoning=tuple(say(w) for w in why),
-        routing=say(routing_why),
-        flags=flags,
-        tradeoff=tradeoff,
-        figures=tuple(figures),
-        source=f"{bench}; routing: {facts.sources['routing']}",
         why=tuple(why),
         routing_why=routing_why,
+        flags=flags,
+        tradeoff=TRADEOFF_ENGINE[engine](),
+        figures=tuple(figures),
+        source=f"{bench}; {facts.sources['routing']}",
     )
 
 
 # --- MoE all-to-all -------------------------------------------------------------------------
-
-
-# What each multi-node backend costs (why it suits its phase: the advice.a2a.* decisions).
-_PHASE_TRADEOFF: dict[Phase, str] = {
-    "prefill": "Best throughput for big batches; higher per-step latency, no CUDA graphs.",
-    "decode": "Lowest step latency; reserves fixed buffers and wins nothing on big prefills.",
-    "mixed": "Prefill runs slower than with the high-throughput kernels until PD is split.",
-}
 
 
 def moe_comm_advice(nodes: int, phase: str) -> CommAdvice:
@@ -405,21 +412,20 @@ def moe_comm_advice(nodes: int, phase: str) -> CommAdvice:
     if n == 1:
         flags = per_engine(lambda eng: [("all_to_all", a2a.single_node[eng.name])])
         why.append(A2A_ONE_NODE())
-        tradeoff = "Simplest and default; leaves DeepEP's overlap tricks unused."
+        tradeoff = TRADEOFF_A2A["one_node"]()
     else:
         mode = a2a.multi_node[ph].deepep_mode
         flags = per_engine(lambda eng: eng.deepep(mode))
-        tradeoff = _PHASE_TRADEOFF[ph]
+        tradeoff = TRADEOFF_A2A[ph]()
         why.append(A2A_PHASE[ph](nodes=n))
     why.append(A2A_CROSSING())
     return CommAdvice(
         nodes=n,
         phase=ph,
         flags=flags,
-        reasoning=tuple(say(w) for w in why),
+        why=tuple(why),
         tradeoff=tradeoff,
         source=facts.sources["a2a"],
-        why=tuple(why),
     )
 
 
@@ -451,17 +457,11 @@ def eplb_advice(
     even = None if ep is None else physical % ep == 0
     extra_bytes = None if total is None else total * r // e
 
-    reasoning = [
-        f"{r} redundant copies of the hottest experts on top of {e}: "
-        f"{r} / {e} = {fraction:.1%} more expert weight memory, taken from the KV cache.",
-        "EPLB reads routing statistics, replicates popular experts and spreads them so no GPU "
-        "holds two hot ones; the slowest GPU sets the pace of every MoE layer.",
-    ]
-    if ep is not None:
-        reasoning.append(
-            f"{physical} physical experts over {ep} EP ranks = {per_gpu:g} per GPU"
-            + ("." if even else "; not a whole number: pick a redundant count that divides.")
-        )
+    share = Decimal(100 * fraction, 1, "%")
+    why = [EPLB_COST(redundant=r, experts=e, fraction=share), EPLB_HOW()]
+    if ep is not None and per_gpu is not None:
+        code = EPLB_PER_GPU if even else EPLB_UNEVEN
+        why.append(code(physical=physical, ep=ep, per_gpu=Decimal(per_gpu, 2)))
     return EplbAdvice(
         num_experts=e,
         redundant=r,
@@ -471,14 +471,14 @@ def eplb_advice(
         divides_evenly=even,
         extra_weight_bytes=extra_bytes,
         flags=per_engine(lambda eng: eng.eplb(r)),
-        reasoning=tuple(reasoning),
-        tradeoff=(
-            f"+{fraction:.1%} expert weights (less KV, fewer users) for a flatter load; in the "
-            "playbook's run 32 of 256 took the hottest expert from 7.2× to 1.9× the mean and "
-            "raised throughput 18 %."
-        ),
+        why=tuple(why),
+        tradeoff=TRADEOFF_EPLB(fraction=share),
         figures=tuple(
-            Figure(f.value, f.meaning, advisor_facts().sources["eplb"])
+            Figure(
+                FIGURE_PRINTED(value=Name(f.value)),
+                Code(f"advice.eplb.figure.{f.meaning}")(),
+                advisor_facts().sources["eplb"],
+            )
             for f in advisor_facts().eplb.figures
         ),
         source=advisor_facts().sources["eplb"],
