@@ -131,6 +131,15 @@ def advisor_facts() -> AdvisorFacts:
     return load_data(AdvisorFacts, ADVISORS_YAML.name)
 
 
+# the ids data/advisors.yaml names its workloads and EPLB figures by
+WORKLOAD = {
+    r.workload: Code(f"advice.workload.{r.workload}") for r in advisor_facts().engine_choice.rows
+}
+EPLB_FIGURE = {
+    f.meaning: Code(f"advice.eplb.figure.{f.meaning}") for f in advisor_facts().eplb.figures
+}
+
+
 class _EngineRun(Strict):
     version: str = Field(min_length=1)
     output_tps: float = Field(gt=0)
@@ -312,7 +321,7 @@ def engine_advice(
 
     def row_figure(i: int) -> Figure:
         band, v, s, workload = rows[i]
-        where = FIGURE_BAND(workload=Code(f"advice.workload.{workload}")(), band=Name(band))
+        where = FIGURE_BAND(workload=WORKLOAD[workload](), band=Name(band))
         return Figure(FIGURE_ENGINES(vllm=_tps(v), sglang=_tps(s)), where, bench)
 
     engine: Literal["vllm", "sglang", "either"]
@@ -476,7 +485,7 @@ def eplb_advice(
         figures=tuple(
             Figure(
                 FIGURE_PRINTED(value=Name(f.value)),
-                Code(f"advice.eplb.figure.{f.meaning}")(),
+                EPLB_FIGURE[f.meaning](),
                 advisor_facts().sources["eplb"],
             )
             for f in advisor_facts().eplb.figures

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from engine import errors as E
-from engine.decision import Code, Name, Source
+from engine.decision import Code, Name
 from engine.errors import InputError
 from engine.model.config import ModelConfig, model_defaults
 from engine.model.evidence import LAYER_KINDS, Evidence, short
@@ -221,7 +221,7 @@ def _base_evidence(cfg: ModelConfig) -> list[Evidence]:
         value = getattr(cfg, name, None)
         if name == "mtp_num_hidden_layers":
             value = cfg.mtp_layers
-        ev.append(Evidence(name, short(value), DEFAULT(source=Source(why))))
+        ev.append(Evidence(name, short(value), DEFAULT(source=why.said())))
     return ev
 
 

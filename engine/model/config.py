@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine import errors as E
-from engine.decision import Decision, Name
+from engine.decision import Code, Decision, Name
 from engine.errors import InputError
 from engine.rules import data_yaml
 
@@ -95,6 +95,31 @@ class BlockConfig(BaseModel):
 
     kv_heads: Annotated[int, Field(strict=True, ge=0, le=65_536)]  # 0: attention is a no-op
     ffn_intermediate: Annotated[int, Field(strict=True, ge=0, le=4_194_304)]  # 0: FFN no-op
+
+
+# Where a field config.json leaves out was taken from (data/i18n/<lang>/model.yaml).
+DEFAULT_FROM = {
+    by: Code(f"family.evidence.default_from.{by}", "name")
+    for by in ("transformers", "vllm", "no_attention", "counted")
+}
+DEFAULT_NESTED = Code("family.evidence.default_from.nested", "source")
+
+
+class DefaultFrom(BaseModel):
+    """Where a field absent from config.json was taken from: a library's defaults for a
+    model_type (``transformers``, ``vllm``; ``nested``: for a config nested as text_config), an
+    attention-free architecture (``no_attention``), or the length of a per-layer list
+    (``counted``); ``name`` names the model type, the architecture or the list."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    by: str
+    name: str
+    nested: bool = False
+
+    def said(self) -> Decision:
+        found = DEFAULT_FROM[self.by](name=Name(self.name))
+        return DEFAULT_NESTED(source=found) if self.nested else found
 
 
 class ModelConfig(BaseModel):
@@ -196,7 +221,7 @@ class ModelConfig(BaseModel):
     vision_config: dict[str, Any] | None = None
     audio_config: dict[str, Any] | None = None
     # fields absent from config.json and taken from data/model_defaults.yaml
-    defaults_applied: dict[str, str] = Field(default_factory=dict)
+    defaults_applied: dict[str, DefaultFrom] = Field(default_factory=dict)
     raw: dict[str, Any] = Field(default_factory=dict)
 
     @property
@@ -517,20 +542,23 @@ def _layer_count(flat: Mapping[str, Any]) -> tuple[Any, str | None]:
 @cache
 def model_defaults() -> dict[str, Any]:
     """data/model_defaults.yaml, validated once: ``defaults`` (model_type -> {field: (value,
-    why, nested_only)},
+    where from, nested_only)},
     transformers' per-model config defaults for fields config.json leaves out) and the
     config-reading rules (``layer_count_lists``, ``layer_pattern_lists``, ``module_kinds``)."""
     raw = data_yaml("model_defaults.yaml")
-    table: dict[str, dict[str, tuple[Any, str, bool]]] = {}
+    table: dict[str, dict[str, tuple[Any, DefaultFrom, bool]]] = {}
     for entry in raw["defaults"]:
         if not entry.get("source"):
             raise ValueError("data/model_defaults.yaml: every defaults entry needs a source")
-        by = entry.get("by", "transformers default")
+        by = entry.get("by", "transformers")
         nested = bool(entry.get("nested_only", False))
         for mt in entry["model_types"]:
             for k, v in entry["fields"].items():
-                where = " (nested text config)" if nested else ""
-                table.setdefault(mt, {})[k] = (v, f"{by} for {mt}{where}", nested)
+                table.setdefault(mt, {})[k] = (
+                    v,
+                    DefaultFrom(by=by, name=mt, nested=nested),
+                    nested,
+                )
     rules = raw["rules"]
     for key, rule in rules.items():
         if not isinstance(rule, dict) or not rule.get("source"):
@@ -540,11 +568,11 @@ def model_defaults() -> dict[str, Any]:
 
 def _with_defaults(
     flat: dict[str, Any], wrapper_type: Any
-) -> tuple[dict[str, Any], dict[str, str]]:
+) -> tuple[dict[str, Any], dict[str, DefaultFrom]]:
     """The flattened config with absent fields filled from the text model's transformers
     defaults (then the wrapper's), and which fields were filled from which model_type."""
     table = model_defaults()["defaults"]
-    applied: dict[str, str] = {}
+    applied: dict[str, DefaultFrom] = {}
     merged = flat
     nested = "_text_config_key" in flat
     for mt in (flat.get("model_type"), wrapper_type):
@@ -617,14 +645,14 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
     if free is not None:
         # no attention layer exists: the head fields are the SSM's (Mamba-2's num_heads)
         heads, q_list = 1, None
-        applied["num_attention_heads"] = f"{archs[0]} has no attention layers"
+        applied["num_attention_heads"] = DefaultFrom(by="no_attention", name=archs[0])
     if heads is None:
         raise InputError("num_attention_heads", E.MISSING(what=E.KIND["positive_integer"]()))
     layers, counted_from = _layer_count(flat)
     if layers is None:
         raise InputError("num_hidden_layers", E.MISSING(what=E.KIND["positive_integer_or_list"]()))
     if counted_from is not None:
-        applied["num_hidden_layers"] = f"len({counted_from})"
+        applied["num_hidden_layers"] = DefaultFrom(by="counted", name=counted_from)
     kv, kv_list = _per_layer(_kv_heads(flat, heads), "num_key_value_heads")
     if free is not None:
         kv, kv_list = 1, None
