@@ -815,13 +815,3 @@ def cli_line(s: Scenario) -> str | None:
         return None
     argv = ["python", "-m", "engine", "study", s.model, *scenario_argv(s)]
     return " ".join(shlex.quote(a) for a in argv) + " --json"
-
-
-def link_source_note(s: Scenario) -> str | None:
-    """What a link cannot carry for this scenario (shown next to the share link)."""
-    if s.source == "file":
-        return (
-            f"An uploaded or pasted config.json ({echo(s.model)}) cannot travel in a link: whoever "
-            "opens it sees the default model. Share the file, or publish it and use its hub id."
-        )
-    return None

@@ -297,17 +297,6 @@ def test_link_warnings_echo_keys_and_values_without_markdown(params: dict[str, s
             assert active not in w, w
 
 
-def test_the_share_note_quotes_an_uploaded_file_name_without_markdown() -> None:
-    from engine.model import store
-    from engine.model.loader import load_model
-    from engine.scenario import link_source_note
-
-    loaded = load_model((ROOT / "data/models/Qwen__Qwen3-8B.json").read_bytes(), name="x")
-    s = make_scenario(source="file", model=LINK_NAME, digest=store.put(loaded))
-    note = link_source_note(s)
-    assert note is not None and "](" not in note and "![" not in note
-
-
 def test_echo_keeps_plain_names_readable() -> None:
     assert echo("abc") == "'abc'"
     assert echo("H200 SXM/141") == "'H200 SXM/141'"

@@ -168,10 +168,7 @@ class _ScaleUp(BaseModel):
     source: str = Field(min_length=1)
 
 
-SWITCH_SOURCE = (
-    "NVSwitch / PCIe switch: every GPU reaches any group of its domain at its whole per-GPU "
-    "bandwidth (data/gpus.yaml header)"
-)
+SWITCH_SOURCE = "data/gpus.yaml header: NVSwitch / PCIe switch"
 
 
 class _GpuRow(BaseModel):

@@ -320,7 +320,7 @@ def detect_format(view: ConfigView, model_id: str | None, data: FormatsData) -> 
             group_size=None,
             details=(note(row.detail),) if row else (FMT_NAMED(format=Name(hint.format)),),
             from_model_id=True,
-            source=f"model id token {hint.token!r} (data/software.yaml model_id_hints)",
+            source=f"data/software.yaml model_id_hints: {hint.token!r}",
             reasons=tuple(reasons),
         )
     text = view.text_config or {}
