@@ -84,17 +84,6 @@ class Alternative:
             gpus=self.gpus,
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "change": dict(self.change),
-            "users": self.users,
-            "context": self.context,
-            "layout": self.layout.describe(),
-            "gpus": self.gpus,
-            "query": dict(self.query),
-            "what": self.what.to_json(),
-        }
-
 
 def ask(st: Study) -> Decision:
     """What the alternatives are for: every user at the asked context."""

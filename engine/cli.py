@@ -47,6 +47,7 @@ from engine.scenario import AUTO, FieldRow, Scenario, catalog_name, fields, make
 from engine.study import study
 from engine.text.safe import json_text, plain
 from engine.text.units import gib
+from engine.text.words import say
 
 MAX_ARG_CHARS = 65_536  # an argument longer than this is not a name, a number or a command
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -231,7 +232,8 @@ def cmd_gates(args: argparse.Namespace) -> int:
     if args.json:
         _print(out)
         return 0
-    lines = [f"{st.model.name} on {st.scenario.total_gpus} × {st.gpu.key}, {st.layout.describe()}"]
+    layout = say(st.layout.name(), markdown=False)
+    lines = [f"{st.model.name} on {st.scenario.total_gpus} × {st.gpu.key}, {layout}"]
     for g in out["gates"]:
         lines.append(
             f"  [{g['status']:4}] {g['name']}: {g['reason']}"

@@ -87,7 +87,7 @@ def test_deepseek_r1_on_8_h200_at_512_users_with_sglang_runs_dp_attention_8() ->
 def test_sglang_never_offers_pipeline_stages_with_dp_attention() -> None:
     st = _v3_two_h100_nodes()
     assert not any(c.layout.split.pp > 1 and c.layout.split.dp > 1 for c in st.search.candidates)
-    assert any("#9805" in say(r.why) for r in st.search.rejected if "PP 2" in r.layout.describe())
+    assert any("#9805" in say(r.why) for r in st.search.rejected if "PP 2" in say(r.layout.name()))
 
 
 def test_attn_dp_size_says_which_release_added_it_and_the_older_spelling() -> None:

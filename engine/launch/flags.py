@@ -115,14 +115,14 @@ def parallel_flags(
     merged = copies_per_node(lay, per_node) if eng.merges_copies(moe) else 1
     why_tp = (
         LAYOUT(
-            layout=Name(lay.describe()),
+            layout=lay.name(),
             users=fit.users,
             context=Tokens(fit.context),
             weights=Bytes(fit.weights_per_gpu),
         )
         if fit.weights_fit
         else LAYOUT_CLOSEST(
-            layout=Name(lay.describe()),
+            layout=lay.name(),
             weights=Bytes(fit.weights_per_gpu),
             usable=Bytes(fit.usable_per_gpu),
         )

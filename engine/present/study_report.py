@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from engine.alternatives import alternatives, ask
+from engine.alternatives import Alternative, alternatives, ask
 from engine.decision import Decision, Name
 from engine.diagnose import Diagnosis
 from engine.engines import adapter, check_engine
@@ -127,7 +127,7 @@ def diagnose_json(st: Study) -> dict[str, Any]:
 def candidate_json(c: Candidate) -> dict[str, Any]:
     s = c.layout.split
     return {
-        "layout": c.layout.describe(),
+        "layout": say(c.layout.name(), markdown=False),
         "replicas": c.layout.replicas,
         "tp": s.tp,
         "dp": s.dp,
@@ -274,7 +274,7 @@ def plan_json(plan: LaunchPlan) -> dict[str, Any]:
             "attn_dp": s.dp,
             "pp": s.pp,
             "expert_parallel": s.ep,
-            "description": plan.layout.describe(),
+            "description": say(plan.layout.name(), markdown=False),
             "reason": "; ".join(_layout_reasons(plan)),
         },
         "context": plan.context,
@@ -308,6 +308,20 @@ def plan_json(plan: LaunchPlan) -> dict[str, Any]:
         "warning_codes": [w.to_json() for w in plan.warned],
         "note_codes": [n.to_json() for n in plan.noted],
         "kubernetes_yaml": kubernetes_yaml(plan, manifest_name(plan.model_name)),
+    }
+
+
+def alternative_json(a: Alternative) -> dict[str, Any]:
+    """One re-checked change: what changes, the users and context it then serves, on which
+    layout and GPUs, the link that applies it."""
+    return {
+        "change": dict(a.change),
+        "users": a.users,
+        "context": a.context,
+        "layout": say(a.layout.name(), markdown=False),
+        "gpus": a.gpus,
+        "query": dict(a.query),
+        "what": a.what.to_json(),
     }
 
 
@@ -353,7 +367,11 @@ def study_json(st: Study) -> dict[str, Any]:
             "pinned": found.pinned,
             "candidates": [candidate_json(c) for c in found.candidates],
             "rejected": [
-                {"layout": r.layout.describe(), "why": say(r.why), "why_code": r.why.to_json()}
+                {
+                    "layout": say(r.layout.name(), markdown=False),
+                    "why": say(r.why),
+                    "why_code": r.why.to_json(),
+                }
                 for r in found.rejected
             ],
         },
@@ -362,7 +380,7 @@ def study_json(st: Study) -> dict[str, Any]:
         "software": {e: software_json(st, e) for e in st.engines},
         "plans": {e: plan_json_of(st, e) for e in st.engines},
         "speed": speed_json(st),
-        "alternatives": [a.to_json() for a in alternatives(st)],
+        "alternatives": [alternative_json(a) for a in alternatives(st)],
         "engine_problems": {e: say(v.problem) for e, v in st.engines.items() if v.problem},
         "notes": say_all(st.notes),
         "units": UNITS,
