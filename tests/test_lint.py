@@ -74,7 +74,7 @@ def test_glm52_inherited_command_is_sglang_0_5_23_serving_the_nvfp4_checkpoint()
     assert report.engine == "sglang"
     assert report.engine_version == "0.5.23"
     assert report.model == "nvidia/GLM-5.2-NVFP4"
-    assert report.linted_against == "zai-org/GLM-5 as NVFP4"
+    assert report.linted_against == "zai-org/GLM-5 (NVFP4)"
 
 
 def test_glm52_on_b300_has_no_error_and_no_warning() -> None:
@@ -85,7 +85,7 @@ def test_glm52_on_b300_has_no_error_and_no_warning() -> None:
 
 def test_glm52_without_a_selected_model_finds_the_glm5_config_as_stand_in() -> None:
     report = lint(GLM52_SGLANG, None, "B300", 8)
-    assert report.linted_against == "zai-org/GLM-5 as NVFP4"
+    assert report.linted_against == "zai-org/GLM-5 (NVFP4)"
     assert problems(report) == []
 
 
@@ -214,7 +214,7 @@ def test_glm5_bf16_on_8_h200_does_not_fit() -> None:
 def test_glm5_fp8_on_8_h200_fits() -> None:
     report = lint("vllm serve zai-org/GLM-5-FP8 --tensor-parallel-size 8", None, "H200", 8)
     assert "does-not-fit" not in codes(report)
-    assert report.linted_against == "zai-org/GLM-5 as FP8"
+    assert report.linted_against == "zai-org/GLM-5 (FP8)"
 
 
 def test_gemma3_27b_bf16_on_one_l40s_does_not_fit() -> None:

@@ -722,13 +722,13 @@ def users_options(current: int) -> tuple[int, ...]:
     return tuple(sorted({current, *(1 << i for i in range(13))}))
 
 
-def kv_vs_context(kv: KvSizing, contexts: Sequence[int]) -> list[Series]:
+def kv_vs_context(kv: KvSizing, contexts: Sequence[int], lang: Lang = DEFAULT_LANG) -> list[Series]:
     """Per-request bytes on one GPU by layer group (stacked, they add up to
-    ``kv.bytes_per_request``)."""
+    ``kv.bytes_per_request``), each named in ``lang``."""
     xs = tuple(contexts)
     return [
         Series(lab, xs, tuple(g.bytes_at(c) for c in xs))
-        for lab, g in zip(group_labels(kv), kv.groups, strict=True)
+        for lab, g in zip(group_labels(kv, lang), kv.groups, strict=True)
     ]
 
 
