@@ -36,7 +36,7 @@ from engine.model import store
 from engine.model.config import normalize
 from engine.model.formats import raw_in_format
 from engine.model.loader import LoadedModel
-from engine.scenario import MAX_GPUS_PER_NODE, MAX_NODES, Scenario, to_query
+from engine.scenario import LAYOUT_PINS, MAX_GPUS_PER_NODE, MAX_NODES, Scenario, to_query
 from engine.study import Study, study
 
 
@@ -191,7 +191,7 @@ def _fewest_gpus(st: Study) -> Alternative | None:
     s = st.scenario
     if st.gates.failed(memory=False):
         return None
-    unpinned = s.model_copy(update={k: None for k in ("tp", "dp", "pp", "ep", "replicas")})
+    unpinned = s.model_copy(update=dict.fromkeys(LAYOUT_PINS))
     for per_node, nodes in _hardware(s):
         trial = unpinned.replace(gpus_per_node=per_node, nodes=nodes)
         n, gpu = per_node * nodes, Name(st.gpu.key)

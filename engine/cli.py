@@ -43,7 +43,7 @@ from engine.present.study_report import (
     study_json,
 )
 from engine.present.text import diagnose_text, software_text, study_text
-from engine.scenario import AUTO, FieldRow, Scenario, catalog_name, fields, make_scenario
+from engine.scenario import AUTO, FieldRow, Group, Scenario, catalog_name, fields, make_scenario
 from engine.study import study
 from engine.text.safe import json_text, plain
 from engine.text.units import gib
@@ -68,25 +68,14 @@ class Parser(argparse.ArgumentParser):
 # --- the scenario flags every study-based subcommand shares -----------------------------------
 
 
-_GROUPS = {
-    "gpu": "hardware",
-    "gpus_per_node": "hardware",
-    "nodes": "hardware",
-    "engine": "hardware",
-    "context": "workload",
-    "users": "workload",
-    "prefix_overlap": "workload",
-    "latency": "workload",
-    "images": "workload",
-    "input_tokens": "speed (workload and targets)",
-    "output_tokens": "speed (workload and targets)",
-    "ttft_ms": "speed (workload and targets)",
-    "tpot_ms": "speed (workload and targets)",
-    "kv_dtype": "memory",
-    "memory_fraction": "memory",
-    "max_num_seqs": "memory",
+# the title of each help group the scenario table puts its flags in (Spec.cli_group)
+_GROUP_TITLES: dict[Group, str] = {
+    "hardware": "hardware",
+    "workload": "workload",
+    "speed": "speed (workload and targets)",
+    "memory": "memory",
+    "layout": "layout (pin; default: the layout search chooses)",
 }
-_LAYOUT_GROUP = "layout (pin; default: the layout search chooses)"
 
 
 def _default_words(row: FieldRow) -> str:
@@ -123,7 +112,9 @@ def add_scenario_args(p: argparse.ArgumentParser, *, source: bool = True) -> Non
     for row in fields():
         if row.spec.cli is None:
             continue
-        title = _GROUPS.get(row.name, _LAYOUT_GROUP)
+        group = row.spec.cli_group
+        assert group is not None, row.name  # every flag of the table names its group
+        title = _GROUP_TITLES[group]
         g = groups.get(title) or groups.setdefault(title, p.add_argument_group(title))
         help_text = f"{row.spec.help} (default {_default_words(row)})"
         help_text = help_text.replace("%", "%%")

@@ -85,6 +85,14 @@ MAX_TARGET_MS = 3_600_000.0  # an hour: a latency target beyond it is not a targ
 
 Section = Literal["hardware", "engine", "workload", "targets"]
 Widget = Literal["select", "number", "slider", "radio"]
+# The CLI's help groups; a field the sidebar draws is in its section's group unless it says.
+Group = Literal["hardware", "workload", "speed", "memory", "layout"]
+_SECTION_GROUP: dict[Section, Group] = {
+    "hardware": "hardware",
+    "engine": "hardware",
+    "workload": "workload",
+    "targets": "speed",
+}
 
 
 @dataclass(frozen=True)
@@ -122,6 +130,15 @@ class Spec:
     aliases: tuple[str, ...] = ()
     auto: bool = False  # None is a value of its own, spelled "auto" (else None is the default)
     setting: Setting | None = None  # the lint source (None: no engine flag carries it)
+    # the CLI's help group (None: the sidebar section's); "layout" marks the layout pins, which
+    # the layout search chooses when they are left at None
+    group: Group | None = None
+
+    @property
+    def cli_group(self) -> Group | None:
+        if self.group is not None:
+            return self.group
+        return _SECTION_GROUP[self.control.section] if self.control is not None else None
 
 
 class Scenario(BaseModel):
@@ -286,6 +303,7 @@ class Scenario(BaseModel):
             f"KV cache dtype: {', '.join(KV_DTYPE_CHOICES)}",
             "the engine's own pick",
             setting="kv_dtype",
+            group="memory",
         ),
     ] = "auto"
     memory_fraction: Annotated[
@@ -296,6 +314,7 @@ class Scenario(BaseModel):
             "vLLM --gpu-memory-utilization / SGLang --mem-fraction-static",
             "the engine's own",
             setting="memory_fraction",
+            group="memory",
         ),
     ] = None
     images: Annotated[
@@ -306,6 +325,7 @@ class Scenario(BaseModel):
             "serve images (multimodal models)",
             "text only",
             setting="language_model_only",
+            group="workload",
         ),
     ] = False
     tp: Annotated[
@@ -316,11 +336,19 @@ class Scenario(BaseModel):
             "pin the attention tensor-parallel size",
             "the layout search's",
             setting="tp",
+            group="layout",
         ),
     ] = None
     dp: Annotated[
         Annotated[int, Field(strict=True, ge=1, le=MAX_PARALLEL)] | None,
-        Spec("dp", "--dp", "pin the DP-attention ranks (MoE)", "the layout search's", setting="dp"),
+        Spec(
+            "dp",
+            "--dp",
+            "pin the DP-attention ranks (MoE)",
+            "the layout search's",
+            setting="dp",
+            group="layout",
+        ),
     ] = None
     pp: Annotated[
         Annotated[int, Field(strict=True, ge=1, le=MAX_NODES)] | None,
@@ -330,6 +358,7 @@ class Scenario(BaseModel):
             "pin the pipeline stages (across nodes)",
             "the layout search's",
             setting="pp",
+            group="layout",
         ),
     ] = None
     ep: Annotated[
@@ -340,6 +369,7 @@ class Scenario(BaseModel):
             "pin expert parallelism on (--ep) or off (--no-ep)",
             "the layout search's",
             setting="ep",
+            group="layout",
         ),
     ] = None
     replicas: Annotated[
@@ -349,6 +379,7 @@ class Scenario(BaseModel):
             "--replicas",
             "pin the independent copies of the model",
             "the layout search's",
+            group="layout",
         ),
     ] = None
     # sha256 of a calibration measured on the user's GPU (make gpu-check); a link cannot carry it
@@ -360,6 +391,7 @@ class Scenario(BaseModel):
             "a calibration JSON written by make gpu-check: the speed model uses the rates measured "
             "on that GPU",
             "the catalog's figures times the fitted fractions",
+            group="speed",
         ),
     ] = None
     speculative: Annotated[
@@ -371,6 +403,7 @@ class Scenario(BaseModel):
             "(--no-speculative)",
             "the speed model's: drafts where they lower the objective",
             setting="speculative",
+            group="speed",
         ),
     ] = None
     # requests one engine runs at once (vLLM --max-num-seqs, SGLang --max-running-requests)
@@ -382,6 +415,7 @@ class Scenario(BaseModel):
             "requests one engine runs at once (vLLM --max-num-seqs, SGLang --max-running-requests)",
             "the plan decides: the engine's default, or fewer where that frees the memory",
             setting="max_num_seqs",
+            group="memory",
         ),
     ] = None
 
@@ -429,7 +463,7 @@ class Scenario(BaseModel):
     @property
     def pinned(self) -> bool:
         """True when the user fixed any part of the layout."""
-        return any(v is not None for v in (self.tp, self.dp, self.pp, self.ep, self.replicas))
+        return any(getattr(self, name) is not None for name in LAYOUT_PINS)
 
     def workload(self, context: int) -> tuple[int, int]:
         """(input, output) tokens of one request when the plan gives ``context`` tokens: the
@@ -504,6 +538,12 @@ def field_row(name: str) -> FieldRow:
     return next(r for r in fields() if r.name == name)
 
 
+# The layout pins (tp, dp, pp, ep, replicas), and those that are sizes: their product is the GPUs
+# the pinned layout uses (ep is a switch).
+LAYOUT_PINS: tuple[str, ...] = tuple(r.name for r in fields() if r.spec.group == "layout")
+PIN_SIZES: tuple[str, ...] = tuple(n for n in LAYOUT_PINS if field_row(n).kind is int)
+
+
 def _expects(error: Mapping[str, Any], field: str) -> Decision:
     """What a field expects, from pydantic's kind of error and its context (a validator's own
     refusal as it is)."""
@@ -564,7 +604,7 @@ def make_scenario(**fields: Any) -> Scenario:
         raise InputError(
             "input_tokens", E.WITHIN_CONTEXT(total=Tokens(total), context=Tokens(s.context))
         )
-    used = math.prod(v for v in (s.tp, s.dp, s.pp, s.replicas) if v is not None)
+    used = math.prod(v for v in (getattr(s, n) for n in PIN_SIZES) if v is not None)
     if used > s.total_gpus:
         raise InputError(
             "tp",
@@ -748,8 +788,8 @@ def _invalid(key: str, value: str, err: InputError) -> Decision:
 def _drop_until_valid(good: dict[str, Any], err: InputError) -> tuple[Scenario, Decision]:
     """Cross-field failures (a pinned layout larger than the GPUs, a hub id that is not one,
     a file link): drop what the error names, else the whole layout, else everything."""
-    if err.field in ("tp", "dp", "pp", "replicas"):
-        for k in ("tp", "dp", "pp", "replicas", "ep"):
+    if err.field in PIN_SIZES:
+        for k in LAYOUT_PINS:
             good.pop(k, None)
         note = LINK_LAYOUT(expected=err.expects)
     else:

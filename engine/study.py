@@ -45,7 +45,7 @@ from engine.model.mtp import has_draft_layers
 from engine.model.store import BYTES_PER_JSON_BYTE
 from engine.model.weights import WeightReport, weight_report
 from engine.perf import Speculative, Speed, calibration
-from engine.scenario import ENGINES, MAX_NODES, Engine, Scenario
+from engine.scenario import ENGINES, LAYOUT_PINS, MAX_NODES, Engine, Scenario
 from engine.software.software_report import SoftwareReport, software_report
 
 VerdictStatus = Literal["runs", "fewer_users", "shorter_context", "does_not_fit", "blocked"]
@@ -330,11 +330,7 @@ def _fewest_gpus(inp: SearchInputs, s: Scenario) -> int | None:
                 update={
                     "gpus_per_node": per_node,
                     "nodes": nodes,
-                    "tp": None,
-                    "dp": None,
-                    "pp": None,
-                    "ep": None,
-                    "replicas": None,
+                    **dict.fromkeys(LAYOUT_PINS),
                     "users": 1,
                 }
             )

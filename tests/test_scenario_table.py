@@ -214,3 +214,20 @@ def test_the_linter_reads_each_field_from_the_flag_its_lint_source_names(engine:
     assert settings_.kv_dtype == "fp8" and settings_.language_model_only
     assert settings_.speculative and settings_.ep
     assert settings_.model_id == "Qwen/Qwen3-8B"
+
+
+def test_the_cli_help_groups_and_the_layout_pins_come_from_the_table() -> None:
+    from engine.scenario import LAYOUT_PINS, PIN_SIZES
+
+    assert LAYOUT_PINS == ("tp", "dp", "pp", "ep", "replicas")
+    assert PIN_SIZES == ("tp", "dp", "pp", "replicas")
+    flags = [r for r in fields() if r.spec.cli is not None]
+    assert all(r.spec.cli_group is not None for r in flags)
+    study = build_parser()._subparsers._group_actions[0].choices["study"]  # type: ignore[union-attr]
+    by_title = {g.title: {a.dest for a in g._group_actions} for g in study._action_groups}
+    layout = next(
+        dests for title, dests in by_title.items() if title and title.startswith("layout")
+    )
+    assert layout == set(LAYOUT_PINS)
+    speed = next(dests for title, dests in by_title.items() if title and title.startswith("speed"))
+    assert {"calibration", "speculative"} <= speed

@@ -39,7 +39,7 @@ from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict
 from engine.model.weights import is_gated
 from engine.perf import Speed, spread
-from engine.scenario import Scenario
+from engine.scenario import PIN_SIZES, Scenario
 
 
 def divisors(n: int) -> list[int]:
@@ -488,7 +488,7 @@ def _nothing_runs(inp: SearchInputs, scenario: Scenario, rejected: list[Rejected
             tp=scenario.tp or 1, dp=scenario.dp or 1, pp=scenario.pp or 1, ep=bool(scenario.ep)
         )
         shape = split_problem(inp.cfg, inp.arch, inp.family, pinned)
-    for name in ("tp", "dp", "pp", "replicas"):
+    for name in PIN_SIZES:
         value = getattr(scenario, name)
         if value is not None and scenario.total_gpus % value:
             why = REJECT_GPUS(

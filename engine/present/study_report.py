@@ -24,7 +24,7 @@ from engine.present import messages as M
 from engine.present.evidence_words import evidence_json, group_json
 from engine.present.k8s import kubernetes_yaml, manifest_name
 from engine.present.render import docker, script, shell
-from engine.scenario import ENGINE_LABELS, Engine, cli_line
+from engine.scenario import ENGINE_LABELS, PIN_SIZES, Engine, cli_line
 from engine.software.software_report import SoftwareReport
 from engine.study import Study
 from engine.text.safe import plain
@@ -433,9 +433,7 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
             for a in alts
         ]
     auto = t("common.auto", lang)
-    pinned = ", ".join(
-        f"{k.upper()} {getattr(s, k)}" for k in ("tp", "dp", "pp", "replicas") if getattr(s, k)
-    )
+    pinned = ", ".join(f"{k.upper()} {getattr(s, k)}" for k in PIN_SIZES if getattr(s, k))
     if s.ep is not None:
         ep = "EP " + t("common.on" if s.ep else "common.off", lang)
         pinned = ", ".join(x for x in (pinned, ep) if x)
