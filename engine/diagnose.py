@@ -10,11 +10,12 @@ from engine import errors as E
 from engine.engines import ENGINES, adapter
 from engine.errors import InputError
 from engine.kv.dtype import KvDtype
-from engine.kv.sizing import KvSizing, size_kv
-from engine.model.architecture import Architecture, build_architecture
+from engine.kv.pipeline import model_pipeline
+from engine.kv.sizing import KvSizing
+from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
-from engine.model.family import FamilyVerdict, classify
-from engine.model.weights import WeightReport, weight_report
+from engine.model.family import FamilyVerdict
+from engine.model.weights import WeightReport
 from engine.scenario import DEFAULT_CONTEXT
 
 GIB = 1 << 30
@@ -74,13 +75,10 @@ def diagnose(cfg: ModelConfig, opts: Options | None = None) -> Diagnosis:
     of a GPU, the layout and the users that fit are the Study's (engine.study)."""
     opts = opts or Options()
     opts.validate()
-    arch = build_architecture(cfg)
-    family = classify(cfg, arch)
+    pipe = model_pipeline(cfg)
     # each engine's accounting: the first leads (vLLM's), the other's is shown beside it
     kv, sg = (
-        size_kv(arch, cfg, adapter(e).kv_dtype(opts.kv_dtype, cfg, opts.gpu_arch), opts.tp, e)
-        for e in ENGINES
+        pipe.kv(e, adapter(e).kv_dtype(opts.kv_dtype, cfg, opts.gpu_arch), opts.tp) for e in ENGINES
     )
-    w = weight_report(cfg, arch)
     context = opts.context or default_context(cfg)
-    return Diagnosis(cfg, arch, family, kv, sg, w, opts, context)
+    return Diagnosis(cfg, pipe.arch, pipe.family, kv, sg, pipe.weights, opts, context)

@@ -28,7 +28,8 @@ from engine.errors import InputError
 from engine.gates import MAX_TRIED_GPUS, GateReport, gate_report
 from engine.hardware.gpus import Gpu, lookup_gpu
 from engine.kv.dtype import KvDtype
-from engine.kv.sizing import KvSizing, size_kv
+from engine.kv.pipeline import ModelPipeline, model_pipeline
+from engine.kv.sizing import KvSizing
 from engine.launch.candidate import Candidate, Layout, LayoutSearch, SearchInputs
 from engine.launch.layout import REJECT_ENGINE, evaluate, search, split_problem
 from engine.launch.plan import LaunchPlan, build_plan, chunk_tokens, model_id_for
@@ -36,14 +37,14 @@ from engine.launch.plan_inputs import PlanInputs
 from engine.launch.ranking import drafts_pay
 from engine.launch.recipes import speculative_for
 from engine.model import store
-from engine.model.architecture import Architecture, build_architecture
+from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.context_limit import ContextLimit, context_limit
-from engine.model.family import FamilyVerdict, classify
+from engine.model.family import FamilyVerdict
 from engine.model.loader import LoadedModel, load_catalog, load_hub
 from engine.model.mtp import has_draft_layers
 from engine.model.store import BYTES_PER_JSON_BYTE
-from engine.model.weights import WeightReport, weight_report
+from engine.model.weights import WeightReport
 from engine.perf import Speculative, Speed, calibration
 from engine.scenario import ENGINES, LAYOUT_PINS, MAX_NODES, Engine, Scenario
 from engine.software.software_report import SoftwareReport, software_report
@@ -91,9 +92,7 @@ class Study:
     scenario: Scenario
     model: LoadedModel
     gpu: Gpu
-    architecture: Architecture
-    family: FamilyVerdict
-    weights: WeightReport
+    pipeline: ModelPipeline  # the layers, family, weights and KV sizings of the config
     limit: ContextLimit
     context_asked: int
     search: LayoutSearch
@@ -106,11 +105,22 @@ class Study:
     notes: tuple[Decision, ...] = field(default_factory=tuple)
     # what the search read (the speed model's inputs too: the pages sweep a layout's load)
     search_inputs: SearchInputs | None = field(default=None, repr=False, compare=False)
-    _sizings: dict[tuple[str, int, str], KvSizing] = field(default_factory=dict, repr=False)
 
     @property
     def config(self) -> ModelConfig:
         return self.model.config
+
+    @property
+    def architecture(self) -> Architecture:
+        return self.pipeline.arch
+
+    @property
+    def family(self) -> FamilyVerdict:
+        return self.pipeline.family
+
+    @property
+    def weights(self) -> WeightReport:
+        return self.pipeline.weights
 
     @property
     def fit(self) -> Candidate:
@@ -140,12 +150,8 @@ class Study:
 
     def sizing(self, engine: Engine, tp: int, kv_dtype: str | None = None) -> KvSizing:
         """The KV sizing of ``engine`` at attention TP ``tp`` (another KV dtype for a sweep)."""
-        dtype = kv_dtype or self.scenario.kv_dtype
-        key = (engine, tp, dtype)
-        if key not in self._sizings:
-            kvd = _kv_dtype(engine, dtype, self.config, self.gpu)
-            self._sizings[key] = size_kv(self.architecture, self.config, kvd, tp, engine)
-        return self._sizings[key]
+        kvd = _kv_dtype(engine, kv_dtype or self.scenario.kv_dtype, self.config, self.gpu)
+        return self.pipeline.kv(engine, kvd, tp)
 
     @property
     def diagnosis(self) -> Diagnosis:
@@ -185,9 +191,8 @@ def _compute(s: Scenario) -> Study:
     model = resolve_model(s)
     cfg = model.config
     gpu = lookup_gpu(s.gpu)
-    arch = build_architecture(cfg)
-    fam = classify(cfg, arch)
-    weights = weight_report(cfg, arch)
+    pipe = model_pipeline(cfg)
+    arch, fam, weights = pipe.arch, pipe.family, pipe.weights
     limit = context_limit(cfg)
     notes: list[Decision] = []
     if s.images and not fam.multimodal:
@@ -213,16 +218,9 @@ def _compute(s: Scenario) -> Study:
         for e in ENGINES
     }
     kv_dtypes = {e: _kv_dtype(e, s.kv_dtype, cfg, gpu) for e in ENGINES}
-    sizing_cache: dict[tuple[Engine, int], KvSizing] = {}
 
     def kv_at(engine: Engine) -> Callable[[int], KvSizing]:
-        def at(tp: int) -> KvSizing:
-            key = (engine, tp)
-            if key not in sizing_cache:
-                sizing_cache[key] = size_kv(arch, cfg, kv_dtypes[engine], tp, engine)
-            return sizing_cache[key]
-
-        return at
+        return lambda tp: pipe.kv(engine, kv_dtypes[engine], tp)
 
     def inputs(engine: Engine, mtp: bool) -> SearchInputs:
         spec = None
@@ -285,9 +283,7 @@ def _compute(s: Scenario) -> Study:
         scenario=s,
         model=model,
         gpu=gpu,
-        architecture=arch,
-        family=fam,
-        weights=weights,
+        pipeline=pipe,
         limit=limit,
         context_asked=asked,
         search=found,

@@ -253,3 +253,18 @@ def test_the_folder_checks_see_a_planted_climb() -> None:
     assert circles(folder_edges(planted)) == [["engine.kv", "engine.model"]]
     assert folder_of("engine.measure.kernels.__main__") == "engine.measure.kernels.__main__"
     assert folder_of("engine.study") == "engine.study"
+
+
+# the model pipeline's steps: built in one place (engine/kv/pipeline.py) that every reader calls
+PIPELINE_STEPS = ("build_architecture", "classify", "weight_report")
+
+
+def test_one_function_builds_the_model_pipeline() -> None:
+    callers = set()
+    for mod, path in _modules().items():
+        if mod.startswith("engine.model"):
+            continue  # the steps themselves
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") in PIPELINE_STEPS:
+                callers.add(mod)
+    assert callers == {"engine.kv.pipeline"}
