@@ -625,15 +625,37 @@ def _max_of_list(v: Any) -> Any:
     return v
 
 
-def normalize(raw: Mapping[str, Any]) -> ModelConfig:
-    """Validate and normalise a parsed config.json. Raises InputError naming the field."""
-    if not isinstance(raw, Mapping):
-        raise InputError("config.json", E.FILE_OBJECT())
-    check_tree(raw)
-    raw = prune(dict(raw))
-    original = flatten(raw)
-    flat, applied = _with_defaults(original, raw.get("model_type"))
+# fields read as config.json writes them (after flattening the nested text config)
+_AS_IS = (
+    "attention_chunk_size",
+    "swa_num_attention_heads",
+    "swa_num_key_value_heads",
+    "swa_head_dim",
+    "swa_v_head_dim",
+    "kv_lora_rank",
+    "q_lora_rank",
+    "qk_rope_head_dim",
+    "qk_nope_head_dim",
+    "v_head_dim",
+    "index_topk",
+    "index_head_dim",
+    "index_n_heads",
+    "compress_ratios",
+    "o_lora_rank",
+    "o_groups",
+    "linear_num_key_heads",
+    "linear_num_value_heads",
+    "linear_key_head_dim",
+    "linear_value_head_dim",
+    "linear_conv_kernel_dim",
+)
 
+
+def _shape(
+    flat: Mapping[str, Any], raw: Mapping[str, Any], applied: dict[str, DefaultFrom]
+) -> tuple[dict[str, Any], Mapping[str, Any] | None]:
+    """The model's shape: its classes, width, layers, heads (per layer where listed), FFN
+    widths; and the attention-free class's row, where it is one."""
     hidden = _pick(flat, "hidden_size")
     if hidden is None:
         raise InputError("hidden_size", E.MISSING(what=E.KIND["positive_integer_model_width"]()))
@@ -656,69 +678,52 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
     kv, kv_list = _per_layer(_kv_heads(flat, heads), "num_key_value_heads")
     if free is not None:
         kv, kv_list = 1, None
-    blocks = _block_configs(flat.get("block_configs"), heads, hidden)
     inter, inter_list = _per_layer_width(_pick(flat, "intermediate_size"))
-    ssm = _ssm_fields(flat, free)
-    mtp_kind = next(
-        (k for k in ("num_nextn_predict_layers", "mtp_num_hidden_layers") if flat.get(k)), ""
-    )
-    mtp = flat.get(mtp_kind) if mtp_kind else 0
-    dtype = _pick(flat, "dtype") or raw.get("torch_dtype") or raw.get("dtype") or "bfloat16"
-    vision = _first(raw, VISION_CONFIG_KEYS)
-    audio = _first(raw, AUDIO_CONFIG_KEYS)
-    qcfg = raw.get("quantization_config", flat.get("quantization_config"))
-    shared_inter = flat.get("shared_expert_intermediate_size")
-    if shared_inter is None:
-        shared_inter = flat.get("moe_shared_expert_intermediate_size")
     window, window_list = _sliding_window(flat)
-    moe_freq, moe_list = _moe_layers(flat)
-
-    values: dict[str, Any] = {
+    shape = {
         "architectures": archs,
-        "model_type": str(flat.get("model_type") or ""),
-        "wrapper_model_type": str(raw.get("model_type") or ""),
-        "dtype": str(dtype),
         "hidden_size": hidden,
         "num_hidden_layers": layers,
         "num_attention_heads": heads,
         "num_key_value_heads": kv,
-        "head_dim": _pick(flat, "head_dim"),
         "intermediate_size": 0 if free is not None else inter,
-        "vocab_size": _default(_pick(flat, "vocab_size"), 32_000),
-        "max_position_embeddings": _pick(flat, "max_position_embeddings"),
-        "tie_word_embeddings": _bool(flat, "tie_word_embeddings", False),
-        "hidden_act": str(
-            flat.get("mlp_hidden_act")
-            or flat.get("hidden_act")
-            or flat.get("hidden_activation")
-            or flat.get("activation_function")
-            or ""
-        ),
         "sliding_window": window,
         "layer_types": _layer_types(flat),
-        "attention_chunk_size": flat.get("attention_chunk_size"),
         "layer_kv_heads": kv_list,
         "layer_q_heads": q_list,
         "layer_windows": window_list,
-        "block_configs": blocks,
+        "block_configs": _block_configs(flat.get("block_configs"), heads, hidden),
         "layer_ffn_widths": inter_list,
+    }
+    return shape, free
+
+
+def _words(flat: Mapping[str, Any], raw: Mapping[str, Any]) -> dict[str, Any]:
+    """What the config says of itself: its model types, dtype, activation and vocabulary."""
+    dtype = _pick(flat, "dtype") or raw.get("torch_dtype") or raw.get("dtype") or "bfloat16"
+    act = ("mlp_hidden_act", "hidden_act", "hidden_activation", "activation_function")
+    return {
+        "model_type": str(flat.get("model_type") or ""),
+        "wrapper_model_type": str(raw.get("model_type") or ""),
+        "dtype": str(dtype),
+        "head_dim": _pick(flat, "head_dim"),
+        "vocab_size": _default(_pick(flat, "vocab_size"), 32_000),
+        "max_position_embeddings": _pick(flat, "max_position_embeddings"),
+        "tie_word_embeddings": _bool(flat, "tie_word_embeddings", False),
+        "hidden_act": str(next((flat[k] for k in act if flat.get(k)), "")),
         "num_kv_shared_layers": flat.get("num_kv_shared_layers") or 0,
-        "swa_num_attention_heads": flat.get("swa_num_attention_heads"),
-        "swa_num_key_value_heads": flat.get("swa_num_key_value_heads"),
-        "swa_head_dim": flat.get("swa_head_dim"),
-        "swa_v_head_dim": flat.get("swa_v_head_dim"),
         "attn_output_gate": _bool(flat, "attn_output_gate", False),
-        "kv_lora_rank": flat.get("kv_lora_rank"),
-        "q_lora_rank": flat.get("q_lora_rank"),
-        "qk_rope_head_dim": flat.get("qk_rope_head_dim"),
-        "qk_nope_head_dim": flat.get("qk_nope_head_dim"),
-        "v_head_dim": flat.get("v_head_dim"),
-        "index_topk": flat.get("index_topk"),
-        "index_head_dim": flat.get("index_head_dim"),
-        "index_n_heads": flat.get("index_n_heads"),
-        "compress_ratios": flat.get("compress_ratios"),
-        "o_lora_rank": flat.get("o_lora_rank"),
-        "o_groups": flat.get("o_groups"),
+    }
+
+
+def _moe(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """The experts: how many, how many a token uses, their widths, shared and latent ones, and
+    which layers have them."""
+    shared_inter = flat.get("shared_expert_intermediate_size")
+    if shared_inter is None:
+        shared_inter = flat.get("moe_shared_expert_intermediate_size")
+    moe_freq, moe_list = _moe_layers(flat)
+    return {
         "num_experts": _first_of_list(_pick(flat, "num_experts")) or 0,
         "experts_per_token": _max_of_list(_pick(flat, "experts_per_token")) or 0,
         "moe_intermediate_size": flat.get("moe_intermediate_size")
@@ -732,39 +737,73 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         "moe_layers": moe_list,
         "decoder_sparse_step": flat.get("decoder_sparse_step") or 1,
         "mlp_only_layers": flat.get("mlp_only_layers") or [],
-        "mtp_layers": mtp,
-        "mtp_kind": mtp_kind,
-        "mtp_block_types": _str_list(
-            flat.get("mtp_layers_block_type"),
-            "mtp_layers_block_type",
-            E.BLOCK_KIND_LIST(),
-        ),
-        "linear_num_key_heads": flat.get("linear_num_key_heads"),
-        "linear_num_value_heads": flat.get("linear_num_value_heads"),
-        "linear_key_head_dim": flat.get("linear_key_head_dim"),
-        "linear_value_head_dim": flat.get("linear_value_head_dim"),
-        "linear_conv_kernel_dim": flat.get("linear_conv_kernel_dim"),
+    }
+
+
+def _mtp(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """The multi-token-prediction layers: how many, under which key, of which block kinds."""
+    kind = next(
+        (k for k in ("num_nextn_predict_layers", "mtp_num_hidden_layers") if flat.get(k)), ""
+    )
+    blocks = flat.get("mtp_layers_block_type")
+    return {
+        "mtp_layers": flat.get(kind) if kind else 0,
+        "mtp_kind": kind,
+        "mtp_block_types": _str_list(blocks, "mtp_layers_block_type", E.BLOCK_KIND_LIST()),
+    }
+
+
+def _recurrent(
+    flat: Mapping[str, Any], hidden: Any, free: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The recurrent layers' state dimensions: SSM, short convolution and Kimi Delta Attention."""
+    ssm = _ssm_fields(flat, free)
+    conv = flat.get("conv_L_cache")
+    out = {
         **ssm,
         "mamba_dt_rank": ssm.get("mamba_dt_rank")
         or flat.get("mamba_dt_rank")
         or flat.get("time_step_rank"),
-        "short_conv_kernel": flat.get("conv_L_cache"),
-        "short_conv_dim": (flat.get("conv_dim") or hidden) if flat.get("conv_L_cache") else None,
+        "short_conv_kernel": conv,
+        "short_conv_dim": (flat.get("conv_dim") or hidden) if conv else None,
         "attention_free": str(free["mixer"]) if free is not None else "",
+    }
+    lac = flat.get("linear_attn_config")
+    if isinstance(lac, Mapping) and lac.get("kda_layers") is not None:
+        out["kda_layers"] = lac.get("kda_layers")
+        out["kda_num_heads"] = lac.get("num_heads")
+        out["kda_head_dim"] = lac.get("head_dim")
+        out["kda_conv_kernel"] = lac.get("short_conv_kernel_size", 4)
+    if out["mamba_dt_rank"] == "auto":
+        out["mamba_dt_rank"] = None
+    return out
+
+
+def normalize(raw: Mapping[str, Any]) -> ModelConfig:
+    """Validate and normalise a parsed config.json. Raises InputError naming the field."""
+    if not isinstance(raw, Mapping):
+        raise InputError("config.json", E.FILE_OBJECT())
+    check_tree(raw)
+    raw = prune(dict(raw))
+    original = flatten(raw)
+    flat, applied = _with_defaults(original, raw.get("model_type"))
+    shape, free = _shape(flat, raw, applied)
+    vision = _first(raw, VISION_CONFIG_KEYS)
+    audio = _first(raw, AUDIO_CONFIG_KEYS)
+    qcfg = raw.get("quantization_config", flat.get("quantization_config"))
+    values: dict[str, Any] = {
+        **{name: flat.get(name) for name in _AS_IS},
+        **shape,
+        **_words(flat, raw),
+        **_moe(flat),
+        **_mtp(flat),
+        **_recurrent(flat, shape["hidden_size"], free),
         "quantization_config": qcfg if isinstance(qcfg, dict) else None,
         "vision_config": vision[1] if vision and isinstance(vision[1], dict) else None,
         "audio_config": audio[1] if audio and isinstance(audio[1], dict) else None,
         "defaults_applied": applied,
         "raw": original,
     }
-    lac = flat.get("linear_attn_config")
-    if isinstance(lac, Mapping) and lac.get("kda_layers") is not None:
-        values["kda_layers"] = lac.get("kda_layers")
-        values["kda_num_heads"] = lac.get("num_heads")
-        values["kda_head_dim"] = lac.get("head_dim")
-        values["kda_conv_kernel"] = lac.get("short_conv_kernel_size", 4)
-    if values["mamba_dt_rank"] == "auto":
-        values["mamba_dt_rank"] = None
     try:
         cfg = ModelConfig.model_validate(values)
     except ValidationError as err:
