@@ -409,12 +409,8 @@ def _table(header: tuple[str, ...], rows: list[tuple[object, ...]]) -> list[str]
     return out
 
 
-def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None) -> str:
-    """The whole Study as Markdown to paste into a wiki page or a ticket: the scenario, the
-    verdict, the layout, every headline number with its formula, the gates, the launch
-    commands, the share link and the command that reproduces it. Every text from a config or a
-    user is escaped; commands sit in fences they cannot close."""
-
+def _md_verdict(st: Study, lang: Lang) -> list[str]:
+    """The title, the verdict with its tips, and the re-checked alternatives."""
     s = st.scenario
     v = M.verdict(st, lang)
     name = escape_markdown(st.model.name)
@@ -432,14 +428,19 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
             f"- {escape_markdown(say(a.what, lang))} — {escape_markdown(say(a.result, lang))}"
             for a in alts
         ]
+    return out
+
+
+def _md_scenario(st: Study, lang: Lang) -> list[str]:
+    """The scenario as a table: what was asked, pins and automatic choices said as such."""
+    s = st.scenario
     auto = t("common.auto", lang)
     pinned = ", ".join(f"{k.upper()} {getattr(s, k)}" for k in PIN_SIZES if getattr(s, k))
     if s.ep is not None:
         ep = "EP " + t("common.on" if s.ep else "common.off", lang)
         pinned = ", ".join(x for x in (pinned, ep) if x)
     source = t(f"common.source.{st.model.source}", lang)
-    out += ["", "## " + t("report.scenario", lang), ""]
-    out += _table(
+    return ["", "## " + t("report.scenario", lang), "", *_table(
         (t("report.field", lang), t("report.value", lang)),
         [
             (t("report.model", lang), f"{st.model.name} ({source})"),
@@ -456,28 +457,34 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
              auto if s.memory_fraction is None else f"{s.memory_fraction:g}"),
             (t("report.pinned", lang), pinned or auto),
         ],
-    )  # fmt: skip
-    out += ["", "## " + t("report.layout", lang), "", escape_markdown(M.layout_words(st, lang))]
-    reasons, _ = M.layout_reasons(st, lang)
-    out += [f"- {escape_markdown(r)}" for r in reasons]
+    )]  # fmt: skip
+
+
+def _md_speed(st: Study, lang: Lang) -> list[str]:
+    """The pick's speed with its formulas, then the candidates' speeds."""
     speed = C.speed_shown(st, lang)
-    if speed:
-        caption = escape_markdown(C.speed_caption(st, lang))
-        out += ["", "## " + t("overview.speed", lang), "", caption, ""]
-        out += _table(
-            (t("report.quantity", lang), t("report.value", lang), t("report.formula", lang)),
-            [(x.label, f"{x.value} ({x.range})", x.formula) for x in speed],
-        )
-        header = ("flags.col.layout", "flags.col.users", "flags.col.ttft", "flags.col.tpot",
-                  "flags.col.tps")  # fmt: skip
-        rows: list[tuple[object, ...]] = [
-            (say(c.layout.name(), lang), f"{c.users:,}", f"{c.speed.ttft_ms:,.0f}",
-             f"{c.speed.tpot_ms:,.1f}", f"{c.speed.output_tokens_per_s_per_gpu:,.0f}")
-            for c in st.search.candidates[:12]
-            if c.speed is not None
-        ]  # fmt: skip
-        out += ["", *_table(tuple(t(k, lang) for k in header), rows)]
-    out += ["", "## " + t("report.numbers", lang), ""]
+    if not speed:
+        return []
+    caption = escape_markdown(C.speed_caption(st, lang))
+    out = ["", "## " + t("overview.speed", lang), "", caption, ""]
+    out += _table(
+        (t("report.quantity", lang), t("report.value", lang), t("report.formula", lang)),
+        [(x.label, f"{x.value} ({x.range})", x.formula) for x in speed],
+    )
+    header = ("flags.col.layout", "flags.col.users", "flags.col.ttft", "flags.col.tpot",
+              "flags.col.tps")  # fmt: skip
+    rows: list[tuple[object, ...]] = [
+        (say(c.layout.name(), lang), f"{c.users:,}", f"{c.speed.ttft_ms:,.0f}",
+         f"{c.speed.tpot_ms:,.1f}", f"{c.speed.output_tokens_per_s_per_gpu:,.0f}")
+        for c in st.search.candidates[:12]
+        if c.speed is not None
+    ]  # fmt: skip
+    return [*out, "", *_table(tuple(t(k, lang) for k in header), rows)]
+
+
+def _md_numbers(st: Study, lang: Lang) -> list[str]:
+    """Every headline number with its formula, then the hardware gates."""
+    out = ["", "## " + t("report.numbers", lang), ""]
     shown = [
         *C.layout_shown(st, lang),
         *C.kv_headline(st, lang),
@@ -496,28 +503,44 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
         if g.tips:
             line += " " + escape_markdown(t("report.fix", lang, fix=g.tips[0]))
         out.append(line)
+    return out
+
+
+def _md_launch(st: Study, lang: Lang) -> list[str]:
+    """Each engine's launch commands (per node where a copy spans nodes), or why it is blocked."""
+    out: list[str] = []
     for engine, view in st.engines.items():
         plan = view.plan
         if plan is None:
             continue
-        chosen = t("report.chosen", lang) if engine == s.engine else ""
+        chosen = t("report.chosen", lang) if engine == st.scenario.engine else ""
         # the other engine has no "(chosen engine)": its heading must not end in a space
         heading = t("report.launch", lang, engine=ENGINE_LABELS[engine],
                     version=plan.engine_version, chosen=chosen).rstrip()  # fmt: skip
         out += ["", "## " + heading, ""]
         if not plan.runnable:
             why = "; ".join(M.blocked(plan, lang))
-            out.append(escape_markdown(t("report.blocked", lang, why=why)))
-            out.append("")
+            out += [escape_markdown(t("report.blocked", lang, why=why)), ""]
         if len(plan.commands) == 1:
             out.append(_fence(shell(plan), "bash"))
-        else:
-            for c in plan.commands:
-                role = t(f"flags.role.{c.role}", lang)
-                out.append(t("report.node", lang, node=c.node, role=role))
-                out.append("")
-                out.append(_fence(shell(plan, c), "bash"))
-                out.append("")
+            continue
+        for c in plan.commands:
+            role = t(f"flags.role.{c.role}", lang)
+            out += [t("report.node", lang, node=c.node, role=role), ""]
+            out += [_fence(shell(plan, c), "bash"), ""]
+    return out
+
+
+def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None) -> str:
+    """The whole Study as Markdown to paste into a wiki page or a ticket: the scenario, the
+    verdict, the layout, every headline number with its formula, the gates, the launch
+    commands, the share link and the command that reproduces it. Every text from a config or a
+    user is escaped; commands sit in fences they cannot close."""
+    out = [*_md_verdict(st, lang), *_md_scenario(st, lang)]
+    out += ["", "## " + t("report.layout", lang), "", escape_markdown(M.layout_words(st, lang))]
+    reasons, _ = M.layout_reasons(st, lang)
+    out += [f"- {escape_markdown(r)}" for r in reasons]
+    out += [*_md_speed(st, lang), *_md_numbers(st, lang), *_md_launch(st, lang)]
     if link:
         out += ["", "## " + t("report.link", lang), "", f"<{link}>"]
     command = cli_line(st.scenario)
