@@ -187,42 +187,46 @@ def _kv_dtype(engine: Engine, requested: str, cfg: ModelConfig, gpu: Gpu) -> KvD
     return adapter(engine).kv_dtype(requested, cfg, gpu.arch)
 
 
-def _compute(s: Scenario) -> Study:
-    model = resolve_model(s)
-    cfg = model.config
-    gpu = lookup_gpu(s.gpu)
-    pipe = model_pipeline(cfg)
-    arch, fam, weights = pipe.arch, pipe.family, pipe.weights
-    limit = context_limit(cfg)
-    notes: list[Decision] = []
-    if s.images and not fam.multimodal:
-        raise InputError("images", E.MULTIMODAL(architecture=Name(cfg.architecture)))
+def _asked_context(s: Scenario, limit: ContextLimit) -> tuple[int, list[Decision]]:
+    """The context asked (the model's own limit where the scenario says none), capped at the
+    limit with a note."""
     asked = s.context or limit.tokens
-    if asked > limit.tokens:
-        notes.append(
-            CONTEXT_CAPPED(asked=Tokens(asked), formula=limit.why, limit=Tokens(limit.tokens))
-        )
-        asked = limit.tokens
-    text_only = fam.multimodal and not s.images
-    drafts = has_draft_layers(fam)
-    cal = calibration.get(s.calibration) if s.calibration else None
-    model_id = model_id_for(model)
-    software = {
+    if asked <= limit.tokens:
+        return asked, []
+    capped = CONTEXT_CAPPED(asked=Tokens(asked), formula=limit.why, limit=Tokens(limit.tokens))
+    return limit.tokens, [capped]
+
+
+def _software(model: LoadedModel, text_only: bool) -> dict[Engine, SoftwareReport]:
+    """Each engine's software report for the model (the hub id where it has one)."""
+    model_id = model_id_for(model) if model.source != "file" else None
+    cfg = model.config
+    return {
         e: software_report(
-            cfg.raw,
-            e,
-            model_id if model.source != "file" else None,
-            text_only=text_only,
-            chat_template=model.chat_template,
+            cfg.raw, e, model_id, text_only=text_only, chat_template=model.chat_template
         )
         for e in ENGINES
     }
-    kv_dtypes = {e: _kv_dtype(e, s.kv_dtype, cfg, gpu) for e in ENGINES}
 
-    def kv_at(engine: Engine) -> Callable[[int], KvSizing]:
-        return lambda tp: pipe.kv(engine, kv_dtypes[engine], tp)
 
-    def inputs(engine: Engine, mtp: bool) -> SearchInputs:
+@dataclass(frozen=True)
+class _Inputs:
+    """What the layout search reads, for an engine with or without the MTP drafts."""
+
+    s: Scenario
+    pipe: ModelPipeline
+    gpu: Gpu
+    kv_dtypes: dict[Engine, KvDtype]
+    asked: int
+    limit: int
+    text_only: bool
+    cal: calibration.Calibration | None
+
+    def kv_at(self, engine: Engine) -> Callable[[int], KvSizing]:
+        return lambda tp: self.pipe.kv(engine, self.kv_dtypes[engine], tp)
+
+    def __call__(self, engine: Engine, mtp: bool) -> SearchInputs:
+        cfg, fam, s = self.pipe.cfg, self.pipe.family, self.s
         spec = None
         if mtp:
             rec = speculative_for(cfg, engine)
@@ -232,32 +236,34 @@ def _compute(s: Scenario) -> Study:
             )
         return SearchInputs(
             cfg=cfg,
-            arch=arch,
+            arch=self.pipe.arch,
             family=fam,
-            weights=weights,
-            gpu=gpu,
+            weights=self.pipe.weights,
+            gpu=self.gpu,
             engine=engine,
-            kv_at=kv_at(engine),
-            context=asked,
-            limit=limit.tokens,
+            kv_at=self.kv_at(engine),
+            context=self.asked,
+            limit=self.limit,
             mtp=mtp,
-            vision=fam.multimodal and not text_only,
+            vision=fam.multimodal and not self.text_only,
             chunk_tokens=chunk_tokens(s.latency, s.images),
             speculative=spec,
-            calibration=cal,
+            calibration=self.cal,
         )
 
-    found, mtp, draft_speeds = _with_or_without_drafts(
-        lambda m: search(inputs(s.engine, m), s), s, drafts
-    )
-    pick = found.pick
+
+def _engine_views(
+    inputs: _Inputs, software: dict[Engine, SoftwareReport], pick: Candidate, mtp: bool
+) -> dict[Engine, EngineView]:
+    """Each engine at the pick's layout: the scenario's engine as picked, the other re-checked
+    on the same layout (or why it cannot run it)."""
+    s, pipe = inputs.s, inputs.pipe
     views: dict[Engine, EngineView] = {}
     for e in ENGINES:
-        if e == s.engine:
-            fit: Candidate | None = pick
-            problem = None
-        else:
-            problem = split_problem(cfg, arch, fam, pick.layout.split)
+        fit: Candidate | None = pick
+        problem = None
+        if e != s.engine:
+            problem = split_problem(pipe.cfg, pipe.arch, pipe.family, pick.layout.split)
             try:
                 fit = (
                     None
@@ -266,14 +272,37 @@ def _compute(s: Scenario) -> Study:
                 )
             except InputError as err:
                 fit, problem = None, err.why or REJECT_ENGINE(why=err.expects)
-        kv = kv_at(e)(pick.layout.tp)
-        views[e] = EngineView(e, kv_dtypes[e], kv, fit, software[e], None, problem)
+        kv = inputs.kv_at(e)(pick.layout.tp)
+        views[e] = EngineView(e, inputs.kv_dtypes[e], kv, fit, software[e], None, problem)
+    return views
+
+
+def _compute(s: Scenario) -> Study:
+    model = resolve_model(s)
+    cfg = model.config
+    gpu = lookup_gpu(s.gpu)
+    pipe = model_pipeline(cfg)
+    fam = pipe.family
+    limit = context_limit(cfg)
+    if s.images and not fam.multimodal:
+        raise InputError("images", E.MULTIMODAL(architecture=Name(cfg.architecture)))
+    asked, notes = _asked_context(s, limit)
+    text_only = fam.multimodal and not s.images
+    cal = calibration.get(s.calibration) if s.calibration else None
+    kv_dtypes = {e: _kv_dtype(e, s.kv_dtype, cfg, gpu) for e in ENGINES}
+    inputs = _Inputs(s, pipe, gpu, kv_dtypes, asked, limit.tokens, text_only, cal)
+    found, mtp, draft_speeds = _with_or_without_drafts(
+        lambda m: search(inputs(s.engine, m), s), s, has_draft_layers(fam)
+    )
+    pick = found.pick
+    views = _engine_views(inputs, _software(model, text_only), pick, mtp)
     fewest = _fewest_gpus(inputs(s.engine, mtp), s) if not pick.context_fits else None
-    gates = gate_report(fam, weights, views[s.engine].kv_dtype, gpu, pick, cfg, fewest)
+    gates = gate_report(fam, pipe.weights, views[s.engine].kv_dtype, gpu, pick, cfg, fewest)
     verdict = _verdict(s, pick, gates, asked)
     core = PlanInputs(
-        model, cfg, gpu, arch, fam, weights, limit, asked, mtp, text_only, gates, draft_speeds
-    )
+        model, cfg, gpu, pipe.arch, fam, pipe.weights, limit, asked, mtp, text_only, gates,
+        draft_speeds,
+    )  # fmt: skip
     for e, v in views.items():
         if v.fit is None:
             continue
