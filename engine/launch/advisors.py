@@ -290,6 +290,81 @@ def _choice(name: str, value: object, options: tuple[str, ...]) -> str:
 # --- engine choice --------------------------------------------------------------------------
 
 
+def _row_figure(row: _EngineRow, bench: str) -> Figure:
+    """One benchmark row as a figure: both engines' tok/s, the workload and its overlap band."""
+    where = FIGURE_BAND(workload=WORKLOAD[row.workload](), band=Name(row.band))
+    return Figure(FIGURE_ENGINES(vllm=_tps(row.vllm), sglang=_tps(row.sglang)), where, bench)
+
+
+def _pair_figure(pair: MeasuredPair) -> Figure:
+    """A published run of both engines under the same conditions, as a figure."""
+    what = FIGURE_ENGINES(vllm=_tps(pair.vllm.output_tps), sglang=_tps(pair.sglang.output_tps))
+    where = FIGURE_PAIR(
+        model=Name(pair.model), gpus=pair.gpus, gpu=Name(pair.gpu), tp=pair.tp,
+        dataset=Name(pair.dataset),
+    )  # fmt: skip
+    return Figure(what, where, pair.source)
+
+
+def _band(pct: float, choice: _EngineChoice) -> tuple[Literal["vllm", "either", "sglang"], int]:
+    """The engine the overlap band favours, and the benchmark row it rests on."""
+    if pct < choice.even_from_pct:
+        return "vllm", 0
+    if pct < choice.sglang_from_pct:
+        return "either", 1
+    return "sglang", 2
+
+
+def _measured_why(pct: float, choice: _EngineChoice, i: int) -> list[Decision]:
+    """Why, with the benchmark's own figures (a model and GPU they were measured on)."""
+    rows = choice.rows
+    if i == 0:
+        r = rows[0]
+        return [
+            ENGINE_VLLM(
+                vllm=_tps(r.vllm), sglang=_tps(r.sglang), gain=Percent(r.vllm / r.sglang - 1)
+            )
+        ]
+    if i == 1:
+        r = rows[1]
+        why = [ENGINE_EVEN(band=Name(r.band), vllm=_tps(r.vllm), sglang=_tps(r.sglang))]
+        if pct > choice.measured_even_to_pct:
+            low = Percent(choice.measured_even_to_pct / 100)
+            why.append(ENGINE_BETWEEN(low=low, high=Percent(choice.sglang_from_pct / 100)))
+        return why
+    r, high = rows[2], rows[3]
+    return [
+        ENGINE_SGLANG(
+            vllm=_tps(r.vllm),
+            sglang=_tps(r.sglang),
+            band=Name(r.band),
+            vllm_high=_tps(high.vllm),
+            sglang_high=_tps(high.sglang),
+            band_high=Name(high.band),
+        )
+    ]
+
+
+def _rule_why(
+    choice: _EngineChoice,
+    i: int,
+    pairs: tuple[MeasuredPair, ...],
+    family: str | None,
+    generation: str | None,
+) -> list[Decision]:
+    """Why, by the band's rule alone (vLLM below, either between, SGLang from the upper bound),
+    beside the published runs of a model of this family on a GPU of this generation."""
+    low, high = Percent(choice.even_from_pct / 100), Percent(choice.sglang_from_pct / 100)
+    rule = (
+        ENGINE_VLLM_RULE(below=low),
+        ENGINE_EVEN_RULE(low=low, high=high),
+        ENGINE_SGLANG_RULE(above=high),
+    )[i]
+    if pairs:
+        return [rule, *(measured_why(pair) for pair in pairs)]
+    return [rule, NOT_MEASURED(family=Name(family or ""), generation=Name(generation or ""))]
+
+
 def engine_advice(
     prefix_overlap_pct: float,
     replicas: int = 1,
@@ -312,95 +387,29 @@ def engine_advice(
     reps = _int_in("replicas", replicas, 1, 100_000)
     facts = advisor_facts()
     choice = facts.engine_choice
-    rows = [(r.band, r.vllm, r.sglang, r.workload) for r in choice.rows]
     bench = facts.sources["engine_bench"]
     on = choice.measured_on
     measured = (family in on.attention_families and gpu_generation in on.gpu_generations) or (
         family is None and gpu_generation is None
     )  # no model given: the table as read
-
-    def row_figure(i: int) -> Figure:
-        band, v, s, workload = rows[i]
-        where = FIGURE_BAND(workload=WORKLOAD[workload](), band=Name(band))
-        return Figure(FIGURE_ENGINES(vllm=_tps(v), sglang=_tps(s)), where, bench)
-
-    engine: Literal["vllm", "sglang", "either"]
-    why: list[Decision] = []
-    if pct < choice.even_from_pct:
-        engine, i = "vllm", 0
-        _, v, s, _ = rows[0]
-        why.append(ENGINE_VLLM(vllm=_tps(v), sglang=_tps(s), gain=Percent(v / s - 1)))
-    elif pct < choice.sglang_from_pct:
-        engine, i = "either", 1
-        band, v, s, _ = rows[1]
-        why.append(ENGINE_EVEN(band=Name(band), vllm=_tps(v), sglang=_tps(s)))
-        if pct > choice.measured_even_to_pct:
-            why.append(
-                ENGINE_BETWEEN(
-                    low=Percent(choice.measured_even_to_pct / 100),
-                    high=Percent(choice.sglang_from_pct / 100),
-                )
-            )
-    else:
-        engine, i = "sglang", 2
-        (band, v, s, _), (band80, v80, s80, _) = rows[2], rows[3]
-        why.append(
-            ENGINE_SGLANG(
-                vllm=_tps(v),
-                sglang=_tps(s),
-                band=Name(band),
-                vllm_high=_tps(v80),
-                sglang_high=_tps(s80),
-                band_high=Name(band80),
-            )
-        )
-    figures = [row_figure(i)]
-    if i == 2:  # the SGLang band: its 80 % row too
-        figures.append(row_figure(3))
-    if not measured:  # the same choice, without numbers measured elsewhere
-        low, high = Percent(choice.even_from_pct / 100), Percent(choice.sglang_from_pct / 100)
-        # the band's rule: vLLM below, either between, SGLang from the upper bound
-        rule = (
-            ENGINE_VLLM_RULE(below=low),
-            ENGINE_EVEN_RULE(low=low, high=high),
-            ENGINE_SGLANG_RULE(above=high),
-        )[i]
+    engine, i = _band(pct, choice)
+    if measured:
+        why = _measured_why(pct, choice, i)
+        # the SGLang band: its 80 % row too
+        figures = [_row_figure(r, bench) for r in choice.rows[i : 4 if i == 2 else i + 1]]
+    else:  # the same choice, without numbers measured elsewhere
         pairs = pairs_for(family, moe, gpu_generation)
-        why = [rule]
-        if pairs:
-            why += [measured_why(pair) for pair in pairs]
-        else:
-            why.append(
-                NOT_MEASURED(family=Name(family or ""), generation=Name(gpu_generation or ""))
-            )
-        figures = [
-            Figure(
-                FIGURE_ENGINES(
-                    vllm=_tps(pair.vllm.output_tps), sglang=_tps(pair.sglang.output_tps)
-                ),
-                FIGURE_PAIR(
-                    model=Name(pair.model),
-                    gpus=pair.gpus,
-                    gpu=Name(pair.gpu),
-                    tp=pair.tp,
-                    dataset=Name(pair.dataset),
-                ),
-                pair.source,
-            )
-            for pair in pairs
-        ]
+        why = _rule_why(choice, i, pairs, family, gpu_generation)
+        figures = [_pair_figure(pair) for pair in pairs]
         bench = "; ".join([bench, *(pair.source for pair in pairs)])
-
     shared = pct >= choice.even_from_pct
-    flags = per_engine(lambda eng: eng.prefix_schedule if shared else ())
-    routing_why = ROUTING_MANY(replicas=reps) if reps > 1 else ROUTING_ONE()
     return EngineAdvice(
         engine=engine,
         prefix_overlap_pct=pct,
-        measured_row=rows[i][0],
+        measured_row=choice.rows[i].band,
         why=tuple(why),
-        routing_why=routing_why,
-        flags=flags,
+        routing_why=ROUTING_MANY(replicas=reps) if reps > 1 else ROUTING_ONE(),
+        flags=per_engine(lambda eng: eng.prefix_schedule if shared else ()),
         tradeoff=TRADEOFF_ENGINE[engine](),
         figures=tuple(figures),
         source=f"{bench}; {facts.sources['routing']}",
