@@ -163,7 +163,8 @@ class Schedule:
 
 class MixerFamily:
     """One token-mixer family (see the module docstring). Subclasses set ``key`` and the
-    class flags, declare their ``LABEL`` code, and override what applies to them."""
+    class flags, and override what applies to them; the layer strip names the family by the
+    code ``mixer.<key>`` (``LABEL``)."""
 
     key: ClassVar[str] = ""
     LABEL: ClassVar[Code]
@@ -184,6 +185,7 @@ class MixerFamily:
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if cls.key:
+            cls.LABEL = Code(f"mixer.{cls.key}")
             if cls.key in _FAMILIES:
                 raise ValueError(f"mixer family {cls.key!r} registered twice")
             _FAMILIES[cls.key] = cls()

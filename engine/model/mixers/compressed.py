@@ -37,7 +37,6 @@ def _ratios(cfg: ModelConfig) -> list[int]:
 class CompressedAttention(MixerFamily):
     key = "compressed"
     priority = 10  # claimed before MLA: a V4 config may also carry kv_lora_rank
-    LABEL = Code("mixer.compressed")
     attention = True
 
     def claims(self, cfg: ModelConfig) -> bool:

@@ -25,7 +25,6 @@ WINDOW_OFF = Code("family.evidence.sliding_window_off", "window")
 
 class SlidingWindow(HeadAttention):
     key = "sliding"
-    LABEL = Code("mixer.sliding")
     layer_kinds = ("sliding_attention", "sliding_window_attention", "local_attention", "local")
     schedule_priority = 30
 
