@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from engine import errors as E
-from engine.decision import Bytes, Code, Decimal, Decision, Name, Tokens
+from engine.decision import Bytes, Code, Decimal, Decision, Name, Percent, Tokens
 from engine.diagnose import Diagnosis, Options
 from engine.engines import adapter
 from engine.errors import InputError
@@ -35,7 +35,7 @@ from engine.launch.layout import REJECT_ENGINE, evaluate, search, split_problem
 from engine.launch.plan import LaunchPlan, build_plan, chunk_tokens, model_id_for
 from engine.launch.plan_inputs import PlanInputs
 from engine.launch.ranking import drafts_pay
-from engine.launch.recipes import speculative_for
+from engine.launch.recipes import required_setting, speculative_for
 from engine.model import store
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
@@ -43,9 +43,12 @@ from engine.model.context_limit import ContextLimit, context_limit
 from engine.model.family import FamilyVerdict
 from engine.model.loader import LoadedModel, load_catalog, load_hub
 from engine.model.mtp import has_draft_layers
+from engine.model.quantize import online_fp8
 from engine.model.store import BYTES_PER_JSON_BYTE
 from engine.model.weights import WeightReport
-from engine.perf import Speculative, Speed, calibration
+from engine.perf import Speculative, Speed, calibration, stack_calibration
+from engine.perf.factors import perf_facts
+from engine.perf.stack_calibration import StackCalibration
 from engine.scenario import ENGINES, LAYOUT_PINS, MAX_NODES, Engine, Scenario
 from engine.software.software_report import SoftwareReport, software_report
 
@@ -58,6 +61,21 @@ SHORTER_CONTEXT = Code("verdict.shorter_context", "fits", "asked", "layout")
 DOES_NOT_FIT = Code("verdict.does_not_fit", "weights", "layout", "usable", "times")
 BLOCKED = Code("verdict.blocked", "gate", "reason")
 CONTEXT_CAPPED = Code("study.context_capped", "asked", "formula", "limit")
+BENCH_CALIBRATED = Code(
+    "study.bench_calibrated", "engine", "gpu", "layout", "runs", "before", "after"
+)
+
+
+def bench_calibrated(stack: StackCalibration) -> Decision:
+    """The note that the speeds of ``stack.engine`` are calibrated on the user's benchmark."""
+    return BENCH_CALIBRATED(
+        engine=Name(stack.engine),
+        gpu=Name(stack.gpu),
+        layout=Name(stack.layout),
+        runs=stack.runs,
+        before=Percent(stack.error_before),
+        after=Percent(stack.error_after),
+    )
 
 
 @dataclass(frozen=True)
@@ -151,7 +169,7 @@ class Study:
     def sizing(self, engine: Engine, tp: int, kv_dtype: str | None = None) -> KvSizing:
         """The KV sizing of ``engine`` at attention TP ``tp`` (another KV dtype for a sweep)."""
         kvd = _kv_dtype(engine, kv_dtype or self.scenario.kv_dtype, self.config, self.gpu)
-        return self.pipeline.kv(engine, kvd, tp)
+        return self.pipeline.kv(engine, kvd, tp, _block(engine, self.config, self.gpu))
 
     @property
     def diagnosis(self) -> Diagnosis:
@@ -184,7 +202,17 @@ def resolve_model(s: Scenario) -> LoadedModel:
 
 
 def _kv_dtype(engine: Engine, requested: str, cfg: ModelConfig, gpu: Gpu) -> KvDtype:
+    """What the engine stores for the scenario's KV dtype; ``auto`` is the value the model's
+    recipe requires where it requires one (DeepSeek-V4's fp8: the plan writes it)."""
+    if requested == "auto":
+        requested = required_setting(cfg, engine, gpu, "kv_dtype") or requested
     return adapter(engine).kv_dtype(requested, cfg, gpu.arch)
+
+
+def _block(engine: Engine, cfg: ModelConfig, gpu: Gpu) -> int | None:
+    """The KV block the model's recipe requires (the plan writes it), else None."""
+    value = required_setting(cfg, engine, gpu, "block")
+    return int(value) if value is not None and value.isdigit() else None
 
 
 def _asked_context(s: Scenario, limit: ContextLimit) -> tuple[int, list[Decision]]:
@@ -197,13 +225,19 @@ def _asked_context(s: Scenario, limit: ContextLimit) -> tuple[int, list[Decision
     return limit.tokens, [capped]
 
 
-def _software(model: LoadedModel, text_only: bool) -> dict[Engine, SoftwareReport]:
-    """Each engine's software report for the model (the hub id where it has one)."""
+def _software(
+    model: LoadedModel, checkpoint: LoadedModel, text_only: bool
+) -> dict[Engine, SoftwareReport]:
+    """Each engine's software report for the checkpoint's own format, whatever the engine makes
+    of it (the hub id where the model has one)."""
     model_id = model_id_for(model) if model.source != "file" else None
-    cfg = model.config
     return {
         e: software_report(
-            cfg.raw, e, model_id, text_only=text_only, chat_template=model.chat_template
+            checkpoint.config.raw,
+            e,
+            model_id,
+            text_only=text_only,
+            chat_template=model.chat_template,
         )
         for e in ENGINES
     }
@@ -211,7 +245,7 @@ def _software(model: LoadedModel, text_only: bool) -> dict[Engine, SoftwareRepor
 
 @dataclass(frozen=True)
 class _Inputs:
-    """What the layout search reads, for an engine with or without the MTP drafts."""
+    """What the layout search reads, for an engine with or without the drafts."""
 
     s: Scenario
     pipe: ModelPipeline
@@ -221,19 +255,23 @@ class _Inputs:
     limit: int
     text_only: bool
     cal: calibration.Calibration | None
+    stack: StackCalibration | None
 
     def kv_at(self, engine: Engine) -> Callable[[int], KvSizing]:
-        return lambda tp: self.pipe.kv(engine, self.kv_dtypes[engine], tp)
+        block = _block(engine, self.pipe.cfg, self.gpu)
+        return lambda tp: self.pipe.kv(engine, self.kv_dtypes[engine], tp, block)
 
     def __call__(self, engine: Engine, mtp: bool) -> SearchInputs:
-        cfg, fam, s = self.pipe.cfg, self.pipe.family, self.s
+        cfg, fam, s, stack = self.pipe.cfg, self.pipe.family, self.s, self.stack
         spec = None
         if mtp:
             rec = speculative_for(cfg, engine)
             one_config = adapter(engine).speculative_config_json  # vLLM's --speculative-config
             spec = Speculative(
-                "mtp", max(1, rec.num_speculative_tokens if one_config else rec.num_steps)
+                rec.perf_method,
+                max(1, rec.num_speculative_tokens if one_config else rec.num_steps),
             )
+        own = stack is not None and stack.engine == engine
         return SearchInputs(
             cfg=cfg,
             arch=self.pipe.arch,
@@ -249,6 +287,7 @@ class _Inputs:
             chunk_tokens=chunk_tokens(s.latency, s.images),
             speculative=spec,
             calibration=self.cal,
+            factors=stack.factors_over(perf_facts().factors) if own and stack else None,
         )
 
 
@@ -277,10 +316,19 @@ def _engine_views(
     return views
 
 
+def _served(s: Scenario, checkpoint: LoadedModel, gpu: Gpu) -> LoadedModel:
+    """The model as the engine holds it: after ``--quantization fp8``, its weights in FP8."""
+    if s.quantization != "fp8":
+        return checkpoint
+    stored = model_pipeline(checkpoint.config).weights.weight_dtype
+    return online_fp8(checkpoint, gpu, stored)
+
+
 def _compute(s: Scenario) -> Study:
-    model = resolve_model(s)
-    cfg = model.config
+    checkpoint = resolve_model(s)
     gpu = lookup_gpu(s.gpu)
+    model = _served(s, checkpoint, gpu)
+    cfg = model.config
     pipe = model_pipeline(cfg)
     fam = pipe.family
     limit = context_limit(cfg)
@@ -288,14 +336,19 @@ def _compute(s: Scenario) -> Study:
         raise InputError("images", E.MULTIMODAL(architecture=Name(cfg.architecture)))
     asked, notes = _asked_context(s, limit)
     text_only = fam.multimodal and not s.images
+    # the checkpoint's own MTP layers, or a draft model (an EAGLE3 head) the recipe names
+    drafts = has_draft_layers(fam) or speculative_for(cfg, s.engine).draft_model is not None
     cal = calibration.get(s.calibration) if s.calibration else None
+    stack = stack_calibration.get(s.bench_calibration) if s.bench_calibration else None
+    if stack is not None:
+        notes.append(bench_calibrated(stack))
     kv_dtypes = {e: _kv_dtype(e, s.kv_dtype, cfg, gpu) for e in ENGINES}
-    inputs = _Inputs(s, pipe, gpu, kv_dtypes, asked, limit.tokens, text_only, cal)
+    inputs = _Inputs(s, pipe, gpu, kv_dtypes, asked, limit.tokens, text_only, cal, stack)
     found, mtp, draft_speeds = _with_or_without_drafts(
-        lambda m: search(inputs(s.engine, m), s), s, has_draft_layers(fam)
+        lambda m: search(inputs(s.engine, m), s), s, drafts
     )
     pick = found.pick
-    views = _engine_views(inputs, _software(model, text_only), pick, mtp)
+    views = _engine_views(inputs, _software(model, checkpoint, text_only), pick, mtp)
     fewest = _fewest_gpus(inputs(s.engine, mtp), s) if not pick.context_fits else None
     gates = gate_report(fam, pipe.weights, views[s.engine].kv_dtype, gpu, pick, cfg, fewest)
     verdict = _verdict(s, pick, gates, asked)

@@ -28,15 +28,16 @@ class ModelPipeline:
     arch: Architecture
     family: FamilyVerdict
     weights: WeightReport
-    _sizings: dict[tuple[Engine, KvDtype, int], KvSizing] = field(
+    _sizings: dict[tuple[Engine, KvDtype, int, int | None], KvSizing] = field(
         default_factory=dict, repr=False, compare=False
     )
 
-    def kv(self, engine: Engine, kv_dtype: KvDtype, tp: int) -> KvSizing:
-        """The KV cache ``engine`` allocates for this model on one rank at TP ``tp``."""
-        key = (engine, kv_dtype, tp)
+    def kv(self, engine: Engine, kv_dtype: KvDtype, tp: int, block: int | None = None) -> KvSizing:
+        """The KV cache ``engine`` allocates for this model on one rank at TP ``tp`` (in
+        ``block``-token blocks where a recipe requires them)."""
+        key = (engine, kv_dtype, tp, block)
         if key not in self._sizings:
-            self._sizings[key] = size_kv(self.arch, self.cfg, kv_dtype, tp, engine)
+            self._sizings[key] = size_kv(self.arch, self.cfg, kv_dtype, tp, engine, block)
         return self._sizings[key]
 
 

@@ -9,9 +9,6 @@ does not see the engine's scheduler.
 
 from __future__ import annotations
 
-import hashlib
-import threading
-from collections import OrderedDict
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -19,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from engine import errors as E
 from engine.decision import Code, Name
 from engine.errors import InputError
+from engine.perf.held import Held
 
 
 class Calibration(BaseModel):
@@ -50,8 +48,7 @@ CAL_SIZE = Code("error.calibration.size", "most")
 CAL_JSON = Code("error.calibration.json", "where", "problem")
 CAL_HELD = Code("error.calibration.held")
 
-_lock = threading.Lock()
-_held: OrderedDict[str, Calibration] = OrderedDict()
+_held: Held[Calibration] = Held(MAX_HELD)
 
 
 def parse_calibration(data: bytes | str) -> Calibration:
@@ -80,18 +77,11 @@ def load_calibration(path: Path) -> Calibration:
 
 def put(cal: Calibration) -> str:
     """Hold ``cal`` and return its digest (a Scenario names a calibration by it)."""
-    digest = hashlib.sha256(cal.model_dump_json().encode()).hexdigest()
-    with _lock:
-        _held[digest] = cal
-        _held.move_to_end(digest)
-        while len(_held) > MAX_HELD:
-            _held.popitem(last=False)
-    return digest
+    return _held.put(cal)
 
 
 def get(digest: str) -> Calibration:
-    with _lock:
-        cal = _held.get(digest)
+    cal = _held.get(digest)
     if cal is None:
         raise InputError("calibration", CAL_HELD())
     return cal
