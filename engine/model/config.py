@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import cache
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -113,7 +113,7 @@ class DefaultFrom(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    by: str
+    by: Literal["transformers", "vllm", "no_attention", "counted"]
     name: str
     nested: bool = False
 
