@@ -287,6 +287,7 @@ class _Inputs:
             chunk_tokens=chunk_tokens(s.latency, s.images),
             speculative=spec,
             calibration=self.cal,
+            engine_version=adapter(engine).version,  # the plan's release: how it runs a step
             factors=stack.factors_over(perf_facts().factors) if own and stack else None,
         )
 
