@@ -53,7 +53,7 @@ def cluster_manifests(p: LaunchPlan) -> None:
         nic=nic.strip() or None,
     )
     name = manifest_name(p.model_name)
-    text = show.or_error(kubernetes_yaml, p, name, options=options)
+    text = show.or_error(kubernetes_yaml, p, name, options=options, lang=current())
     if text is None:
         return
     st.code(text, language="yaml")

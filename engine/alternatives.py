@@ -40,7 +40,7 @@ from engine.model.formats import UNQUANTIZED, raw_in_format
 from engine.model.loader import LoadedModel
 from engine.model.mtp import has_draft_layers
 from engine.perf import Speed
-from engine.scenario import MAX_GPUS_PER_NODE, MAX_NODES, Scenario, to_query
+from engine.scenario import LAYOUT_PINS, MAX_GPUS_PER_NODE, MAX_NODES, Scenario, to_query
 from engine.study import Study, study
 from engine.verdict import DIGITS
 
@@ -101,19 +101,6 @@ class Alternative:
             return RESULT(**said)
         ttft, tpot = Decimal(self.speed.ttft_ms, 0, "ms"), Decimal(self.speed.tpot_ms, 1, "ms")
         return RESULT_SPEED(**said, ttft=ttft, tpot=tpot)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "change": dict(self.change),
-            "users": self.users,
-            "context": self.context,
-            "layout": self.layout.describe(),
-            "gpus": self.gpus,
-            "query": dict(self.query),
-            "what": self.what.to_json(),
-            "ttft_ms": self.speed.ttft_ms if self.speed is not None else None,
-            "tpot_ms": self.speed.tpot_ms if self.speed is not None else None,
-        }
 
 
 def ask(st: Study) -> Decision:
@@ -247,7 +234,7 @@ def _fewest_gpus(st: Study) -> Alternative | None:
     s = st.scenario
     if st.gates.failed(memory=False):
         return None
-    unpinned = s.model_copy(update={k: None for k in ("tp", "dp", "pp", "ep", "replicas")})
+    unpinned = s.model_copy(update=dict.fromkeys(LAYOUT_PINS))
     last = _gap(st)
     for per_node, nodes in _hardware(s):
         trial = unpinned.replace(gpus_per_node=per_node, nodes=nodes)

@@ -103,17 +103,6 @@ class Verdict:
     def targets_met(self) -> bool:
         return all(t.met for t in self.targets)
 
-    def targets_json(self) -> dict[str, Any]:
-        """The targets' part of ``study --json``'s verdict."""
-        near = None
-        if self.nearest is not None and self.nearest_speed is not None:
-            near = {
-                "layout": self.nearest.describe(),
-                "ttft_ms": self.nearest_speed.ttft_ms,
-                "tpot_ms": self.nearest_speed.tpot_ms,
-            }
-        return {"targets": [t.to_json() for t in self.targets], "nearest": near}
-
 
 def checks(scenario: Scenario, speed: Speed | None) -> tuple[TargetCheck, ...]:
     """Each target the scenario asks for, against ``speed`` (none without a speed)."""

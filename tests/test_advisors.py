@@ -18,6 +18,7 @@ from engine.launch.advisors import (
     pairs_for,
 )
 from engine.rules import DATA_DIR
+from engine.text.words import say, say_all
 from tools import advisor_pairs
 
 
@@ -37,7 +38,7 @@ def assert_real_flags(engine: str, fragments: tuple[str, ...]) -> None:
 def test_no_prefix_overlap_favours_vllm_60_0_vs_52_7() -> None:
     advice = engine_advice(0)
     assert advice.engine == "vllm"
-    assert advice.figures[0].value == "vLLM 60.0 vs SGLang 52.7 tok/s"
+    assert say(advice.figures[0].value) == "vLLM 60.0 tok/s vs SGLang 52.7 tok/s"
     assert "Serving playbook" in advice.figures[0].source
 
 
@@ -51,17 +52,17 @@ def test_60_percent_overlap_and_up_favours_sglang_radix_attention() -> None:
     for pct in (60, 80, 100):
         advice = engine_advice(pct)
         assert advice.engine == "sglang"
-        assert "RadixAttention" in " ".join(advice.reasoning)
+        assert "RadixAttention" in " ".join(say_all(advice.why))
         assert "--schedule-policy lpm" in advice.flags["sglang"]
-    assert {f.value for f in engine_advice(80).figures} == {
-        "vLLM 22.4 vs SGLang 31.2 tok/s",
-        "vLLM 16.0 vs SGLang 30.5 tok/s",
+    assert {say(f.value) for f in engine_advice(80).figures} == {
+        "vLLM 22.4 tok/s vs SGLang 31.2 tok/s",
+        "vLLM 16.0 tok/s vs SGLang 30.5 tok/s",
     }
 
 
 def test_several_replicas_need_a_cache_aware_router() -> None:
-    assert "cache_aware" in engine_advice(70, replicas=4).routing
-    assert "One replica" in engine_advice(70, replicas=1).routing
+    assert "cache_aware" in say(engine_advice(70, replicas=4).routing_why)
+    assert "One replica" in say(engine_advice(70, replicas=1).routing_why)
     assert_real_flags("sglang", engine_advice(70, replicas=4).flags["sglang"])
 
 
@@ -117,8 +118,8 @@ def test_32_redundant_of_256_experts_cost_12_5_percent_expert_weights() -> None:
     advice = eplb_advice(256, 32)
     assert advice.extra_weight_fraction == 0.125
     assert advice.physical_experts == 288
-    assert "12.5%" in advice.tradeoff
-    assert {"7.2× → 1.9×", "+18 %", "+12.5 %"} == {f.value for f in advice.figures}
+    assert "12.5 %" in say(advice.tradeoff) and "12.5 %" in say(advice.why[0])
+    assert {"7.2× → 1.9×", "+18 %", "+12.5 %"} == {say(f.value) for f in advice.figures}
     assert_real_flags("vllm", advice.flags["vllm"])
     assert_real_flags("sglang", advice.flags["sglang"])
     assert "--ep-num-redundant-experts 32" in advice.flags["sglang"]

@@ -35,6 +35,7 @@ from engine.scenario import (
     to_query,
 )
 from engine.study import study
+from tests.study_util import english
 
 opt = st.none
 DIGEST = st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
@@ -148,8 +149,8 @@ def test_a_scenario_survives_the_link_and_the_command_line(s: Scenario) -> None:
         dropped.append("config.json")
         model = catalog_name(s.model) or DEFAULT_MODEL
         expected = _catalog_stand_in(expected).model_copy(update={"model": model})
-    assert len(back.warnings) == len(dropped)
-    for what, warning in zip(dropped, back.warnings, strict=True):
+    assert len(english(back.notes)) == len(dropped)
+    for what, warning in zip(dropped, english(back.notes), strict=True):
         assert what in warning, (what, warning)
     assert back.scenario == expected
 
@@ -234,3 +235,20 @@ def test_the_linter_reads_each_field_from_the_flag_its_lint_source_names(engine:
     assert settings_.kv_dtype == "fp8" and settings_.language_model_only
     assert settings_.speculative and settings_.ep
     assert settings_.model_id == "Qwen/Qwen3-8B"
+
+
+def test_the_cli_help_groups_and_the_layout_pins_come_from_the_table() -> None:
+    from engine.scenario import LAYOUT_PINS, PIN_SIZES
+
+    assert LAYOUT_PINS == ("tp", "dp", "pp", "ep", "replicas")
+    assert PIN_SIZES == ("tp", "dp", "pp", "replicas")
+    flags = [r for r in fields() if r.spec.cli is not None]
+    assert all(r.spec.cli_group is not None for r in flags)
+    study = build_parser()._subparsers._group_actions[0].choices["study"]  # type: ignore[union-attr]
+    by_title = {g.title: {a.dest for a in g._group_actions} for g in study._action_groups}
+    layout = next(
+        dests for title, dests in by_title.items() if title and title.startswith("layout")
+    )
+    assert layout == set(LAYOUT_PINS)
+    speed = next(dests for title, dests in by_title.items() if title and title.startswith("speed"))
+    assert {"calibration", "speculative"} <= speed

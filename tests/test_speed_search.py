@@ -15,7 +15,7 @@ from engine.cli import main
 from engine.launch.ranking import overlap
 from engine.perf import estimate
 from engine.scenario import from_query
-from tests.study_util import run
+from tests.study_util import english, run
 
 DIFFER = [
     ("meta-llama/Meta-Llama-3.1-8B", "H200"),
@@ -101,7 +101,7 @@ def test_a_calibration_replaces_the_fitted_rates_and_says_so(tmp_path: Path) -> 
 
 def test_a_link_cannot_carry_a_calibration() -> None:
     parsed = from_query({"model": "Qwen/Qwen3-8B", "cal": "0" * 64})
-    assert parsed.scenario.calibration is None and parsed.warnings
+    assert parsed.scenario.calibration is None and english(parsed.notes)
 
 
 def test_a_bad_calibration_file_is_one_clear_error(tmp_path: Path) -> None:

@@ -413,9 +413,5 @@ class EngineAdapter(ABC):
 
 def check_engine(engine: str) -> Engine:
     if engine not in ENGINES:
-        raise InputError(
-            "engine",
-            f"one of {', '.join(ENGINES)}",
-            expects=E.ONE_OF(choices=tuple(Name(e) for e in ENGINES)),
-        )
+        raise InputError("engine", E.ONE_OF(choices=tuple(Name(e) for e in ENGINES)))
     return engine

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine import errors as E
 from engine.decision import Code, Decimal, Decision, Name, Percent, Source
 from engine.engines.adapter_data import adapter_facts
 from engine.engines.base import EngineAdapter, FlagChoice, Setting
@@ -330,7 +331,10 @@ class SglangAdapter(EngineAdapter):
         (configure_kv_cache_dtype; the ModelOpt fields as ModelOptFp8Config reads them)."""
         key = requested.strip().lower()
         if key not in KV_ALIASES:
-            raise InputError("kv_dtype", f"a KV dtype SGLang accepts; got {requested!r}")
+            raise InputError(
+                "kv_dtype",
+                E.ONE_OF_GOT(choices=tuple(Name(k) for k in KV_ALIASES), got=E.got(requested)),
+            )
         name = KV_ALIASES[key]
         rules = engine_rules().sglang
         why: Decision | None = None

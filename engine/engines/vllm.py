@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine import errors as E
 from engine.decision import Bytes, Code, Decimal, Decision, Name
 from engine.engines.base import EngineAdapter, FlagChoice, Setting
 from engine.engines.cli_table import FlagInfo, Registries
@@ -329,7 +330,10 @@ class VllmAdapter(EngineAdapter):
         Without a GPU the DSA layout assumed is Hopper's (sm_90), the most common target."""
         key = requested.strip().lower()
         if key not in KV_ALIASES:
-            raise InputError("kv_dtype", f"one of {', '.join(KV_ALIASES)}; got {requested!r}")
+            raise InputError(
+                "kv_dtype",
+                E.ONE_OF_GOT(choices=tuple(Name(k) for k in KV_ALIASES), got=E.got(requested)),
+            )
         asked = KV_ALIASES[key]
         name = asked
         sparse = engine_rules().sparse_mla_backends
@@ -356,7 +360,7 @@ class VllmAdapter(EngineAdapter):
             why = KV_COMPRESSED_PACKED(asked=Name(name), stored=Name("fp8_ds_mla"), bytes=packed)
             return KvDtype(requested, "fp8_ds_mla", 1, packed, why)
         if name in packed_bytes and not is_dsa(cfg):
-            raise InputError("kv_dtype", f"{name} is a DSA-only layout; this model has no indexer")
+            raise InputError("kv_dtype", E.KV_DSA_ONLY(dtype=Name(name)))
         if is_dsa(cfg):
             layout = sparse.fp8_layout.get(arch)
             if layout is not None and (asked in layout.packs or name in layout.packs):

@@ -78,22 +78,6 @@ class Layout:
         copy = code(**{k: v for k, v in params.items() if k in code.params})
         return copy if self.replicas == 1 else LAYOUT_REPLICAS(n=self.replicas, copy=copy)
 
-    def describe(self) -> str:
-        """The same name in English, for the engine's own logs and comments (the reader's
-        language comes from ``name()``; a test keeps the two equal)."""
-        s = self.split
-        parts = [f"TP {s.tp}"]
-        if s.dp > 1:
-            parts.append(f"DP-attention {s.dp}")
-        if s.pp > 1:
-            parts.append(f"PP {s.pp}")
-        if s.ep:
-            parts.append("EP")
-        copy = " × ".join(parts[:1] + [p for p in parts[1:] if p != "EP"])
-        if s.ep:
-            copy += " + EP"
-        return copy if self.replicas == 1 else f"{self.replicas} replicas of {copy}"
-
 
 @dataclass(frozen=True)
 class Candidate:

@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
+from engine import errors as E
 from engine.decision import Bytes, Code, Decision, Name, Source, Tokens
 from engine.engines import adapter
 from engine.engines.memory import GIB, Reserve, Split, device_memory, memory_rules
@@ -44,7 +45,7 @@ from engine.perf.estimate import copy_model, scheduler
 from engine.perf.factors import perf_facts
 from engine.perf.scheduler import Load
 from engine.reuse import Reuse, layout_reuse
-from engine.scenario import Scenario
+from engine.scenario import PIN_SIZES, Scenario
 
 
 def divisors(n: int) -> list[int]:
@@ -616,7 +617,7 @@ def search(inp: SearchInputs, scenario: Scenario) -> LayoutSearch:
         try:
             good.append(evaluate(inp, scenario, replicas, s))
         except InputError as err:  # e.g. a linear-attention head count TP cannot split
-            rejected.append(Rejected(layout, REJECT_ENGINE(why=Name(err.expected))))
+            rejected.append(Rejected(layout, err.why or REJECT_ENGINE(why=err.expects)))
     if not good:
         raise _nothing_runs(inp, scenario, rejected)
     good = with_speed(scenario, good)
@@ -635,9 +636,9 @@ def _nothing_runs(inp: SearchInputs, scenario: Scenario, rejected: list[Rejected
     """The error when no layout of these GPUs can run: the field to blame, and the first
     rejection's reason (worded by the reader: the CLI and the pages)."""
     field = "tp" if scenario.pinned else "gpus"
-    expected = "a layout the engines can run on these GPUs"
+    expected = E.RUNNABLE_LAYOUT()
     if rejected:
-        return InputError(field, expected, rejected[0].why)
+        return InputError(field, expected, why=rejected[0].why)
     # no split of these GPUs was tried: the pinned sizes against the model's own shapes too, so
     # a TP that divides neither the GPUs nor the heads says both
     shape = None
@@ -646,7 +647,7 @@ def _nothing_runs(inp: SearchInputs, scenario: Scenario, rejected: list[Rejected
             tp=scenario.tp or 1, dp=scenario.dp or 1, pp=scenario.pp or 1, ep=bool(scenario.ep)
         )
         shape = split_problem(inp.cfg, inp.arch, inp.family, pinned)
-    for name in ("tp", "dp", "pp", "replicas"):
+    for name in PIN_SIZES:
         value = getattr(scenario, name)
         if value is not None and scenario.total_gpus % value:
             why = REJECT_GPUS(
@@ -655,5 +656,7 @@ def _nothing_runs(inp: SearchInputs, scenario: Scenario, rejected: list[Rejected
                 gpus=scenario.total_gpus,
                 per_node=scenario.gpus_per_node,
             )
-            return InputError(name, expected, why if shape is None else REJECT_BOTH(a=shape, b=why))
-    return InputError(field, expected, shape)
+            return InputError(
+                name, expected, why=why if shape is None else REJECT_BOTH(a=shape, b=why)
+            )
+    return InputError(field, expected, why=shape)

@@ -70,7 +70,6 @@ from engine.model.family import AttentionFamily
 from engine.model.loader import LoadedModel
 from engine.scenario import Engine, Scenario
 from engine.software.software_report import REMOTE_CODE_NOT_NEEDED, SoftwareReport
-from engine.text.words import say
 
 __all__ = [
     "LEADER",
@@ -124,16 +123,6 @@ class LaunchPlan:
     multi_node_nvlink: bool = False
     router: Router | None = None  # the prefix-aware router in front of several servers
     host_cache_bytes_per_node: int = 0  # host memory a node gives the KV cache's CPU tier
-
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """``warned`` in English (the JSON's readable field)."""
-        return tuple(say(w) for w in self.warned)
-
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """``noted`` in English (the JSON's readable field)."""
-        return tuple(say(n) for n in self.noted)
 
     @property
     def program(self) -> list[str]:

@@ -47,9 +47,9 @@ class PrefixReuse:
         for name in ("gpu_tokens", "host_tokens"):
             value = getattr(self, name)
             if not math.isfinite(value):
-                raise InputError(f"reuse.{name}", "a finite number", expects=E.FINITE())
+                raise InputError(f"reuse.{name}", E.FINITE())
             if value < 0:
-                raise InputError(f"reuse.{name}", "at least 0", expects=E.AT_LEAST(low=0))
+                raise InputError(f"reuse.{name}", E.AT_LEAST(low=0))
 
     @property
     def tokens(self) -> float:
@@ -251,9 +251,9 @@ class Scheduler:
         others' (utilisation: rate × prompt seconds over the ranks; at or above 1 it never
         drains)."""
         if not math.isfinite(rate):
-            raise InputError("rate", "a finite number", expects=E.FINITE())
+            raise InputError("rate", E.FINITE())
         if rate < 0:
-            raise InputError("rate", "at least 0", expects=E.AT_LEAST(low=0))
+            raise InputError("rate", E.AT_LEAST(low=0))
         service = costs.prompt(1.0) / self.pp
         rho = rate * service / self.dp
         if rho >= 1:
@@ -266,11 +266,7 @@ class Scheduler:
         """TPOT (s) of a decode-only copy running ``concurrency`` requests: its decode step at
         that load (the busiest rank's) per committed token, no prefill between its steps."""
         if concurrency < 1:
-            raise InputError(
-                "concurrency",
-                f"a positive integer, got {concurrency}",
-                expects=E.POSITIVE(got=E.got(concurrency)),
-            )
+            raise InputError("concurrency", E.POSITIVE(got=E.got(concurrency)))
         busiest = busiest_rank(concurrency, self.dp, self.balance)
         micro = math.ceil(busiest / self.pp)
         return costs.decode(micro, math.ceil(concurrency / self.pp)).per_token

@@ -18,15 +18,16 @@ from engine.engines.placement import ROLE_NAME
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.i18n import DEFAULT_LANG, Lang, t
-from engine.kv.sizing import KvSizing, size_kv
+from engine.kv.pipeline import model_pipeline
+from engine.kv.sizing import KvSizing
 from engine.launch.layout import stage_share, users_at
 from engine.measure.backcalc import BackcalcResult, EngineReading, backcalculate, sizing_notes
-from engine.model.architecture import FFN_LABELS, Architecture, Mixer, build_architecture
+from engine.model.architecture import FFN_LABELS, Architecture, Mixer
 from engine.model.config import ModelConfig
 from engine.model.context_limit import context_limit
-from engine.model.family import FamilyVerdict, classify
+from engine.model.family import FamilyVerdict
 from engine.model.loader import catalog_names, load_catalog
-from engine.model.weights import Role, weight_report
+from engine.model.weights import Role
 from engine.perf.factors import perf_facts
 from engine.present.evidence_words import (
     EvidenceRow,
@@ -649,13 +650,13 @@ def users_options(current: int) -> tuple[int, ...]:
     return tuple(sorted({current, *(1 << i for i in range(13))}))
 
 
-def kv_vs_context(kv: KvSizing, contexts: Sequence[int]) -> list[Series]:
+def kv_vs_context(kv: KvSizing, contexts: Sequence[int], lang: Lang = DEFAULT_LANG) -> list[Series]:
     """Per-request bytes on one GPU by layer group (stacked, they add up to
-    ``kv.bytes_per_request``)."""
+    ``kv.bytes_per_request``), each named in ``lang``."""
     xs = tuple(contexts)
     return [
         Series(lab, xs, tuple(g.bytes_at(c) for c in xs))
-        for lab, g in zip(group_labels(kv), kv.groups, strict=True)
+        for lab, g in zip(group_labels(kv, lang), kv.groups, strict=True)
     ]
 
 
@@ -876,11 +877,10 @@ def catalog_rows() -> tuple[CatalogRow, ...]:
     for name in catalog_names():
         try:
             cfg = load_catalog(name).config
-            arch = build_architecture(cfg)
-            fam = classify(cfg, arch)
-            w = weight_report(cfg, arch)
+            pipe = model_pipeline(cfg)
+            fam, w = pipe.family, pipe.weights
             engine = DEFAULT_SCENARIO.engine
-            kv = size_kv(arch, cfg, adapter(engine).kv_dtype("auto", cfg, None), 1, engine)
+            kv = pipe.kv(engine, adapter(engine).kv_dtype("auto", cfg, None), 1)
             limit = context_limit(cfg).tokens
         except InputError as err:
             rows.append(CatalogRow(name, "—", 0, 0.0, 0.0, 0.0, 0, 0.0, 0, str(err), 0))

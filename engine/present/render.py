@@ -114,9 +114,10 @@ def blocked_stop(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> list[str]:
     launcher line of the script runs (the commands below stay for reading)."""
     if plan.runnable:
         return []
-    lines = [comment("BLOCKED: " + say(b, lang)) for b in plan.blocked_by]
+    lines = [comment(t("script.blocked", lang, why=say(b, lang))) for b in plan.blocked_by]
     for b in plan.blocked_by:
-        lines.append(f"echo {shlex.quote('BLOCKED: ' + one_line(say(b, lang)))} >&2")
+        stop = t("script.blocked", lang, why=one_line(say(b, lang)))
+        lines.append(f"echo {shlex.quote(stop)} >&2")
     return [*lines, "exit 1", ""]
 
 

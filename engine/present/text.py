@@ -73,7 +73,7 @@ def study_text(st: Study) -> str:
         f"verdict: {st.verdict.status} — {say(st.verdict.reason)}",
         *([f"  fix: {say(st.verdict.fix)}"] if st.verdict.fix is not None else []),
         *[f"  {say(a.what)}: {say(a.result)}" for a in alternatives(st)],
-        f"layout: {st.layout.describe()}",
+        f"layout: {say(st.layout.name(), markdown=False)}",
         *[f"  because {r}" for r in say_all(st.search.reasons)],
         f"context: {st.context:,} tokens (asked {st.context_asked:,}; model limit "
         f"{st.limit.tokens:,})",

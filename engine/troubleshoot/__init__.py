@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from engine import errors as E
+from engine.decision import Code, Name
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.i18n import DEFAULT_LANG, LANGS, Lang, t
@@ -72,11 +74,15 @@ def symptoms(lang: Lang = DEFAULT_LANG) -> tuple[Symptom, ...]:
 
 
 SYMPTOMS: tuple[Symptom, ...] = symptoms()
+# what the troubleshooter is asked about
+SYMPTOM = Code("error.troubleshoot.symptom", "ids", "got")
+FACTS = Code("error.troubleshoot.facts")
 
 
 def _lang(lang: object) -> Lang:
     if lang not in LANGS:
-        raise InputError("lang", f"one of {', '.join(LANGS)}, got {lang!r}")
+        choices = tuple(Name(x) for x in LANGS)
+        raise InputError("lang", E.ONE_OF_GOT(choices=choices, got=E.got(lang)))
     return lang
 
 
@@ -88,8 +94,8 @@ def _symptom_id(symptom: object) -> str:
             for s in symptoms(lang):
                 if wanted in (s.id, s.label.casefold()):
                     return s.id
-    ids = ", ".join(s.id for s in SYMPTOMS)
-    raise InputError("symptom", f"one of {ids} (or its label), got {symptom!r}")
+    ids = tuple(Name(s.id) for s in SYMPTOMS)
+    raise InputError("symptom", SYMPTOM(ids=ids, got=E.got(symptom)))
 
 
 def _params(f: ModelFacts, gpu: Gpu | None) -> dict[str, Any]:
@@ -168,7 +174,7 @@ def troubleshoot(
     with their texts in ``lang``. A cause whose fix undoes the plan's own choice ranks after
     every one that does not."""
     if not isinstance(facts, ModelFacts):
-        raise InputError("model", "the model's facts (ModelFacts)")
+        raise InputError("model", FACTS())
     language = _lang(lang)
     row = _table().symptom(_symptom_id(symptom))
     causes = [_cause(c, facts, gpu, language, plan) for c in row.causes]
