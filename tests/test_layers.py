@@ -45,6 +45,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     # the one computed object, and its re-checked alternatives
     ("study", ["engine.study"]),
     ("alternatives", ["engine.alternatives"]),
+    # a prefill pool and a decode pool for a traffic, and their launch plans, over the Study
+    ("disagg", ["engine.disagg*"]),
     # readers of the Study
     ("readers", ["engine.lint*", "engine.measure*", "engine.troubleshoot*"]),
     # the Study in words, tables and files

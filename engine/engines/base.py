@@ -26,7 +26,7 @@ from engine.engines.adapter_data import EngineFacts, adapter_facts
 from engine.engines.cli_table import FlagInfo, Registries, load_flag_table, read_json, table_path
 from engine.engines.kvstore import KvDtype
 from engine.engines.measure_vocab import MeasureVocab, measure_vocab
-from engine.engines.memory import Reserve, Split
+from engine.engines.memory import Reserve, ServerRole, Split
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.model.config import ModelConfig
@@ -310,8 +310,12 @@ class EngineAdapter(ABC):
         vision: tuple[int, int] | None,
         decode_graph_bs: int | None = None,
         deepep: bool = False,
+        role: ServerRole = "mixed",
+        draft_tokens: int = 1,
     ) -> tuple[float, Decision]:
-        """The memory fraction the engine uses when none is given, and why (its formula)."""
+        """The memory fraction the engine uses when none is given, and why (its formula).
+        ``role``: what the server runs (a disaggregated pool's phase, or both);
+        ``draft_tokens``: tokens a decode step verifies per request (1 + speculative drafts)."""
 
     def fraction_note(self, formula: Decision) -> Decision:
         """Why the default fraction is what it is, for the candidate's formula."""

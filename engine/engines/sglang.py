@@ -23,7 +23,7 @@ from engine.engines.kvstore import (
     model_dtype,
     modelopt_kv_dtype,
 )
-from engine.engines.memory import GIB, Split, device_memory, memory_rules
+from engine.engines.memory import GIB, ServerRole, Split, device_memory, memory_rules
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.model.config import ModelConfig
@@ -237,11 +237,16 @@ class SglangAdapter(EngineAdapter):
         vision: tuple[int, int] | None,
         decode_graph_bs: int | None = None,
         deepep: bool = False,
+        role: ServerRole = "mixed",
+        draft_tokens: int = 1,
     ) -> tuple[float, Decision]:
         """SGLang's own --mem-fraction-static when none is given (memory_hook.py
         handle_gpu_memory_settings, reserve_for_graph_mb), and the formula with the numbers
         plugged in. ``vision``: (layers, hidden) of an encoder that is loaded;
-        ``decode_graph_bs``: a --cuda-graph-max-bs-decode the plan sets (None: the default)."""
+        ``decode_graph_bs``: a --cuda-graph-max-bs-decode the plan sets (None: the default);
+        ``role``: a disaggregated pool's server (a decode server reserves activations for its
+        running requests, not a prefill chunk, and captures no prefill graphs; a prefill
+        server captures no decode graphs: its CUDA graphs are off)."""
         rules_all = memory_rules()
         rules = rules_all.sglang_static_memory
         c = rules.mem_fraction_static_default.constants_mb
@@ -256,16 +261,12 @@ class SglangAdapter(EngineAdapter):
             # so its activations are those of that chunk, not of the whole budget the
             # engine's own default reserves for before the division
             chunk = max(1, chunk // split.dp)
-        activation = max(chunk, c.min_activation_tokens)
-        graph = decode_bs * c.per_decode_graph_bs
-        if split.dp > 1:
-            graph += decode_bs * split.dp * c.dp_attention_per_bs_per_dp
-            if decode_bs > c.dp_attention_extra_from_bs:
-                graph += decode_bs * split.dp * c.dp_attention_extra_above_300_bs
-        if mla:
-            graph += c.prefill_graph_mla
-        else:
-            graph += _prefill_capture_sizes(chunk) * c.per_prefill_graph_bs_non_mla
+        # activation_tokens: a decode server's running requests (its decode graph batch when
+        # no cap is set) times the tokens each verifies, else the prefill chunk
+        tokens = decode_bs * draft_tokens if role == "decode" else chunk
+        activation = max(tokens, c.min_activation_tokens)
+        graph = _graph_mb(split, decode_bs, chunk, mla, role)
+        deepep = deepep and role != "prefill"  # the buffers are captured in the decode graph
         reserved = c.base + activation * c.per_activation_token
         reserved += full_tp * split.pp / 8 * c.per_tp_pp_over_8 + graph
         if gpu_mem > 60 * 1024:
@@ -286,7 +287,7 @@ class SglangAdapter(EngineAdapter):
                 formula = FRACTION_CAPPED(base=formula, fraction=Percent(top))
         if deepep:
             formula = FRACTION_DEEPEP(base=formula, buffers=Decimal(c.deepep_a2a, 0, mib))
-        if vision is not None:
+        if vision is not None and role != "decode":  # a decode server runs no image encoder
             v = rules.vlm_adjust
             layers, hidden = vision
             ratio = layers * hidden**2 / (v.baseline_layers * v.baseline_hidden**2)
@@ -353,6 +354,25 @@ class SglangAdapter(EngineAdapter):
 
     def __repr__(self) -> str:
         return f"SglangAdapter({self.version})"
+
+
+def _graph_mb(split: Split, decode_bs: int, chunk: int, mla: bool, role: ServerRole) -> float:
+    """reserve_for_graph_mb: the decode graphs (not on a prefill server, whose CUDA graphs are
+    off) and their DP-attention padding, the prefill graphs (not on a decode server)."""
+    c = memory_rules().sglang_static_memory.mem_fraction_static_default.constants_mb
+    graph = 0.0
+    if role != "prefill":
+        graph += decode_bs * c.per_decode_graph_bs
+        if split.dp > 1:
+            graph += decode_bs * split.dp * c.dp_attention_per_bs_per_dp
+            if decode_bs > c.dp_attention_extra_from_bs:
+                graph += decode_bs * split.dp * c.dp_attention_extra_above_300_bs
+    if role != "decode":
+        if mla:
+            graph += c.prefill_graph_mla
+        else:
+            graph += _prefill_capture_sizes(chunk) * c.per_prefill_graph_bs_non_mla
+    return graph
 
 
 def _prefill_capture_sizes(max_bs: int) -> int:

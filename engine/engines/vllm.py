@@ -32,6 +32,7 @@ from engine.engines.memory import (
     RESERVE_CUDA_GRAPHS,
     RESERVE_NON_TORCH,
     Reserve,
+    ServerRole,
     Split,
     device_memory,
     memory_rules,
@@ -232,7 +233,12 @@ class VllmAdapter(EngineAdapter):
         vision: tuple[int, int] | None,
         decode_graph_bs: int | None = None,
         deepep: bool = False,
+        role: ServerRole = "mixed",
+        draft_tokens: int = 1,
     ) -> tuple[float, Decision]:
+        """The pinned table's default, whatever the server runs: a decode server of
+        disaggregated serving still profiles its batch the same way (its reserve is the sampler
+        rows of ``reserve``, not the prefill chunk's)."""
         return self.table_fraction(), FRACTION_TABLE(flag=Name(self.flag("memory_fraction")))
 
     def table_fraction(self) -> float:

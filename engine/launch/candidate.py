@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from engine.decision import Code, Decision, Tokens
 from engine.engines import Engine
-from engine.engines.memory import Reserve, Split
+from engine.engines.memory import Reserve, ServerRole, Split
 from engine.engines.placement import WeightShare
 from engine.hardware.gpus import Gpu
 from engine.kv.sizing import KvSizing
@@ -226,3 +226,5 @@ class SearchInputs:
     chunk_tokens: int | None  # the prefill chunk the plan sets
     speculative: Speculative | None = None  # the draft the plan sets (MTP), for the speed
     calibration: Calibration | None = None  # rates measured on the user's GPU
+    # what each server of the layout runs: both phases, or one pool's of disaggregated serving
+    role: ServerRole = "mixed"

@@ -237,6 +237,8 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
             vision=_vision_dims(cfg) if inp.vision else None,
             decode_graph_bs=decode_bs,
             deepep=uses_deepep(s, scenario.gpus_per_node),
+            role=inp.role,
+            draft_tokens=1 + (inp.speculative.draft_tokens if inp.speculative else 0),
         )
         fraction_why = eng.fraction_note(fraction_why)
     pinned = scenario.memory_fraction is None and (
