@@ -1,6 +1,6 @@
-"""``data/disagg.yaml``, read and validated once: how each engine runs a prefill and a decode
-pool (its connector, roles, ports, transfer backend) and the router in front, each with its
-source."""
+"""``data/disagg.yaml``, read and validated once: how a request's KV moves between the pools
+and the router in front of them, each with its source (each engine's own flags for its pools
+are its adapter's)."""
 
 from __future__ import annotations
 
@@ -13,28 +13,6 @@ from engine.rules import Strict, load_data
 
 class _Transfer(Strict):
     text: str = Field(min_length=1)
-    source: str = Field(min_length=1)
-
-
-class _Roles(Strict):
-    prefill: str = Field(min_length=1)
-    decode: str = Field(min_length=1)
-
-
-class VllmFacts(Strict):
-    connector: str = Field(min_length=1)
-    roles: _Roles
-    side_channel_port_env: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*$")
-    side_channel_port: int = Field(ge=1, le=65535)
-    side_channel_host_env: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*$")
-    rdma_devices_env: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*$")
-    rdma_port_suffix: str
-    source: str = Field(min_length=1)
-
-
-class SglangFacts(Strict):
-    transfer_backend: str = Field(min_length=1)
-    bootstrap_port: int = Field(ge=1, le=65535)
     source: str = Field(min_length=1)
 
 
@@ -56,8 +34,6 @@ class _Routers(Strict):
 
 class DisaggFacts(Strict):
     transfer: _Transfer
-    vllm: VllmFacts
-    sglang: SglangFacts
     routers: _Routers
 
     def router(self, engine: str) -> RouterFacts:

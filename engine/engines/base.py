@@ -87,6 +87,11 @@ Setting = Literal[
     "eplb_config",
     "eplb_algorithm",
     "eplb_redundant_experts",
+    "kv_transfer",
+    "disaggregation_mode",
+    "disaggregation_backend",
+    "disaggregation_bootstrap_port",
+    "disaggregation_ib_device",
     "metrics",
 ]
 SETTINGS: tuple[Setting, ...] = get_args(Setting)
@@ -105,6 +110,23 @@ class SettingsTable(Strict):
 
 def settings_table() -> SettingsTable:
     return load_data(SettingsTable, "engines/settings.yaml")
+
+
+PoolRole = Literal["prefill", "decode"]
+
+
+@dataclass(frozen=True)
+class PoolServer:
+    """One server of a disaggregated pool, as its flags and environment need it: its pool, the
+    servers of its pool and the DP ranks of every server already on its host (ports a host's
+    servers must not share), the address peers reach its host at (None: both pools on one
+    host), and the RDMA devices named for the transfer (empty: the library's own pick)."""
+
+    role: PoolRole
+    pool_index_on_host: int
+    ranks_before_on_host: int
+    host: str | None
+    rdma_devices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -284,6 +306,20 @@ class EngineAdapter(ABC):
     def eplb(self, redundant: int) -> list[tuple[Setting, str | None]]:
         """The settings that turn expert-parallel load balancing on with ``redundant``
         replicated hot experts."""
+
+    @abstractmethod
+    def pool_flags(self, server: PoolServer) -> list[FlagChoice]:
+        """The flags that make a server one of a disaggregated pool (its role, the KV
+        connector, its ports), each with its reason."""
+
+    def pool_env(self, server: PoolServer) -> list[tuple[str, str, Decision]]:
+        """The environment a pool's server sets for the KV transfer: (name, value, why)."""
+        return []
+
+    def bootstrap_port(self, server: PoolServer) -> int | None:
+        """The port a prefill server's transfer handshake listens on, which the router names
+        beside its URL (None: the engine's router needs none)."""
+        return None
 
     # Settings that schedule the longest shared prefix first (none: the engine has no such
     # order, and its prefix cache works without one).

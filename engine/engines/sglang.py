@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.decision import Code, Decimal, Decision, Name, Percent, Source
 from engine.engines.adapter_data import adapter_facts
-from engine.engines.base import EngineAdapter, FlagChoice, Setting
+from engine.engines.base import EngineAdapter, FlagChoice, PoolServer, Setting
 from engine.engines.cli_table import FlagInfo, Registries
 from engine.engines.kvstore import (
     KV_MODELOPT,
@@ -42,6 +42,11 @@ KV_ALIASES = {
     "fp8_ds_mla": "fp8_e4m3",
 }
 
+# disaggregated serving (data/engines/adapters.yaml disaggregation)
+DISAGG_MODE = Code("flag.disagg.mode", "role", "source")
+DISAGG_BACKEND = Code("flag.disagg.backend", "backend", "source")
+DISAGG_BOOTSTRAP = Code("flag.disagg.bootstrap_port", "servers", "source")
+DISAGG_IB = Code("flag.disagg.ib_device", "source")
 TP_GROUP_ATTENTION_DP = Code("flag.sglang.attention_dp", "dp", "tp", "group", "since", "legacy")
 EXPERT_PARALLEL = Code("flag.sglang.expert_parallel", "experts", "group")
 PP_STAGES = Code("flag.pp_stages", "pp")
@@ -174,6 +179,32 @@ class SglangAdapter(EngineAdapter):
         """--moe-a2a-backend deepep with --deepep-mode (auto switches per batch); DeepEP needs
         ep_size = tp_size (docs/advanced_features/expert_parallelism.md), as the plan sets."""
         return [("all_to_all", "deepep"), ("deepep_mode", mode)]
+
+    def pool_flags(self, server: PoolServer) -> list[FlagChoice]:
+        """--disaggregation-mode, the transfer backend, a prefill server's own bootstrap port
+        when another prefill server shares its host, the RDMA devices when named."""
+        d = adapter_facts().engines.sglang.disaggregation
+        src = Source(d.source)
+        out = [
+            FlagChoice(self.flag("disaggregation_mode"), server.role,
+                       DISAGG_MODE(role=Name(server.role), source=src)),
+            FlagChoice(self.flag("disaggregation_backend"), d.transfer_backend,
+                       DISAGG_BACKEND(backend=Name(d.transfer_backend), source=src)),
+        ]  # fmt: skip
+        if server.role == "prefill" and server.pool_index_on_host > 0:
+            port = str(d.bootstrap_port + server.pool_index_on_host)
+            why = DISAGG_BOOTSTRAP(servers=server.pool_index_on_host + 1, source=src)
+            out.append(FlagChoice(self.flag("disaggregation_bootstrap_port"), port, why))
+        if server.rdma_devices:
+            devices = ",".join(server.rdma_devices)
+            ib = DISAGG_IB(source=src)
+            out.append(FlagChoice(self.flag("disaggregation_ib_device"), devices, ib))
+        return out
+
+    def bootstrap_port(self, server: PoolServer) -> int:
+        """The port a prefill server's bootstrap listens on (the router names it per URL)."""
+        d = adapter_facts().engines.sglang.disaggregation
+        return d.bootstrap_port + server.pool_index_on_host
 
     def eplb(self, redundant: int) -> list[tuple[Setting, str | None]]:
         """--enable-eplb, the DeepSeek placement and --ep-num-redundant-experts (the playbook's

@@ -14,8 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.decision import Bytes, Code, Decision, Name
-from engine.engines.base import EngineAdapter, FlagChoice, Setting
+from engine.decision import Bytes, Code, Decision, Name, Source
+from engine.engines.adapter_data import VllmDisaggFacts, adapter_facts
+from engine.engines.base import EngineAdapter, FlagChoice, PoolServer, Setting
 from engine.engines.cli_table import FlagInfo, Registries
 from engine.engines.kvstore import (
     DTYPE_BYTES,
@@ -57,6 +58,11 @@ KV_ALIASES = {
     "nvfp4_ds_mla": "nvfp4_ds_mla",
 }
 
+# disaggregated serving (data/engines/adapters.yaml disaggregation)
+KV_TRANSFER = Code("flag.disagg.kv_transfer", "connector", "role", "source")
+SIDE_PORT = Code("env.disagg.side_channel_port", "port", "source")
+SIDE_HOST = Code("env.disagg.side_channel_host", "source")
+UCX_DEVICES = Code("env.disagg.rdma_devices", "source")
 DP_ATTENTION = Code("flag.vllm.dp_attention", "dp")
 DP_REPLICAS = Code("flag.dp_replicas", "n")
 PP_STAGES = Code("flag.pp_stages", "pp")
@@ -201,6 +207,33 @@ class VllmAdapter(EngineAdapter):
         serving/expert_parallel_deployment.md)."""
         backend = "deepep_high_throughput" if mode == "normal" else "deepep_low_latency"
         return [("all_to_all", backend)]
+
+    def pool_flags(self, server: PoolServer) -> list[FlagChoice]:
+        """--kv-transfer-config with NixlConnector and the instance's role."""
+        d = self.facts_of_disaggregation
+        role = getattr(d.roles, server.role)
+        value = json.dumps({"kv_connector": d.connector, "kv_role": role}, separators=(",", ":"))
+        why = KV_TRANSFER(connector=Name(d.connector), role=Name(role), source=Source(d.source))
+        return [FlagChoice(self.flag("kv_transfer"), value, why)]
+
+    def pool_env(self, server: PoolServer) -> list[tuple[str, str, Decision]]:
+        """NIXL's side channel: a port per engine on a host (its DP ranks count up from it),
+        the host's address when the pools are on different hosts; UCX's RDMA devices."""
+        d = self.facts_of_disaggregation
+        port = d.side_channel_port + server.ranks_before_on_host
+        why = SIDE_PORT(port=Name(str(port)), source=Source(d.source))
+        out = [(d.side_channel_port_env, str(port), why)]
+        if server.host is not None:
+            out.append((d.side_channel_host_env, server.host, SIDE_HOST(source=Source(d.source))))
+        if server.rdma_devices:
+            devices = ",".join(n + d.rdma_port_suffix for n in server.rdma_devices)
+            out.append((d.rdma_devices_env, devices, UCX_DEVICES(source=Source(d.source))))
+        return out
+
+    @property
+    def facts_of_disaggregation(self) -> VllmDisaggFacts:
+        facts = adapter_facts().engines.vllm
+        return facts.disaggregation
 
     def eplb(self, redundant: int) -> list[tuple[Setting, str | None]]:
         """--enable-eplb with the redundant experts inside --eplb-config (EPLBConfig

@@ -28,14 +28,15 @@ def uses_deepep(split: Split, per_node: int) -> bool:
     return split.ep and split.moe_group > per_node
 
 
-def a2a_flags(engine: Engine, split: Split, per_node: int) -> list[PlanFlag]:
+def a2a_flags(engine: Engine, split: Split, per_node: int, phase: Phase = PHASE) -> list[PlanFlag]:
     """The all-to-all backend a multi-node EP copy runs (none inside one node: NVLink and the
-    engine's default are enough there)."""
+    engine's default are enough there), in the mode of the phase its server runs (a
+    disaggregated pool's: high throughput to prefill, low latency to decode)."""
     if not uses_deepep(split, per_node):
         return []
     eng = adapter(engine)
     facts = advisor_facts()
-    mode = facts.all_to_all.multi_node[PHASE].deepep_mode
+    mode = facts.all_to_all.multi_node[phase].deepep_mode
     out: list[PlanFlag] = []
     for setting, value in eng.deepep(mode):
         why = (

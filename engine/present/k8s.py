@@ -349,18 +349,8 @@ def _router_configmap(plan: LaunchPlan, name: str, servers: int) -> dict[str, An
     }
 
 
-def kubernetes_yaml(
-    plan: LaunchPlan,
-    name: str,
-    replicas: int | None = None,
-    gpus_per_pod: int | None = None,
-    options: KubeOptions | None = None,
-) -> str:
-    """The manifests as multi-document YAML: Deployment + Service, or a LeaderWorkerSet + a
-    Service for its leaders when a copy spans nodes; a router ConfigMap for several servers.
-    ``replicas`` overrides the plan's server count; ``gpus_per_pod`` its GPUs per pod;
-    ``options`` what the cluster decides (model-cache claim, token Secret, network)."""
-    opts = options or KubeOptions()
+def check_options(opts: KubeOptions) -> None:
+    """Refuse a cluster name that is not one (InputError naming the option)."""
     for field, value in (
         ("model_cache_claim", opts.model_cache_claim),
         ("hf_token_secret", opts.hf_token_secret),
@@ -373,6 +363,21 @@ def kubernetes_yaml(
         )
     if opts.nic is not None and not _NIC.match(opts.nic):
         raise InputError("nic", f"a network interface name like eth0 or ib0, got {opts.nic!r}")
+
+
+def kubernetes_yaml(
+    plan: LaunchPlan,
+    name: str,
+    replicas: int | None = None,
+    gpus_per_pod: int | None = None,
+    options: KubeOptions | None = None,
+) -> str:
+    """The manifests as multi-document YAML: Deployment + Service, or a LeaderWorkerSet + a
+    Service for its leaders when a copy spans nodes; a router ConfigMap for several servers.
+    ``replicas`` overrides the plan's server count; ``gpus_per_pod`` its GPUs per pod;
+    ``options`` what the cluster decides (model-cache claim, token Secret, network)."""
+    opts = options or KubeOptions()
+    check_options(opts)
     if not _DNS_LABEL.match(name) or len(name) > 56:
         raise InputError(
             "name", f"a DNS label of at most 56 lowercase letters, digits or '-', got {name!r}"
