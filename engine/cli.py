@@ -81,6 +81,8 @@ _GROUPS = {
     "kv_dtype": "memory",
     "memory_fraction": "memory",
     "max_num_seqs": "memory",
+    "disaggregated": "disaggregated serving",
+    "rdma_devices": "disaggregated serving",
 }
 _LAYOUT_GROUP = "layout (pin; default: the layout search chooses)"
 

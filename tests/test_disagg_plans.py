@@ -223,3 +223,30 @@ def test_no_candidate_is_a_coded_refusal_naming_the_rate() -> None:
         disagg_plan(st, disaggregate(st, 1.0), None)
     assert err.value.field == "request_rate"
     assert err.value.expects is not None and err.value.expects.code == "error.disagg.none"
+
+
+def test_named_rdma_devices_reach_each_engines_transfer() -> None:
+    for engine in ("sglang", "vllm"):
+        st = run(
+            "Qwen/Qwen3-32B", gpu="H200", engine=engine, input_tokens=8192, output_tokens=256,
+            context=8448, ttft_ms=1500, tpot_ms=20, rdma_devices="mlx5_0, mlx5_1,mlx5_0",
+        )  # fmt: skip
+        assert st.scenario.rdma_devices == "mlx5_0,mlx5_1"
+        p = disagg_plan(st, disaggregate(st, 8.0), None)
+        assert p.nodes > 1  # the KV crosses the network
+        s = p.servers[0]
+        if engine == "sglang":
+            argv = s.command.argv
+            assert argv[argv.index("--disaggregation-ib-device") + 1] == "mlx5_0,mlx5_1"
+        else:
+            assert ("UCX_NET_DEVICES", "mlx5_0:1,mlx5_1:1") in [(e.name, e.value) for e in s.env]
+
+
+SEVENTEEN = ",".join(f"m{i}" for i in range(17))
+
+
+@pytest.mark.parametrize("bad", ["mlx5_0;rm -rf /", "$(id)", SEVENTEEN, "a b"])
+def test_rdma_device_names_are_names_or_refused(bad: str) -> None:
+    with pytest.raises(InputError) as err:
+        run("Qwen/Qwen3-8B", rdma_devices=bad)
+    assert err.value.field == "rdma_devices"

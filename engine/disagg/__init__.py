@@ -10,7 +10,7 @@ import threading
 from collections import OrderedDict
 
 from engine.disagg.candidate import Disaggregated, Targets, none_reason
-from engine.disagg.sizing import best_pair
+from engine.disagg.sizing import pairs
 from engine.disagg.workers import workers
 from engine.launch.ranking import layout_rules
 from engine.scenario import Scenario
@@ -38,15 +38,17 @@ def _compute(st: Study, rate: float) -> Disaggregated:
     targets = targets_of(s)
     prefill = workers(inp, s, "prefill")
     decode = workers(inp, s, "decode")
-    z = best_pair(prefill, decode, rate, targets.ttft_s, targets.tpot_s, inp.cfg, s.gpus_per_node)
+    found = pairs(prefill, decode, rate, targets.ttft_s, targets.tpot_s, inp.cfg, s.gpus_per_node)
     problem = None
-    if z is None:
+    if not found:
         meets = any(d.most_within(targets.tpot_s) > 0 for d in decode)
         problem = none_reason(bool(prefill), bool(decode), meets, targets)
-    return Disaggregated(rate, isl, osl, targets, z, problem)
+    best = found[0] if found else None
+    return Disaggregated(rate, isl, osl, targets, best, problem, tuple(found[1 : MAX_OTHERS + 1]))
 
 
 MAX_CACHED = 128
+MAX_OTHERS = 12  # the next pairs the chart draws beside the pick
 _lock = threading.Lock()
 _cache: OrderedDict[tuple[Scenario, float], Disaggregated] = OrderedDict()
 

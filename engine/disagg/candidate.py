@@ -119,6 +119,7 @@ class Disaggregated:
     targets: Targets
     sized: Sized | None
     problem: Decision | None
+    others: tuple[Sized, ...] = ()  # the next pairs that serve the rate, fewest GPUs first
 
     @property
     def speed(self) -> Speed | None:

@@ -144,6 +144,12 @@ def place(z: Sized, per_node: int) -> tuple[list[_Slot], int]:
     return slots, node + (1 if used else 0)
 
 
+def rdma_of(st: Study, network: bool) -> tuple[str, ...]:
+    """The RDMA devices named for the transfer, where it crosses the network."""
+    named = st.scenario.rdma_devices
+    return tuple(named.split(",")) if network and named else ()
+
+
 def _dp(z: Sized, role: PoolRole) -> int:
     pool = z.prefill if role == "prefill" else z.decode
     return pool.worker.candidate.layout.dp
@@ -173,8 +179,8 @@ def _servers(st: Study, plan: LaunchPlan, slot: _Slot, network: bool) -> list[Se
     """The commands of one placed worker, with its pool's flags and environment."""
     eng = adapter(plan.engine)
     host = node_var(slot.node) if network else None
-    rdma: tuple[str, ...] = ()
-    server = PoolServer(slot.role, slot.index_on_host, slot.ranks_before, host, rdma)
+    server = PoolServer(slot.role, slot.index_on_host, slot.ranks_before, host,
+                        rdma_of(st, network))  # fmt: skip
     pool = [checked(plan.engine, f.flag, f.value, f.why) for f in eng.pool_flags(server)]
     port = plan.port + (slot.devices[0] if slot.devices else 0)
     flags = _server_flags(plan, pool, port)
@@ -245,7 +251,7 @@ def _pod_plan(st: Study, plan: LaunchPlan, role: PoolRole, network: bool) -> Lau
     handshake host an address each server names: ``${NODE0_ADDR}`` in a script, the pod's IP in
     Kubernetes)."""
     eng = adapter(plan.engine)
-    server = PoolServer(role, 0, 0, node_var(0) if network else None, ())
+    server = PoolServer(role, 0, 0, node_var(0) if network else None, rdma_of(st, network))
     flags = list(plan.flags)
     flags += [checked(plan.engine, f.flag, f.value, f.why) for f in eng.pool_flags(server)]
     worker = st.scenario.model_copy(

@@ -138,7 +138,7 @@ def size_pair(
     return None
 
 
-def best_pair(
+def pairs(
     prefill: tuple[Worker, ...],
     decode: tuple[Worker, ...],
     rate: float,
@@ -146,12 +146,13 @@ def best_pair(
     tpot_target: float,
     cfg: ModelConfig,
     per_node: int,
-) -> Sized | None:
-    """The pair of pools with the fewest GPUs (then the lower TPOT, then TTFT)."""
+) -> list[Sized]:
+    """Every pair of pools that serves the rate within the targets, fewest GPUs first (then
+    the lower TPOT, then TTFT)."""
     found = [
         sized
         for pw in prefill
         for dw in decode
         if (sized := size_pair(pw, dw, rate, ttft_target, tpot_target, cfg, per_node)) is not None
     ]
-    return min(found, key=lambda z: (z.gpus, z.tpot, z.ttft), default=None)
+    return sorted(found, key=lambda z: (z.gpus, z.tpot, z.ttft))
