@@ -7,12 +7,16 @@ import math
 import pytest
 
 from engine.disagg import disaggregate, targets_of
+from engine.disagg.choice import choose
+from engine.disagg.compare import Aggregated, compare
+from engine.disagg.curve import pools_curve
 from engine.disagg.sizing import size_pair
 from engine.disagg.transfer import kv_transfer, network_link, scale_up_link
 from engine.disagg.workers import workers
 from engine.engines import adapter
 from engine.engines.memory import Split
 from engine.hardware.gpus import lookup_gpu
+from engine.present.disagg_words import disagg_json
 from tests.study_util import run
 
 ISL = 8192
@@ -169,3 +173,64 @@ def test_an_sglang_decode_server_reserves_no_prefill_chunk_and_no_prefill_graphs
     # a prefill server captures no decode graph: 512 x 2 MiB less than aggregated
     prefill, _ = sglang.default_fraction(gpu, Split(8), role="prefill", **kw)
     assert prefill == pytest.approx(mixed + round(512 * 2 / mib, 3), abs=1e-3)
+
+
+# --- the verdict and the report's keys -------------------------------------------------------
+
+
+def _qwen_at_8() -> tuple:
+    st = run(
+        "Qwen/Qwen3-32B", gpu="H200", input_tokens=ISL, output_tokens=256, context=ISL + 256,
+        ttft_ms=1500, tpot_ms=20,
+    )  # fmt: skip
+    d = disaggregate(st, 8.0)
+    assert d.sized is not None and st.fit.speed is not None
+    return st, d
+
+
+def test_the_pools_win_only_beyond_the_speed_models_tie() -> None:
+    st, d = _qwen_at_8()
+    gpus = d.sized.gpus
+    speed = st.fit.speed
+    # 15 % (data/launch.yaml speed_tie_fraction): the aggregated fleet must need more than
+    # gpus x 1.15 for the pools to win
+    beyond = math.floor(gpus * 1.15) + 1
+    v = compare(d, Aggregated(beyond, st.layout.name(), speed))
+    assert v.wins and v.reason.code == "disagg.verdict.wins"
+    assert v.saving == pytest.approx(1 - gpus / beyond)
+    within = compare(d, Aggregated(gpus + 1, st.layout.name(), speed))
+    assert not within.wins and within.reason.code == "disagg.verdict.tie"
+    fewer = compare(d, Aggregated(gpus - 1, st.layout.name(), speed))
+    assert not fewer.wins and fewer.reason.code == "disagg.verdict.loses"
+    alone = compare(d, None)  # no aggregated layout meets the targets at the rate
+    assert alone.wins and alone.reason.code == "disagg.verdict.aggregated_none"
+
+
+def test_the_report_carries_the_pools_the_transfer_the_speed_and_the_cost() -> None:
+    st, d = _qwen_at_8()
+    agg = Aggregated(20, st.layout.name(), st.fit.speed)
+    c = choose(d, agg, 2.5, st.scenario.total_gpus)
+    out = disagg_json(c, st.scenario.gpus_per_node)
+    for pool in ("prefill", "decode"):
+        assert {"layout", "workers", "gpus"} <= set(out[pool])
+    z = d.sized
+    assert out["prefill"]["gpus"] + out["decode"]["gpus"] == z.gpus == out["capacity"]["gpus"]
+    assert out["ratio"] == pytest.approx(z.prefill.gpus / z.decode.gpus)
+    assert out["kv_transfer_ms"] == pytest.approx(z.transfer.seconds * 1e3)
+    assert out["speed"]["tpot_ms"] <= 20 and out["wins"] is c.verdict.wins
+    # $/M tokens = GPUs x price / (rate x tokens per request x 3600) x 10^6
+    tokens = ISL + 256
+    assert out["capacity"]["cost_per_million_tokens"] == pytest.approx(
+        z.gpus * 2.5 / (8.0 * tokens * 3600) * 1e6
+    )
+    assert out["capacity"]["aggregated"]["gpus"] == 20
+    assert set(out["formula"]) >= {"ttft", "tpot", "kv_transfer", "gpus"}
+    assert out["plan"] == ("disaggregated" if c.verdict.wins else "aggregated")
+
+
+def test_the_pools_curve_rises_in_tokens_per_gpu_as_each_decode_worker_fills() -> None:
+    _, d = _qwen_at_8()
+    points = pools_curve(d.sized, d.targets)
+    assert len(points) >= 2
+    assert points[-1].per_gpu > points[0].per_gpu  # more requests per step: more tokens/s/GPU
+    assert points[-1].per_user <= points[0].per_user  # and each user's tokens come slower

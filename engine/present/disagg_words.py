@@ -1,0 +1,211 @@
+"""The disaggregated candidate in words, numbers and JSON: the pools, the ratio, the KV transfer,
+the speed with its ranges, the GPUs and the cost beside the aggregated fleet's, and the verdict;
+every figure with its formula (the pages, the CLI text, the report and ``study --json``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.disagg.choice import Choice
+from engine.disagg.curve import pools_curve
+from engine.disagg.plan import place
+from engine.i18n import DEFAULT_LANG, Lang, t
+from engine.present.charts_data import Shown, SpeedCurve
+from engine.text.words import say
+
+
+def pools_words(c: Choice, lang: Lang = DEFAULT_LANG) -> str:
+    """ "3 × TP 4 prefill + 1 × TP 4 decode" in the reader's language."""
+    z = c.candidate.sized
+    assert z is not None
+    p, d = z.prefill, z.decode
+    return t(
+        "disagg.pools", lang,
+        prefill=p.workers, prefill_layout=say(p.worker.candidate.layout.name(), lang),
+        decode=d.workers, decode_layout=say(d.worker.candidate.layout.name(), lang),
+    )  # fmt: skip
+
+
+def _money(value: float | None) -> str:
+    return "—" if value is None else f"${value:,.3f}" if value < 10 else f"${value:,.0f}"
+
+
+def _pool_json(c: Choice, role: str) -> dict[str, Any] | None:
+    return c.candidate.pool_json(role)
+
+
+def _aggregated_json(c: Choice, tokens: int, osl: int) -> dict[str, Any] | None:
+    a = c.aggregated
+    if a is None:
+        return None
+    sp = a.speed
+    return {
+        "gpus": a.gpus,
+        "layout": say(a.layout),
+        "ttft_ms": sp.ttft_ms,
+        "ttft_ms_range": list(sp.ttft_ms_range),
+        "tpot_ms": sp.tpot_ms,
+        "tpot_ms_range": list(sp.tpot_ms_range),
+        "output_tokens_per_s_per_gpu": sp.output_tokens_per_s_per_gpu,
+        "output_tokens_per_s_per_gpu_range": list(sp.output_tokens_per_s_per_gpu_range),
+        "cost_per_hour": c.cost_per_hour(a.gpus),
+        "cost_per_million_tokens": c.cost_per_million(a.gpus, tokens),
+        "cost_per_million_output_tokens": c.cost_per_million(a.gpus, osl),
+    }
+
+
+def disagg_json(c: Choice, per_node: int) -> dict[str, Any]:
+    """``study --json``'s ``disaggregated``."""
+    d = c.candidate
+    z, speed = d.sized, d.speed
+    tokens = d.isl + d.osl
+    out: dict[str, Any] = {
+        "request_rate": d.rate,
+        "prefill": _pool_json(c, "prefill"),
+        "decode": _pool_json(c, "decode"),
+        "ratio": d.ratio,
+        "kv_transfer_ms": z.transfer.seconds * 1e3 if z is not None else None,
+        "speed": speed.to_json() if speed is not None else None,
+        "wins": c.verdict.wins,
+        "reason": say(c.verdict.reason),
+        "reason_code": c.verdict.reason.to_json(),
+        "saving": c.verdict.saving,
+        "plan": "disaggregated" if c.plans_disaggregated else "aggregated",
+        "problem": say(d.problem) if d.problem is not None else None,
+        "problem_code": d.problem.to_json() if d.problem is not None else None,
+    }
+    if z is None or speed is None:
+        return {**out, "kv_transfer": None, "capacity": None, "formula": None}
+    _, nodes = place(z, per_node)
+    out["kv_transfer"] = {
+        "bytes": z.transfer.bytes,
+        "received_per_gpu": z.transfer.received_per_gpu,
+        "sent_per_gpu": z.transfer.sent_per_gpu,
+        "link": z.transfer.link.kind,
+        "gbps": z.transfer.link.gbps,
+        "reason": say(z.transfer.link.why),
+        "source": z.transfer.link.source,
+        "formula": z.transfer.formula,
+    }
+    out["capacity"] = {
+        "gpus": z.gpus,
+        "nodes": nodes,
+        "gpus_given": c.gpus_given,
+        "fits_given": c.fits_given,
+        "concurrency_per_decode_worker": z.concurrency,
+        "most_per_decode_worker": z.most,
+        "gpu_price": c.usd_per_gpu_hour,
+        "cost_per_hour": c.cost_per_hour(z.gpus),
+        "cost_per_million_tokens": c.cost_per_million(z.gpus, tokens),
+        "cost_per_million_output_tokens": c.cost_per_million(z.gpus, d.osl),
+        "aggregated": _aggregated_json(c, tokens, d.osl),
+    }
+    f = speed.formula
+    out["formula"] = {
+        "gpus": f"{z.prefill.workers} × {z.prefill.worker.gpus} + {z.decode.workers}"
+        f" × {z.decode.worker.gpus} = {z.gpus}",
+        "ttft": f.ttft,
+        "tpot": f.tpot,
+        "output_tokens_per_s_per_gpu": f.per_gpu,
+        "kv_transfer": z.transfer.formula,
+    }
+    return out
+
+
+def _likely(lang: Lang, low: float, high: float, fmt: str) -> str:
+    return t("speed.likely", lang, low=format(low, fmt), high=format(high, fmt))
+
+
+def disagg_shown(c: Choice, lang: Lang = DEFAULT_LANG) -> list[Shown]:
+    """The pools' numbers for a page, each with its formula (nothing when there is no
+    candidate: the verdict says why)."""
+    d = c.candidate
+    z, sp = d.sized, d.speed
+    if z is None or sp is None:
+        return []
+    f = sp.formula
+    a = c.aggregated
+    tokens = d.isl + d.osl
+    cost, agg_cost = (
+        c.cost_per_million(z.gpus, tokens),
+        (c.cost_per_million(a.gpus, tokens) if a else None),
+    )
+    gpus_formula = (
+        f"{z.prefill.workers} × {z.prefill.worker.gpus} + {z.decode.workers}"
+        f" × {z.decode.worker.gpus} = {z.gpus}"
+    )
+    return [
+        Shown(t("disagg.shown.pools", lang), pools_words(c, lang), z.gpus, gpus_formula),
+        Shown(t("disagg.shown.gpus", lang),
+              t("disagg.shown.versus", lang, mine=f"{z.gpus:,}",
+                theirs=f"{a.gpus:,}" if a else "—"),
+              z.gpus, gpus_formula),
+        Shown(t("disagg.shown.ratio", lang), f"{z.prefill.gpus} : {z.decode.gpus}",
+              z.prefill.gpus / z.decode.gpus, f"{z.prefill.gpus} / {z.decode.gpus} = "
+              f"{z.prefill.gpus / z.decode.gpus:.3g}"),
+        Shown(t("disagg.shown.transfer", lang), f"{z.transfer.seconds * 1e3:,.2f} ms",
+              z.transfer.seconds * 1e3, z.transfer.formula, help=say(z.transfer.link.why, lang)),
+        Shown(t("speed.ttft", lang), f"{sp.ttft_ms:,.0f} ms", sp.ttft_ms, f.ttft,
+              range=_likely(lang, *sp.ttft_ms_range, ",.0f")),
+        Shown(t("speed.tpot", lang), f"{sp.tpot_ms:,.1f} ms", sp.tpot_ms, f.tpot,
+              range=_likely(lang, *sp.tpot_ms_range, ",.1f")),
+        Shown(t("speed.per_gpu", lang), f"{sp.output_tokens_per_s_per_gpu:,.0f} tok/s",
+              sp.output_tokens_per_s_per_gpu, f.per_gpu,
+              range=_likely(lang, *sp.output_tokens_per_s_per_gpu_range, ",.0f")),
+        Shown(t("disagg.shown.cost", lang),
+              t("disagg.shown.versus", lang, mine=_money(cost), theirs=_money(agg_cost)),
+              cost or 0.0,
+              f"{z.gpus} × ${c.usd_per_gpu_hour or 0:g}/h / ({d.rate:g} /s × {tokens} × 3600)"
+              f" × 10^6 = {_money(cost)}"),
+    ]  # fmt: skip
+
+
+def disagg_lines(c: Choice, lang: Lang = DEFAULT_LANG) -> list[str]:
+    """The candidate in a few lines (the CLI's text, the report's bullets): the verdict, then
+    the pools, the transfer and the speed."""
+    out = [say(c.verdict.reason, lang)]
+    d = c.candidate
+    z, sp = d.sized, d.speed
+    if z is None or sp is None:
+        return out
+    out.append(t("disagg.line.pools", lang, pools=pools_words(c, lang), gpus=z.gpus,
+                 ratio=f"{z.prefill.gpus} : {z.decode.gpus}"))  # fmt: skip
+    out.append(t("disagg.line.transfer", lang, ms=f"{z.transfer.seconds * 1e3:,.2f}",
+                 mib=f"{z.transfer.bytes / 2**20:,.1f}",
+                 link=say(z.transfer.link.why, lang)))  # fmt: skip
+    ttft_lo, ttft_hi = sp.ttft_ms_range
+    tpot_lo, tpot_hi = sp.tpot_ms_range
+    out.append(t("disagg.line.speed", lang, ttft=f"{sp.ttft_ms:,.0f}", tpot=f"{sp.tpot_ms:.1f}",
+                 ttft_range=f"{ttft_lo:,.0f}–{ttft_hi:,.0f}",
+                 tpot_range=f"{tpot_lo:.1f}–{tpot_hi:.1f}",
+                 tps=f"{sp.output_tokens_per_s_per_gpu:,.0f}"))  # fmt: skip
+    if not c.fits_given:
+        out.append(t("disagg.line.more_gpus", lang, gpus=z.gpus, given=c.gpus_given))
+    return out
+
+
+def disagg_curves(c: Choice, lang: Lang = DEFAULT_LANG) -> list[SpeedCurve]:
+    """The pools' curve (each decode worker's load, the prefill GPUs it takes) and the sized
+    pick, for the tokens/s per GPU against tokens/s per user chart."""
+    d = c.candidate
+    z = d.sized
+    if z is None or d.speed is None:
+        return []
+    points = pools_curve(z, d.targets)
+    name = t("disagg.chart.pools", lang, pools=pools_words(c, lang))
+    out = []
+    if points:
+        out.append(SpeedCurve(name, False, tuple(p.per_user for p in points),
+                              tuple(p.per_gpu for p in points),
+                              tuple(p.running for p in points)))  # fmt: skip
+    sp = d.speed
+    out.append(SpeedCurve(t("disagg.chart.pick", lang, rate=f"{d.rate:g}"), True,
+                          (sp.output_tokens_per_s_per_user,), (sp.output_tokens_per_s_per_gpu,),
+                          (z.running,)))  # fmt: skip
+    a = c.aggregated
+    if a is not None:
+        s = a.speed
+        out.append(SpeedCurve(t("disagg.chart.aggregated", lang, layout=say(a.layout, lang),
+                                 gpus=a.gpus), True, (s.output_tokens_per_s_per_user,),
+                              (s.output_tokens_per_s_per_gpu,), (0,)))  # fmt: skip
+    return out
