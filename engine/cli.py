@@ -20,15 +20,23 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from engine.decision import Name
 from engine.errors import InputError
 from engine.hardware.gpus import aliases, all_gpus
-from engine.i18n import LANGS
+from engine.i18n import LANGS, t
 from engine.lint import format_report, json_report, lint_command
 from engine.measure.backcalc_cli import add_backcalc_arguments, predict_for_source, run_backcalc
+from engine.measure.bench_command import bench_plan
+from engine.measure.bench_compare import NO_PLAN, compare
+from engine.measure.bench_result import read_result_files
+from engine.measure.input_guards import read_bytes
 from engine.measure.kernels.args import add_kernel_arguments
 from engine.model import store
 from engine.model.loader import HF_ID, load_model
-from engine.perf import calibration
+from engine.perf import calibration, stack_calibration
+from engine.perf.stack_calibration import to_json
+from engine.present.bench_report import comparison_json, comparison_text
+from engine.present.bench_script import bench_json, bench_script
 from engine.present.k8s import KubeOptions, kubernetes_yaml, manifest_name
 from engine.present.render import script
 from engine.present.study_report import (
@@ -145,6 +153,18 @@ def add_scenario_args(p: argparse.ArgumentParser, *, source: bool = True) -> Non
 _UNSET: Any = argparse.SUPPRESS  # a flag left out leaves its field to the Scenario's default
 
 
+def _stack_calibration(path: str) -> str:
+    data = read_bytes(path, stack_calibration.FIELD, stack_calibration.MAX_BYTES)
+    return stack_calibration.put(stack_calibration.parse_stack_calibration(data))
+
+
+# the held fields' files, read into the digest the scenario keeps
+HELD_FILES: dict[str, Callable[[str], str]] = {
+    "calibration": lambda path: calibration.put(calibration.load_calibration(Path(path))),
+    "bench_calibration": _stack_calibration,
+}
+
+
 def scenario_from_args(args: argparse.Namespace) -> Scenario:
     """The Scenario the flags describe (the model source resolved and registered)."""
     given: dict[str, Any] = {}
@@ -156,8 +176,8 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         value = getattr(args, row.name)
         if row.kind is bool and value is None:
             continue
-        if row.name == "calibration":  # a file on the CLI; the scenario holds its digest
-            value = calibration.put(calibration.load_calibration(Path(value)))
+        if row.spec.held:  # a file on the CLI; the scenario holds its digest
+            value = HELD_FILES[row.name](value)
         given[row.name] = value
     return make_scenario(**given)
 
@@ -204,12 +224,63 @@ def _say(text: str) -> None:
 def cmd_study(args: argparse.Namespace) -> int:
 
     st = study(scenario_from_args(args))
+    if args.bench_result:  # calibrated on the user's benchmark: the Study searched again
+        cmp = compare(st, read_result_files(args.bench_result))
+        if args.json:
+            _print({**study_json(cmp.calibrated), "bench": comparison_json(cmp)})
+        else:
+            _say(study_text(cmp.calibrated) + "\n\n" + comparison_text(cmp))
+        return 0
     if args.json:
         _print(study_json(st))
         return 0
 
     _say(study_text(st))
     return 0
+
+
+def cmd_bench_command(args: argparse.Namespace) -> int:
+    """The benchmark that tests the plan, as a script (or its runs as JSON)."""
+    st = study(scenario_from_args(args))
+    bp = bench_plan(st)
+    if bp is None:
+        engine = st.scenario.engine
+        raise InputError(
+            "engine", f"a plan of {engine} for this scenario", expects=NO_PLAN(engine=Name(engine))
+        )
+    if args.json:
+        _print(bench_json(st, bp))
+    else:
+        _say(bench_script(st, bp, args.lang).rstrip("\n"))
+    return 0
+
+
+def cmd_bench_compare(args: argparse.Namespace) -> int:
+    """Result files against the plan's predictions, the refit, the calibration file."""
+    cmp = compare(study(scenario_from_args(args)), read_result_files(args.bench_result))
+    if args.save_calibration:
+        Path(args.save_calibration).write_text(to_json(cmp.calibration), encoding="utf-8")
+    if args.json:
+        _print(comparison_json(cmp))
+        return 0
+    text = comparison_text(cmp, args.lang)
+    if args.save_calibration:
+        text += "\n" + t("bench.text.saved", args.lang, path=args.save_calibration)
+    _say(text)
+    return 0
+
+
+def add_bench_result_argument(p: argparse.ArgumentParser, required: bool) -> None:
+    p.add_argument(
+        "--bench-result",
+        nargs="+",
+        metavar="FILE",
+        required=required,
+        default=None,
+        help="result files of the plan's benchmark (bench-command): vllm bench serve "
+        "--save-result JSON or sglang.bench_serving --output-file JSONL; the speeds are then "
+        "calibrated on them",
+    )
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
@@ -385,6 +456,24 @@ def build_parser() -> Parser:
             p.add_argument("--lang", choices=LANGS, default="en", help="language of the text")
         if name == "plan":
             add_kubernetes_arguments(p)
+        if name == "study":
+            add_bench_result_argument(p, required=False)
+    bench_help = "the benchmark that tests the plan: vllm bench serve / sglang.bench_serving sweep"
+    bench = sub.add_parser("bench-command", help=bench_help, description=bench_help)
+    add_scenario_args(bench)
+    bench.add_argument("--lang", choices=LANGS, default="en", help="language of the comments")
+    bench.set_defaults(func=cmd_bench_command)
+    compare_help = "benchmark results against the plan's predictions, and the stack refitted"
+    bc_cmp = sub.add_parser("bench-compare", help=compare_help, description=compare_help)
+    add_scenario_args(bc_cmp)
+    add_bench_result_argument(bc_cmp, required=True)
+    bc_cmp.add_argument(
+        "--save-calibration",
+        metavar="FILE",
+        help="write the calibration (--bench-calibration FILE gives it back)",
+    )
+    bc_cmp.add_argument("--lang", choices=LANGS, default="en", help="language of the text")
+    bc_cmp.set_defaults(func=cmd_bench_compare)
     lint_help = "lint an inherited vLLM / SGLang launch command against the Study of its scenario"
     lint = sub.add_parser("lint", help=lint_help, description=lint_help)
     lint.add_argument("command", help="the command, a launch script or a pod manifest, as text")

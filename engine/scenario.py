@@ -127,6 +127,9 @@ class Spec:
     aliases: tuple[str, ...] = ()
     auto: bool = False  # None is a value of its own, spelled "auto" (else None is the default)
     setting: Setting | None = None  # the lint source (None: no engine flag carries it)
+    # a file held by its digest (a calibration): its flag names the file, a link and the
+    # reproduce line cannot carry it
+    held: bool = False
 
 
 class Scenario(BaseModel):
@@ -365,6 +368,19 @@ class Scenario(BaseModel):
             "a calibration JSON written by make gpu-check: the speed model uses the rates measured "
             "on that GPU",
             "the catalog's figures times the fitted fractions",
+            held=True,
+        ),
+    ] = None
+    # sha256 of the software stack's factors fitted on the user's benchmark (bench-compare)
+    bench_calibration: Annotated[
+        str | None,
+        Spec(
+            "bcal",
+            "--bench-calibration",
+            "a calibration JSON written by bench-compare --save-calibration: the speed model "
+            "uses the software stack's factors fitted on your benchmark",
+            "data/perf.yaml's factors, fitted on published runs",
+            held=True,
         ),
     ] = None
     speculative: Annotated[
@@ -456,7 +472,7 @@ class Scenario(BaseModel):
     def _ms(cls, v: float | None) -> float | None:
         return None if v is None else round(v, 1)
 
-    @field_validator("digest", "calibration")
+    @field_validator("digest", "calibration", "bench_calibration")
     @classmethod
     def _digest(cls, v: str | None) -> str | None:
         if v is not None and (len(v) != 64 or any(c not in "0123456789abcdef" for c in v)):
@@ -779,6 +795,9 @@ LINK_INVALID = Code("link.invalid", "key", "value", "expected", "then")
 LINK_DEFAULT = Code("link.then.default", "value")
 LINK_ENGINE = Code("link.then.engine")
 LINK_CALIBRATION = Code("link.calibration")
+LINK_BENCH_CALIBRATION = Code("link.bench_calibration")
+# what a link says when it names a file it cannot carry, per held field
+LINK_HELD = {"calibration": LINK_CALIBRATION, "bench_calibration": LINK_BENCH_CALIBRATION}
 LINK_FILE = Code("link.file", "model")
 LINK_LAYOUT = Code("link.layout", "expected")
 LINK_DETAIL = Code("link.detail", "text")  # an expectation with no code yet, as written
@@ -825,8 +844,9 @@ def from_query(params: Mapping[str, str | list[str]]) -> ParsedQuery:
         good["model"] = legacy_hub
     elif legacy_hub and "source" not in good:
         good["source"], good["model"] = "hub", legacy_hub
-    if good.pop("calibration", None) is not None:
-        warnings.append(LINK_CALIBRATION())
+    for name, code in LINK_HELD.items():
+        if good.pop(name, None) is not None:
+            warnings.append(code())
     if good.get("source") == "file":
         good["source"] = "catalog"
         good.pop("digest", None)
@@ -901,7 +921,7 @@ def scenario_argv(s: Scenario) -> list[str]:
     argv: list[str] = []
     for row in fields():
         value = getattr(s, row.name)
-        if row.spec.cli is None or row.name == "calibration":  # a file the line cannot name
+        if row.spec.cli is None or row.spec.held:  # a file the line cannot name
             continue
         if row.kind is bool:
             if value is not None and (value or row.optional):

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from engine.decision import Bytes, Code, Decimal, Decision, Name, Tokens
+from engine.decision import Bytes, Code, Decimal, Decision, Name, Percent, Tokens
 from engine.diagnose import Diagnosis, Options
 from engine.engines import adapter
 from engine.errors import InputError
@@ -33,7 +33,7 @@ from engine.launch.layout import REJECT_ENGINE, evaluate, search, split_problem
 from engine.launch.plan import LaunchPlan, build_plan, chunk_tokens, model_id_for
 from engine.launch.plan_inputs import PlanInputs
 from engine.launch.ranking import drafts_pay
-from engine.launch.recipes import speculative_for
+from engine.launch.recipes import required_setting, speculative_for
 from engine.model import store
 from engine.model.architecture import Architecture, build_architecture
 from engine.model.config import ModelConfig
@@ -43,7 +43,9 @@ from engine.model.loader import LoadedModel, load_catalog, load_hub
 from engine.model.mtp import has_draft_layers
 from engine.model.store import BYTES_PER_JSON_BYTE
 from engine.model.weights import WeightReport, weight_report
-from engine.perf import Speculative, Speed, calibration
+from engine.perf import Speculative, Speed, calibration, stack_calibration
+from engine.perf.factors import perf_facts
+from engine.perf.stack_calibration import StackCalibration
 from engine.scenario import ENGINES, MAX_NODES, Engine, Scenario
 from engine.software.software_report import SoftwareReport, software_report
 
@@ -56,6 +58,21 @@ SHORTER_CONTEXT = Code("verdict.shorter_context", "fits", "asked", "layout")
 DOES_NOT_FIT = Code("verdict.does_not_fit", "weights", "layout", "usable", "times")
 BLOCKED = Code("verdict.blocked", "gate", "reason")
 CONTEXT_CAPPED = Code("study.context_capped", "asked", "formula", "limit")
+BENCH_CALIBRATED = Code(
+    "study.bench_calibrated", "engine", "gpu", "layout", "runs", "before", "after"
+)
+
+
+def bench_calibrated(stack: StackCalibration) -> Decision:
+    """The note that the speeds of ``stack.engine`` are calibrated on the user's benchmark."""
+    return BENCH_CALIBRATED(
+        engine=Name(stack.engine),
+        gpu=Name(stack.gpu),
+        layout=Name(stack.layout),
+        runs=stack.runs,
+        before=Percent(stack.error_before),
+        after=Percent(stack.error_after),
+    )
 
 
 @dataclass(frozen=True)
@@ -143,7 +160,10 @@ class Study:
         key = (engine, tp, dtype)
         if key not in self._sizings:
             kvd = _kv_dtype(engine, dtype, self.config, self.gpu)
-            self._sizings[key] = size_kv(self.architecture, self.config, kvd, tp, engine)
+            block = _block(engine, self.config, self.gpu)
+            self._sizings[key] = size_kv(
+                self.architecture, self.config, kvd, tp, engine, block_size=block
+            )
         return self._sizings[key]
 
     @property
@@ -177,7 +197,17 @@ def resolve_model(s: Scenario) -> LoadedModel:
 
 
 def _kv_dtype(engine: Engine, requested: str, cfg: ModelConfig, gpu: Gpu) -> KvDtype:
+    """What the engine stores for the scenario's KV dtype; ``auto`` is the value the model's
+    recipe requires where it requires one (DeepSeek-V4's fp8: the plan writes it)."""
+    if requested == "auto":
+        requested = required_setting(cfg, engine, gpu, "kv_dtype") or requested
     return adapter(engine).kv_dtype(requested, cfg, gpu.arch)
+
+
+def _block(engine: Engine, cfg: ModelConfig, gpu: Gpu) -> int | None:
+    """The KV block the model's recipe requires (the plan writes it), else None."""
+    value = required_setting(cfg, engine, gpu, "block")
+    return int(value) if value is not None and value.isdigit() else None
 
 
 def _compute(s: Scenario) -> Study:
@@ -198,8 +228,13 @@ def _compute(s: Scenario) -> Study:
         )
         asked = limit.tokens
     text_only = fam.multimodal and not s.images
-    drafts = has_draft_layers(fam)
+    # the checkpoint's own MTP layers, or a draft model (an EAGLE3 head) the recipe names
+    drafts = has_draft_layers(fam) or speculative_for(cfg, s.engine).draft_model is not None
     cal = calibration.get(s.calibration) if s.calibration else None
+    stack = stack_calibration.get(s.bench_calibration) if s.bench_calibration else None
+    if stack is not None:
+        notes.append(bench_calibrated(stack))
+    stack_factors = stack.factors_over(perf_facts().factors) if stack is not None else None
     model_id = model_id_for(model)
     software = {
         e: software_report(
@@ -218,7 +253,8 @@ def _compute(s: Scenario) -> Study:
         def at(tp: int) -> KvSizing:
             key = (engine, tp)
             if key not in sizing_cache:
-                sizing_cache[key] = size_kv(arch, cfg, kv_dtypes[engine], tp, engine)
+                block = _block(engine, cfg, gpu)
+                sizing_cache[key] = size_kv(arch, cfg, kv_dtypes[engine], tp, engine, block)
             return sizing_cache[key]
 
         return at
@@ -229,7 +265,8 @@ def _compute(s: Scenario) -> Study:
             rec = speculative_for(cfg, engine)
             one_config = adapter(engine).speculative_config_json  # vLLM's --speculative-config
             spec = Speculative(
-                "mtp", max(1, rec.num_speculative_tokens if one_config else rec.num_steps)
+                rec.perf_method,
+                max(1, rec.num_speculative_tokens if one_config else rec.num_steps),
             )
         return SearchInputs(
             cfg=cfg,
@@ -246,6 +283,7 @@ def _compute(s: Scenario) -> Study:
             chunk_tokens=chunk_tokens(s.latency, s.images),
             speculative=spec,
             calibration=cal,
+            factors=stack_factors if stack is not None and stack.engine == engine else None,
         )
 
     found, mtp, draft_speeds = _with_or_without_drafts(

@@ -126,6 +126,7 @@ def _differs_by_rule(cfg: ModelConfig) -> set[str]:
     scheme = qc.get("kv_cache_scheme")
     applies = {
         "dsa": is_dsa(cfg),
+        "compressed_mla": cfg.model_type in engine_rules().compressed_mla_packed.model_types,
         "dynamic_fp8_kv_scheme": isinstance(scheme, dict) and scheme.get("dynamic") is True,
     }
     rules = {r.when for r in engine_rules().kv_dtype_differences.rules}

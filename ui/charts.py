@@ -21,6 +21,7 @@ from typing import Any
 
 import streamlit as st
 
+from engine.present.bench_report import BenchSeries
 from engine.present.charts_data import (
     LayerStrip,
     MemoryBreakdown,
@@ -372,4 +373,27 @@ def speed(curves: Sequence[SpeedCurve], targets: Sequence[tuple[str, float]]) ->
         )  # fmt: skip
     fig["layout"]["xaxis"].update(type="log", title={"text": T("chart.speed.x")})
     fig["layout"]["yaxis"].update(title={"text": T("chart.speed.y")})
+    return fig
+
+
+def bench(series: BenchSeries) -> Figure:
+    """One figure of the user's benchmark against the number of clients at once: the runs as
+    points, the speed model at each run's load as a line (data/perf.yaml's factors) and a
+    dashed line (refitted on the runs)."""
+    fig = _figure(series.title, height=340)
+    x = list(series.clients)
+    for name, y, style in (
+        (T("bench.chart.measured"), series.measured, {"mode": "markers", "marker": {"size": 9}}),
+        (T("bench.chart.predicted"), series.predicted, {"mode": "lines"}),
+        (T("bench.chart.calibrated"), series.calibrated,
+         {"mode": "lines", "line": {"dash": "dash"}}),
+    ):  # fmt: skip
+        fig["data"].append(
+            {"type": "scatter", "x": x, "y": list(y), "name": _label(name),
+             "hovertemplate": "%{y:,.4g} · %{x:,d}<extra>" + _label(name) + "</extra>", **style}
+        )  # fmt: skip
+    fig["layout"]["xaxis"].update(
+        type="log", title={"text": T("bench.chart.x")}, dtick=math.log10(2), tickformat=",d"
+    )
+    fig["layout"]["yaxis"].update(title={"text": series.title}, rangemode="tozero")
     return fig

@@ -82,6 +82,8 @@ Setting = Literal[
     "speculative_steps",
     "speculative_topk",
     "speculative_draft_tokens",
+    "multi_layer_eagle",
+    "speculative_draft_model",
     "schedule_policy",
     "eplb",
     "eplb_config",
@@ -283,8 +285,15 @@ class EngineAdapter(ABC):
         inside it)."""
         return split.tp * split.dp if self.tp_spans_attention_dp else split.tp
 
-    def merges_copies(self, moe: bool) -> bool:
-        """Can one server hold several whole copies on a node?"""
+    # one server can hold several copies that each run attention DP (SGLang: no, its
+    # --attn-dp-size refuses --dp-size replicas beside it)
+    merges_attention_dp_copies: bool = True
+
+    def merges_copies(self, moe: bool, attention_dp: int = 1) -> bool:
+        """Can one server hold several whole copies (each with ``attention_dp`` attention
+        data-parallel ranks) on a node?"""
+        if attention_dp > 1 and not self.merges_attention_dp_copies:
+            return False
         return self.merges_moe_copies or not moe
 
     @abstractmethod

@@ -90,6 +90,9 @@ class SglangAdapter(EngineAdapter):
     tp_spans_attention_dp = True
     dp_is_attention_dp_for_moe = False
     merges_moe_copies = True  # --dp-size: "data-parallel replicas of the model"
+    # --attn-dp-size with --dp-size replicas is refused (data/engines/adapters.yaml
+    # attention_dp.flag_added: PR #41818's test 'rejects replicas combined with attention DP')
+    merges_attention_dp_copies = False
     speculative_config_json = False
     pp_spans_ray_nodes = False
     allows_abbreviation = True
@@ -300,7 +303,7 @@ class SglangAdapter(EngineAdapter):
         deepep = deepep and role != "prefill"  # the buffers are captured in the decode graph
         reserved = c.base + activation * c.per_activation_token
         reserved += full_tp * split.pp / 8 * c.per_tp_pp_over_8 + graph
-        if gpu_mem > 60 * 1024:
+        if gpu_mem > c.floor_from_gib * 1024:
             reserved = max(reserved, c.floor_above_60gib)
         if deepep:  # reserve_for_deepep_a2a_mb: DeepEP buffers with decode graphs on
             reserved += c.deepep_a2a

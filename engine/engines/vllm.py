@@ -73,6 +73,7 @@ KV_HOOK = Code("kv.dtype.vllm_hook", "stored", "model_type", "arch")
 KV_PACKED_BY = Code("kv.dtype.packed_by", "backend", "arch", "asked", "stored", "bytes")
 KV_PACKED = Code("kv.dtype.packed", "stored", "bytes")
 KV_PLAIN = Code("kv.dtype.plain", "backend", "arch", "stored")
+KV_COMPRESSED_PACKED = Code("kv.dtype.compressed_packed", "asked", "stored", "bytes")
 
 
 class _VllmRegistries(BaseModel):
@@ -368,6 +369,14 @@ class VllmAdapter(EngineAdapter):
             if is_dsa(cfg) and cfg.model_type in auto_fp8.values and arch in auto_fp8.archs:
                 name = "fp8_e4m3"
                 why = KV_HOOK(stored=Name(name), model_type=Name(cfg.model_type), arch=Name(arch))
+        v4 = engine_rules().compressed_mla_packed
+        fp8 = name == "fp8_ds_mla" or DTYPE_BYTES.get(name) == 1
+        if cfg.model_type in v4.model_types and fp8:
+            # DeepSeek-V4 stores any fp8 request as its packed row (fp8_ds_mla)
+            rope = cfg.qk_rope_head_dim or 0
+            packed = v4.row_bytes(cfg.head_dim or 0, rope)
+            why = KV_COMPRESSED_PACKED(asked=Name(name), stored=Name("fp8_ds_mla"), bytes=packed)
+            return KvDtype(requested, "fp8_ds_mla", 1, packed, why)
         if name in packed_bytes and not is_dsa(cfg):
             raise InputError("kv_dtype", f"{name} is a DSA-only layout; this model has no indexer")
         if is_dsa(cfg):

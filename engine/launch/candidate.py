@@ -19,6 +19,7 @@ from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict
 from engine.model.weights import WeightReport
 from engine.perf import Calibration, Speculative, Speed
+from engine.perf.factors import Factors
 
 LAYOUT_NAME = {
     "split": Code("layout.name.split", "tp"),
@@ -226,5 +227,6 @@ class SearchInputs:
     chunk_tokens: int | None  # the prefill chunk the plan sets
     speculative: Speculative | None = None  # the draft the plan sets (MTP), for the speed
     calibration: Calibration | None = None  # rates measured on the user's GPU
+    factors: Factors | None = None  # the stack's factors fitted on the user's benchmark
     # what each server of the layout runs: both phases, or one pool's of disaggregated serving
     role: ServerRole = "mixed"

@@ -79,6 +79,7 @@ def study_text(st: Study) -> str:
         f"{fit.kv_space_per_gpu / GIB:,.1f} GiB for KV; users that fit: {fit.users:,}",
     ]
     sp = fit.speed
+    calibrated = st.search_inputs is not None and st.search_inputs.factors is not None
     if sp is not None:
         isl, osl = s.workload(st.context)
         lines.append(
@@ -92,6 +93,7 @@ def study_text(st: Study) -> str:
             f"{sp.output_tokens_per_s:,.0f} in all "
             f"(decode {sp.decode_bound}-bound, prefill {sp.prefill_bound}-bound)"
             + ("; rates measured on this GPU (the calibration given)" if sp.measured else "")
+            + ("; calibrated on your benchmark" if calibrated else "")
         )
     if st.plan is not None:
         lines += ["", shell(st.plan)]
