@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.decision import Decision
+from engine.decision import Code, Decision
 from engine.disagg.candidate import Disaggregated
 from engine.disagg.compare import Aggregated, Verdict, compare
+
+# the pools asked for without a request rate to size them for
+NO_RATE = Code("error.disagg.rate")
 
 
 @dataclass(frozen=True)

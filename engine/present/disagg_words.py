@@ -8,9 +8,11 @@ from typing import Any
 
 from engine.disagg.choice import Choice
 from engine.disagg.curve import pools_curve
-from engine.disagg.plan import place
+from engine.disagg.plan import DisaggPlan, place
 from engine.i18n import DEFAULT_LANG, Lang, t
+from engine.launch.plan import LaunchPlan
 from engine.present.charts_data import Shown, SpeedCurve
+from engine.present.disagg_render import disagg_script
 from engine.text.words import say
 
 
@@ -140,6 +142,11 @@ def disagg_shown(c: Choice, lang: Lang = DEFAULT_LANG) -> list[Shown]:
               t("disagg.shown.versus", lang, mine=f"{z.gpus:,}",
                 theirs=f"{a.gpus:,}" if a else "—"),
               z.gpus, gpus_formula),
+        Shown(t("disagg.shown.cost", lang),
+              t("disagg.shown.versus", lang, mine=_money(cost), theirs=_money(agg_cost)),
+              cost or 0.0,
+              f"{z.gpus} × ${c.usd_per_gpu_hour or 0:g}/h / ({d.rate:g} /s × {tokens} × 3600)"
+              f" × 10^6 = {_money(cost)}"),
         Shown(t("disagg.shown.ratio", lang), f"{z.prefill.gpus} : {z.decode.gpus}",
               z.prefill.gpus / z.decode.gpus, f"{z.prefill.gpus} / {z.decode.gpus} = "
               f"{z.prefill.gpus / z.decode.gpus:.3g}"),
@@ -152,11 +159,6 @@ def disagg_shown(c: Choice, lang: Lang = DEFAULT_LANG) -> list[Shown]:
         Shown(t("speed.per_gpu", lang), f"{sp.output_tokens_per_s_per_gpu:,.0f} tok/s",
               sp.output_tokens_per_s_per_gpu, f.per_gpu,
               range=_likely(lang, *sp.output_tokens_per_s_per_gpu_range, ",.0f")),
-        Shown(t("disagg.shown.cost", lang),
-              t("disagg.shown.versus", lang, mine=_money(cost), theirs=_money(agg_cost)),
-              cost or 0.0,
-              f"{z.gpus} × ${c.usd_per_gpu_hour or 0:g}/h / ({d.rate:g} /s × {tokens} × 3600)"
-              f" × 10^6 = {_money(cost)}"),
     ]  # fmt: skip
 
 
@@ -209,3 +211,57 @@ def disagg_curves(c: Choice, lang: Lang = DEFAULT_LANG) -> list[SpeedCurve]:
                                  gpus=a.gpus), True, (s.output_tokens_per_s_per_user,),
                               (s.output_tokens_per_s_per_gpu,), (0,)))  # fmt: skip
     return out
+
+
+def _pool_plan_json(plan: LaunchPlan) -> dict[str, Any]:
+    """One pool's flags, environment and what is left to the engine, each with its reason."""
+    return {
+        "layout": plan.layout.describe(),
+        "argv": plan.argv,
+        "flags": [f.to_json() for f in plan.flags],
+        "env": [e.to_json() for e in plan.env],
+        "left_to_engine": [x.to_json() for x in plan.left_to_engine],
+        "warnings": list(plan.warnings),
+        "notes": list(plan.notes),
+    }
+
+
+def disagg_plan_json(p: DisaggPlan, per_node: int, lang: Lang = DEFAULT_LANG) -> dict[str, Any]:
+    """``plan --disaggregated --json``: the pools' plans, every server on its node, the router,
+    the script and the candidate they were sized from."""
+    return {
+        "disaggregated": True,
+        "engine": p.engine,
+        "engine_version": p.prefill.engine_version,
+        "model": p.prefill.model_id,
+        "gpu": p.prefill.gpu_key,
+        "nodes": p.nodes,
+        "gpus_per_node": p.gpus_per_node,
+        "runnable": p.runnable,
+        "blocked_by": [say(b) for b in p.blocked_by],
+        "not_the_pick": say(p.label) if p.label is not None else None,
+        "pools": {role: _pool_plan_json(plan) for role, plan in p.pools},
+        "servers": [
+            {
+                "role": s.role,
+                "worker": s.worker,
+                "node": s.node,
+                "rank": s.command.rank,
+                "argv": list(s.command.argv),
+                "devices": list(s.command.devices) if s.command.devices is not None else None,
+                "port": s.command.port,
+                "bootstrap_port": s.bootstrap_port,
+                "env": [e.to_json() for e in s.env],
+            }
+            for s in p.servers
+        ],
+        "router": {
+            "argv": list(p.router.argv),
+            "reason": say(p.router.why),
+            "reason_code": p.router.why.to_json(),
+            "image": p.router.facts.image,
+            "install": p.router.facts.install,
+            "source": p.router.facts.source,
+        },
+        "script": disagg_script(p, lang),
+    }
