@@ -234,3 +234,21 @@ def test_the_pools_curve_rises_in_tokens_per_gpu_as_each_decode_worker_fills() -
     assert len(points) >= 2
     assert points[-1].per_gpu > points[0].per_gpu  # more requests per step: more tokens/s/GPU
     assert points[-1].per_user <= points[0].per_user  # and each user's tokens come slower
+
+
+def test_the_engines_refuse_pools_they_cannot_pair() -> None:
+    # vLLM's NIXL: a hybrid model's state moves only between pools of one TP size
+    vllm, sglang = adapter("vllm"), adapter("sglang")
+    assert vllm.pools_refused(Split(2), Split(4), state=True) is not None
+    assert vllm.pools_refused(Split(4), Split(4), state=True) is None
+    assert vllm.pools_refused(Split(2), Split(4), state=False) is None
+    # SGLang: one --tp-size (attention DP groups inside it) a multiple of the other
+    assert sglang.pools_refused(Split(2), Split(3), state=False) is not None
+    assert sglang.pools_refused(Split(8), Split(1, dp=8), state=False) is None
+    assert sglang.pools_refused(Split(4), Split(2, dp=4), state=False) is None
+    st = run("Qwen/Qwen3-Next-80B-A3B-Thinking", gpu="H100 SXM", tpot_ms=50)
+    d = disaggregate(st, 2.0)
+    if d.sized is not None:  # the pair picked for a hybrid model keeps one TP size
+        assert (
+            d.sized.prefill.worker.candidate.layout.tp == d.sized.decode.worker.candidate.layout.tp
+        )

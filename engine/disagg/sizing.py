@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from engine.disagg.transfer import Transfer, kv_transfer, network_link, scale_up_link
 from engine.disagg.workers import Worker
+from engine.engines import adapter
 from engine.model.config import ModelConfig
 
 FIXED_POINT_STEPS = 30  # the decode concurrency's iteration settles in a few; a bound
@@ -108,6 +109,10 @@ def size_pair(
 ) -> Sized | None:
     """The two pools of ``pw`` and ``dw`` for ``rate`` (None: the decode worker misses the TPOT
     target with one request, or the prefill alone misses the TTFT budget)."""
+    eng = adapter(pw.model.inp.engine)
+    state = dw.model.kv.state_bytes_per_request > 0
+    if eng.pools_refused(pw.candidate.layout.split, dw.candidate.layout.split, state) is not None:
+        return None
     most = dw.most_within(tpot_target)
     if most < 1:
         return None

@@ -28,12 +28,15 @@ class VllmDisaggFacts(Strict):
     side_channel_host_env: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*$")
     rdma_devices_env: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*$")
     rdma_port_suffix: str
+    hybrid_same_tp: bool
+    hybrid_same_tp_source: str = Field(min_length=1)
     source: str = Field(min_length=1)
 
 
 class _SglangDisagg(Strict):
     transfer_backend: str = Field(min_length=1)
     bootstrap_port: int = Field(ge=1, le=65535)
+    tp_multiple_source: str = Field(min_length=1)
     source: str = Field(min_length=1)
 
 

@@ -325,6 +325,11 @@ class EngineAdapter(ABC):
         """The environment a pool's server sets for the KV transfer: (name, value, why)."""
         return []
 
+    def pools_refused(self, prefill: Split, decode: Split, state: bool) -> Decision | None:
+        """Why the engine refuses a prefill pool cut as ``prefill`` beside a decode pool cut as
+        ``decode`` (``state``: the model keeps a linear mixer's state), or None."""
+        return None
+
     def bootstrap_port(self, server: PoolServer) -> int | None:
         """The port a prefill server's transfer handshake listens on, which the router names
         beside its URL (None: the engine's router needs none)."""

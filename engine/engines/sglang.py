@@ -47,6 +47,7 @@ DISAGG_MODE = Code("flag.disagg.mode", "role", "source")
 DISAGG_BACKEND = Code("flag.disagg.backend", "backend", "source")
 DISAGG_BOOTSTRAP = Code("flag.disagg.bootstrap_port", "servers", "source")
 DISAGG_IB = Code("flag.disagg.ib_device", "source")
+DISAGG_TP = Code("disagg.refused.tp_multiple", "prefill", "decode", "source")
 TP_GROUP_ATTENTION_DP = Code("flag.sglang.attention_dp", "dp", "tp", "group", "since", "legacy")
 EXPERT_PARALLEL = Code("flag.sglang.expert_parallel", "experts", "group")
 PP_STAGES = Code("flag.pp_stages", "pp")
@@ -203,6 +204,15 @@ class SglangAdapter(EngineAdapter):
             ib = DISAGG_IB(source=src)
             out.append(FlagChoice(self.flag("disaggregation_ib_device"), devices, ib))
         return out
+
+    def pools_refused(self, prefill: Split, decode: Split, state: bool) -> Decision | None:
+        """A prefill server checks its --tp-size (attention DP groups inside it) against the
+        decode's: one must be a multiple of the other."""
+        p, d = prefill.tp * prefill.dp, decode.tp * decode.dp
+        if max(p, d) % min(p, d):
+            src = Source(adapter_facts().engines.sglang.disaggregation.tp_multiple_source)
+            return DISAGG_TP(prefill=p, decode=d, source=src)
+        return None
 
     def bootstrap_port(self, server: PoolServer) -> int:
         """The port a prefill server's bootstrap listens on (the router names it per URL)."""

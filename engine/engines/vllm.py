@@ -63,6 +63,7 @@ KV_TRANSFER = Code("flag.disagg.kv_transfer", "connector", "role", "source")
 SIDE_PORT = Code("env.disagg.side_channel_port", "port", "source")
 SIDE_HOST = Code("env.disagg.side_channel_host", "source")
 UCX_DEVICES = Code("env.disagg.rdma_devices", "source")
+HYBRID_SAME_TP = Code("disagg.refused.hybrid_tp", "prefill", "decode", "source")
 DP_ATTENTION = Code("flag.vllm.dp_attention", "dp")
 DP_REPLICAS = Code("flag.dp_replicas", "n")
 PP_STAGES = Code("flag.pp_stages", "pp")
@@ -230,6 +231,14 @@ class VllmAdapter(EngineAdapter):
             devices = ",".join(n + d.rdma_port_suffix for n in server.rdma_devices)
             out.append((d.rdma_devices_env, devices, UCX_DEVICES(source=Source(d.source))))
         return out
+
+    def pools_refused(self, prefill: Split, decode: Split, state: bool) -> Decision | None:
+        """NIXL moves a hybrid model's state only between pools of one TP size."""
+        d = self.facts_of_disaggregation
+        if state and d.hybrid_same_tp and prefill.tp != decode.tp:
+            src = Source(d.hybrid_same_tp_source)
+            return HYBRID_SAME_TP(prefill=prefill.tp, decode=decode.tp, source=src)
+        return None
 
     @property
     def facts_of_disaggregation(self) -> VllmDisaggFacts:
