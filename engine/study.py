@@ -41,6 +41,7 @@ from engine.model.context_limit import ContextLimit, context_limit
 from engine.model.family import FamilyVerdict, classify
 from engine.model.loader import LoadedModel, load_catalog, load_hub
 from engine.model.mtp import has_draft_layers
+from engine.model.quantize import online_fp8
 from engine.model.store import BYTES_PER_JSON_BYTE
 from engine.model.weights import WeightReport, weight_report
 from engine.perf import Speculative, Speed, calibration, stack_calibration
@@ -211,9 +212,12 @@ def _block(engine: Engine, cfg: ModelConfig, gpu: Gpu) -> int | None:
 
 
 def _compute(s: Scenario) -> Study:
-    model = resolve_model(s)
-    cfg = model.config
+    model = checkpoint = resolve_model(s)
     gpu = lookup_gpu(s.gpu)
+    if s.quantization == "fp8":  # the weights as the engine holds them after --quantization fp8
+        stored = weight_report(model.config, build_architecture(model.config)).weight_dtype
+        model = online_fp8(model, gpu, stored)
+    cfg = model.config
     arch = build_architecture(cfg)
     fam = classify(cfg, arch)
     weights = weight_report(cfg, arch)
@@ -238,7 +242,7 @@ def _compute(s: Scenario) -> Study:
     model_id = model_id_for(model)
     software = {
         e: software_report(
-            cfg.raw,
+            checkpoint.config.raw,  # the checkpoint's own format, whatever the engine makes of it
             e,
             model_id if model.source != "file" else None,
             text_only=text_only,

@@ -213,7 +213,7 @@ _LINT_READS = (
 ALLOWED_OPTION_WORDS: dict[str, tuple[frozenset[str], str]] = {
     "engine/cli.py": (frozenset({"--model"}), "the playbook's own CLI option (lint --model)"),
     "engine/scenario.py": (
-        frozenset({"--ep", "--max-num-seqs"}),
+        frozenset({"--ep", "--max-num-seqs", "--quantization"}),
         "the playbook's own CLI options (the scenario table's cli column)",
     ),
     "engine/measure/kernels/args.py": (

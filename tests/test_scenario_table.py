@@ -69,6 +69,20 @@ def scenarios(draw: Any) -> Scenario:
         "context": context,
         "users": draw(st.integers(min_value=1, max_value=100_000)),
         "prefix_overlap": draw(st.integers(min_value=0, max_value=100)),
+        "prefix_kind": draw(st.sampled_from(["system", "session"])),
+        "sessions": draw(st.one_of(opt(), st.integers(min_value=1, max_value=100_000))),
+        "request_rate": draw(st.one_of(opt(), st.floats(min_value=0.01, max_value=10_000.0))),
+        "gpu_price": draw(st.one_of(opt(), st.floats(min_value=0.01, max_value=500.0))),
+        "compare_gpus": draw(
+            st.one_of(
+                opt(),
+                st.lists(st.sampled_from([g.key for g in all_gpus()]), min_size=1, max_size=3).map(
+                    lambda keys: ",".join(dict.fromkeys(keys))
+                ),
+            )
+        ),
+        "kv_offload_gb": draw(st.one_of(opt(), st.floats(min_value=0.0, max_value=4096.0))),
+        "quantization": draw(st.sampled_from(["none", "fp8"])),
         "latency": draw(st.sampled_from(LATENCY_PRIORITIES)),
         "input_tokens": draw(st.one_of(opt(), st.integers(min_value=1, max_value=cap // 2))),
         "output_tokens": draw(st.one_of(opt(), st.integers(min_value=1, max_value=cap // 2))),

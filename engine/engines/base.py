@@ -95,6 +95,10 @@ Setting = Literal[
     "disaggregation_bootstrap_port",
     "disaggregation_ib_device",
     "metrics",
+    "cpu_tier_size",
+    "cpu_tier_backend",
+    "cpu_tier_on",
+    "cpu_tier_ratio",
 ]
 SETTINGS: tuple[Setting, ...] = get_args(Setting)
 
@@ -334,6 +338,14 @@ class EngineAdapter(ABC):
         """The port a prefill server's transfer handshake listens on, which the router names
         beside its URL (None: the engine's router needs none)."""
         return None
+
+    @abstractmethod
+    def cpu_tier(
+        self, split: Split, gib_per_node: float, per_node: int
+    ) -> list[tuple[Setting, str | None, Decision]]:
+        """The settings (with why) that give this engine a CPU tier behind its KV cache from
+        ``gib_per_node`` GiB of host memory per node of ``per_node`` GPUs, in the unit its
+        options take."""
 
     # Settings that schedule the longest shared prefix first (none: the engine has no such
     # order, and its prefix cache works without one).

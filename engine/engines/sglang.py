@@ -7,6 +7,7 @@ computes it from the GPU, the prefill chunk and the decode CUDA-graph batch
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,6 +49,8 @@ DISAGG_BACKEND = Code("flag.disagg.backend", "backend", "source")
 DISAGG_BOOTSTRAP = Code("flag.disagg.bootstrap_port", "servers", "source")
 DISAGG_IB = Code("flag.disagg.ib_device", "source")
 DISAGG_TP = Code("disagg.refused.tp_multiple", "prefill", "decode", "source")
+TIER_ON = Code("plan.tier.sglang_on")
+TIER_SIZE = Code("plan.tier.sglang_size", "gb", "node", "per_node")
 TP_GROUP_ATTENTION_DP = Code("flag.sglang.attention_dp", "dp", "tp", "group", "since", "legacy")
 EXPERT_PARALLEL = Code("flag.sglang.expert_parallel", "experts", "group")
 PP_STAGES = Code("flag.pp_stages", "pp")
@@ -231,6 +234,19 @@ class SglangAdapter(EngineAdapter):
     # longest prefix match first, so requests that share a cached prefix run together (the
     # playbook's SGLang deployment for shared-prefix workloads: --schedule-policy lpm)
     prefix_schedule: tuple[tuple[Setting, str], ...] = (("schedule_policy", "lpm"),)
+
+    def cpu_tier(
+        self, split: Split, gib_per_node: float, per_node: int
+    ) -> list[tuple[Setting, str | None, Decision]]:
+        """The hierarchical cache and its host pool in GB (10^9 bytes) per TP rank: each rank's
+        scheduler allocates its own (mem_cache/memory_pool_host.py: ``hicache_size * 1e9 //
+        size_per_token``), so a node's memory goes to each GPU evenly."""
+        gb = max(1, math.floor(gib_per_node * (1 << 30) / per_node / 1e9))
+        node = Decimal(gib_per_node, 0, "GiB")
+        return [
+            ("cpu_tier_on", None, TIER_ON()),
+            ("cpu_tier_size", str(gb), TIER_SIZE(gb=gb, node=node, per_node=per_node)),
+        ]
 
     # --- memory -----------------------------------------------------------------------------
 

@@ -8,13 +8,14 @@ attention block to the linear-attention state page."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.decision import Bytes, Code, Decision, Name, Source
+from engine.decision import Bytes, Code, Decimal, Decision, Name, Source
 from engine.engines.adapter_data import VllmDisaggFacts, adapter_facts
 from engine.engines.base import EngineAdapter, FlagChoice, PoolServer, Setting
 from engine.engines.cli_table import FlagInfo, Registries
@@ -65,6 +66,8 @@ SIDE_HOST = Code("env.disagg.side_channel_host", "source")
 UCX_DEVICES = Code("env.disagg.rdma_devices", "source")
 HYBRID_SAME_TP = Code("disagg.refused.hybrid_tp", "prefill", "decode", "source")
 DP_ATTENTION = Code("flag.vllm.dp_attention", "dp")
+TIER_NATIVE = Code("plan.tier.vllm_backend")
+TIER_SIZE = Code("plan.tier.vllm_size", "gib", "node", "gpus", "per_node")
 DP_REPLICAS = Code("flag.dp_replicas", "n")
 PP_STAGES = Code("flag.pp_stages", "pp")
 EXPERT_PARALLEL = Code("flag.vllm.expert_parallel", "experts", "group")
@@ -249,6 +252,20 @@ class VllmAdapter(EngineAdapter):
         """--enable-eplb with the redundant experts inside --eplb-config (EPLBConfig
         num_redundant_experts, the pinned table's default of that option)."""
         return [("eplb", None), ("eplb_config", json.dumps({"num_redundant_experts": redundant}))]
+
+    def cpu_tier(
+        self, split: Split, gib_per_node: float, per_node: int
+    ) -> list[tuple[Setting, str | None, Decision]]:
+        """vLLM's own CPU offloading connector (no other service to run) and its size in GiB
+        for the whole engine, which vLLM splits over the engine's TP × PP ranks
+        (vllm/config/vllm.py _post_init_kv_transfer_config: kv_offloading_size × 2^30 bytes
+        server-wide; every DP rank is an engine of its own): the node's memory × those ranks'
+        share of the node's GPUs."""
+        ranks = split.tp * split.pp
+        gib = math.floor(gib_per_node * ranks / per_node * 100) / 100
+        node = Decimal(gib_per_node, 0, "GiB")
+        size = TIER_SIZE(gib=Decimal(gib, 1, "GiB"), node=node, gpus=ranks, per_node=per_node)
+        return [("cpu_tier_backend", "native", TIER_NATIVE()), ("cpu_tier_size", f"{gib:g}", size)]
 
     # no prefix_schedule: --scheduling-policy is fcfs or priority (the pinned table's choices);
     # the prefix cache reuses blocks in any order

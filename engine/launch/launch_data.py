@@ -111,6 +111,9 @@ class _Kubernetes(Strict):
 
 class _Router(Strict):
     argv: list[str] = Field(min_length=1)
+    # the same router started by hand beside a launch script: the servers listed by address
+    script_argv: list[str] = Field(min_length=1)
+    policy: str = Field(min_length=1)
     image: str | None = None
     source: str = Field(min_length=1)
 

@@ -32,12 +32,14 @@ from engine.launch.candidate import (
 )
 from engine.launch.known_issues import KnownIssue, Where, avoided, fixes_for, symptom
 from engine.launch.multinode import uses_deepep
+from engine.launch.nodes import copies_per_node, merges_copies
 from engine.launch.ranking import layout_rules, rank_parts, reasons, with_speed
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict
 from engine.model.weights import is_gated
-from engine.perf import Speed, spread
+from engine.perf import PrefixReuse, Speed, spread
+from engine.reuse import Reuse, layout_reuse
 from engine.scenario import Scenario
 
 
@@ -290,11 +292,14 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
     isl, osl = scenario.workload(context)
     _, running = users_at(kv, space, min(isl + osl, context), s, replicas, stage)
     running = min(running, max_num_seqs * s.dp * replicas) if max_num_seqs else running
-    speed = peak = None
+    speed = peak = reuse = None
     if weights_fit and context >= 1:
-        speed = _speed(inp, scenario, replicas, s, chunk, context, min(scenario.users, running))
+        load = min(scenario.users, running)
+        reuse = candidate_reuse(inp, scenario, replicas, s, space, context, load)
+        speed = _speed(inp, scenario, replicas, s, chunk, context, load, reuse)
         if scenario.latency == "throughput" and running > scenario.users:
-            peak = _speed(inp, scenario, replicas, s, chunk, context, running)  # full load
+            full = candidate_reuse(inp, scenario, replicas, s, space, context, running)
+            peak = _speed(inp, scenario, replicas, s, chunk, context, running, full)  # full load
     return Candidate(
         layout=Layout(replicas, s),
         weights_per_gpu=w_gpu,
@@ -324,6 +329,36 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         speed=speed,
         peak=peak,
         running=running,
+        reuse=reuse,
+    )
+
+
+def candidate_reuse(
+    inp: SearchInputs,
+    scenario: Scenario,
+    replicas: int,
+    s: Split,
+    space: int,
+    context: int,
+    concurrent: int,
+) -> Reuse | None:
+    """What each request finds in the prefix cache (and a CPU tier) on this layout at this
+    load (engine.reuse): None when no part of a prompt repeats."""
+    if scenario.prefix_overlap <= 0 or space <= 0:
+        return None
+    merged = replicas if merges_copies(inp.engine, inp.family.moe) else 1
+    merged = min(merged, copies_per_node(Layout(replicas, s), scenario.gpus_per_node))
+    return layout_reuse(
+        inp.engine,
+        inp.kv_at(s.tp),
+        scenario,
+        context,
+        space_per_gpu=space,
+        stage=stage_share(inp.cfg, s.pp),
+        split=s,
+        copies=replicas,
+        concurrent=concurrent,
+        behind_one_endpoint=max(1, merged),
     )
 
 
@@ -408,11 +443,12 @@ def _speed(
     chunk: int | None,
     context: int,
     concurrent: int,
+    reuse: Reuse | None = None,
 ) -> Speed | None:
     """The layout's speed with ``concurrent`` requests spread over its copies as they spread
     (``engine.perf.spread``: below one request per copy, or where they do not divide, some
     copies run fewer or are idle), each of the workload's input and output tokens at this
-    context."""
+    context, with the prompt tokens the prefix cache holds (``reuse``) not prefilled."""
     if concurrent < 1:
         return None
     isl, osl = scenario.workload(context)
@@ -429,6 +465,7 @@ def _speed(
             gpus_per_node=scenario.gpus_per_node,
             calibration=inp.calibration,
             factors=inp.factors,
+            reuse=PrefixReuse(reuse.gpu_tokens, reuse.host_tokens) if reuse else None,
         )
     except InputError:
         return None

@@ -25,6 +25,7 @@ from engine.gates import fit_gate
 from engine.kv.dtype import stored_name
 from engine.kv.sizing import KvSizing
 from engine.launch.advisors import Phase
+from engine.launch.cache_tier import tier_bytes_per_node, tier_flags
 from engine.launch.candidate import Candidate, Layout
 from engine.launch.flags import (
     PARALLEL_FLAGS,
@@ -64,6 +65,7 @@ from engine.launch.recipes import (
     env_for,
     is_base_checkpoint,
 )
+from engine.launch.router import Router, plan_router
 from engine.launch.topology import multi_node_nvlink
 from engine.model.family import AttentionFamily
 from engine.model.loader import LoadedModel
@@ -121,6 +123,8 @@ class LaunchPlan:
     # trays of one NVLink domain (GB200 / GB300 NVL72: an IMEX channel, no network for NCCL)
     deepep_over_network: bool = False
     multi_node_nvlink: bool = False
+    router: Router | None = None  # the prefix-aware router in front of several servers
+    host_cache_bytes_per_node: int = 0  # host memory a node gives the KV cache's CPU tier
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -204,6 +208,7 @@ PORT = Code("flag.port")
 LEFT_EP_SLICED = Code("left.expert_parallel.sliced", "group")
 LEFT_EP_ONE_GPU = Code("left.expert_parallel.one_gpu")
 LEFT_QUANTIZATION = Code("left.quantization", "format", "engine")
+ONLINE_FP8 = Code("flag.quantization.online_fp8")
 RECIPE = Code("flag.recipe", "reason", "source")
 RECIPE_REQUIRED = Code("flag.recipe_required", "reason", "source")
 TEXT_ONLY = Code("flag.language_model_only", "fusion")
@@ -259,12 +264,15 @@ def build_plan(
         source = Source(facts.multi_node.hybrid_lb_source)
         flags.append(checked(engine, eng.flag("dp_hybrid_lb"), None, HYBRID_LB(source=source)))
 
-    left.append(
-        LeftOut(
-            eng.flag("quantization"),
-            LEFT_QUANTIZATION(format=Name(sw.checkpoint_format), engine=Name(eng.label)),
+    if s.quantization == "fp8":  # a 16-bit checkpoint quantized to FP8 as the engine loads it
+        flags.append(checked(engine, eng.flag("quantization"), "fp8", ONLINE_FP8()))
+    else:
+        left.append(
+            LeftOut(
+                eng.flag("quantization"),
+                LEFT_QUANTIZATION(format=Name(sw.checkpoint_format), engine=Name(eng.label)),
+            )
         )
-    )
     base = core.model.source != "file" and is_base_checkpoint(core.model.name, sw)
     pf, pl, pn = parser_flags(engine, sw, base)
     flags += pf
@@ -320,6 +328,10 @@ def build_plan(
     kf, kl = kv_flags(engine, core, s, kv, fit)
     flags += [f for f in kf if f.flag not in have]  # a recipe's mandatory KV dtype is set
     left += kl
+    tf, tl, tn = tier_flags(engine, s, lay.split)  # the CPU tier behind the KV cache
+    flags += tf
+    left += tl
+    notes += tn
     cf, cl, cn = chunk_flags(
         engine,
         kv,
@@ -392,6 +404,7 @@ def build_plan(
     notes += [also for flag, also in recipe_also if flag not in fixed]
     commands = node_commands(engine, eng.program(model_id), flags, lay, s, fam.moe)
     notes += _balancer_notes(commands, lay, s)
+    router = plan_router(engine, s, commands, model_id)
     return LaunchPlan(
         engine=engine,
         engine_version=eng.version,
@@ -418,6 +431,8 @@ def build_plan(
         checkpoint_bytes=core.weights.checkpoint_bytes or core.weights.weight_bytes,
         deepep_over_network=deepep_over_network(engine, core.gpu, lay.split, s.gpus_per_node),
         multi_node_nvlink=multi_node_nvlink(core.gpu, lay.split, s.gpus_per_node),
+        router=router,
+        host_cache_bytes_per_node=tier_bytes_per_node(s),
     )
 
 

@@ -177,7 +177,7 @@ def _container(
         "command": argv[:split],
         "args": argv[split:],
         "env": _env(plan, opts, host),
-        "resources": {"limits": limits, "requests": {**limits, **_host_requests(gpus)}},
+        "resources": {"limits": limits, "requests": {**limits, **_host_requests(plan, gpus)}},
         "volumeMounts": _mounts(),
     }
     if plan.multi_node_nvlink:  # the IMEX channel of the copy's ComputeDomain
@@ -204,21 +204,28 @@ def _rdma_resource(plan: LaunchPlan, opts: KubeOptions) -> str | None:
     return None
 
 
-def _host_requests(gpus: int) -> dict[str, str]:
-    """CPU cores and host memory per GPU, plus the memory-backed /dev/shm."""
+def _host_requests(plan: LaunchPlan, gpus: int) -> dict[str, str]:
+    """CPU cores and host memory per GPU, plus the memory-backed /dev/shm and the host memory
+    the engine pins for the KV cache's CPU tier (its GPUs' share of the node's), so the
+    scheduler places the pod where that memory is free."""
     kube = launch_facts().kubernetes
     r = kube.pod_requests
-    shm_gib = _gib(kube.shm_size)
-    return {
-        "cpu": str(r.cpu_per_gpu * gpus),
-        "memory": f"{r.memory_gib_per_gpu * gpus + shm_gib}Gi",
-    }
+    gib = r.memory_gib_per_gpu * gpus + _gib(kube.shm_size) + _tier_gib(plan, gpus)
+    return {"cpu": str(r.cpu_per_gpu * gpus), "memory": f"{gib}Gi"}
 
 
 def _gib(quantity: str) -> int:
     """A ``<n>Gi`` / ``<n>Mi`` quantity in whole GiB, rounded up."""
     n = int(quantity[:-2])
     return n if quantity.endswith("Gi") else -(-n // 1024)
+
+
+def _tier_gib(plan: LaunchPlan, gpus: int) -> int:
+    """GiB of host memory a pod's engine pins for the KV cache's CPU tier."""
+    if plan.host_cache_bytes_per_node <= 0:
+        return 0
+    share = plan.host_cache_bytes_per_node * min(gpus, plan.gpus_per_node) / plan.gpus_per_node
+    return math.ceil(share / GIB)
 
 
 def _metadata(plan: LaunchPlan, name: str) -> dict[str, Any]:
@@ -424,7 +431,8 @@ def _router_configmap(plan: LaunchPlan, name: str, servers: int) -> dict[str, An
         "metadata": {"name": f"{name}-router", "labels": {"app.kubernetes.io/name": name}},
         "data": {
             "README": (
-                f"{servers} servers each keep their own prefix cache: send traffic through this "
+                (say(plan.router.why) + ". " if plan.router is not None else "")
+                + f"{servers} servers each keep their own prefix cache: send traffic through this "
                 "prefix-aware router, not only the round-robin Service. "
                 f"Image: {router.image or plan.image}. Source: {router.source}."
             ),

@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from engine.alternatives import alternatives
+from engine.capacity import capacity, given
 from engine.i18n import Lang, t
+from engine.present.capacity_words import capacity_lines
 from engine.present.render import shell
 from engine.study import Study
 from engine.text.safe import one_line
@@ -95,6 +97,16 @@ def study_text(st: Study) -> str:
             + ("; rates measured on this GPU (the calibration given)" if sp.measured else "")
             + ("; calibrated on your benchmark" if calibrated else "")
         )
+    r = fit.reuse
+    if r is not None:
+        lines.append(
+            f"prefix cache: {r.hit_rate:.0%} of each prompt found ({r.gpu_tokens:,.0f} tokens on "
+            f"the GPU, {r.host_tokens:,.0f} in the CPU tier; hits land every {r.unit:,} tokens)"
+        )
+    cap = capacity(s)
+    if cap is not None:
+        isl, osl = s.workload(st.context)
+        lines += capacity_lines(cap, isl, osl, mine=given(st, cap.rate))
     if st.plan is not None:
         lines += ["", shell(st.plan)]
     return "\n".join(lines)
