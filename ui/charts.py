@@ -362,6 +362,7 @@ def speed(curves: Sequence[SpeedCurve], targets: Sequence[tuple[str, float]]) ->
                 "name": _label(c.name + (T("chart.speed.picked") if c.pick else "")),
                 "mode": "lines+markers",
                 "line": {"width": 4 if c.pick else 1.5},
+                "marker": {"size": 11 if c.pick else 6},
                 "hovertemplate": "%{y:,.0f} " + unit + " · %{x:,.1f} /user · %{customdata[0]} "
                 + _label(T("chart.speed.requests")) + "<extra>" + _label(c.name) + "</extra>",
             }

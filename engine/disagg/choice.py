@@ -5,11 +5,17 @@ per million tokens at the GPU's price; which plan the launch files are (the scen
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from engine.capacity import capacity_of, price_for
 from engine.decision import Code, Decision
+from engine.disagg import disaggregate
 from engine.disagg.candidate import Disaggregated
 from engine.disagg.compare import Aggregated, Verdict, compare
+from engine.disagg.plan import DisaggPlan, disagg_plan
+from engine.errors import InputError
+from engine.launch.candidate import Layout
+from engine.study import Study
 
 # the pools asked for without a request rate to size them for
 NO_RATE = Code("error.disagg.rate")
@@ -73,3 +79,48 @@ def choose(
     return Choice(
         candidate, aggregated, compare(candidate, aggregated), usd_per_gpu_hour, gpus_given, asked
     )
+
+
+def aggregated_at(st: Study, rate: float) -> Aggregated | None:
+    """The capacity's pick for the scenario's GPU at ``rate`` (engine.capacity: the fewest
+    GPUs of aggregated copies within the targets), its tokens/s per GPU over the whole fleet
+    at the rate as the pools' are counted; None where no aggregated copy serves it."""
+    pick = capacity_of(st.scenario, rate).primary.pick
+    if pick is None:
+        return None
+    sp = pick.load.speed
+    per_gpu = rate * pick.osl / pick.gpus
+    text = f"{rate:g} /s × {pick.osl} / {pick.gpus} = {per_gpu:.4g} /s"
+    formula = replace(sp.formula, per_gpu=text)
+    fleet = replace(sp, output_tokens_per_s_per_gpu=per_gpu, output_tokens_per_s=rate * pick.osl,
+                    gpus=pick.gpus, formula=formula)  # fmt: skip
+    return Aggregated(pick.gpus, Layout(pick.replicas, pick.layout.split).name(), fleet)
+
+
+def choice_of(st: Study) -> Choice | None:
+    """The scenario's choice at its request rate (None without one)."""
+    s = st.scenario
+    if s.request_rate is None or st.search_inputs is None:
+        return None
+    d = disaggregate(st, s.request_rate)
+    price = price_for(s.gpu, s.gpu_price)
+    return choose(d, aggregated_at(st, s.request_rate),
+                  price.usd_per_hour if price is not None else None, s.total_gpus,
+                  s.disaggregated)  # fmt: skip
+
+
+def launch_plan(st: Study) -> DisaggPlan | None:
+    """The disaggregated plan when the launch files are the pools' (asked for with
+    ``--disaggregated``, or the pools win at the scenario's rate); None: the aggregated plan.
+    Raises InputError naming the request rate when the pools are asked for without one, or no
+    pair of pools serves it."""
+    s = st.scenario
+    if s.disaggregated and s.request_rate is None:
+        raise InputError(
+            "request_rate", "a request rate (--request-rate) to size the pools for",
+            expects=NO_RATE(),
+        )  # fmt: skip
+    c = choice_of(st)
+    if c is None or not (c.plans_disaggregated or s.disaggregated):
+        return None
+    return disagg_plan(st, c.candidate, c.label)

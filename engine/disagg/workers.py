@@ -19,10 +19,10 @@ from functools import cached_property
 from engine.engines.memory import ServerRole
 from engine.errors import InputError
 from engine.launch.candidate import Candidate, SearchInputs
-from engine.launch.layout import search
+from engine.launch.layout import candidate_reuse, search
 from engine.perf.estimate import copy_model
 from engine.perf.opmodel import CopyModel
-from engine.perf.scheduler import Costs, Scheduler
+from engine.perf.scheduler import Costs, PrefixReuse, Scheduler
 from engine.scenario import MAX_NODES, Scenario
 
 # the node multiples a worker may span when it does not fit one node (8 nodes of 8: 64 GPUs)
@@ -154,6 +154,16 @@ class Worker:
         return lo
 
 
+def _reuse(inp: SearchInputs, s: Scenario, c: Candidate, role: ServerRole) -> PrefixReuse | None:
+    """The prompt tokens a prefill worker finds in its prefix cache (engine.reuse, as one copy
+    with its pool free between prompts: the router sends a repeated head where it was
+    prefilled); a decode worker's requests arrive prefilled."""
+    if role != "prefill":
+        return None
+    r = candidate_reuse(inp, s, 1, c.layout.split, c.kv_space_per_gpu, c.context, 1)
+    return PrefixReuse(r.gpu_tokens, r.host_tokens) if r is not None else None
+
+
 def _worker(inp: SearchInputs, s: Scenario, c: Candidate, role: ServerRole) -> Worker:
     isl, osl = s.workload(c.context)
     chunk = c.chunk_tokens
@@ -161,6 +171,7 @@ def _worker(inp: SearchInputs, s: Scenario, c: Candidate, role: ServerRole) -> W
     model = copy_model(
         perf_in, c.layout.split, isl, osl, inp.speculative if role == "decode" else None,
         gpus_per_node=s.gpus_per_node, calibration=inp.calibration,
+        reuse=_reuse(inp, s, c, role),
     )  # fmt: skip
     return Worker(role, c, model, Scheduler(c.layout.dp, c.layout.pp))
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from engine.alternatives import alternatives, ask
 from engine.capacity import capacity, given, price_for
+from engine.disagg.choice import choice_of
 from engine.engines import adapter, check_engine
 from engine.errors import InputError
 from engine.gates import Gate
@@ -21,6 +22,7 @@ from engine.launch.plan import LaunchPlan
 from engine.present import capacity_words as W
 from engine.present import charts_data as C
 from engine.present import messages as M
+from engine.present.disagg_words import disagg_json
 from engine.present.evidence_words import evidence_json, group_json
 from engine.present.k8s import kubernetes_yaml, manifest_name
 from engine.present.render import docker, script, shell
@@ -256,6 +258,7 @@ def study_json(st: Study) -> dict[str, Any]:
         "alternatives": [a.to_json() for a in alternatives(st)],
         "capacity": _capacity_json(st),
         "cost": _cost_json(st),
+        "disaggregated": _disagg_json(st),
         "engine_problems": {e: say(v.problem) for e, v in st.engines.items() if v.problem},
         "notes": say_all(st.notes),
         "units": UNITS,
@@ -286,6 +289,12 @@ def _cost_json(st: Study) -> dict[str, Any] | None:
             for c in W.layout_costs(st, price)
         ],
     }
+
+
+def _disagg_json(st: Study) -> dict[str, Any] | None:
+    """The disaggregated candidate at the scenario's request rate (None without one)."""
+    c = choice_of(st)
+    return disagg_json(c, st.scenario.gpus_per_node) if c is not None else None
 
 
 def _capacity_json(st: Study) -> dict[str, Any] | None:

@@ -1,0 +1,125 @@
+"""The disaggregated candidate against the capacity's aggregated pick: the direction the pick
+moves with the workload, aiconfigurator's own choice on the scenarios it supports, and what the
+CLI and ``study --json`` hand out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from engine.cli import main
+from engine.disagg.choice import choice_of, launch_plan
+from engine.errors import InputError
+from tests.study_util import run
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "aiconfigurator_disagg.yaml"
+RUNS = yaml.safe_load(FIXTURE.read_text())["runs"]
+
+
+def _study(sc: dict[str, Any]) -> Any:
+    isl, osl = sc["input_tokens"], sc["output_tokens"]
+    return run(
+        sc["model"], gpu=sc["gpu"], engine=sc["engine"], input_tokens=isl, output_tokens=osl,
+        context=isl + osl, ttft_ms=sc["ttft_ms"], tpot_ms=sc["tpot_ms"], request_rate=sc["rate"],
+    )  # fmt: skip
+
+
+def test_long_prompts_with_short_outputs_under_tight_targets_favour_disaggregation() -> None:
+    # 32K prompts, 256 output tokens, TTFT 4 s and TPOT 20 ms: aggregated, every prefill lands
+    # between a copy's decode steps, so a copy keeps its TPOT only with a request or two
+    c = choice_of(_study(RUNS[3]["scenario"]))
+    assert c is not None and c.aggregated is not None and c.candidate.gpus is not None
+    assert c.verdict.wins and c.candidate.gpus < c.aggregated.gpus
+    # 8K prompts, 256 output tokens at 8 requests/s, TTFT 1.5 s: the pools win too
+    c8 = choice_of(_study(RUNS[0]["scenario"]))
+    assert c8 is not None and c8.verdict.wins
+
+
+def test_short_prompts_at_a_low_rate_stay_aggregated() -> None:
+    c = choice_of(_study(RUNS[1]["scenario"]))
+    assert c is not None and c.aggregated is not None and c.candidate.gpus is not None
+    assert not c.verdict.wins and c.candidate.gpus >= c.aggregated.gpus
+    assert c.verdict.reason.code == "disagg.verdict.loses"
+    assert launch_plan(c_study := _study(RUNS[1]["scenario"])) is None  # the aggregated plan
+    assert c_study.plan is not None
+
+
+@pytest.mark.parametrize("row", [r for r in RUNS if r["agree"]], ids=lambda r: r["name"])
+def test_the_pick_agrees_with_aiconfigurator_where_both_model_the_scenario(
+    row: dict[str, Any],
+) -> None:
+    c = choice_of(_study(row["scenario"]))
+    assert c is not None
+    assert c.verdict.wins == (row["aiconfigurator"]["choice"] == "disagg")
+
+
+def test_every_differing_row_says_why() -> None:
+    for row in RUNS:
+        assert row["agree"] or len(row.get("why", "")) > 80, row["name"]
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+QWEN = ["plan", "Qwen/Qwen3-32B", "--gpu", "H200", "--input-tokens", "8192",
+        "--output-tokens", "256", "--context", "8448", "--ttft-ms", "1500", "--tpot-ms", "20",
+        "--request-rate", "8"]  # fmt: skip
+
+
+def test_plan_writes_the_winner_unless_told_otherwise(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _cli(capsys, *QWEN)
+    assert code == 0 and "--kv-transfer-config" in out and "vllm-router" in out
+    code, out, _ = _cli(capsys, *QWEN, "--no-disaggregated")
+    assert code == 0 and "--kv-transfer-config" not in out
+    code, out, _ = _cli(capsys, *QWEN, "--disaggregated", "--kubernetes")
+    assert code == 0
+    docs = list(yaml.safe_load_all(out))
+    assert [d["kind"] for d in docs] == ["LeaderWorkerSet", "LeaderWorkerSet", "Deployment",
+                                         "Service"]  # fmt: skip
+    code, out, _ = _cli(capsys, *QWEN, "--json")
+    assert code == 0
+    plan = json.loads(out)
+    assert plan["disaggregated"] is True and plan["not_the_pick"] is None
+    assert {s["role"] for s in plan["servers"]} == {"prefill", "decode"}
+
+
+def test_pools_asked_for_without_a_rate_are_one_coded_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = _cli(capsys, "plan", "Qwen/Qwen3-8B", "--disaggregated")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "request_rate" in err
+    with pytest.raises(InputError) as e:
+        launch_plan(run("Qwen/Qwen3-8B", disaggregated=True))
+    assert e.value.expects is not None and e.value.expects.code == "error.disagg.rate"
+
+
+def test_a_losing_candidate_asked_for_is_labelled_not_the_pick(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    short = ["plan", "Qwen/Qwen3-32B", "--gpu", "H200", "--input-tokens", "512",
+             "--output-tokens", "512", "--context", "1024", "--ttft-ms", "2000", "--tpot-ms",
+             "30", "--request-rate", "0.5"]  # fmt: skip
+    code, out, _ = _cli(capsys, *short)
+    assert code == 0 and "--kv-transfer-config" not in out  # the aggregated plan
+    code, out, _ = _cli(capsys, *short, "--disaggregated")
+    assert code == 0 and "NOT THE PICK" in out
+
+
+def test_study_json_carries_the_candidate_with_the_issues_keys(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = _cli(capsys, "study", *QWEN[1:], "--json")
+    assert code == 0
+    d = json.loads(out)["disaggregated"]
+    assert {"prefill", "decode", "ratio", "kv_transfer_ms", "speed", "capacity", "wins",
+            "formula"} <= set(d)  # fmt: skip
+    assert {"layout", "workers", "gpus"} <= set(d["prefill"]) and d["wins"] is True
+    code, out, _ = _cli(capsys, "study", "Qwen/Qwen3-8B", "--json")
+    assert code == 0 and json.loads(out)["disaggregated"] is None  # no traffic given
