@@ -64,6 +64,17 @@ def test_mla_kv_transfer_moves_the_whole_latent_to_every_decode_rank() -> None:
     assert got == per_gpu and sent == math.ceil(per_gpu / 8)
 
 
+def test_dsa_kv_transfer_carries_the_indexer_keys_beside_the_latent() -> None:
+    # DeepSeek-V3.2: the MLA latent (512 + 64) x 2 bytes and the indexer's key, 128 dims in
+    # FP8 with a 4-byte scale per 128 (132 B), on each of 61 layers
+    per_gpu = 61 * ((512 + 64) * 2 + 128 + 4) * ISL
+    got, sent, nic = _transfer_ms("deepseek-ai/DeepSeek-V3.2", "H200", 8, 8, False)
+    assert (got, sent) == (per_gpu, per_gpu)
+    assert nic == pytest.approx(per_gpu / NIC * 1e3)
+    *_, nvl = _transfer_ms("deepseek-ai/DeepSeek-V3.2", "H200", 8, 8, True)
+    assert nvl == pytest.approx(per_gpu / 450e9 * 1e3)
+
+
 def test_hybrid_kv_transfer_adds_the_linear_state_once_per_request() -> None:
     # Qwen3-Next-80B-A3B: 12 full-attention layers of 2 KV heads x 256 (one head per rank at
     # TP 4, replicated) x (K + V) x 2 bytes, plus 36 Gated DeltaNet layers' state per request:

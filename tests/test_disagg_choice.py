@@ -14,6 +14,7 @@ import yaml
 from engine.cli import main
 from engine.disagg.choice import choice_of, launch_plan
 from engine.errors import InputError
+from engine.present.study_report import study_markdown
 from tests.study_util import run
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "aiconfigurator_disagg.yaml"
@@ -123,3 +124,17 @@ def test_study_json_carries_the_candidate_with_the_issues_keys(
     assert {"layout", "workers", "gpus"} <= set(d["prefill"]) and d["wins"] is True
     code, out, _ = _cli(capsys, "study", "Qwen/Qwen3-8B", "--json")
     assert code == 0 and json.loads(out)["disaggregated"] is None  # no traffic given
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_the_markdown_report_has_the_pools_and_their_formulas(lang: str) -> None:
+    st = _study(RUNS[0]["scenario"])
+    md = study_markdown(st, lang)
+    title = {"en": "## Disaggregated prefill and decode", "ko": "## 프리필·디코드 분리"}[lang]
+    section = md[md.index(title) :]
+    c = choice_of(st)
+    assert c is not None and c.candidate.sized is not None
+    z = c.candidate.sized
+    pools = f"{z.prefill.workers} × {z.prefill.worker.gpus} + {z.decode.workers}"
+    assert f"{pools} × {z.decode.worker.gpus} = {z.gpus}" in section  # the pools' GPUs
+    assert "/ 50 GB/s" in section  # the KV transfer over each GPU's NIC

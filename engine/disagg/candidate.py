@@ -56,7 +56,7 @@ def _formula(z: Sized) -> Formula:
     )
     residency = z.transfer.seconds + (z.osl - 1) * z.tpot
     tpot = (
-        f"{_ms(z.tpot)} at {z.running} requests per decode worker ;"
+        f"TPOT({z.running}) = {_ms(z.tpot)} ;"
         f" c = {z.rate:g} /s / {z.decode.workers} × ({_ms(z.transfer.seconds)} + ({z.osl} − 1)"
         f" × {_ms(z.tpot)}) = {z.rate / z.decode.workers * residency:.3g}"
         f" ≤ C* = {z.most}"

@@ -22,7 +22,7 @@ from engine.launch.plan import LaunchPlan
 from engine.present import capacity_words as W
 from engine.present import charts_data as C
 from engine.present import messages as M
-from engine.present.disagg_words import disagg_json
+from engine.present.disagg_words import disagg_json, disagg_lines, disagg_shown
 from engine.present.evidence_words import evidence_json, group_json
 from engine.present.k8s import kubernetes_yaml, manifest_name
 from engine.present.render import docker, script, shell
@@ -366,6 +366,21 @@ def _capacity_markdown(st: Study, lang: Lang) -> list[str]:
     return out
 
 
+def _disagg_markdown(st: Study, lang: Lang) -> list[str]:
+    """The disaggregated candidate at the scenario's rate: the verdict, the pools, the
+    transfer and the speed, with the formulas (nothing without a rate)."""
+    c = choice_of(st)
+    if c is None:
+        return []
+    head, *lines = disagg_lines(c, lang)
+    out = ["", "## " + t("disagg.page.title", lang), "", escape_markdown(head), ""]
+    out += [f"- {escape_markdown(line)}" for line in lines]
+    shown = disagg_shown(c, lang)
+    if shown:
+        out += ["", _fence("\n".join(f"{x.label}: {x.formula}" for x in shown))]
+    return out
+
+
 def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None) -> str:
     """The whole Study as Markdown to paste into a wiki page or a ticket: the scenario, the
     verdict, the layout, every headline number with its formula, the gates, the launch
@@ -437,6 +452,7 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
         ]  # fmt: skip
         out += ["", *_table(tuple(t(k, lang) for k in header), rows)]
     out += _capacity_markdown(st, lang)
+    out += _disagg_markdown(st, lang)
     out += ["", "## " + t("report.numbers", lang), ""]
     shown = [
         *C.layout_shown(st, lang),
