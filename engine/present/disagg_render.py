@@ -15,20 +15,14 @@ import shlex
 from engine.disagg.plan import DisaggPlan, Server, node_var
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.plan import LaunchPlan
-from engine.present.render import comment, one_line, said, word
+from engine.present.render import comment, one_line, option_lines, router_word, said, word
 from engine.text.words import say
 
-# A word naming node addresses: URL and address characters and ${NODE<n>_ADDR} only
-_NODE_WORD = re.compile(r"^(?:[A-Za-z0-9:/._,@+=-]|\$\{NODE[0-9]{1,4}_ADDR\})+$")
 _NODE_REF = re.compile(r"\$\{NODE([0-9]{1,4})_ADDR\}")
 
-
-def node_word(token: str) -> str:
-    """One shell word: one that names a node's address stays expandable (double quotes around
-    nothing but safe characters and those variables); any other as ``render.word`` quotes it."""
-    if "${NODE" in token and _NODE_WORD.match(token):
-        return f'"{token}"'
-    return word(token)
+# One shell word: a word naming node addresses (``${NODE<n>_ADDR}``) stays expandable, any
+# other is quoted as render.word quotes it (the router's words are written the same way).
+node_word = router_word
 
 
 def _join(argv: tuple[str, ...] | list[str]) -> str:
@@ -42,18 +36,8 @@ def _command(plan: LaunchPlan, s: Server) -> str:
         pairs.append(("CUDA_VISIBLE_DEVICES", ",".join(str(d) for d in s.command.devices)))
     # an assignment's name stays unquoted (a quoted NAME=value is a command, not a variable)
     env = [f"{name}={node_word(value)}" for name, value in pairs]
-    argv = list(s.command.argv)
-    head = len(plan.program)
-    lines = [" ".join([*env, _join(argv[:head])])]
-    i = head
-    while i < len(argv):
-        group = [argv[i]]
-        if i + 1 < len(argv) and not argv[i + 1].startswith("--"):
-            group.append(argv[i + 1])
-            i += 1
-        lines.append(_join(group))
-        i += 1
-    return " \\\n      ".join(lines)
+    program, *options = option_lines(list(s.command.argv), len(plan.program), _join)
+    return " \\\n      ".join([" ".join([*env, program]), *options])
 
 
 def _head(p: DisaggPlan, lang: Lang) -> list[str]:

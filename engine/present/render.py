@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 
 from engine.decision import Decision
 from engine.i18n import DEFAULT_LANG, Lang, t
@@ -80,20 +81,25 @@ def router_lines(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> list[str]:
     return lines
 
 
-def shell(plan: LaunchPlan, command: NodeCommand | None = None) -> str:
-    """One node's command, an option per line with ``\\`` continuations."""
-    argv = list((command or plan.commands[0]).argv)
-    head = len(plan.program)
-    lines = [join(argv[:head])]
+def option_lines(argv: list[str], head: int, quote: Callable[[list[str]], str] = join) -> list[str]:
+    """The program (``head`` words), then an option with its value per line, each quoted by
+    ``quote``."""
+    lines = [quote(argv[:head])]
     i = head
     while i < len(argv):
         group = [argv[i]]
         if i + 1 < len(argv) and not argv[i + 1].startswith("--"):
             group.append(argv[i + 1])
             i += 1
-        lines.append(join(group))
+        lines.append(quote(group))
         i += 1
-    return " \\\n  ".join(lines)
+    return lines
+
+
+def shell(plan: LaunchPlan, command: NodeCommand | None = None) -> str:
+    """One node's command, an option per line with ``\\`` continuations."""
+    argv = list((command or plan.commands[0]).argv)
+    return " \\\n  ".join(option_lines(argv, len(plan.program)))
 
 
 def _prefix(command: NodeCommand) -> str:
