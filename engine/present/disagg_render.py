@@ -15,7 +15,15 @@ import shlex
 from engine.disagg.plan import DisaggPlan, Server, node_var
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.plan import LaunchPlan
-from engine.present.render import comment, one_line, option_lines, router_word, said, word
+from engine.present.render import (
+    comment,
+    node_case,
+    one_line,
+    option_lines,
+    router_word,
+    said,
+    word,
+)
 from engine.text.words import say
 
 _NODE_REF = re.compile(r"\$\{NODE([0-9]{1,4})_ADDR\}")
@@ -107,18 +115,13 @@ def _cases(p: DisaggPlan, lang: Lang) -> list[str]:
     for s in p.servers:
         by_node.setdefault(s.node, []).append(s)
     for node in sorted(by_node):
-        servers = by_node[node]
-        out.append(f"  {node})")
-        background = len(servers) > 1
-        for s in servers:
+        lines = []
+        for s in by_node[node]:
             plan = p.prefill if s.role == "prefill" else p.decode
             label = t(f"disagg.pool.{s.role}", lang)
-            out.append("    " + comment(t("disagg.script.server", lang, role=label,
-                                            worker=s.worker + 1)))  # fmt: skip
-            out.append("    " + _command(plan, s) + (" &" if background else ""))
-        if background:
-            out.append("    wait")
-        out.append("    ;;")
+            which = comment(t("disagg.script.server", lang, role=label, worker=s.worker + 1))
+            lines.append([which, _command(plan, s)])
+        out += node_case(str(node), lines)
     r = p.router
     out += ["  router)", "    " + comment(said(r.why, lang))]
     if r.facts.install is not None:

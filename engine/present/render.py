@@ -192,17 +192,25 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
     for c in plan.commands:
         by_node.setdefault(c.node, []).append(c)
     for node, commands in by_node.items():
-        out.append(f"  {node})")
-        background = len(commands) > 1
-        for c in commands:
-            line = _prefix(c) + shell(plan, c).replace("\n", "\n    ")
-            out.append("    " + line + (" &" if background else ""))
-        if background:
-            out.append("    wait")
-        out.append("    ;;")
+        lines = [[_prefix(c) + shell(plan, c).replace("\n", "\n    ")] for c in commands]
+        out += node_case(str(node), lines)
     out += router_lines(plan, lang)
     out += ['  *) echo "unknown node: $NODE" >&2; exit 2 ;;', "esac"]
     return "\n".join(out) + "\n"
+
+
+def node_case(node: str, servers: list[list[str]]) -> list[str]:
+    """A ``case`` branch that starts every server of one node: each server's lines (its last
+    the command), in the background with a ``wait`` when there are several."""
+    out = [f"  {node})"]
+    background = len(servers) > 1
+    for lines in servers:
+        *head, command = lines
+        out += ["    " + line for line in head]
+        out.append("    " + command + (" &" if background else ""))
+    if background:
+        out.append("    wait")
+    return [*out, "    ;;"]
 
 
 def container_args(plan: LaunchPlan, command: NodeCommand | None = None) -> list[str]:
