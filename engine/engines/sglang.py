@@ -348,17 +348,7 @@ class SglangAdapter(EngineAdapter):
         if deepep:
             formula = FRACTION_DEEPEP(base=formula, buffers=Decimal(c.deepep_a2a, 0, mib))
         if vision is not None and role != "decode":  # a decode server runs no image encoder
-            v = rules.vlm_adjust
-            layers, hidden = vision
-            ratio = layers * hidden**2 / (v.baseline_layers * v.baseline_hidden**2)
-            factor = max(v.min_factor, min(v.max_factor, 1 - v.sensitivity * (ratio - 1)))
-            fraction = fraction * v.base * factor
-            formula = FRACTION_VISION(
-                base=formula,
-                scale=v.base,
-                factor=Decimal(factor, 3),
-                fraction=Decimal(fraction, 3),
-            )
+            fraction, formula = _vision_adjust(fraction, formula, vision)
         return max(0.05, min(fraction, 0.99)), formula
 
     def fraction_note(self, formula: Decision) -> Decision:
@@ -414,6 +404,22 @@ class SglangAdapter(EngineAdapter):
 
     def __repr__(self) -> str:
         return f"SglangAdapter({self.version})"
+
+
+def _vision_adjust(
+    fraction: float, formula: Decision, vision: tuple[int, int]
+) -> tuple[float, Decision]:
+    """adjust_mem_fraction_for_vlm: the fraction scaled down by the image encoder's size
+    (``vision``: its layers and hidden size) against ViT-L/14's."""
+    v = memory_rules().sglang_static_memory.vlm_adjust
+    layers, hidden = vision
+    ratio = layers * hidden**2 / (v.baseline_layers * v.baseline_hidden**2)
+    factor = max(v.min_factor, min(v.max_factor, 1 - v.sensitivity * (ratio - 1)))
+    fraction = fraction * v.base * factor
+    why = FRACTION_VISION(
+        base=formula, scale=v.base, factor=Decimal(factor, 3), fraction=Decimal(fraction, 3)
+    )
+    return fraction, why
 
 
 def _graph_mb(split: Split, decode_bs: int, chunk: int, mla: bool, role: ServerRole) -> float:
