@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from engine.decision import Code, Decimal, Decision
@@ -121,7 +122,7 @@ class Disaggregated:
     problem: Decision | None
     others: tuple[Sized, ...] = ()  # the next pairs that serve the rate, fewest GPUs first
 
-    @property
+    @cached_property
     def speed(self) -> Speed | None:
         return pools_speed(self.sized) if self.sized is not None else None
 

@@ -123,13 +123,14 @@ def place(z: Sized, per_node: int) -> tuple[list[_Slot], int]:
     slots: list[_Slot] = []
     node, used = 0, 0
     on_node: list[_Slot] = []
-    for role, pool in (("prefill", z.prefill), ("decode", z.decode)):
+    pools: tuple[tuple[PoolRole, Pool], ...] = (("prefill", z.prefill), ("decode", z.decode))
+    for role, pool in pools:
         size = pool.worker.gpus
         for i in range(pool.workers):
             if size >= per_node:
                 if used:
                     node, used, on_node = node + 1, 0, []
-                slots.append(_Slot(role, i, node, None, 0, 0))  # type: ignore[arg-type]
+                slots.append(_Slot(role, i, node, None, 0, 0))
                 node += size // per_node
                 continue
             if used + size > per_node:
@@ -137,7 +138,7 @@ def place(z: Sized, per_node: int) -> tuple[list[_Slot], int]:
             same = sum(1 for s in on_node if s.role == role)
             ranks = sum(_dp(z, s.role) for s in on_node)
             devices = tuple(range(used, used + size))
-            slot = _Slot(role, i, node, devices, same, ranks)  # type: ignore[arg-type]
+            slot = _Slot(role, i, node, devices, same, ranks)
             slots.append(slot)
             on_node.append(slot)
             used += size
