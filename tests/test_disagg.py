@@ -263,3 +263,20 @@ def test_the_engines_refuse_pools_they_cannot_pair() -> None:
         assert (
             d.sized.prefill.worker.candidate.layout.tp == d.sized.decode.worker.candidate.layout.tp
         )
+
+
+def test_pools_across_the_trays_of_one_nvl72_rack_move_the_kv_over_nvlink() -> None:
+    st = run(
+        "Qwen/Qwen3-32B", gpu="GB200", gpus_per_node=4, input_tokens=ISL, output_tokens=256,
+        context=ISL + 256, ttft_ms=1500, tpot_ms=20,
+    )  # fmt: skip
+    d = disaggregate(st, 8.0)
+    assert d.sized is not None and d.sized.gpus > 4  # more than one tray
+    assert d.sized.transfer.link.kind == "scale_up"  # inside the rack's NVLink domain
+    h = run(
+        "Qwen/Qwen3-32B", gpu="H200", input_tokens=ISL, output_tokens=256, context=ISL + 256,
+        ttft_ms=1500, tpot_ms=20,
+    )  # fmt: skip
+    dh = disaggregate(h, 8.0)
+    assert dh.sized is not None and dh.sized.gpus > 8
+    assert dh.sized.transfer.link.kind == "network"  # two HGX nodes: each GPU's NIC

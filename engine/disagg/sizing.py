@@ -10,8 +10,9 @@ pair of worker layouts; the pair with the fewest GPUs.
   request holds its KV there from the transfer's start to its last token), so D = ⌈that / C*⌉;
   then each worker's concurrency c = rate / D × (transfer + (OSL − 1) × TPOT(c)), solved by
   iteration from C* (it only falls).
-* **The link**: both pools inside one node cross the GPUs' scale-up link, else the network
-  (``engine.disagg.transfer``); a pair is first tried inside one node when its two workers fit
+* **The link**: both pools inside one NVLink domain (a node, or the trays of an NVL72 rack:
+  ``engine.launch.topology``) cross the GPUs' scale-up link, else the network
+  (``engine.disagg.transfer``); a pair is first tried inside one domain when its two workers fit
   one, and kept there only if every worker still does.
 """
 
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from engine.disagg.transfer import Transfer, kv_transfer, network_link, scale_up_link
 from engine.disagg.workers import Worker
 from engine.engines import adapter
+from engine.launch.topology import nvlink_gpus
 from engine.model.config import ModelConfig
 
 FIXED_POINT_STEPS = 30  # the decode concurrency's iteration settles in a few; a bound
@@ -117,8 +119,9 @@ def size_pair(
     if most < 1:
         return None
     isl = pw.model.isl
+    domain = nvlink_gpus(pw.model.inp.gpu, per_node)  # a node, or an NVL72 rack of trays
     for together in (True, False):
-        if together and pw.gpus + dw.gpus > per_node:
+        if together and pw.gpus + dw.gpus > domain:
             continue
         gpu = pw.model.inp.gpu
         link = scale_up_link(gpu) if together else network_link(gpu)
@@ -137,8 +140,8 @@ def size_pair(
             Pool(pw, prefills), Pool(dw, decodes), transfer, rate, dw.model.osl,
             pw.ttft(rate / prefills), c, most, dw.tpot(running), dw.pass_seconds(running),
         )  # fmt: skip
-        if together and sized.gpus > per_node:
-            continue  # the pools outgrow one node: their KV crosses the network
+        if together and sized.gpus > domain:
+            continue  # the pools outgrow one NVLink domain: their KV crosses the network
         return sized
     return None
 
