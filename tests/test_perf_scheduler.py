@@ -61,7 +61,7 @@ def test_a_prefill_pool_waits_longer_as_its_rate_nears_what_it_drains() -> None:
     inp = inputs("meta-llama/Meta-Llama-3.1-8B", "H100")
     costs = copy_model(inp, Split(1), 8192, 256, factors=F).costs()
     pool = Scheduler()
-    service = costs.prompt_seconds
+    service = costs.prompt(1.0)
     assert pool.prefill_pool(costs, 0.5 / service) == pytest.approx(service * (1 + 0.5))
     assert pool.prefill_pool(costs, 0.9 / service) == pytest.approx(service * (1 + 4.5))
     assert pool.prefill_pool(costs, 1.0 / service) == math.inf
@@ -72,7 +72,7 @@ def test_a_prefill_pool_waits_longer_as_its_rate_nears_what_it_drains() -> None:
 def test_a_pipelined_prefill_pool_drains_per_stage_but_a_prompt_crosses_every_stage() -> None:
     inp = inputs("meta-llama/Meta-Llama-3.1-8B", "H100")
     costs = copy_model(inp, Split(1), 8192, 256, factors=F).costs()
-    service = costs.prompt_seconds
+    service = costs.prompt(1.0)
     two = Scheduler(pp=2)
     assert two.prefill_pool(costs, 0.0) == pytest.approx(service)  # alone: the whole prompt
     # at the rate one stage (half the prompt) is busy half the time: rho 0.5, wait 0.5 stage

@@ -79,12 +79,12 @@ class Worker:
     @property
     def prompt_seconds(self) -> float:
         """GPU seconds of one prompt's prefill, through every pipeline stage."""
-        return self.costs.prompt_seconds
+        return self.costs.prompt(1.0)
 
     @property
     def stage_seconds(self) -> float:
         """How long one prompt holds the worker's first stage: the next one starts after it."""
-        return self.costs.prompt_seconds / self.scheduler.pp
+        return self.costs.prompt(1.0) / self.scheduler.pp
 
     @property
     def latency_seconds(self) -> float:
