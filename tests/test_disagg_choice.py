@@ -29,15 +29,24 @@ def _study(sc: dict[str, Any]) -> Any:
     )  # fmt: skip
 
 
-def test_long_prompts_with_short_outputs_under_tight_targets_favour_disaggregation() -> None:
-    # 32K prompts, 256 output tokens, TTFT 4 s and TPOT 20 ms: aggregated, every prefill lands
-    # between a copy's decode steps, so a copy keeps its TPOT only with a request or two
-    c = choice_of(_study(RUNS[3]["scenario"]))
-    assert c is not None and c.aggregated is not None and c.candidate.gpus is not None
-    assert c.verdict.wins and c.candidate.gpus < c.aggregated.gpus
-    # 8K prompts, 256 output tokens at 8 requests/s, TTFT 1.5 s: the pools win too
-    c8 = choice_of(_study(RUNS[0]["scenario"]))
-    assert c8 is not None and c8.verdict.wins
+def _qwen(isl: int, osl: int, rate: float) -> Any:
+    """Qwen3-32B on H200 at one pair of targets, a tight TTFT of 1.5 s and TPOT of 20 ms."""
+    sc = {"model": "Qwen/Qwen3-32B", "gpu": "H200", "engine": "vllm", "rate": rate,
+          "input_tokens": isl, "output_tokens": osl, "ttft_ms": 1500, "tpot_ms": 20}  # fmt: skip
+    c = choice_of(_study(sc))
+    assert c is not None and c.aggregated is not None and c.verdict.saving is not None
+    return c
+
+
+def test_long_prompts_with_short_outputs_under_a_tight_ttft_favour_disaggregation() -> None:
+    # prompt-heavy: aggregated, every long prefill lands between a copy's decode steps, so a
+    # copy keeps its TPOT only with a few requests; the decode pool keeps it with many
+    long = _qwen(8192, 128, 8.0)
+    assert long.verdict.wins and long.candidate.gpus < long.aggregated.gpus
+    # the mirror (short prompts, long outputs, the same tokens a second) keeps one pool
+    mirror = _qwen(128, 8192, 8.0 * 128 / 8192)
+    assert not mirror.verdict.wins
+    assert long.verdict.saving > mirror.verdict.saving
 
 
 def test_short_prompts_at_a_low_rate_stay_aggregated() -> None:
