@@ -18,7 +18,7 @@ from engine.scenario import ENGINE_LABELS
 from engine.text.safe import inert
 from engine.text.sources import clean
 from engine.text.words import say, say_all, sources
-from ui import charts, memo, show, tables
+from ui import charts, disagg, memo, show, tables
 from ui import state as S
 from ui.lang import T, current
 
@@ -157,6 +157,9 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
                 st.code(docker(p, c), language="bash")
         with st.expander(T("flags.kubernetes")):
             cluster_manifests(p)
+
+disagg.section(d, "flags")
+disagg.pools(d, "flags")
 
 st.subheader(T("flags.compared"))
 st.caption(T("flags.compared_caption"))

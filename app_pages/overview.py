@@ -9,7 +9,7 @@ from engine.present.render import shell
 from engine.present.speed_chart import load_caption
 from engine.scenario import ENGINE_LABELS
 from engine.text.words import say
-from ui import charts, memo, show
+from ui import charts, disagg, memo, show
 from ui import state as S
 from ui.lang import T, current
 from ui.sidebar import share_link
@@ -50,6 +50,7 @@ if reasons:
     with st.expander(T("overview.why_layout")):
         st.markdown("\n".join(f"- {r}" for r in reasons))  # worded inert by say()
         show.sources(reason_sources, inline=True)
+disagg.section(d, "overview")
 
 plan = d.plan
 if plan is not None:

@@ -24,6 +24,7 @@ from engine import errors as E
 from engine.capacity.compare import RATE_NEEDED, compare, compare_json
 from engine.capacity.shortlist import shortlist
 from engine.decision import Name
+from engine.disagg.choice import launch_plan
 from engine.errors import InputError
 from engine.hardware.gpus import aliases, all_gpus
 from engine.i18n import LANGS, t
@@ -41,6 +42,9 @@ from engine.perf.stack_calibration import to_json
 from engine.present.bench_report import comparison_json, comparison_text
 from engine.present.bench_script import bench_json, bench_script
 from engine.present.capacity_words import compare_text, shortlist_text
+from engine.present.disagg_k8s import MAX_NAME, disagg_kubernetes_yaml
+from engine.present.disagg_render import disagg_script
+from engine.present.disagg_words import disagg_plan_json
 from engine.present.k8s import KubeOptions, kubernetes_yaml, manifest_name
 from engine.present.lint_words import format_report, json_report
 from engine.present.measure_words import backcalc_json, backcalc_text, checks_json, checks_text
@@ -86,6 +90,7 @@ _GROUP_TITLES: dict[Group, str] = {
     "memory": "memory",
     "layout": "layout (pin; default: the layout search chooses)",
     "traffic": "traffic and cost",
+    "disagg": "disaggregated serving",
 }
 
 
@@ -327,17 +332,27 @@ def cmd_software(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
 
     st = study(scenario_from_args(args))
+    options = KubeOptions(
+        model_cache_claim=args.model_cache_claim,
+        hf_token_secret=args.hf_token_secret,
+        host_network=args.host_network,
+        rdma_resource=args.rdma_resource,
+        nic=args.nic,
+    )
+    pools = launch_plan(st)  # the disaggregated plan where it is asked for or wins
+    if pools is not None:
+        name = manifest_name(st.model.name)[:MAX_NAME].rstrip("-")
+        if args.kubernetes:
+            _say(disagg_kubernetes_yaml(pools, name, options).rstrip("\n"))
+        elif args.json:
+            _print(disagg_plan_json(pools, st.scenario.gpus_per_node))
+        else:
+            _say(disagg_script(pools).rstrip("\n"))
+        return 0
     plan = st.plan
     if plan is None:
         raise InputError("engine", E.RUNS_LAYOUT(layout=st.layout.name()))
     if args.kubernetes:
-        options = KubeOptions(
-            model_cache_claim=args.model_cache_claim,
-            hf_token_secret=args.hf_token_secret,
-            host_network=args.host_network,
-            rdma_resource=args.rdma_resource,
-            nic=args.nic,
-        )
         _say(kubernetes_yaml(plan, manifest_name(plan.model_name), options=options).rstrip("\n"))
     elif args.json:
         _print(plan_json(plan))

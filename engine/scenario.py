@@ -82,6 +82,10 @@ MAX_CONTEXT = 1 << 26
 MAX_NAME_CHARS = 200  # a model id, a file name or a GPU name; longer is not a name
 MAX_PARALLEL = MAX_GPUS_PER_NODE * MAX_NODES
 MAX_TARGET_MS = 3_600_000.0  # an hour: a latency target beyond it is not a target
+MAX_RDMA_DEVICES = 16  # RDMA devices a node names for the KV transfer (eight GPUs, two ports)
+MAX_RDMA_CHARS = 400
+_RDMA = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
+RDMA_NAMES = Code("error.rdma_devices", "most")
 # 100,000 requests/s: beyond every published serving fleet's load by orders of magnitude (a
 # typo, not a traffic)
 MAX_REQUEST_RATE = 100_000.0
@@ -100,7 +104,7 @@ MORE_THAN = Code("error.more_than", "low")
 Section = Literal["hardware", "engine", "workload", "targets", "traffic"]
 Widget = Literal["select", "number", "slider", "radio", "multiselect"]
 # The CLI's help groups; a field the sidebar draws is in its section's group unless it says.
-Group = Literal["hardware", "workload", "speed", "memory", "traffic", "layout"]
+Group = Literal["hardware", "workload", "speed", "memory", "traffic", "disagg", "layout"]
 _SECTION_GROUP: dict[Section, Group] = {
     "hardware": "hardware",
     "engine": "hardware",
@@ -559,6 +563,31 @@ class Scenario(BaseModel):
         ),
     ] = None
 
+    # disaggregated serving: which plan the launch files are, and the transfer's RDMA devices
+    disaggregated: Annotated[
+        bool | None,
+        Spec(
+            "pd",
+            "--disaggregated",
+            "with a request rate, write the disaggregated plan's launch files (--disaggregated: "
+            "a prefill pool, a decode pool and their router) or the aggregated plan's "
+            "(--no-disaggregated)",
+            "the plan that serves the rate for less: the pools only where they win",
+            group="disagg",
+        ),
+    ] = None
+    rdma_devices: Annotated[
+        Annotated[str, Field(min_length=1, max_length=MAX_RDMA_CHARS)] | None,
+        Spec(
+            "rdma",
+            "--rdma-devices",
+            "the RDMA devices a disaggregated plan moves the KV over, comma-separated "
+            "(mlx5_0,mlx5_1): SGLang --disaggregation-ib-device, vLLM's UCX_NET_DEVICES",
+            "the transfer library's own pick",
+            group="disagg",
+        ),
+    ] = None
+
     @field_validator("gpu")
     @classmethod
     def _gpu_key(cls, v: str) -> str:
@@ -571,6 +600,18 @@ class Scenario(BaseModel):
         if key not in KV_DTYPE_CHOICES:
             raise InputError("kv_dtype", E.ONE_OF(choices=tuple(Name(c) for c in KV_DTYPE_CHOICES)))
         return key
+
+    @field_validator("rdma_devices")
+    @classmethod
+    def _rdma(cls, v: str | None) -> str | None:
+        """Device names as the RDMA stack lists them (mlx5_0, mlx5_bond_0, ionic_3), each once,
+        at most sixteen: nothing a shell or a manifest could read as more than a name."""
+        if v is None:
+            return None
+        names = list(dict.fromkeys(n.strip() for n in v.split(",") if n.strip()))
+        if not names or len(names) > MAX_RDMA_DEVICES or not all(_RDMA.match(n) for n in names):
+            raise InputError("rdma_devices", RDMA_NAMES(most=MAX_RDMA_DEVICES))
+        return ",".join(names)
 
     @field_validator("memory_fraction")
     @classmethod

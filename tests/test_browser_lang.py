@@ -237,3 +237,29 @@ def test_a_refused_kubernetes_name_is_a_korean_sentence_with_no_english_cited(
         assert not found, _report(found)
     finally:
         page.close()  # type: ignore[attr-defined]
+
+
+# The disaggregated section (issue 33): a traffic whose pools win, on the two pages that show them.
+POOLS = "model=Qwen%2FQwen3-32B&gpu=H200&isl=8192&osl=256&ctx=8448&ttft=1500&tpot=20&rate=8"
+POOL_TITLE = {"en": "Disaggregated prefill and decode", "ko": "프리필·디코드 분리"}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("name", ["overview", "flags"])
+def test_the_disaggregated_section_speaks_only_the_readers_language(
+    server: str, browser: object, name: str, lang: str
+) -> None:
+    page = _open(browser, _url(server, name, f"{POOLS}&lang={lang}"))
+    try:
+        _settle(page)
+        page.get_by_text(POOL_TITLE[lang], exact=True).first.wait_for()  # type: ignore[attr-defined]
+        page.wait_for_function(RUN_OVER)  # type: ignore[attr-defined]
+        _no_exception(page)
+        lines = page_lines(page)
+        text = [line for area in lines.values() for kind, line in area if kind == "text"]
+        assert POOL_TITLE[lang] in text
+        found = check(text, lang, catalog_words(), BOTH)
+        _record(f"pools-{name}-{lang}", lines, found, lang)
+        assert not found, _report(found)
+    finally:
+        page.close()  # type: ignore[attr-defined]

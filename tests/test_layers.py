@@ -50,6 +50,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("alternatives", ["engine.alternatives"]),
     # a traffic's GPUs, nodes and cost, re-run through the Study
     ("capacity", ["engine.capacity*"]),
+    # a prefill pool and a decode pool for a traffic, and their launch plans, over the Study
+    ("disagg", ["engine.disagg*"]),
     # readers of the Study
     ("readers", ["engine.lint*", "engine.measure*", "engine.troubleshoot*"]),
     # the Study in words, tables and files

@@ -104,6 +104,8 @@ def scenarios(draw: Any) -> Scenario:
         "bench_calibration": draw(st.one_of(opt(), DIGEST)),
         "speculative": draw(st.one_of(opt(), st.booleans())),
         "max_num_seqs": draw(st.one_of(opt(), st.integers(min_value=1, max_value=4096))),
+        "disaggregated": draw(st.one_of(opt(), st.booleans())),
+        "rdma_devices": draw(st.one_of(opt(), st.sampled_from(["mlx5_0", "mlx5_0,mlx5_1"]))),
     }
     assert set(fields_) == set(Scenario.model_fields), "draw every field of the table"
     for name in (None, *LAYOUT):  # a pinned layout larger than the GPUs: unpin from the last

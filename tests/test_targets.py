@@ -50,7 +50,7 @@ def test_a_target_no_layout_meets_is_a_missed_verdict_with_the_nearest_layout(ca
     fits = [c for c in st.search.candidates if c.users_fit and c.speed is not None]
     for c in fits:
         assert c.speed is not None
-        assert _shortfall(st, (c.speed.ttft_ms, c.speed.tpot_ms)) > 1, c.layout.describe()
+        assert _shortfall(st, (c.speed.ttft_ms, c.speed.tpot_ms)) > 1, c.layout.name()
     near = nearest(st.scenario, st.search)
     assert v.nearest == near.layout and v.nearest_speed == near.speed
     assert near.speed is not None and st.fit.speed is not None

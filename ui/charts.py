@@ -369,6 +369,7 @@ def speed(chart: SpeedChart) -> Figure:
                 "name": _label(name),
                 "mode": "lines+markers",
                 "line": {"width": 4 if c.pick else 1.5},
+                "marker": {"size": 11 if c.pick else 6},
                 "hovertemplate": "<b>" + _label(name) + "</b><br>%{customdata[0]} "
                 + _label(T("chart.speed.requests")) + "<br>%{y:,.0f} " + unit
                 + "<br>%{x:,.1f} " + _label(T("chart.speed.per_user"))

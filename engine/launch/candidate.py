@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from engine.decision import Code, Decision, Tokens
 from engine.engines import Engine
-from engine.engines.memory import Reserve, Split
+from engine.engines.memory import Reserve, ServerRole, Split
 from engine.engines.placement import WeightShare
 from engine.hardware.gpus import Gpu
 from engine.kv.sizing import KvSizing
@@ -219,3 +219,5 @@ class SearchInputs:
     engine_version: str | None = None  # the plan's engine release (None: the pinned one)
     eager: bool = False  # the plan's flags turn CUDA graphs off (--enforce-eager, ...)
     factors: Factors | None = None  # the stack's factors fitted on the user's benchmark
+    # what each server of the layout runs: both phases, or one pool's of disaggregated serving
+    role: ServerRole = "mixed"

@@ -413,6 +413,8 @@ def _fraction(
         vision=_vision_dims(inp.cfg) if inp.vision else None,
         decode_graph_bs=decode_bs,
         deepep=uses_deepep(s, scenario.gpus_per_node),
+        role=inp.role,
+        draft_tokens=1 + (inp.speculative.draft_tokens if inp.speculative else 0),
     )
     return fraction, eng.fraction_note(why), True
 

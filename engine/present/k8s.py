@@ -460,6 +460,20 @@ def _router_configmap(plan: LaunchPlan, name: str, servers: int, lang: Lang) -> 
     }
 
 
+def check_options(opts: KubeOptions) -> None:
+    """Refuse a cluster name that is not one (InputError naming the option)."""
+    for field, value in (
+        ("model_cache_claim", opts.model_cache_claim),
+        ("hf_token_secret", opts.hf_token_secret),
+    ):
+        if value is not None and not _DNS_LABEL.match(value):
+            raise InputError(field, DNS_LABEL(got=E.got(value)))
+    if opts.rdma_resource is not None and not _RESOURCE.match(opts.rdma_resource):
+        raise InputError("rdma_resource", RESOURCE(got=E.got(opts.rdma_resource)))
+    if opts.nic is not None and not _NIC.match(opts.nic):
+        raise InputError("nic", NIC(got=E.got(opts.nic)))
+
+
 def kubernetes_yaml(
     plan: LaunchPlan,
     name: str,
@@ -474,16 +488,7 @@ def kubernetes_yaml(
     ``options`` what the cluster decides (model-cache claim, token Secret, network); ``lang``
     the language of the annotations and comments."""
     opts = options or KubeOptions()
-    for field, value in (
-        ("model_cache_claim", opts.model_cache_claim),
-        ("hf_token_secret", opts.hf_token_secret),
-    ):
-        if value is not None and not _DNS_LABEL.match(value):
-            raise InputError(field, DNS_LABEL(got=E.got(value)))
-    if opts.rdma_resource is not None and not _RESOURCE.match(opts.rdma_resource):
-        raise InputError("rdma_resource", RESOURCE(got=E.got(opts.rdma_resource)))
-    if opts.nic is not None and not _NIC.match(opts.nic):
-        raise InputError("nic", NIC(got=E.got(opts.nic)))
+    check_options(opts)
     if not _DNS_LABEL.match(name) or len(name) > 56:
         raise InputError("name", DNS_NAME(most=56, got=E.got(name)))
     multi = plan.nodes_per_copy > 1

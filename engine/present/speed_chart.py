@@ -11,6 +11,7 @@ every other layout that runs is behind the page's toggle (``every=True``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.i18n import DEFAULT_LANG, Lang, t
@@ -154,12 +155,23 @@ def speed_chart(st: Study, lang: Lang = DEFAULT_LANG, every: bool = False) -> Sp
             for kind in (("pick",) if c is st.fit else ()) + tuple(sorted(marked.get(i, ())))
         )
         curves.append(_curve(st, c, say(c.layout.name(), lang), i in always, words))
+    hidden = len([i for i in runs if i not in always]) if not every else 0
+    return chart_of(curves, lines(st, lang), hidden, left_out)
+
+
+def chart_of(
+    curves: Sequence[SpeedCurve],
+    asked: Sequence[SpeedLine] = (),
+    hidden: int = 0,
+    left_out: int = 0,
+) -> SpeedChart:
+    """A chart of ``curves``: the axes the data's own range padded, and a line of ``asked``
+    only where it lies within ``REACH`` of the data."""
     xs = [x for c in curves for x in c.per_user if x > 0]
     ys = [y for c in curves for y in c.per_gpu if y > 0]
     if not xs or not ys:
-        return SpeedChart(tuple(curves), (), (0.0, 1.0), (0.0, 1.0), 0, left_out)
-    near = [ln for ln in lines(st, lang) if min(xs) / REACH <= ln.x <= max(xs) * REACH]
-    hidden = len([i for i in runs if i not in always]) if not every else 0
+        return SpeedChart(tuple(curves), (), (0.0, 1.0), (0.0, 1.0), hidden, left_out)
+    near = [ln for ln in asked if min(xs) / REACH <= ln.x <= max(xs) * REACH]
     return SpeedChart(
         tuple(curves),
         tuple(near),

@@ -14,6 +14,7 @@ from engine.alternatives import Alternative, alternatives, ask
 from engine.capacity import capacity, given, price_for
 from engine.decision import Decision, Name
 from engine.diagnose import Diagnosis
+from engine.disagg.choice import choice_of
 from engine.engines import adapter, check_engine
 from engine.errors import InputError
 from engine.gates import Gate
@@ -24,6 +25,7 @@ from engine.model.checkpoint import CheckpointFormat
 from engine.present import capacity_words as W
 from engine.present import charts_data as C
 from engine.present import messages as M
+from engine.present.disagg_words import disagg_json, disagg_lines, disagg_shown
 from engine.present.evidence_words import evidence_json, group_json
 from engine.present.k8s import kubernetes_yaml, manifest_name
 from engine.present.render import docker, script, shell
@@ -421,6 +423,7 @@ def study_json(st: Study) -> dict[str, Any]:
         "alternatives": [alternative_json(a) for a in alternatives(st)],
         "capacity": _capacity_json(st),
         "cost": _cost_json(st),
+        "disaggregated": _disagg_json(st),
         "engine_problems": {e: say(v.problem) for e, v in st.engines.items() if v.problem},
         "notes": say_all(st.notes),
         "units": UNITS,
@@ -451,6 +454,12 @@ def _cost_json(st: Study) -> dict[str, Any] | None:
             for c in W.layout_costs(st, price)
         ],
     }
+
+
+def _disagg_json(st: Study) -> dict[str, Any] | None:
+    """The disaggregated candidate at the scenario's request rate (None without one)."""
+    c = choice_of(st)
+    return disagg_json(c, st.scenario.gpus_per_node) if c is not None else None
 
 
 def _capacity_json(st: Study) -> dict[str, Any] | None:
@@ -519,6 +528,21 @@ def _capacity_markdown(st: Study, lang: Lang) -> list[str]:
         out += ["", escape_markdown(t("capacity.page.price", lang, gpu=s.gpu,
                                       usd=f"{price.usd_per_hour:g}", date=price.date or "",
                                       source=price.source or ""))]  # fmt: skip
+    return out
+
+
+def _disagg_markdown(st: Study, lang: Lang) -> list[str]:
+    """The disaggregated candidate at the scenario's rate: the verdict, the pools, the
+    transfer and the speed, with the formulas (nothing without a rate)."""
+    c = choice_of(st)
+    if c is None:
+        return []
+    head, *lines = disagg_lines(c, lang)
+    out = ["", "## " + t("disagg.page.title", lang), "", escape_markdown(head), ""]
+    out += [f"- {escape_markdown(line)}" for line in lines]
+    shown = disagg_shown(c, lang)
+    if shown:
+        out += ["", _fence("\n".join(f"{x.label}: {x.formula}" for x in shown))]
     return out
 
 
@@ -653,7 +677,7 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
     out += ["", "## " + t("report.layout", lang), "", escape_markdown(M.layout_words(st, lang))]
     reasons, _ = M.layout_reasons(st, lang)
     out += [f"- {escape_markdown(r)}" for r in reasons]
-    out += [*_md_speed(st, lang), *_capacity_markdown(st, lang)]
+    out += [*_md_speed(st, lang), *_capacity_markdown(st, lang), *_disagg_markdown(st, lang)]
     out += [*_md_numbers(st, lang), *_md_launch(st, lang)]
     if link:
         out += ["", "## " + t("report.link", lang), "", f"<{link}>"]

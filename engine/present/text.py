@@ -8,8 +8,10 @@ from typing import Any
 
 from engine.alternatives import alternatives
 from engine.capacity import capacity, given
+from engine.disagg.choice import choice_of
 from engine.i18n import Lang, t
 from engine.present.capacity_words import capacity_lines
+from engine.present.disagg_words import disagg_lines
 from engine.present.render import shell
 from engine.study import Study
 from engine.text.safe import one_line
@@ -107,6 +109,9 @@ def study_text(st: Study) -> str:
     if cap is not None:
         isl, osl = s.workload(st.context)
         lines += capacity_lines(cap, isl, osl, mine=given(st, cap.rate))
+    pd = choice_of(st)
+    if pd is not None:
+        lines += ["disaggregated:", *[f"  {line}" for line in disagg_lines(pd)]]
     if st.plan is not None:
         lines += ["", shell(st.plan)]
     return "\n".join(lines)
