@@ -12,12 +12,13 @@ from engine.present.artifacts import Artifact
 from engine.present.bench_script import bench_artifact
 from engine.present.k8s import KubeOptions, kubernetes_yaml, manifest_name
 from engine.present.render import docker, shell
+from engine.present.speed_chart import load_caption
 from engine.present.study_report import candidate_json
 from engine.scenario import ENGINE_LABELS
 from engine.text.safe import inert
 from engine.text.sources import clean
 from engine.text.words import say, say_all, sources
-from ui import charts, memo, show, tables
+from ui import charts, disagg, memo, show, tables
 from ui import state as S
 from ui.lang import T, current
 
@@ -52,7 +53,7 @@ def cluster_manifests(p: LaunchPlan) -> None:
         nic=nic.strip() or None,
     )
     name = manifest_name(p.model_name)
-    text = show.or_error(kubernetes_yaml, p, name, options=options)
+    text = show.or_error(kubernetes_yaml, p, name, options=options, lang=current())
     if text is None:
         return
     st.code(text, language="yaml")
@@ -157,6 +158,9 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
         with st.expander(T("flags.kubernetes")):
             cluster_manifests(p)
 
+disagg.section(d, "flags")
+disagg.pools(d, "flags")
+
 st.subheader(T("flags.compared"))
 st.caption(T("flags.compared_caption"))
 tables.show(
@@ -191,15 +195,15 @@ tables.show(
             "gpus",
         ],
     ),
-    # what a reader decides on first (and in view at 1400 px): the layout, the users that fit
-    # and why it was not chosen; the sizes behind them after
+    # what a reader decides on first (all six in view at 1400 px): the layout, the users that
+    # fit, its speed and why it was not chosen; the sizes behind them after
     {
         "layout": tables.text(T("flags.col.layout")),
         "users": tables.count(T("flags.col.users")),
         "tpot": tables.decimal(T("flags.col.tpot"), 1),
-        "tps": tables.decimal(T("flags.col.tps"), 0),
-        "why_not": tables.text(T("flags.col.why_not"), width=320),
         "ttft": tables.decimal(T("flags.col.ttft"), 0),
+        "tps": tables.decimal(T("flags.col.tps"), 0),
+        "why_not": tables.text(T("flags.col.why_not")),
         "context": tables.count(T("flags.col.context")),
         "used": tables.share(T("flags.col.used"), T("flags.col.used_help")),
         "weights": tables.decimal(T("flags.col.weights"), 1),
@@ -207,13 +211,10 @@ tables.show(
         "gpus": tables.count(T("flags.col.gpus")),
     },
     key="flags.compared",
+    fit=6,
 )
-st.caption(C.speed_caption(d, lang))
-charts.draw(
-    charts.speed(C.speed_curves(d, lang), C.speed_targets(d, lang)),
-    T("chart.speed.caption"),
-    key="flags.speed",
-)
+st.caption(C.speed_caption(d, lang) + " " + load_caption(d, lang))
+charts.speed_of_every_layout(d, lang, key="flags.speed")
 
 st.subheader(T("flags.advisors"))
 left, right = st.columns(2)

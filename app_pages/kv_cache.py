@@ -169,7 +169,7 @@ def memory(d: Study, dtypes: tuple[str, ...], users_asked: int) -> None:
     left, right = st.columns(2)
     with left:
         charts.draw(
-            charts.kv_stack(C.kv_vs_context(d.kv, grid), d.context),
+            charts.kv_stack(C.kv_vs_context(d.kv, grid, lang), d.context),
             T("kv.chart_stack_caption", context=at),
         )
     with right:

@@ -11,7 +11,6 @@ import streamlit as st
 from engine.decision import Decision
 from engine.i18n import DEFAULT_LANG
 from engine.lint import Finding, FlagExplanation, LintReport, lint_command
-from engine.lint.findings import ENTRYPOINT
 from engine.scenario import ENGINE_LABELS
 from engine.text.sources import SourceRef, escape_markdown, refs
 from engine.text.words import say
@@ -106,7 +105,7 @@ def checker() -> None:
     if report is None:
         return
 
-    launcher = T("lint_page.entrypoint") if report.launcher == ENTRYPOINT else report.launcher
+    launcher = report.launcher or T("lint_page.entrypoint")
     st.caption(
         T(
             "lint_page.read",

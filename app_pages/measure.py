@@ -25,6 +25,7 @@ from engine.measure.kernels.from_model import kernel_dims, kernel_layer_groups
 from engine.perf import calibration, stack_calibration
 from engine.present import bench_report as BR
 from engine.present import charts_data as C
+from engine.present.measure_words import check_dict, check_note
 from engine.present.render import join
 from engine.scenario import ENGINE_LABELS
 from engine.text.safe import inert
@@ -142,11 +143,11 @@ def kernels() -> None:
     if isinstance(rows, InputError):
         show.problem(rows)
     elif isinstance(rows, list):
-        passed = sum(1 for r in rows if r.as_dict()["passed"])
+        passed = sum(1 for r in rows if r.passed)
         st.caption(T("measure.passed", passed=passed, total=len(rows)))
         tables.show(
             tables.frame(
-                [{**r.as_dict(), "note": clean(r.note_in(lang)) or None} for r in rows],
+                [{**check_dict(r, lang), "note": clean(check_note(r, lang)) or None} for r in rows],
                 ["passed", "name", "check", "measured", "expected", "unit", "note"],
             ),
             {

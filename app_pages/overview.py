@@ -6,9 +6,10 @@ import streamlit as st
 from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.render import shell
+from engine.present.speed_chart import load_caption
 from engine.scenario import ENGINE_LABELS
 from engine.text.words import say
-from ui import charts, memo, show
+from ui import charts, disagg, memo, show
 from ui import state as S
 from ui.lang import T, current
 from ui.sidebar import share_link
@@ -41,18 +42,15 @@ speed = C.speed_shown(d, current())
 if speed:
     st.subheader(T("overview.speed"))
     show.metrics(speed, per_row=5)
-    st.caption(C.speed_caption(d, current()))
+    st.caption(C.speed_caption(d, current()) + " " + load_caption(d, current()))
     with st.expander(T("overview.speed_all"), icon=":material/speed:"):
-        charts.draw(
-            charts.speed(C.speed_curves(d, current()), C.speed_targets(d, current())),
-            T("chart.speed.caption"),
-            key="overview.speed",
-        )
+        charts.speed_of_every_layout(d, current(), key="overview.speed")
 reasons, reason_sources = M.layout_reasons(d, current())
 if reasons:
     with st.expander(T("overview.why_layout")):
         st.markdown("\n".join(f"- {r}" for r in reasons))  # worded inert by say()
         show.sources(reason_sources, inline=True)
+disagg.section(d, "overview")
 
 plan = d.plan
 if plan is not None:

@@ -7,7 +7,8 @@ import streamlit as st
 from engine.text.safe import inert
 from engine.text.sources import clean
 from engine.text.units import percent
-from engine.troubleshoot import symptoms, troubleshoot
+from engine.text.words import say
+from engine.troubleshoot import plan_facts, symptoms, troubleshoot
 from engine.troubleshoot.facts import model_facts
 from ui import show, tables
 from ui import state as S
@@ -16,7 +17,15 @@ from ui.lang import T, current
 lang = current()
 st.title(T("troubleshoot.page.title"))
 d = S.study_or_stop()
-st.caption(T("troubleshoot.page.caption", model=d.model.name, gpu=d.gpu.key))
+st.caption(
+    T(
+        "troubleshoot.page.caption",
+        model=d.model.name,
+        gpu=d.gpu.key,
+        layout=say(d.layout.name(), lang),
+    )
+)
+plan = plan_facts(d)
 
 
 def bullets(head: str, items: list[str]) -> str:
@@ -38,14 +47,20 @@ def causes_of_symptom() -> None:
         format_func=labels.__getitem__,
         key="trouble.symptom",
     )
-    causes = show.or_error(troubleshoot, symptom, model_facts(d.model), d.gpu, lang)
+    causes = show.or_error(troubleshoot, symptom, model_facts(d), d.gpu, lang, plan)
     if causes is None:
         return
 
     st.info(T("troubleshoot.page.score_help"), icon=":material/percent:")
     tables.show(
         tables.frame(
-            [{"score": c.score, "cause": c.title} for c in causes],
+            [
+                {
+                    "score": c.score,
+                    "cause": c.title + (T("troubleshoot.page.undoes") if c.cost else ""),
+                }
+                for c in causes
+            ],
             ["score", "cause"],
         ),
         {
@@ -63,6 +78,8 @@ def causes_of_symptom() -> None:
         reasons = [reason(base_text, percent(base))]
         reasons += [reason(x, percent(m, signed=True)) for x, m in moves]
         with st.expander(label, expanded=c is causes[0]):
+            if c.cost is not None:  # worded by the engine: every name in it is inert
+                st.warning(T("troubleshoot.undoes", cost=c.cost), icon=":material/undo:")
             st.markdown(T("troubleshoot.page.why", text=clean(c.why)))
             st.markdown(T("troubleshoot.page.check", text=clean(c.check)))
             st.markdown(bullets(T("troubleshoot.page.fix"), [clean(f) for f in c.fixes]))

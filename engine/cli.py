@@ -20,15 +20,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from engine import errors as E
 from engine.capacity.compare import RATE_NEEDED, compare, compare_json
 from engine.capacity.shortlist import shortlist
 from engine.decision import Name
+from engine.disagg.choice import launch_plan
 from engine.errors import InputError
 from engine.hardware.gpus import aliases, all_gpus
 from engine.i18n import LANGS, t
-from engine.lint import format_report, json_report, lint_command
+from engine.lint import lint_command
 from engine.measure import bench_compare
-from engine.measure.backcalc_cli import add_backcalc_arguments, predict_for_source, run_backcalc
+from engine.measure.backcalc_cli import add_backcalc_arguments, backcalc_files, predict_for_source
 from engine.measure.bench_command import bench_plan
 from engine.measure.bench_result import read_result_files
 from engine.measure.input_guards import read_bytes
@@ -40,7 +42,12 @@ from engine.perf.stack_calibration import to_json
 from engine.present.bench_report import comparison_json, comparison_text
 from engine.present.bench_script import bench_json, bench_script
 from engine.present.capacity_words import compare_text, shortlist_text
+from engine.present.disagg_k8s import MAX_NAME, disagg_kubernetes_yaml
+from engine.present.disagg_render import disagg_script
+from engine.present.disagg_words import disagg_plan_json
 from engine.present.k8s import KubeOptions, kubernetes_yaml, manifest_name
+from engine.present.lint_words import format_report, json_report
+from engine.present.measure_words import backcalc_json, backcalc_text, checks_json, checks_text
 from engine.present.render import script
 from engine.present.study_report import (
     diagnose_json,
@@ -50,7 +57,7 @@ from engine.present.study_report import (
     study_json,
 )
 from engine.present.text import diagnose_text, software_text, study_text
-from engine.scenario import AUTO, FieldRow, Scenario, catalog_name, fields, make_scenario
+from engine.scenario import AUTO, FieldRow, Group, Scenario, catalog_name, fields, make_scenario
 from engine.study import study
 from engine.text.safe import json_text, plain
 from engine.text.units import gib
@@ -69,38 +76,22 @@ class Parser(argparse.ArgumentParser):
             head, _, rest = message.partition(": ")
             name = head.removeprefix("argument ").split("/")[0].strip()
             message = rest
-        raise InputError(name, message)
+        raise InputError(name, E.PARSER(message=Name(message)))
 
 
 # --- the scenario flags every study-based subcommand shares -----------------------------------
 
 
-_GROUPS = {
-    "gpu": "hardware",
-    "gpus_per_node": "hardware",
-    "nodes": "hardware",
-    "engine": "hardware",
-    "context": "workload",
-    "users": "workload",
-    "prefix_overlap": "workload",
-    "prefix_kind": "workload",
-    "latency": "workload",
-    "images": "workload",
-    "input_tokens": "speed (workload and targets)",
-    "output_tokens": "speed (workload and targets)",
-    "ttft_ms": "speed (workload and targets)",
-    "tpot_ms": "speed (workload and targets)",
-    "kv_dtype": "memory",
-    "memory_fraction": "memory",
-    "max_num_seqs": "memory",
-    "quantization": "memory",
-    "kv_offload_gb": "memory",
-    "request_rate": "traffic and cost",
-    "sessions": "traffic and cost",
-    "gpu_price": "traffic and cost",
-    "compare_gpus": "traffic and cost",
+# the title of each help group the scenario table puts its flags in (Spec.cli_group)
+_GROUP_TITLES: dict[Group, str] = {
+    "hardware": "hardware",
+    "workload": "workload",
+    "speed": "speed (workload and targets)",
+    "memory": "memory",
+    "layout": "layout (pin; default: the layout search chooses)",
+    "traffic": "traffic and cost",
+    "disagg": "disaggregated serving",
 }
-_LAYOUT_GROUP = "layout (pin; default: the layout search chooses)"
 
 
 def _default_words(row: FieldRow) -> str:
@@ -140,7 +131,9 @@ def add_scenario_args(
     for row in fields():
         if row.spec.cli is None:
             continue
-        title = _GROUPS.get(row.name, _LAYOUT_GROUP)
+        group = row.spec.cli_group
+        assert group is not None, row.name  # every flag of the table names its group
+        title = _GROUP_TITLES[group]
         g = groups.get(title) or groups.setdefault(title, p.add_argument_group(title))
         help_text = f"{row.spec.help} (default {_default_words(row)})"
         help_text = help_text.replace("%", "%%")
@@ -205,7 +198,7 @@ def source_fields(source: str) -> dict[str, Any]:
     try:
         loaded = load_model(source)
     except OSError as err:  # e.g. a file name longer than the file system allows
-        raise InputError("source", f"a readable config.json path ({err.strerror})") from None
+        raise InputError("source", E.readable(err)) from None
     if loaded.source == "catalog":
         return {"source": "catalog", "model": loaded.name}
     if loaded.source == "hub" and HF_ID.match(loaded.name):
@@ -217,8 +210,8 @@ def source_fields(source: str) -> dict[str, Any]:
 
 
 def error_text(err: InputError) -> str:
-    """``field: expected`` and, when the engine gave one, its decision in words."""
-    return f"{err} ({say(err.why)})" if err.why is not None else str(err)
+    """``field: expected`` and, when the engine gave one, its decision, in English."""
+    return str(err)
 
 
 def _print(data: Any) -> None:
@@ -257,11 +250,7 @@ def cmd_bench_command(args: argparse.Namespace) -> int:
     bp = bench_plan(st)
     if bp is None:
         engine = st.scenario.engine
-        raise InputError(
-            "engine",
-            f"a plan of {engine} for this scenario",
-            expects=bench_compare.NO_PLAN(engine=Name(engine)),
-        )
+        raise InputError("engine", bench_compare.NO_PLAN(engine=Name(engine)))
     if args.json:
         _print(bench_json(st, bp))
     else:
@@ -317,7 +306,8 @@ def cmd_gates(args: argparse.Namespace) -> int:
     if args.json:
         _print(out)
         return 0
-    lines = [f"{st.model.name} on {st.scenario.total_gpus} × {st.gpu.key}, {st.layout.describe()}"]
+    layout = say(st.layout.name(), markdown=False)
+    lines = [f"{st.model.name} on {st.scenario.total_gpus} × {st.gpu.key}, {layout}"]
     for g in out["gates"]:
         lines.append(
             f"  [{g['status']:4}] {g['name']}: {g['reason']}"
@@ -342,17 +332,27 @@ def cmd_software(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
 
     st = study(scenario_from_args(args))
+    options = KubeOptions(
+        model_cache_claim=args.model_cache_claim,
+        hf_token_secret=args.hf_token_secret,
+        host_network=args.host_network,
+        rdma_resource=args.rdma_resource,
+        nic=args.nic,
+    )
+    pools = launch_plan(st)  # the disaggregated plan where it is asked for or wins
+    if pools is not None:
+        name = manifest_name(st.model.name)[:MAX_NAME].rstrip("-")
+        if args.kubernetes:
+            _say(disagg_kubernetes_yaml(pools, name, options).rstrip("\n"))
+        elif args.json:
+            _print(disagg_plan_json(pools, st.scenario.gpus_per_node))
+        else:
+            _say(disagg_script(pools).rstrip("\n"))
+        return 0
     plan = st.plan
     if plan is None:
-        raise InputError("engine", f"an engine that can run {st.layout.describe()}")
+        raise InputError("engine", E.RUNS_LAYOUT(layout=st.layout.name()))
     if args.kubernetes:
-        options = KubeOptions(
-            model_cache_claim=args.model_cache_claim,
-            hf_token_secret=args.hf_token_secret,
-            host_network=args.host_network,
-            rdma_resource=args.rdma_resource,
-            nic=args.nic,
-        )
         _say(kubernetes_yaml(plan, manifest_name(plan.model_name), options=options).rstrip("\n"))
     elif args.json:
         _print(plan_json(plan))
@@ -370,11 +370,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         args.compare_gpus = ",".join(more) or None
     base = scenario_from_args(args)
     if base.request_rate is None:
-        raise InputError(
-            "request_rate",
-            "a request rate to compare the models at (--request-rate)",
-            expects=RATE_NEEDED(),
-        )
+        raise InputError("request_rate", RATE_NEEDED())
     scenarios = [base.replace(**source_fields(src)) for src in args.sources]
     columns = compare(scenarios, base.request_rate)
     if args.json:
@@ -440,13 +436,18 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 def cmd_backcalc(args: argparse.Namespace) -> int:
 
-    return run_backcalc(args, getattr(args, "predict", None) or predict_for_source)
+    predict = getattr(args, "predict", None) or predict_for_source
+    result = backcalc_files(args.source, args.log, args.metrics, args.tp, predict)
+    print(backcalc_json(result) if args.json else backcalc_text(result))
+    return 0
 
 
 def cmd_kernels(args: argparse.Namespace) -> int:
     from engine.measure.kernels.run import run_kernels  # torch, on demand
 
-    return run_kernels(args)
+    rows, elapsed = run_kernels(args)
+    print(checks_json(rows) if args.json else checks_text(rows, args.device, elapsed))
+    return 0 if all(r.passed for r in rows) else 1
 
 
 def cmd_gpus(args: argparse.Namespace) -> int:

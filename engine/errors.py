@@ -1,27 +1,26 @@
-"""The one error type bad input raises: it names the field and what was expected, in English
-for the CLI's one line and, where the refusal has a code, as a decision the pages word in the
-reader's language (``data/i18n/<lang>/errors.yaml``).
+"""The one error type bad input raises: it names the field and what was expected, as a decision
+worded once per language (``data/i18n/<lang>/errors.yaml``), and, where the engine decided the
+refusal, why.
 
-A raise gives both: ``InputError("tp", f"a whole number from 1 to {n}, got {v}",
-expects=RANGE(low=1, high=n, got=got(v)))``. ``str(err)`` stays the CLI's line, ``<field>:
-<expected>``; ``err.decision`` is the whole refusal for a page: the field (a name, as written)
-and the expectation worded by its code, or, where no code exists yet, a generic "the value for
-<field> was refused" with the English ``expected`` left for the page to cite beside it
-(``err.cited``). tests/test_errors.py counts the raises that still have no code.
+``InputError("tp", RANGE(low=1, high=n, got=got(v)))``. ``err.decision`` is the whole refusal:
+the field (a name, as written), the expectation and the reason; a page words it in the reader's
+language, and ``str(err)`` is the CLI's one line, ``<field>: <expected>``, worded by the English
+catalog. No refusal carries English of its own (tests/test_errors.py).
 """
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 from engine.decision import Code, Decision, Name
+from engine.i18n import DEFAULT_LANG
+from engine.text.words import say
 
 # --- the refusal as a whole: what a page shows -------------------------------------------------
 
 REFUSED = Code("error.refused", "field", "expected")
 REFUSED_BECAUSE = Code("error.refused.because", "field", "expected", "why")
-REFUSED_WHY = Code("error.refused.why", "field", "why")
-REFUSED_CITED = Code("error.refused.cited", "field")
 
 # --- what was expected: the common shapes ------------------------------------------------------
 
@@ -67,6 +66,7 @@ KIND = {
         "positive_integer",
         "positive_integer_model_width",
         "positive_integer_or_list",
+        "linear_state",
     )
 }
 INTEGER = Code("error.config.integer", "got")
@@ -87,6 +87,24 @@ LONG_KEY = Code("error.config.long_key", "most", "got")
 SURROGATE_TEXT = Code("error.config.surrogate_text")
 SURROGATE_KEY = Code("error.config.surrogate_key")
 TP_DIVIDES = Code("error.config.tp_divides", "what", "n", "got")
+LAYER_TYPE_LIST = Code("error.config.layer_type_list")
+BLOCK_KIND_LIST = Code("error.config.block_kind_list")
+BLOCK_CONFIGS = Code("error.config.block_configs")
+POSITIVE_USED_BY = Code("error.config.positive_used_by", "by")
+BLOCK_OBJECT = Code("error.config.block_object")
+FFN_MULT = Code("error.config.ffn_mult", "got")
+MODEL_CLASSES = Code("error.config.model_classes")
+VALID = Code("error.config.valid", "kind", "got")
+HEAD_SIZE = Code("error.config.head_size", "hidden", "heads")
+MAMBA_HEAD_DIM = Code("error.config.mamba_head_dim", "width")
+LAYER_DIVISOR = Code("error.config.layer_divisor", "layer", "heads", "got")
+PATTERN_PER_LAYER = Code("error.config.pattern_per_layer", "layers", "got")
+LINEAR_STATE = Code("error.config.linear_state", "layer", "kind")
+KNOWN_LAYER_KIND = Code("error.config.known_layer_kind", "layer", "got")
+NOT_THIS_KIND = Code("error.config.not_this_kind", "layer", "kind")
+WINDOW_FOR = Code("error.config.window_for", "kind")
+WINDOW_COMPRESSED = Code("error.config.window.compressed")
+WINDOW_LAYER = Code("error.config.window.layer", "layer")
 # a file or a pasted text
 FILE_SIZE = Code("error.file.size", "most", "got")
 FILE_EMPTY = Code("error.file.empty")
@@ -96,7 +114,46 @@ FILE_OBJECT = Code("error.file.object")
 FILE_NOT_JSON_TEXT = Code("error.file.not_json_text")
 FILE_DEPTH = Code("error.file.depth")
 FILE_DIGITS = Code("error.file.digits", "most")
+CONFIG_SIZE = Code("error.file.config_size", "mib", "most", "got")
+INDEX_METADATA = Code("error.file.index_metadata")
+FILE_BYTES = Code("error.file.bytes")
+ONE_CONFIG = Code("error.file.one_config", "companions", "got")
+FILE_UTF8_TEXT = Code("error.file.utf8_text")
+READABLE = Code("error.file.readable", "reason")
+READABLE_AT = Code("error.file.readable_at", "path", "reason")
 JSON = Code("error.json", "line", "column", "problem")
+POSITIVE_BYTES = Code("error.positive_bytes")
+POSITIVE_NUMBER = Code("error.positive_number", "got")
+POSITIVE_OR_NONE = Code("error.positive_or_none", "got")
+PARSER = Code("error.parser", "message")  # argparse's own words, for the CLI
+RUNS_LAYOUT = Code("error.runs_layout", "layout")
+RELEASE = Code("error.release", "got")
+MODEL_SOURCE = Code("error.model_source", "got")
+KV_DSA_ONLY = Code("error.kv_dsa_only", "dtype")
+MULTIMODAL = Code("error.multimodal", "architecture")
+PERCENTAGE = Code("error.percentage", "got")
+RUNNABLE_LAYOUT = Code("error.runnable_layout")
+
+# why a file could not be read, by the operating system's error number
+_OS_REASONS = {
+    errno.ENOENT: Code("error.os.not_found"),
+    errno.EACCES: Code("error.os.denied"),
+    errno.EPERM: Code("error.os.denied"),
+    errno.EISDIR: Code("error.os.directory"),
+    errno.ENOTDIR: Code("error.os.not_directory"),
+}
+OS_OTHER = Code("error.os.other", "msg")
+
+
+def readable(err: OSError, path: str | None = None) -> Decision:
+    """A readable file was expected (at ``path``, where the user named one); the operating
+    system's reason it is not."""
+    code = _OS_REASONS.get(err.errno or 0)
+    reason = code() if code is not None else OS_OTHER(msg=Name(str(err.strerror or err)[:100]))
+    if path is None:
+        return READABLE(reason=reason)
+    return READABLE_AT(path=Name(path), reason=reason)
+
 
 # Python's JSON parser says what stops it in one of these phrases (CPython json/decoder.py and
 # Modules/_json.c); any other is quoted as written.
@@ -129,43 +186,26 @@ def got(value: Any, limit: int = 80) -> Name:
 
 
 class InputError(ValueError):
-    """Bad user input. ``str(err)`` is one line: ``<field>: <what was expected>``. ``why``: the
-    engine's decision behind it (a layout the model's shapes refuse), which the CLI and the
-    pages word in the reader's language after the expectation. ``expects``: the expectation as
-    a decision (None where no code exists yet)."""
+    """Bad user input: the field, what it expects (``expects``) and, where the engine decided
+    the refusal (a layout the model's shapes refuse), why (``why``). ``str(err)`` is the CLI's
+    one line in English; ``err.decision`` the refusal a page words in the reader's language."""
 
-    def __init__(
-        self,
-        field: str,
-        expected: str,
-        why: Decision | None = None,
-        *,
-        expects: Decision | None = None,
-    ) -> None:
+    def __init__(self, field: str, expects: Decision, *, why: Decision | None = None) -> None:
         self.field = field
-        self.expected = expected
-        self.why = why
         self.expects = expects
-        super().__init__(f"{field}: {expected}")
+        self.why = why
+        super().__init__(field, expects, why)
 
     @property
     def decision(self) -> Decision:
-        """The refusal as one decision: the field and what it expects (and why), in words
-        every catalog has; without a code, "the value for <field> was refused" (``cited``)."""
+        """The refusal as one decision: the field and what it expects (and why)."""
         field = Name(self.field)
-        if self.expects is not None and self.why is not None:
-            return REFUSED_BECAUSE(field=field, expected=self.expects, why=self.why)
-        if self.expects is not None:
-            return REFUSED(field=field, expected=self.expects)
         if self.why is not None:
-            return REFUSED_WHY(field=field, why=self.why)
-        return REFUSED_CITED(field=field)
+            return REFUSED_BECAUSE(field=field, expected=self.expects, why=self.why)
+        return REFUSED(field=field, expected=self.expects)
 
-    @property
-    def cited(self) -> str | None:
-        """The English expectation a page quotes as a citation, where the refusal has no code
-        to word it (None when ``decision`` says it all)."""
-        return self.expected if self.expects is None and self.why is None else None
+    def __str__(self) -> str:
+        return say(self.decision, DEFAULT_LANG, markdown=False)
 
 
 class JsonError(InputError):
@@ -175,8 +215,4 @@ class JsonError(InputError):
         self.msg = msg
         self.line = line
         self.column = column
-        super().__init__(
-            field,
-            f"valid JSON ({msg} at line {line}, column {column})",
-            expects=JSON(line=line, column=column, problem=json_problem(msg)),
-        )
+        super().__init__(field, JSON(line=line, column=column, problem=json_problem(msg)))

@@ -32,7 +32,6 @@ from engine.hardware.gpus import lookup_gpu
 from engine.kv.dtype import KV_DTYPE_CHOICES
 from engine.model.loader import HF_ID, catalog_names
 from engine.rules import load_data
-from engine.text.words import say
 
 # how the pages name each engine: its adapter's label
 ENGINE_LABELS: dict[str, str] = {e: adapter(e).label for e in ENGINES}
@@ -55,12 +54,14 @@ class _Defaults(BaseModel):
     users: int = Field(ge=1)
     output_tokens: int = Field(ge=1)
     input_tokens: int = Field(ge=1)
+    tpot_bound_ms: float = Field(gt=0)
     model_why: str
     hardware_why: str
     context_why: str
     users_why: str
     output_tokens_why: str
     input_tokens_why: str
+    tpot_bound_ms_why: str
 
 
 def _load_defaults() -> _Defaults:
@@ -73,6 +74,7 @@ DEFAULT_GPU = DEFAULTS.gpu
 DEFAULT_CONTEXT = DEFAULTS.context
 DEFAULT_OUTPUT_TOKENS = DEFAULTS.output_tokens
 DEFAULT_INPUT_TOKENS = DEFAULTS.input_tokens
+DEFAULT_TPOT_BOUND_MS = DEFAULTS.tpot_bound_ms
 MAX_GPUS_PER_NODE = 64
 MAX_NODES = 128
 MAX_USERS = 1_000_000
@@ -80,6 +82,10 @@ MAX_CONTEXT = 1 << 26
 MAX_NAME_CHARS = 200  # a model id, a file name or a GPU name; longer is not a name
 MAX_PARALLEL = MAX_GPUS_PER_NODE * MAX_NODES
 MAX_TARGET_MS = 3_600_000.0  # an hour: a latency target beyond it is not a target
+MAX_RDMA_DEVICES = 16  # RDMA devices a node names for the KV transfer (eight GPUs, two ports)
+MAX_RDMA_CHARS = 400
+_RDMA = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
+RDMA_NAMES = Code("error.rdma_devices", "most")
 # 100,000 requests/s: beyond every published serving fleet's load by orders of magnitude (a
 # typo, not a traffic)
 MAX_REQUEST_RATE = 100_000.0
@@ -97,6 +103,15 @@ MORE_THAN = Code("error.more_than", "low")
 
 Section = Literal["hardware", "engine", "workload", "targets", "traffic"]
 Widget = Literal["select", "number", "slider", "radio", "multiselect"]
+# The CLI's help groups; a field the sidebar draws is in its section's group unless it says.
+Group = Literal["hardware", "workload", "speed", "memory", "traffic", "disagg", "layout"]
+_SECTION_GROUP: dict[Section, Group] = {
+    "hardware": "hardware",
+    "engine": "hardware",
+    "workload": "workload",
+    "targets": "speed",
+    "traffic": "traffic",
+}
 
 
 @dataclass(frozen=True)
@@ -137,6 +152,15 @@ class Spec:
     # a file held by its digest (a calibration): its flag names the file, a link and the
     # reproduce line cannot carry it
     held: bool = False
+    # the CLI's help group (None: the sidebar section's); "layout" marks the layout pins, which
+    # the layout search chooses when they are left at None
+    group: Group | None = None
+
+    @property
+    def cli_group(self) -> Group | None:
+        if self.group is not None:
+            return self.group
+        return _SECTION_GROUP[self.control.section] if self.control is not None else None
 
 
 class Scenario(BaseModel):
@@ -321,6 +345,21 @@ class Scenario(BaseModel):
             Control("number", "targets", "sidebar.tpot_ms", "sidebar.tpot_help", step=1.0),
         ),
     ] = None
+    tpot_bound_ms: Annotated[
+        float,
+        Field(gt=0, le=MAX_TARGET_MS, allow_inf_nan=False),
+        Spec(
+            "bound",
+            "--tpot-bound-ms",
+            "the interactivity bound, ms: balanced priority serves the most tokens/s per GPU at "
+            "the highest load whose time per output token stays within it",
+            f"{DEFAULT_TPOT_BOUND_MS:g} ms, NVIDIA aiconfigurator's default TPOT for an "
+            "interactive deployment (data/scenario.yaml)",
+            Control(
+                "number", "targets", "sidebar.tpot_bound_ms", "sidebar.tpot_bound_help", step=1.0
+            ),
+        ),
+    ] = DEFAULT_TPOT_BOUND_MS
     request_rate: Annotated[
         Annotated[float, Field(gt=0, le=MAX_REQUEST_RATE, allow_inf_nan=False)] | None,
         Spec(
@@ -365,6 +404,7 @@ class Scenario(BaseModel):
             Control(
                 "number", "hardware", "sidebar.kv_offload", "sidebar.kv_offload_help", step=16.0
             ),
+            group="memory",
         ),
     ] = None
     quantization: Annotated[
@@ -382,6 +422,7 @@ class Scenario(BaseModel):
                 "sidebar.quantization_help",
                 options="sidebar.quantizations",
             ),
+            group="memory",
         ),
     ] = "none"
     kv_dtype: Annotated[
@@ -392,6 +433,7 @@ class Scenario(BaseModel):
             f"KV cache dtype: {', '.join(KV_DTYPE_CHOICES)}",
             "the engine's own pick",
             setting="kv_dtype",
+            group="memory",
         ),
     ] = "auto"
     memory_fraction: Annotated[
@@ -402,6 +444,7 @@ class Scenario(BaseModel):
             "vLLM --gpu-memory-utilization / SGLang --mem-fraction-static",
             "the engine's own",
             setting="memory_fraction",
+            group="memory",
         ),
     ] = None
     images: Annotated[
@@ -412,6 +455,7 @@ class Scenario(BaseModel):
             "serve images (multimodal models)",
             "text only",
             setting="language_model_only",
+            group="workload",
         ),
     ] = False
     tp: Annotated[
@@ -422,11 +466,19 @@ class Scenario(BaseModel):
             "pin the attention tensor-parallel size",
             "the layout search's",
             setting="tp",
+            group="layout",
         ),
     ] = None
     dp: Annotated[
         Annotated[int, Field(strict=True, ge=1, le=MAX_PARALLEL)] | None,
-        Spec("dp", "--dp", "pin the DP-attention ranks (MoE)", "the layout search's", setting="dp"),
+        Spec(
+            "dp",
+            "--dp",
+            "pin the DP-attention ranks (MoE)",
+            "the layout search's",
+            setting="dp",
+            group="layout",
+        ),
     ] = None
     pp: Annotated[
         Annotated[int, Field(strict=True, ge=1, le=MAX_NODES)] | None,
@@ -436,6 +488,7 @@ class Scenario(BaseModel):
             "pin the pipeline stages (across nodes)",
             "the layout search's",
             setting="pp",
+            group="layout",
         ),
     ] = None
     ep: Annotated[
@@ -446,6 +499,7 @@ class Scenario(BaseModel):
             "pin expert parallelism on (--ep) or off (--no-ep)",
             "the layout search's",
             setting="ep",
+            group="layout",
         ),
     ] = None
     replicas: Annotated[
@@ -455,6 +509,7 @@ class Scenario(BaseModel):
             "--replicas",
             "pin the independent copies of the model",
             "the layout search's",
+            group="layout",
         ),
     ] = None
     # sha256 of a calibration measured on the user's GPU (make gpu-check); a link cannot carry it
@@ -466,6 +521,7 @@ class Scenario(BaseModel):
             "a calibration JSON written by make gpu-check: the speed model uses the rates measured "
             "on that GPU",
             "the catalog's figures times the fitted fractions",
+            group="speed",
             held=True,
         ),
     ] = None
@@ -479,6 +535,7 @@ class Scenario(BaseModel):
             "uses the software stack's factors fitted on your benchmark",
             "data/perf.yaml's factors, fitted on published runs",
             held=True,
+            group="speed",
         ),
     ] = None
     speculative: Annotated[
@@ -490,6 +547,7 @@ class Scenario(BaseModel):
             "(--no-speculative)",
             "the speed model's: drafts where they lower the objective",
             setting="speculative",
+            group="speed",
         ),
     ] = None
     # requests one engine runs at once (vLLM --max-num-seqs, SGLang --max-running-requests)
@@ -501,6 +559,32 @@ class Scenario(BaseModel):
             "requests one engine runs at once (vLLM --max-num-seqs, SGLang --max-running-requests)",
             "the plan decides: the engine's default, or fewer where that frees the memory",
             setting="max_num_seqs",
+            group="memory",
+        ),
+    ] = None
+
+    # disaggregated serving: which plan the launch files are, and the transfer's RDMA devices
+    disaggregated: Annotated[
+        bool | None,
+        Spec(
+            "pd",
+            "--disaggregated",
+            "with a request rate, write the disaggregated plan's launch files (--disaggregated: "
+            "a prefill pool, a decode pool and their router) or the aggregated plan's "
+            "(--no-disaggregated)",
+            "the plan that serves the rate for less: the pools only where they win",
+            group="disagg",
+        ),
+    ] = None
+    rdma_devices: Annotated[
+        Annotated[str, Field(min_length=1, max_length=MAX_RDMA_CHARS)] | None,
+        Spec(
+            "rdma",
+            "--rdma-devices",
+            "the RDMA devices a disaggregated plan moves the KV over, comma-separated "
+            "(mlx5_0,mlx5_1): SGLang --disaggregation-ib-device, vLLM's UCX_NET_DEVICES",
+            "the transfer library's own pick",
+            group="disagg",
         ),
     ] = None
 
@@ -514,19 +598,27 @@ class Scenario(BaseModel):
     def _kv(cls, v: str) -> str:
         key = v.strip().lower()
         if key not in KV_DTYPE_CHOICES:
-            raise InputError(
-                "kv_dtype",
-                f"one of {', '.join(KV_DTYPE_CHOICES)}",
-                expects=E.ONE_OF(choices=tuple(Name(c) for c in KV_DTYPE_CHOICES)),
-            )
+            raise InputError("kv_dtype", E.ONE_OF(choices=tuple(Name(c) for c in KV_DTYPE_CHOICES)))
         return key
+
+    @field_validator("rdma_devices")
+    @classmethod
+    def _rdma(cls, v: str | None) -> str | None:
+        """Device names as the RDMA stack lists them (mlx5_0, mlx5_bond_0, ionic_3), each once,
+        at most sixteen: nothing a shell or a manifest could read as more than a name."""
+        if v is None:
+            return None
+        names = list(dict.fromkeys(n.strip() for n in v.split(",") if n.strip()))
+        if not names or len(names) > MAX_RDMA_DEVICES or not all(_RDMA.match(n) for n in names):
+            raise InputError("rdma_devices", RDMA_NAMES(most=MAX_RDMA_DEVICES))
+        return ",".join(names)
 
     @field_validator("memory_fraction")
     @classmethod
     def _fraction(cls, v: float | None) -> float | None:
         return None if v is None else round(v, 4)  # what a link and a flag write exactly
 
-    @field_validator("ttft_ms", "tpot_ms")
+    @field_validator("ttft_ms", "tpot_ms", "tpot_bound_ms")
     @classmethod
     def _ms(cls, v: float | None) -> float | None:
         return None if v is None else round(v, 1)
@@ -544,31 +636,21 @@ class Scenario(BaseModel):
             return None
         keys = list(dict.fromkeys(lookup_gpu(n).key for n in v.split(",") if n.strip()))
         if len(keys) > MAX_COMPARED_GPUS:
-            raise InputError(
-                "compare_gpus",
-                f"at most {MAX_COMPARED_GPUS} GPUs",
-                expects=E.AT_MOST(high=MAX_COMPARED_GPUS),
-            )
+            raise InputError("compare_gpus", E.AT_MOST(high=MAX_COMPARED_GPUS))
         return ",".join(keys) or None
 
     @field_validator("digest", "calibration", "bench_calibration")
     @classmethod
     def _digest(cls, v: str | None) -> str | None:
         if v is not None and (len(v) != 64 or any(c not in "0123456789abcdef" for c in v)):
-            raise InputError(
-                "digest", "a sha256 hex digest of the config bytes", expects=E.SHA256()
-            )
+            raise InputError("digest", E.SHA256())
         return v
 
     @field_validator("model")
     @classmethod
     def _printable(cls, v: str) -> str:
         if any(not c.isprintable() for c in v):
-            raise InputError(
-                "model",
-                "a name without control characters or line breaks",
-                expects=E.PRINTABLE_NAME(),
-            )
+            raise InputError("model", E.PRINTABLE_NAME())
         return v.strip()
 
     @property
@@ -578,7 +660,7 @@ class Scenario(BaseModel):
     @property
     def pinned(self) -> bool:
         """True when the user fixed any part of the layout."""
-        return any(v is not None for v in (self.tp, self.dp, self.pp, self.ep, self.replicas))
+        return any(getattr(self, name) is not None for name in LAYOUT_PINS)
 
     def workload(self, context: int) -> tuple[int, int]:
         """(input, output) tokens of one request when the plan gives ``context`` tokens: the
@@ -667,41 +749,19 @@ def field_row(name: str) -> FieldRow:
     return next(r for r in fields() if r.name == name)
 
 
-def _expected(error: Mapping[str, Any]) -> str:
-    kind = str(error.get("type", ""))
-    ctx = error.get("ctx") or {}
-    if isinstance(ctx.get("error"), InputError):  # a validator's own refusal
-        return str(ctx["error"].expected)
-    if kind in ("int_type", "int_parsing", "int_from_float"):
-        return "a whole number"
-    if kind in ("float_type", "float_parsing", "finite_number"):
-        return "a finite number"
-    if kind == "greater_than_equal":
-        return f"at least {ctx.get('ge')}"
-    if kind == "greater_than":
-        return f"more than {ctx.get('gt')}"
-    if kind == "less_than_equal":
-        return f"at most {ctx.get('le')}"
-    if kind == "literal_error":
-        return f"one of {ctx.get('expected', '')}".replace("'", "")
-    if kind == "bool_parsing" or kind == "bool_type":
-        return "true or false"
-    if kind == "string_too_long":
-        return f"at most {ctx.get('max_length')} characters"
-    if kind == "string_too_short":
-        return "a non-empty value"
-    if kind == "extra_forbidden":
-        return "a known scenario field"
-    msg = str(error.get("msg", "a valid value"))
-    return msg.removeprefix("Value error, ")
+# The layout pins (tp, dp, pp, ep, replicas), and those that are sizes: their product is the GPUs
+# the pinned layout uses (ep is a switch).
+LAYOUT_PINS: tuple[str, ...] = tuple(r.name for r in fields() if r.spec.group == "layout")
+PIN_SIZES: tuple[str, ...] = tuple(n for n in LAYOUT_PINS if field_row(n).kind is int)
 
 
-def _expects(error: Mapping[str, Any], field: str) -> Decision | None:
-    """``_expected`` as a decision (None for a kind of error it has no code for)."""
+def _expects(error: Mapping[str, Any], field: str) -> Decision:
+    """What a field expects, from pydantic's kind of error and its context (a validator's own
+    refusal as it is)."""
     kind = str(error.get("type", ""))
     ctx = error.get("ctx") or {}
     if isinstance(ctx.get("error"), InputError):
-        expects: Decision | None = ctx["error"].expects
+        expects: Decision = ctx["error"].expects
         return expects
     if kind in ("int_type", "int_parsing", "int_from_float"):
         return E.WHOLE_NUMBER()
@@ -715,7 +775,8 @@ def _expects(error: Mapping[str, Any], field: str) -> Decision | None:
         return E.AT_MOST(high=ctx["le"])
     if kind == "literal_error":
         row = next((r for r in fields() if r.name == field), None)
-        return E.ONE_OF(choices=tuple(Name(c) for c in row.choices)) if row else None
+        if row is not None:
+            return E.ONE_OF(choices=tuple(Name(c) for c in row.choices))
     if kind in ("bool_parsing", "bool_type"):
         return E.TRUE_FALSE()
     if kind == "string_too_long":
@@ -724,12 +785,12 @@ def _expects(error: Mapping[str, Any], field: str) -> Decision | None:
         return E.NOT_EMPTY()
     if kind == "extra_forbidden":
         return E.KNOWN_FIELD()
-    return None
+    return E.VALID(kind=Name(kind), got=E.got(error.get("input")))
 
 
 def _refused(field: str, error: Mapping[str, Any]) -> InputError:
     """The InputError of pydantic's first error, naming ``field``."""
-    return InputError(field, _expected(error), expects=_expects(error, field))
+    return InputError(field, _expects(error, field))
 
 
 def make_scenario(**fields: Any) -> Scenario:
@@ -742,39 +803,25 @@ def make_scenario(**fields: Any) -> Scenario:
         name = str(first["loc"][0]) if first["loc"] else "scenario"
         raise _refused(name, first) from None
     if s.source == "file" and s.digest is None:
-        raise InputError("digest", "the digest of the uploaded config bytes", expects=E.DIGEST())
+        raise InputError("digest", E.DIGEST())
     if s.source == "hub" and not HF_ID.match(s.model):
-        raise InputError(
-            "model",
-            f"a Hugging Face id like 'org/name', got {echo(s.model)}",
-            expects=E.HUB_ID(got=Name(echo(s.model))),
-        )
+        raise InputError("model", E.HUB_ID(got=Name(echo(s.model))))
     if s.source == "catalog":
         canonical = catalog_name(s.model)
         if canonical is None:
-            raise InputError(
-                "model",
-                f"a bundled catalog model name, got {echo(s.model)}",
-                expects=E.CATALOG_NAME(got=Name(echo(s.model))),
-            )
+            raise InputError("model", E.CATALOG_NAME(got=Name(echo(s.model))))
         if canonical != s.model:
             s = s.model_copy(update={"model": canonical})
     total = (s.input_tokens or 0) + (s.output_tokens or 0)
     if s.context is not None and total > s.context:
         raise InputError(
-            "input_tokens",
-            f"input + output tokens ({total:,}) within the context ({s.context:,} tokens)",
-            expects=E.WITHIN_CONTEXT(total=Tokens(total), context=Tokens(s.context)),
+            "input_tokens", E.WITHIN_CONTEXT(total=Tokens(total), context=Tokens(s.context))
         )
-    used = math.prod(v for v in (s.tp, s.dp, s.pp, s.replicas) if v is not None)
+    used = math.prod(v for v in (getattr(s, n) for n in PIN_SIZES) if v is not None)
     if used > s.total_gpus:
         raise InputError(
             "tp",
-            f"a pinned layout (TP × DP × PP × replicas = {used}) that fits the "
-            f"{s.total_gpus} GPUs ({s.gpus_per_node} per node × {s.nodes} nodes)",
-            expects=E.LAYOUT_FITS(
-                used=used, gpus=s.total_gpus, per_node=s.gpus_per_node, nodes=s.nodes
-            ),
+            E.LAYOUT_FITS(used=used, gpus=s.total_gpus, per_node=s.gpus_per_node, nodes=s.nodes),
         )
     return s
 
@@ -851,14 +898,14 @@ def _from_text(field: str, text: str) -> Any:
             return True
         if low in _FALSE:
             return False
-        raise InputError(field, "1 or 0", expects=E.ONE_OR_ZERO())
+        raise InputError(field, E.ONE_OR_ZERO())
     if row.kind is int:
         if not _DIGITS.fullmatch(text):  # ASCII digits only: int() also reads '٣' and '1_0'
-            raise InputError(field, "a whole number", expects=E.WHOLE_NUMBER())
+            raise InputError(field, E.WHOLE_NUMBER())
         return int(text)
     if row.kind is float:
         if not _DECIMAL.fullmatch(text):
-            raise InputError(field, "a decimal number", expects=E.DECIMAL())
+            raise InputError(field, E.DECIMAL())
         return float(text)
     return text
 
@@ -879,11 +926,6 @@ class ParsedQuery:
     scenario: Scenario
     notes: tuple[Decision, ...]
 
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """The notes in English, as plain text (a terminal, a log)."""
-        return tuple(say(n, markdown=False) for n in self.notes)
-
 
 # What the link parser says about a link (data/i18n/<lang>/errors.yaml code.link).
 LINK_TOO_LONG = Code("link.too_long", "key", "most")
@@ -897,11 +939,6 @@ LINK_BENCH_CALIBRATION = Code("link.bench_calibration")
 LINK_HELD = {"calibration": LINK_CALIBRATION, "bench_calibration": LINK_BENCH_CALIBRATION}
 LINK_FILE = Code("link.file", "model")
 LINK_LAYOUT = Code("link.layout", "expected")
-LINK_DETAIL = Code("link.detail", "text")  # an expectation with no code yet, as written
-
-
-def _expectation(err: InputError) -> Decision:
-    return err.expects if err.expects is not None else LINK_DETAIL(text=Name(err.expected))
 
 
 def from_query(params: Mapping[str, str | list[str]]) -> ParsedQuery:
@@ -962,18 +999,16 @@ def _invalid(key: str, value: str, err: InputError) -> Decision:
     """A link value refused: what it expects, and what is used instead."""
     default = getattr(DEFAULT_SCENARIO, err.field, None)
     then = LINK_ENGINE() if default is None else LINK_DEFAULT(value=Name(echo(str(default))))
-    return LINK_INVALID(
-        key=Name(key), value=Name(echo(value)), expected=_expectation(err), then=then
-    )
+    return LINK_INVALID(key=Name(key), value=Name(echo(value)), expected=err.expects, then=then)
 
 
 def _drop_until_valid(good: dict[str, Any], err: InputError) -> tuple[Scenario, Decision]:
     """Cross-field failures (a pinned layout larger than the GPUs, a hub id that is not one,
     a file link): drop what the error names, else the whole layout, else everything."""
-    if err.field in ("tp", "dp", "pp", "replicas"):
-        for k in ("tp", "dp", "pp", "replicas", "ep"):
+    if err.field in PIN_SIZES:
+        for k in LAYOUT_PINS:
             good.pop(k, None)
-        note = LINK_LAYOUT(expected=_expectation(err))
+        note = LINK_LAYOUT(expected=err.expects)
     else:
         value = good.pop(err.field, None)
         if err.field == "model":
@@ -1037,13 +1072,3 @@ def cli_line(s: Scenario) -> str | None:
         return None
     argv = ["python", "-m", "engine", "study", s.model, *scenario_argv(s)]
     return " ".join(shlex.quote(a) for a in argv) + " --json"
-
-
-def link_source_note(s: Scenario) -> str | None:
-    """What a link cannot carry for this scenario (shown next to the share link)."""
-    if s.source == "file":
-        return (
-            f"An uploaded or pasted config.json ({echo(s.model)}) cannot travel in a link: whoever "
-            "opens it sees the default model. Share the file, or publish it and use its hub id."
-        )
-    return None

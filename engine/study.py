@@ -18,16 +18,17 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
 
-from engine.decision import Bytes, Code, Decimal, Decision, Name, Percent, Tokens
+from engine import errors as E
+from engine.decision import Code, Decision, Name, Percent, Tokens
 from engine.diagnose import Diagnosis, Options
 from engine.engines import adapter
 from engine.errors import InputError
 from engine.gates import MAX_TRIED_GPUS, GateReport, gate_report
 from engine.hardware.gpus import Gpu, lookup_gpu
 from engine.kv.dtype import KvDtype
-from engine.kv.sizing import KvSizing, size_kv
+from engine.kv.pipeline import ModelPipeline, model_pipeline
+from engine.kv.sizing import KvSizing
 from engine.launch.candidate import Candidate, Layout, LayoutSearch, SearchInputs
 from engine.launch.layout import REJECT_ENGINE, evaluate, search, split_problem
 from engine.launch.plan import LaunchPlan, build_plan, chunk_tokens, model_id_for
@@ -35,29 +36,23 @@ from engine.launch.plan_inputs import PlanInputs
 from engine.launch.ranking import drafts_pay
 from engine.launch.recipes import required_setting, speculative_for
 from engine.model import store
-from engine.model.architecture import Architecture, build_architecture
+from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.context_limit import ContextLimit, context_limit
-from engine.model.family import FamilyVerdict, classify
+from engine.model.family import FamilyVerdict
 from engine.model.loader import LoadedModel, load_catalog, load_hub
 from engine.model.mtp import has_draft_layers
 from engine.model.quantize import online_fp8
 from engine.model.store import BYTES_PER_JSON_BYTE
-from engine.model.weights import WeightReport, weight_report
+from engine.model.weights import WeightReport
 from engine.perf import Speculative, Speed, calibration, stack_calibration
 from engine.perf.factors import perf_facts
 from engine.perf.stack_calibration import StackCalibration
-from engine.scenario import ENGINES, MAX_NODES, Engine, Scenario
+from engine.scenario import ENGINES, LAYOUT_PINS, MAX_NODES, Engine, Scenario
 from engine.software.software_report import SoftwareReport, software_report
+from engine.verdict import Verdict
+from engine.verdict import verdict as judge
 
-VerdictStatus = Literal["runs", "fewer_users", "shorter_context", "does_not_fit", "blocked"]
-
-
-RUNS = Code("verdict.runs", "layout", "users", "context")
-FEWER_USERS = Code("verdict.fewer_users", "users", "asked", "context", "layout")
-SHORTER_CONTEXT = Code("verdict.shorter_context", "fits", "asked", "layout")
-DOES_NOT_FIT = Code("verdict.does_not_fit", "weights", "layout", "usable", "times")
-BLOCKED = Code("verdict.blocked", "gate", "reason")
 CONTEXT_CAPPED = Code("study.context_capped", "asked", "formula", "limit")
 BENCH_CALIBRATED = Code(
     "study.bench_calibrated", "engine", "gpu", "layout", "runs", "before", "after"
@@ -74,20 +69,6 @@ def bench_calibrated(stack: StackCalibration) -> Decision:
         before=Percent(stack.error_before),
         after=Percent(stack.error_after),
     )
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The answer first: does it run on these GPUs, and the one reason (what to change is the
-    alternatives' business, engine/alternatives.py)."""
-
-    status: VerdictStatus
-    reason: Decision
-    fix: Decision | None = None  # a failed gate's own fix
-
-    @property
-    def runs(self) -> bool:
-        return self.status in ("runs", "fewer_users", "shorter_context")
 
 
 @dataclass(frozen=True)
@@ -108,9 +89,7 @@ class Study:
     scenario: Scenario
     model: LoadedModel
     gpu: Gpu
-    architecture: Architecture
-    family: FamilyVerdict
-    weights: WeightReport
+    pipeline: ModelPipeline  # the layers, family, weights and KV sizings of the config
     limit: ContextLimit
     context_asked: int
     search: LayoutSearch
@@ -123,11 +102,22 @@ class Study:
     notes: tuple[Decision, ...] = field(default_factory=tuple)
     # what the search read (the speed model's inputs too: the pages sweep a layout's load)
     search_inputs: SearchInputs | None = field(default=None, repr=False, compare=False)
-    _sizings: dict[tuple[str, int, str], KvSizing] = field(default_factory=dict, repr=False)
 
     @property
     def config(self) -> ModelConfig:
         return self.model.config
+
+    @property
+    def architecture(self) -> Architecture:
+        return self.pipeline.arch
+
+    @property
+    def family(self) -> FamilyVerdict:
+        return self.pipeline.family
+
+    @property
+    def weights(self) -> WeightReport:
+        return self.pipeline.weights
 
     @property
     def fit(self) -> Candidate:
@@ -157,15 +147,8 @@ class Study:
 
     def sizing(self, engine: Engine, tp: int, kv_dtype: str | None = None) -> KvSizing:
         """The KV sizing of ``engine`` at attention TP ``tp`` (another KV dtype for a sweep)."""
-        dtype = kv_dtype or self.scenario.kv_dtype
-        key = (engine, tp, dtype)
-        if key not in self._sizings:
-            kvd = _kv_dtype(engine, dtype, self.config, self.gpu)
-            block = _block(engine, self.config, self.gpu)
-            self._sizings[key] = size_kv(
-                self.architecture, self.config, kvd, tp, engine, block_size=block
-            )
-        return self._sizings[key]
+        kvd = _kv_dtype(engine, kv_dtype or self.scenario.kv_dtype, self.config, self.gpu)
+        return self.pipeline.kv(engine, kvd, tp, _block(engine, self.config, self.gpu))
 
     @property
     def diagnosis(self) -> Diagnosis:
@@ -211,59 +194,54 @@ def _block(engine: Engine, cfg: ModelConfig, gpu: Gpu) -> int | None:
     return int(value) if value is not None and value.isdigit() else None
 
 
-def _compute(s: Scenario) -> Study:
-    model = checkpoint = resolve_model(s)
-    gpu = lookup_gpu(s.gpu)
-    if s.quantization == "fp8":  # the weights as the engine holds them after --quantization fp8
-        stored = weight_report(model.config, build_architecture(model.config)).weight_dtype
-        model = online_fp8(model, gpu, stored)
-    cfg = model.config
-    arch = build_architecture(cfg)
-    fam = classify(cfg, arch)
-    weights = weight_report(cfg, arch)
-    limit = context_limit(cfg)
-    notes: list[Decision] = []
-    if s.images and not fam.multimodal:
-        raise InputError("images", f"a multimodal model; {cfg.architecture} has no vision encoder")
+def _asked_context(s: Scenario, limit: ContextLimit) -> tuple[int, list[Decision]]:
+    """The context asked (the model's own limit where the scenario says none), capped at the
+    limit with a note."""
     asked = s.context or limit.tokens
-    if asked > limit.tokens:
-        notes.append(
-            CONTEXT_CAPPED(asked=Tokens(asked), formula=limit.why, limit=Tokens(limit.tokens))
-        )
-        asked = limit.tokens
-    text_only = fam.multimodal and not s.images
-    # the checkpoint's own MTP layers, or a draft model (an EAGLE3 head) the recipe names
-    drafts = has_draft_layers(fam) or speculative_for(cfg, s.engine).draft_model is not None
-    cal = calibration.get(s.calibration) if s.calibration else None
-    stack = stack_calibration.get(s.bench_calibration) if s.bench_calibration else None
-    if stack is not None:
-        notes.append(bench_calibrated(stack))
-    stack_factors = stack.factors_over(perf_facts().factors) if stack is not None else None
-    model_id = model_id_for(model)
-    software = {
+    if asked <= limit.tokens:
+        return asked, []
+    capped = CONTEXT_CAPPED(asked=Tokens(asked), formula=limit.why, limit=Tokens(limit.tokens))
+    return limit.tokens, [capped]
+
+
+def _software(
+    model: LoadedModel, checkpoint: LoadedModel, text_only: bool
+) -> dict[Engine, SoftwareReport]:
+    """Each engine's software report for the checkpoint's own format, whatever the engine makes
+    of it (the hub id where the model has one)."""
+    model_id = model_id_for(model) if model.source != "file" else None
+    return {
         e: software_report(
-            checkpoint.config.raw,  # the checkpoint's own format, whatever the engine makes of it
+            checkpoint.config.raw,
             e,
-            model_id if model.source != "file" else None,
+            model_id,
             text_only=text_only,
             chat_template=model.chat_template,
         )
         for e in ENGINES
     }
-    kv_dtypes = {e: _kv_dtype(e, s.kv_dtype, cfg, gpu) for e in ENGINES}
-    sizing_cache: dict[tuple[Engine, int], KvSizing] = {}
 
-    def kv_at(engine: Engine) -> Callable[[int], KvSizing]:
-        def at(tp: int) -> KvSizing:
-            key = (engine, tp)
-            if key not in sizing_cache:
-                block = _block(engine, cfg, gpu)
-                sizing_cache[key] = size_kv(arch, cfg, kv_dtypes[engine], tp, engine, block)
-            return sizing_cache[key]
 
-        return at
+@dataclass(frozen=True)
+class _Inputs:
+    """What the layout search reads, for an engine with or without the drafts."""
 
-    def inputs(engine: Engine, mtp: bool) -> SearchInputs:
+    s: Scenario
+    pipe: ModelPipeline
+    gpu: Gpu
+    kv_dtypes: dict[Engine, KvDtype]
+    asked: int
+    limit: int
+    text_only: bool
+    cal: calibration.Calibration | None
+    stack: StackCalibration | None
+
+    def kv_at(self, engine: Engine) -> Callable[[int], KvSizing]:
+        block = _block(engine, self.pipe.cfg, self.gpu)
+        return lambda tp: self.pipe.kv(engine, self.kv_dtypes[engine], tp, block)
+
+    def __call__(self, engine: Engine, mtp: bool) -> SearchInputs:
+        cfg, fam, s, stack = self.pipe.cfg, self.pipe.family, self.s, self.stack
         spec = None
         if mtp:
             rec = speculative_for(cfg, engine)
@@ -272,36 +250,39 @@ def _compute(s: Scenario) -> Study:
                 rec.perf_method,
                 max(1, rec.num_speculative_tokens if one_config else rec.num_steps),
             )
+        own = stack is not None and stack.engine == engine
         return SearchInputs(
             cfg=cfg,
-            arch=arch,
+            arch=self.pipe.arch,
             family=fam,
-            weights=weights,
-            gpu=gpu,
+            weights=self.pipe.weights,
+            gpu=self.gpu,
             engine=engine,
-            kv_at=kv_at(engine),
-            context=asked,
-            limit=limit.tokens,
+            kv_at=self.kv_at(engine),
+            context=self.asked,
+            limit=self.limit,
             mtp=mtp,
-            vision=fam.multimodal and not text_only,
+            vision=fam.multimodal and not self.text_only,
             chunk_tokens=chunk_tokens(s.latency, s.images),
             speculative=spec,
-            calibration=cal,
+            calibration=self.cal,
             engine_version=adapter(engine).version,  # the plan's release: how it runs a step
-            factors=stack_factors if stack is not None and stack.engine == engine else None,
+            factors=stack.factors_over(perf_facts().factors) if own and stack else None,
         )
 
-    found, mtp, draft_speeds = _with_or_without_drafts(
-        lambda m: search(inputs(s.engine, m), s), s, drafts
-    )
-    pick = found.pick
+
+def _engine_views(
+    inputs: _Inputs, software: dict[Engine, SoftwareReport], pick: Candidate, mtp: bool
+) -> dict[Engine, EngineView]:
+    """Each engine at the pick's layout: the scenario's engine as picked, the other re-checked
+    on the same layout (or why it cannot run it)."""
+    s, pipe = inputs.s, inputs.pipe
     views: dict[Engine, EngineView] = {}
     for e in ENGINES:
-        if e == s.engine:
-            fit: Candidate | None = pick
-            problem = None
-        else:
-            problem = split_problem(cfg, arch, fam, pick.layout.split)
+        fit: Candidate | None = pick
+        problem = None
+        if e != s.engine:
+            problem = split_problem(pipe.cfg, pipe.arch, pipe.family, pick.layout.split)
             try:
                 fit = (
                     None
@@ -309,16 +290,52 @@ def _compute(s: Scenario) -> Study:
                     else evaluate(inputs(e, mtp), s, pick.layout.replicas, pick.layout.split)
                 )
             except InputError as err:
-                said = err.expects if err.expects is not None else Name(err.expected)
-                fit, problem = None, err.why or REJECT_ENGINE(why=said)
-        kv = kv_at(e)(pick.layout.tp)
-        views[e] = EngineView(e, kv_dtypes[e], kv, fit, software[e], None, problem)
-    fewest = _fewest_gpus(inputs(s.engine, mtp), s) if not pick.context_fits else None
-    gates = gate_report(fam, weights, views[s.engine].kv_dtype, gpu, pick, cfg, fewest)
-    verdict = _verdict(s, pick, gates, asked)
-    core = PlanInputs(
-        model, cfg, gpu, arch, fam, weights, limit, asked, mtp, text_only, gates, draft_speeds
+                fit, problem = None, err.why or REJECT_ENGINE(why=err.expects)
+        kv = inputs.kv_at(e)(pick.layout.tp)
+        views[e] = EngineView(e, inputs.kv_dtypes[e], kv, fit, software[e], None, problem)
+    return views
+
+
+def _served(s: Scenario, checkpoint: LoadedModel, gpu: Gpu) -> LoadedModel:
+    """The model as the engine holds it: after ``--quantization fp8``, its weights in FP8."""
+    if s.quantization != "fp8":
+        return checkpoint
+    stored = model_pipeline(checkpoint.config).weights.weight_dtype
+    return online_fp8(checkpoint, gpu, stored)
+
+
+def _compute(s: Scenario) -> Study:
+    checkpoint = resolve_model(s)
+    gpu = lookup_gpu(s.gpu)
+    model = _served(s, checkpoint, gpu)
+    cfg = model.config
+    pipe = model_pipeline(cfg)
+    fam = pipe.family
+    limit = context_limit(cfg)
+    if s.images and not fam.multimodal:
+        raise InputError("images", E.MULTIMODAL(architecture=Name(cfg.architecture)))
+    asked, notes = _asked_context(s, limit)
+    text_only = fam.multimodal and not s.images
+    # the checkpoint's own MTP layers, or a draft model (an EAGLE3 head) the recipe names
+    drafts = has_draft_layers(fam) or speculative_for(cfg, s.engine).draft_model is not None
+    cal = calibration.get(s.calibration) if s.calibration else None
+    stack = stack_calibration.get(s.bench_calibration) if s.bench_calibration else None
+    if stack is not None:
+        notes.append(bench_calibrated(stack))
+    kv_dtypes = {e: _kv_dtype(e, s.kv_dtype, cfg, gpu) for e in ENGINES}
+    inputs = _Inputs(s, pipe, gpu, kv_dtypes, asked, limit.tokens, text_only, cal, stack)
+    found, mtp, draft_speeds = _with_or_without_drafts(
+        lambda m: search(inputs(s.engine, m), s), s, drafts
     )
+    pick = found.pick
+    views = _engine_views(inputs, _software(model, checkpoint, text_only), pick, mtp)
+    fewest = _fewest_gpus(inputs(s.engine, mtp), s) if not pick.context_fits else None
+    gates = gate_report(fam, pipe.weights, views[s.engine].kv_dtype, gpu, pick, cfg, fewest)
+    verdict = judge(s, found, gates, asked)
+    core = PlanInputs(
+        model, cfg, gpu, pipe.arch, fam, pipe.weights, limit, asked, mtp, text_only, gates,
+        draft_speeds,
+    )  # fmt: skip
     for e, v in views.items():
         if v.fit is None:
             continue
@@ -328,9 +345,7 @@ def _compute(s: Scenario) -> Study:
         scenario=s,
         model=model,
         gpu=gpu,
-        architecture=arch,
-        family=fam,
-        weights=weights,
+        pipeline=pipe,
         limit=limit,
         context_asked=asked,
         search=found,
@@ -373,11 +388,7 @@ def _fewest_gpus(inp: SearchInputs, s: Scenario) -> int | None:
                 update={
                     "gpus_per_node": per_node,
                     "nodes": nodes,
-                    "tp": None,
-                    "dp": None,
-                    "pp": None,
-                    "ep": None,
-                    "replicas": None,
+                    **dict.fromkeys(LAYOUT_PINS),
                     "users": 1,
                 }
             )
@@ -388,35 +399,6 @@ def _fewest_gpus(inp: SearchInputs, s: Scenario) -> int | None:
                 pass
         n *= 2
     return None
-
-
-def _verdict(s: Scenario, pick: Candidate, gates: GateReport, asked: int) -> Verdict:
-    failed = gates.failed(memory=False)
-    if failed:
-        g = failed[0]
-        return Verdict("blocked", BLOCKED(gate=g.failure, reason=g.reason), g.fix)
-    lay = pick.layout.name()
-    if not pick.weights_fit or (not pick.context_fits and pick.users == 0):
-        return Verdict(
-            "does_not_fit",
-            DOES_NOT_FIT(
-                weights=Bytes(pick.weights_per_gpu),
-                layout=lay,
-                usable=Bytes(pick.usable_per_gpu),
-                times=Decimal(pick.weights_per_gpu / max(pick.usable_per_gpu, 1), 1, "×"),
-            ),
-        )
-    if not pick.context_fits:
-        return Verdict(
-            "shorter_context",
-            SHORTER_CONTEXT(fits=Tokens(pick.context), asked=Tokens(asked), layout=lay),
-        )
-    if not pick.users_fit:
-        return Verdict(
-            "fewer_users",
-            FEWER_USERS(users=pick.users, asked=s.users, context=Tokens(pick.context), layout=lay),
-        )
-    return Verdict("runs", RUNS(layout=lay, users=pick.users, context=Tokens(pick.context)))
 
 
 # --- the cache ------------------------------------------------------------------------------------

@@ -15,8 +15,10 @@ from engine.launch.advisors import (
     engine_advice,
     eplb_advice,
     moe_comm_advice,
+    pairs_for,
 )
 from engine.rules import DATA_DIR
+from engine.text.words import say, say_all
 from tools import advisor_pairs
 
 
@@ -36,7 +38,7 @@ def assert_real_flags(engine: str, fragments: tuple[str, ...]) -> None:
 def test_no_prefix_overlap_favours_vllm_60_0_vs_52_7() -> None:
     advice = engine_advice(0)
     assert advice.engine == "vllm"
-    assert advice.figures[0].value == "vLLM 60.0 vs SGLang 52.7 tok/s"
+    assert say(advice.figures[0].value) == "vLLM 60.0 tok/s vs SGLang 52.7 tok/s"
     assert "Serving playbook" in advice.figures[0].source
 
 
@@ -50,17 +52,17 @@ def test_60_percent_overlap_and_up_favours_sglang_radix_attention() -> None:
     for pct in (60, 80, 100):
         advice = engine_advice(pct)
         assert advice.engine == "sglang"
-        assert "RadixAttention" in " ".join(advice.reasoning)
+        assert "RadixAttention" in " ".join(say_all(advice.why))
         assert "--schedule-policy lpm" in advice.flags["sglang"]
-    assert {f.value for f in engine_advice(80).figures} == {
-        "vLLM 22.4 vs SGLang 31.2 tok/s",
-        "vLLM 16.0 vs SGLang 30.5 tok/s",
+    assert {say(f.value) for f in engine_advice(80).figures} == {
+        "vLLM 22.4 tok/s vs SGLang 31.2 tok/s",
+        "vLLM 16.0 tok/s vs SGLang 30.5 tok/s",
     }
 
 
 def test_several_replicas_need_a_cache_aware_router() -> None:
-    assert "cache_aware" in engine_advice(70, replicas=4).routing
-    assert "One replica" in engine_advice(70, replicas=1).routing
+    assert "cache_aware" in say(engine_advice(70, replicas=4).routing_why)
+    assert "One replica" in say(engine_advice(70, replicas=1).routing_why)
     assert_real_flags("sglang", engine_advice(70, replicas=4).flags["sglang"])
 
 
@@ -116,8 +118,8 @@ def test_32_redundant_of_256_experts_cost_12_5_percent_expert_weights() -> None:
     advice = eplb_advice(256, 32)
     assert advice.extra_weight_fraction == 0.125
     assert advice.physical_experts == 288
-    assert "12.5%" in advice.tradeoff
-    assert {"7.2× → 1.9×", "+18 %", "+12.5 %"} == {f.value for f in advice.figures}
+    assert "12.5 %" in say(advice.tradeoff) and "12.5 %" in say(advice.why[0])
+    assert {"7.2× → 1.9×", "+18 %", "+12.5 %"} == {say(f.value) for f in advice.figures}
     assert_real_flags("vllm", advice.flags["vllm"])
     assert_real_flags("sglang", advice.flags["sglang"])
     assert "--ep-num-redundant-experts 32" in advice.flags["sglang"]
@@ -198,3 +200,23 @@ def test_every_advice_spells_each_engines_flags_through_its_adapter() -> None:
     for advice in (eplb, moe_comm_advice(2, "mixed")):
         for engine, fragments in advice.flags.items():
             assert_real_flags(engine, fragments)
+
+
+def test_where_the_measured_runs_disagree_with_the_rule_the_advice_follows_them() -> None:
+    """An MLA MoE on Hopper at no shared prefix: the published DeepSeek-R1 run of both engines
+    has SGLang ahead, where the rule of thumb says vLLM: the advice names SGLang, what the run
+    shows first, and that it disagrees with the rule."""
+    mla = engine_advice(0, family="MLA", gpu_generation="hopper", moe=True)
+    (pair,) = pairs_for("MLA", True, "hopper")
+    assert pair.sglang.output_tps > pair.vllm.output_tps
+    assert mla.engine == "sglang"
+    codes = [w.code for w in mla.why]
+    assert codes[0] == "advice.engine.shows" and codes[-1] == "advice.engine.disagrees"
+    assert dict(mla.why[-1].params)["rule"].code == "advice.engine.vllm_rule"  # type: ignore[union-attr]
+    # a MoE GQA on Hopper: both runs have vLLM ahead, as the rule says; no disagreement
+    gqa = engine_advice(0, family="GQA", gpu_generation="hopper", moe=True)
+    assert gqa.engine == "vllm"
+    assert [w.code for w in gqa.why][-1] == "advice.engine.vllm_rule"
+    # with a shared prefix the runs (measured without one) do not decide: the rule does
+    assert engine_advice(70, family="MLA", gpu_generation="hopper", moe=True).engine == "sglang"
+    assert engine_advice(35, family="MLA", gpu_generation="hopper", moe=True).engine == "either"

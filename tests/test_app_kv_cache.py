@@ -93,9 +93,8 @@ def test_an_impossible_choice_shows_an_error_not_a_traceback() -> None:
 
 def test_a_kv_dtype_the_model_cannot_use_is_an_error_naming_it_with_no_stale_numbers() -> None:
     at = open_app("kv_cache", {"kv": "fp8_ds_mla"})  # a DSA-only layout; DeepSeek-V3 has no indexer
-    # no code words this refusal yet: the error names the field, the engine's detail is cited
-    assert any("kv_dtype" in e.value for e in at.error)
-    assert any("fp8_ds_mla" in c.value for c in at.caption)
+    # the error names the field and the layout, in the reader's words
+    assert any("kv_dtype" in e.value and "fp8_ds_mla" in e.value for e in at.error)
     assert not at.metric
     assert from_query({"kv": "fp8_ds_mla"}).scenario.kv_dtype == "fp8_ds_mla"
 

@@ -377,10 +377,11 @@ KEY_COLUMNS = {
             "flags.col.layout",
             "flags.col.users",
             "flags.col.tpot",
+            "flags.col.ttft",
             "flags.col.tps",
             "flags.col.why_not",
         ],
-        "flags.col.ttft",
+        None,
     ),
     "choose_model": (
         "choose.table",
@@ -389,6 +390,12 @@ KEY_COLUMNS = {
     ),
     "kv_cache": ("kv.memory", ["kv.col.part", "kv.col.formula"], "kv.col.gib"),
     "software": ("software.flags.vllm", ["software.col.flag", "software.col.reason"], None),
+    # the first table of Flags: why each flag is there, its reasons whole (not cut at the edge)
+    "flags#why": (
+        "flags.flags.vllm",
+        ["flags.col.flag", "flags.col.value", "flags.col.reason"],
+        None,
+    ),
     "lint": (
         "lint.findings",
         ["lint_page.col.severity", "lint_page.col.code", "lint_page.col.fix"],
@@ -410,8 +417,10 @@ VISIBLE_HEADERS = """() => [
   ...document.querySelectorAll('[data-testid="stMain"] [data-testid="stDataFrame"]')
 ].map(df => {
     const r = df.getBoundingClientRect();
-    const heads = [...df.querySelectorAll('[role="columnheader"]')].map(h => h.textContent.trim());
-    return {heads, left: r.left, right: r.right, width: window.innerWidth};
+    const cells = [...df.querySelectorAll('[role="columnheader"]')];
+    const heads = cells.map(h => h.textContent.trim());
+    const rights = cells.map(h => h.getBoundingClientRect().right);
+    return {heads, rights, left: r.left, right: r.right, width: window.innerWidth};
   })"""
 
 
@@ -421,9 +430,10 @@ def test_every_tables_key_columns_are_in_view_at_1400_px(
     server: str, browser: object, path: str, lang: str
 ) -> None:
     _, wanted, after = KEY_COLUMNS[path]
-    page = _open(browser, _url(server, path, "lang=ko" if lang == "ko" else ""))
+    name = path.split("#")[0]
+    page = _open(browser, _url(server, name, "lang=ko" if lang == "ko" else ""))
     try:
-        _settle(page, [], PAGES[path][1])
+        _settle(page, [], PAGES[name][1])
         if path == "lint":
             area = page.locator('[data-testid="stMain"] textarea').first  # type: ignore[attr-defined]
             area.fill(LINTED)
@@ -442,9 +452,54 @@ def test_every_tables_key_columns_are_in_view_at_1400_px(
         seen = next(t for t in tables if t["heads"][:1] == expected[:1])
         heads = seen["heads"]
         assert heads[: len(expected)] == expected, heads  # first, in this order
+        for head, right in zip(heads[: len(expected)], seen["rights"], strict=False):
+            assert right <= seen["right"] + 1, (head, right, seen["right"])  # wholly in view
         if after is not None:  # the next column shows too: the key columns are wholly in view
             assert _header(after, lang) in heads, heads
         assert seen["left"] >= 0 and seen["right"] <= seen["width"], seen  # the table itself
-        _shot(page, f"columns-{path}-{lang}")
+        _shot(page, f"columns-{path.replace('#', '-')}-{lang}")
+    finally:
+        page.close()  # type: ignore[attr-defined]
+
+
+# Every plotly chart's axis types, ranges (log10 on a log axis) and its traces' data, read from
+# the figure the browser drew.
+CHART_AXES = """() => [
+  ...document.querySelectorAll(
+    '[data-testid="stMain"] [data-testid="stPlotlyChart"] .js-plotly-plot')
+].map(gd => ({
+    x: gd._fullLayout.xaxis.range, y: gd._fullLayout.yaxis.range,
+    xtype: gd._fullLayout.xaxis.type, ytype: gd._fullLayout.yaxis.type,
+    xs: gd.data.flatMap(t => t.x || []), ys: gd.data.flatMap(t => t.y || []),
+    names: gd.data.map(t => t.name),
+  }))"""
+
+
+def _inside_data(axis: list[float], values: list[float]) -> None:
+    """A log axis' range (log10) within the data's own range, by at most 10 × on each side."""
+    low, high = 10 ** axis[0], 10 ** axis[1]
+    assert min(values) / 10 <= low <= min(values), (low, min(values))
+    assert max(values) <= high <= max(values) * 10, (high, max(values))
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("mode", ["latency", "balanced", "throughput"])
+def test_the_speed_charts_axes_stay_within_the_data(
+    server: str, browser: object, mode: str, lang: str
+) -> None:
+    query = f"model=deepseek-ai/DeepSeek-V3&users=64&tpot=30&latency={mode}&lang={lang}"
+    page = _open(browser, _url(server, "flags", query))
+    try:
+        _settle(page, [], 1)
+        charts = page.evaluate(CHART_AXES)  # type: ignore[attr-defined]
+        assert len(charts) == 1, charts  # Flags draws the speed chart alone
+        (chart,) = charts
+        assert chart["xtype"] == chart["ytype"] == "log"
+        xs = [x for x in chart["xs"] if x and x > 0]
+        ys = [y for y in chart["ys"] if y and y > 0]
+        assert xs and ys and len(chart["names"]) >= 1
+        _inside_data(chart["x"], xs)
+        _inside_data(chart["y"], ys)
+        _shot(page, f"speed-chart-{mode}-{lang}")
     finally:
         page.close()  # type: ignore[attr-defined]

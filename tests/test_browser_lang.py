@@ -37,6 +37,13 @@ SCENARIOS = {
     "blocked": "model=deepseek-ai%2FDeepSeek-V3.2&gpu=RTX%204090&gpus=8",
     "dense": "model=meta-llama%2FLlama-3.1-70B-Instruct&gpu=A100%2080GB&gpus=4&users=32",
 }
+# Models whose words the three above do not reach, read in Korean on the pages that show their
+# layers (a hybrid's Gated DeltaNet state and its chart legends; an NVFP4 MoE on Blackwell)
+KOREAN_ONLY = {
+    "hybrid": "model=Qwen%2FQwen3-Next-80B-A3B-Thinking&gpu=H200&gpus=8",
+    "nvfp4": "model=deepseek-ai%2FDeepSeek-V4-Flash&gpu=B200&gpus=8",
+}
+KOREAN_ONLY_PAGES = ("overview", "family", "kv_cache", "hardware", "software", "flags")
 LANGS = ("ko", "en")
 # The language switch names each language in its own script, so that a reader who does not read
 # the page's language can still find their own: the only lines meant for both.
@@ -68,13 +75,13 @@ PENDING: dict[tuple[str, str, str], str] = {}
 
 
 def _cases() -> list[object]:
+    every = [(s, name, lang) for s in SCENARIOS for name in PAGES for lang in LANGS]
+    korean = [(s, name, "ko") for s in KOREAN_ONLY for name in KOREAN_ONLY_PAGES]
     cases: list[object] = []
-    for scenario in SCENARIOS:
-        for name in PAGES:
-            for lang in LANGS:
-                why = PENDING.get((scenario, name, lang))
-                marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
-                cases.append(pytest.param(scenario, name, lang, marks=marks))
+    for scenario, name, lang in every + korean:
+        why = PENDING.get((scenario, name, lang))
+        marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+        cases.append(pytest.param(scenario, name, lang, marks=marks))
     return cases
 
 
@@ -146,7 +153,8 @@ def _report(found: list[Finding]) -> str:
 def test_every_page_speaks_only_the_readers_language(
     server: str, browser: object, scenario: str, name: str, lang: str
 ) -> None:
-    query = "&".join(q for q in (SCENARIOS[scenario], f"lang={lang}") if q)
+    scenario_query = {**SCENARIOS, **KOREAN_ONLY}[scenario]
+    query = "&".join(q for q in (scenario_query, f"lang={lang}") if q)
     page = _open(browser, _url(server, name, query))
     try:
         _settle(page)
@@ -203,12 +211,11 @@ def test_refusals_and_the_model_s_notes_speak_korean(
         page.close()  # type: ignore[attr-defined]
 
 
-def test_an_uncoded_refusal_is_a_korean_sentence_with_the_english_cited(
+def test_a_refused_kubernetes_name_is_a_korean_sentence_with_no_english_cited(
     server: str, browser: object
 ) -> None:
-    """A Kubernetes claim name that is no DNS label (engine/present/k8s.py has no code for it
-    yet): the page says in Korean that the value was refused and quotes the engine's English
-    as a citation, which the check leaves out as it does a Sources list."""
+    """A Kubernetes claim name that is no DNS label: the page says in Korean what the field
+    expects (a DNS label), with no English quoted beside it."""
     page = _open(browser, _url(server, "flags", "lang=ko"))
     try:
         _settle(page)
@@ -223,10 +230,36 @@ def test_an_uncoded_refusal_is_a_korean_sentence_with_the_english_cited(
         lines = page_lines(page)
         read = [(kind, line) for area in lines.values() for kind, line in area]
         text = [line for kind, line in read if kind == "text"]
-        assert any("model_cache_claim 값을 받아들일 수 없습니다" in line for line in text), text
-        assert any(kind == "source" and "a DNS label" in line for kind, line in read), read
+        assert any("model_cache_claim" in line and "DNS 레이블" in line for line in text), text
+        assert not any("a DNS label" in line for _, line in read), read
         found = check(text, "ko", catalog_words(), BOTH)
-        _record("uncoded-flags-ko", lines, found, "ko")
+        _record("refused-flags-ko", lines, found, "ko")
+        assert not found, _report(found)
+    finally:
+        page.close()  # type: ignore[attr-defined]
+
+
+# The disaggregated section (issue 33): a traffic whose pools win, on the two pages that show them.
+POOLS = "model=Qwen%2FQwen3-32B&gpu=H200&isl=8192&osl=256&ctx=8448&ttft=1500&tpot=20&rate=8"
+POOL_TITLE = {"en": "Disaggregated prefill and decode", "ko": "프리필·디코드 분리"}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("name", ["overview", "flags"])
+def test_the_disaggregated_section_speaks_only_the_readers_language(
+    server: str, browser: object, name: str, lang: str
+) -> None:
+    page = _open(browser, _url(server, name, f"{POOLS}&lang={lang}"))
+    try:
+        _settle(page)
+        page.get_by_text(POOL_TITLE[lang], exact=True).first.wait_for()  # type: ignore[attr-defined]
+        page.wait_for_function(RUN_OVER)  # type: ignore[attr-defined]
+        _no_exception(page)
+        lines = page_lines(page)
+        text = [line for area in lines.values() for kind, line in area if kind == "text"]
+        assert POOL_TITLE[lang] in text
+        found = check(text, lang, catalog_words(), BOTH)
+        _record(f"pools-{name}-{lang}", lines, found, lang)
         assert not found, _report(found)
     finally:
         page.close()  # type: ignore[attr-defined]

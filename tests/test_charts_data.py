@@ -9,6 +9,7 @@ from engine.model.loader import load_catalog
 from engine.present import charts_data as C
 from engine.study import Study
 from tests.study_util import run
+from tools.lang_check import HANGUL
 
 
 def dsv3(**kw: object) -> Study:
@@ -117,3 +118,11 @@ def test_a_model_that_does_not_fit_shows_its_overflow_and_an_empty_chart_says_wh
     assert weights.bytes > st.fit.usable_per_gpu  # not clipped to the usable memory
     assert b.total >= weights.bytes and b.overflow > 13
     assert nothing_fits(users_vs_context(st, ("auto",), (1024, 8192, 32768)))
+
+
+def test_the_kv_stack_names_its_layer_groups_in_the_readers_language() -> None:
+    d = diagnose(load_catalog("Qwen/Qwen3-Next-80B-A3B-Thinking").config, Options(tp=1))
+    en = [s.name for s in C.kv_vs_context(d.kv, (1024,))]
+    ko = [s.name for s in C.kv_vs_context(d.kv, (1024,), "ko")]
+    assert any("state" in name for name in en)
+    assert all(HANGUL.search(name) for name in ko), ko

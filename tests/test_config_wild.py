@@ -16,6 +16,7 @@ from engine.diagnose import Options, diagnose
 from engine.errors import InputError
 from engine.model.config import MAX_CONFIG_BYTES, MAX_DEPTH, normalize
 from engine.model.loader import MODELS_DIR, load_model, load_pasted, parse_json_bytes
+from engine.text.words import say
 from tools.nvfp4_config import nvfp4_config_bytes
 
 WILD = Path(__file__).parent / "fixtures" / "configs_wild"
@@ -144,7 +145,7 @@ def test_layers_block_type_implies_the_layer_count_and_sizes_like_the_pattern() 
         assert d.kv.kv_bytes_per_token == n_attn * 2 * 256 * nbytes == truth[kv_dtype]["kv"]
         assert d.kv.state_bytes_per_request == n_mamba * (conv + ssm) == truth[kv_dtype]["state"]
         assert d.kv.state_bytes_per_request_padded == truth[kv_dtype]["state_padded"]
-    assert cfg.defaults_applied["num_hidden_layers"] == "len(layers_block_type)"
+    assert say(cfg.defaults_applied["num_hidden_layers"].said()) == "len(layers_block_type)"
 
 
 def test_layers_block_type_weights_equal_the_pattern_spelling() -> None:
@@ -189,7 +190,7 @@ def test_gemma3_absent_tie_word_embeddings_is_transformers_default_tied() -> Non
     cfg = load_model("google/gemma-3-27b-it").config
     assert "tie_word_embeddings" not in cfg.raw
     assert cfg.tie_word_embeddings
-    assert cfg.defaults_applied["tie_word_embeddings"].endswith("gemma3_text")
+    assert say(cfg.defaults_applied["tie_word_embeddings"].said()).endswith("gemma3_text")
     d = diagnose(cfg)
     assert not any(b.role == "lm_head" for b in d.weights.blocks)
     # Hugging Face model page: 27,432,406,640 parameters
@@ -431,7 +432,7 @@ def test_gemma3n_shared_kv_layers_allocate_no_cache() -> None:
 def test_llava_text_config_left_to_llama_defaults_is_a_7b_llama() -> None:
     # was refused: "hidden_size ... missing"
     cfg = normalize(_wild("llava-hf__llava-1.5-7b-hf.json"))
-    assert cfg.defaults_applied["hidden_size"].endswith("(nested text config)")
+    assert say(cfg.defaults_applied["hidden_size"].said()).endswith("(nested text config)")
     d = diagnose(cfg, Options(kv_dtype="auto"))
     # transformers LlamaConfig defaults (4096 wide, 32 layers, 32 heads = 32 KV heads) that
     # vLLM llava.py builds; fp16 checkpoint

@@ -10,7 +10,8 @@ import pytest
 from engine.engines import adapter
 from engine.engines.cli_table import ENGINES_DIR, table_path
 from engine.errors import InputError
-from engine.versions import at_least, latest, version_key
+from engine.perf.factors import prefill_mode
+from engine.versions import at_least, latest, loose_version_key, version_key
 
 # the shared/ folder beside the checkout (the same on CI), where the tables were read from
 SHARED_GT = Path(__file__).resolve().parents[2] / "shared" / "engine-gt"
@@ -223,3 +224,20 @@ def test_versions_sort_as_releases() -> None:
     assert latest(["0.6.6", "0.18.0", "0.11.0"]) == "0.18.0"
     with pytest.raises(InputError):
         version_key("latest")
+
+
+def test_a_release_candidate_comes_before_its_release_everywhere() -> None:
+    assert version_key("0.5.10rc0") < version_key("0.5.10") < version_key("0.5.10.post1")
+    assert version_key("1.1.0.dev2") < version_key("1.1.0a1") < version_key("1.1.0rc1")
+    # a measured run's free-form note, in the same ordering
+    assert loose_version_key("~0.4.6 (May 2025; not stated)") == version_key("0.4.6")
+    assert loose_version_key(">=0.11.0 (V1)") == version_key("0.11.0")
+    assert loose_version_key("1.1.0-dev.2") == version_key("1.1.0.dev2")
+    assert loose_version_key("0.5.1-rc0.pre3") == version_key("0.5.1rc0")
+    assert loose_version_key("not stated") is None
+    # the speed model's release band: SGLang before 0.5.10 runs its prefill eagerly
+    modes = {
+        v: prefill_mode("sglang", v, amd=False, dp_attention=False, pipeline=False)
+        for v in ("0.5.10rc0", "0.5.10", "0.5.9.post1")
+    }
+    assert modes == {"0.5.10rc0": "eager", "0.5.10": "compiled", "0.5.9.post1": "eager"}

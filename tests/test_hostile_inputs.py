@@ -23,6 +23,7 @@ from engine.cli import main
 from engine.errors import InputError
 from engine.model.loader import load_pasted
 from engine.scenario import catalog_name, echo, from_query, make_scenario
+from tests.study_util import english
 
 pytestmark = pytest.mark.timeout(30)  # a regression fails here instead of hanging the run
 
@@ -247,7 +248,7 @@ def test_a_60_kb_gpu_link_value_is_refused_before_closest_name_matching() -> Non
     start = time.thread_time()
     parsed = from_query({"gpu": "H" * 60_000})
     assert time.thread_time() - start < FAST
-    assert parsed.scenario.gpu == "H200" and "longer than" in parsed.warnings[0]
+    assert parsed.scenario.gpu == "H200" and "longer than" in english(parsed.notes)[0]
     clean_error(["study", QWEN, "--gpu", "H" * 60_000], "gpu")
 
 
@@ -270,7 +271,7 @@ def test_a_file_link_with_a_300_character_model_falls_back_without_a_server_path
             parsed.scenario.source == "catalog"
             and parsed.scenario.model == "deepseek-ai/DeepSeek-V3"
         )
-        assert not any(str(ROOT) in w for w in parsed.warnings)
+        assert not any(str(ROOT) in w for w in english(parsed.notes))
 
 
 @pytest.mark.parametrize(
@@ -289,22 +290,11 @@ def test_a_file_link_with_a_300_character_model_falls_back_without_a_server_path
 def test_link_warnings_echo_keys_and_values_without_markdown(params: dict[str, str]) -> None:
     """Before: a crafted link's key or value came back in an ``st.warning`` as a live link or a
     remote image (Markdown)."""
-    warnings = from_query(params).warnings
+    warnings = english(from_query(params).notes)
     assert warnings
     for w in warnings:
         for active in ("](", "![", "<", "`", "$$", "**", ":red["):
             assert active not in w, w
-
-
-def test_the_share_note_quotes_an_uploaded_file_name_without_markdown() -> None:
-    from engine.model import store
-    from engine.model.loader import load_model
-    from engine.scenario import link_source_note
-
-    loaded = load_model((ROOT / "data/models/Qwen__Qwen3-8B.json").read_bytes(), name="x")
-    s = make_scenario(source="file", model=LINK_NAME, digest=store.put(loaded))
-    note = link_source_note(s)
-    assert note is not None and "](" not in note and "![" not in note
 
 
 def test_echo_keeps_plain_names_readable() -> None:
@@ -318,7 +308,7 @@ def test_echo_keeps_plain_names_readable() -> None:
 def test_link_numbers_are_ascii_digits_only(value: str) -> None:
     """Python's int() reads '٣٢' and '1_024'; a link value is digits 0-9 or the default."""
     parsed = from_query({"ctx": value})
-    assert parsed.scenario.context == 32_768 and parsed.warnings
+    assert parsed.scenario.context == 32_768 and english(parsed.notes)
 
 
 @pytest.mark.parametrize(
@@ -326,7 +316,7 @@ def test_link_numbers_are_ascii_digits_only(value: str) -> None:
 )
 def test_link_memory_fraction_is_a_short_decimal_or_the_default(value: str) -> None:
     parsed = from_query({"mem": value})
-    assert parsed.scenario.memory_fraction is None and parsed.warnings
+    assert parsed.scenario.memory_fraction is None and english(parsed.notes)
 
 
 # --- info findings -------------------------------------------------------------------------------

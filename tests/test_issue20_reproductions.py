@@ -96,7 +96,7 @@ def test_3_a_30_mb_upload_is_refused_before_parsing_in_well_under_a_second() -> 
     with pytest.raises(InputError) as err:
         load_model(data, name="big.json")
     assert _cpu() - start < 0.5
-    assert err.value.field == "config.json" and f"{MAX_CONFIG_BYTES:,}" in err.value.expected
+    assert err.value.field == "config.json" and f"{MAX_CONFIG_BYTES:,}" in str(err.value)
     with pytest.raises(InputError):
         load_pasted(data.decode())
 
@@ -217,7 +217,7 @@ TINY.pop("head_dim", None)
 def test_5_a_derived_head_size_of_zero_is_refused_naming_the_field() -> None:
     with pytest.raises(InputError) as err:
         normalize(TINY)
-    assert err.value.field == "num_attention_heads" and "head_dim" in err.value.expected
+    assert err.value.field == "num_attention_heads" and "head_dim" in str(err.value)
 
 
 def test_5_the_cli_says_so_in_one_line_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -288,7 +288,7 @@ def test_r2_2_a_config_with_a_5000_digit_integer_is_refused_naming_what_was_expe
     config = json.dumps(QWEN)[:-1] + ', "pad": ' + "9" * 5000 + "}"
     with pytest.raises(InputError) as err:
         load_model(config.encode(), name="config.json")
-    assert err.value.field == "config.json" and "4,300 digits" in err.value.expected
+    assert err.value.field == "config.json" and "4,300 digits" in str(err.value)
     assert main(["diagnose", config]) == 2
     assert capsys.readouterr().err.startswith("error: config.json: integers of at most 4,300")
 

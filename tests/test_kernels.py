@@ -26,6 +26,7 @@ from engine.measure.kernels import (
 )
 from engine.measure.kernels import __main__ as kernels_cli
 from engine.measure.kernels.dims import Sizes
+from engine.present.measure_words import check_dict, check_note
 
 Rows = dict[str, CheckResult]
 
@@ -66,14 +67,14 @@ def test_all_seven_checks_run_on_cpu_well_under_a_minute(
     assert [c[2] for c in calls] == [*CHECK_NAMES, "done"]
     assert calls[0] == (0, 7, "paged_kv_layout") and calls[-1] == (7, 7, "done")
     assert {r.check for r in rows.values()} == set(CHECK_NAMES)
-    failed = [f"{r.name}: {r.note}" for r in rows.values() if not r.passed]
+    failed = [f"{r.name}: {check_note(r)}" for r in rows.values() if not r.passed]
     assert not failed
 
 
 def test_rows_have_the_public_keys(rows: Rows) -> None:
-    row = rows["paged_bytes_per_token"].as_dict()
+    row = check_dict(rows["paged_bytes_per_token"])
     assert {"name", "passed", "measured", "expected", "unit"} <= set(row)
-    json.dumps([r.as_dict() for r in rows.values()], allow_nan=False)
+    json.dumps([check_dict(r) for r in rows.values()], allow_nan=False)
 
 
 # 1. Paged KV layout ---------------------------------------------------------------------------
@@ -91,7 +92,7 @@ def test_paged_pools_allocate_exactly_the_engines_groups(rows: Rows) -> None:
 
 def test_qwen3_next_hybrid_block_is_544_tokens(qwen_next_rows: Rows) -> None:
     rows = qwen_next_rows
-    assert rows["paged_full_bytes"].note.startswith("12 layers")
+    assert check_note(rows["paged_full_bytes"]).startswith("12 layers")
     # 24,576 B/token in 544-token blocks: 4,096 tokens take 8 blocks = 4,352 tokens of pages.
     per_token = rows["paged_bytes_per_token"]
     assert per_token.expected == 24_576 and per_token.passed
@@ -125,7 +126,7 @@ def test_mla_naive_touches_33x_the_bytes_at_cpu_dims(rows: Rows) -> None:
 def test_mla_speedup_is_reported_with_its_gpu_target(rows: Rows) -> None:
     speedup = rows["mla_absorbed_speedup"]
     assert speedup.expected == 3.0 and speedup.measured > 0
-    assert "GPU target" in speedup.note
+    assert "GPU target" in check_note(speedup)
 
 
 # 3. Decode bandwidth ---------------------------------------------------------------------------
@@ -150,7 +151,7 @@ def test_catalog_bandwidth_is_reported_against_the_copy() -> None:
     dims = preset_dims("llama-3.1-8b")
     rows = run_all("cpu", dims, only=["decode_bandwidth"], catalog_gbps=4800)
     copy = next(r for r in rows if r.name == "copy_bandwidth_gbps")
-    assert copy.expected == 4800 and "of the catalog" in copy.note
+    assert copy.expected == 4800 and "of the catalog" in check_note(copy)
 
 
 # 4. DSA -----------------------------------------------------------------------------------------
@@ -251,7 +252,7 @@ def test_a_check_that_raises_becomes_one_failed_row(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(runner, "CHECKS", (("broken", broken),))
     (row,) = run_all("cpu", preset_dims("llama-3.1-8b"))
-    assert row.name == "broken_error" and not row.passed and "out of memory" in row.note
+    assert row.name == "broken_error" and not row.passed and "out of memory" in check_note(row)
 
 
 def test_model_dims_json_overrides_a_preset() -> None:

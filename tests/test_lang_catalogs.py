@@ -13,6 +13,7 @@ from engine.hardware.gpus import all_gpus, gpu_note
 from engine.i18n import catalog
 from engine.measure.backcalc import backcalculate
 from engine.measure.read_back import parse_engine_text
+from engine.present.measure_words import explanation
 from engine.text.sources import clean
 from engine.text.words import say
 from tools.lang_check import english_sentences, hangul
@@ -118,9 +119,9 @@ def test_back_calculation_findings_and_evidence_read_in_korean(case: str) -> Non
         reading, predicted, reading.tp_size or 1, family, state_bytes_per_sequence=39_518_208
     )
     assert len(result.findings) >= 2
-    korean = [result.explain("ko"), say(result.formula, "ko")]
+    korean = [explanation(result, "ko"), say(result.formula, "ko")]
     korean += [SHOWN_AS_WRITTEN.sub(" ", say(e, "ko")) for e in result.evidence]
     assert all("{" not in text for text in korean)
     assert [s for text in korean for s in english_sentences(text, catalog_words())] == []
-    english = [result.explanation, *(say(e) for e in result.evidence)]
+    english = [explanation(result), *(say(e) for e in result.evidence)]
     assert [h for text in english for h in hangul(text)] == []

@@ -17,11 +17,12 @@ from pathlib import Path
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
 
 LAYERS: list[tuple[str, list[str]]] = [
-    # decisions, errors, data loading, message catalogs, the release ordering
-    ("base", ["engine", "engine.errors", "engine.decision", "engine.rules", "engine.i18n",
-              "engine.versions"]),
+    # decisions, data loading, message catalogs
+    ("base", ["engine", "engine.decision", "engine.rules", "engine.i18n"]),
     # how a decision or a config string becomes safe text (no engine knowledge)
     ("words", ["engine.text*"]),
+    # refused input, worded by the catalogs; the release ordering
+    ("errors", ["engine.errors", "engine.versions"]),
     # the GPU catalog
     ("hardware", ["engine.hardware*"]),
     # config.json in: the config, its layers and their cache specs, the family, the checkpoint
@@ -45,10 +46,12 @@ LAYERS: list[tuple[str, list[str]]] = [
     # the layout search and the plans
     ("launch", ["engine.launch*"]),
     # the one computed object, and its re-checked alternatives
-    ("study", ["engine.study"]),
+    ("study", ["engine.verdict", "engine.study"]),
     ("alternatives", ["engine.alternatives"]),
     # a traffic's GPUs, nodes and cost, re-run through the Study
     ("capacity", ["engine.capacity*"]),
+    # a prefill pool and a decode pool for a traffic, and their launch plans, over the Study
+    ("disagg", ["engine.disagg*"]),
     # readers of the Study
     ("readers", ["engine.lint*", "engine.measure*", "engine.troubleshoot*"]),
     # the Study in words, tables and files
@@ -256,3 +259,18 @@ def test_the_folder_checks_see_a_planted_climb() -> None:
     assert circles(folder_edges(planted)) == [["engine.kv", "engine.model"]]
     assert folder_of("engine.measure.kernels.__main__") == "engine.measure.kernels.__main__"
     assert folder_of("engine.study") == "engine.study"
+
+
+# the model pipeline's steps: built in one place (engine/kv/pipeline.py) that every reader calls
+PIPELINE_STEPS = ("build_architecture", "classify", "weight_report")
+
+
+def test_one_function_builds_the_model_pipeline() -> None:
+    callers = set()
+    for mod, path in _modules().items():
+        if mod.startswith("engine.model"):
+            continue  # the steps themselves
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") in PIPELINE_STEPS:
+                callers.add(mod)
+    assert callers == {"engine.kv.pipeline"}

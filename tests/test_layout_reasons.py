@@ -11,8 +11,10 @@ import pytest
 
 from engine.decision import Bytes, Decimal, Decision, Name, Param, Source, Tokens
 from engine.launch.candidate import Candidate
-from engine.launch.ranking import layout_rules
+from engine.launch.layout_reasons import BETTER
+from engine.launch.ranking import layout_rules, objective_metric, objective_speed, overlap
 from engine.perf import Speed
+from engine.perf.ranges import Metric
 from engine.scenario import make_scenario
 from engine.study import Study, study
 from engine.text.words import say
@@ -63,6 +65,43 @@ EXTRA: dict[str, dict[str, Any]] = {
         "gpus_per_node": 2,
         "users": 32,
     },
+    # MLA MoE below 128 users where TP + EP and DP-attention tie: the playbook's shape decides
+    "DeepSeek-V2-Lite, 8 x H100, 32 users at 8K": {
+        "model": "deepseek-ai/DeepSeek-V2-Lite",
+        "gpu": "H100",
+        "users": 32,
+        "context": 8192,
+    },
+    # speeds outside each other's range (L40S: PCIe, slow all-reduces): the speed decides, and
+    # overrules the playbook's smaller copy
+    "Llama-3.1-70B, 8 x L40S, 1 user at 8K, latency first": {
+        "model": "meta-llama/Llama-3.1-70B-Instruct",
+        "gpu": "L40S",
+        "users": 1,
+        "context": 8192,
+        "latency": "latency",
+    },
+    "Qwen3-32B, 8 x L40S, 1 user at 8K": {
+        "model": "Qwen/Qwen3-32B",
+        "gpu": "L40S",
+        "users": 1,
+        "context": 8192,
+    },
+    "Qwen3-30B-A3B, 8 x L40S, 512 users at 8K, throughput first": {
+        "model": "Qwen/Qwen3-30B-A3B",
+        "gpu": "L40S",
+        "users": 512,
+        "context": 8192,
+        "latency": "throughput",
+    },
+    # throughput first where a rival's full-load speed lies outside the pick's range (PCIe)
+    "Llama-3.1-70B, 8 x L40S, 4 users at 8K, throughput first": {
+        "model": "meta-llama/Llama-3.1-70B-Instruct",
+        "gpu": "L40S",
+        "users": 4,
+        "context": 8192,
+        "latency": "throughput",
+    },
     # nothing holds the weights: the closest layout, and how far each is from fitting
     "Kimi-K2, 8 x H100": {"model": "moonshotai/Kimi-K2-Instruct", "gpu": "H100"},
     "Kimi-K2, 1 x H100, 16 users": {
@@ -81,9 +120,11 @@ REACHED = {
     "layout.vs.context_fits",
     "layout.vs.users_fit",
     "layout.vs.users",
-    "layout.vs.speed.throughput",
+    "layout.vs.speed.balanced",
     "layout.vs.speed.latency",
     "layout.vs.speed.peak",
+    "layout.vs.tie",
+    "layout.vs.overrules",
     "layout.vs.style.tp_ep",
     "layout.reason.context",
 }
@@ -110,10 +151,27 @@ def _speeds(prefix: str, sp: Speed | None) -> dict[str, Param]:
     }
 
 
-def expected(st: Study, r: Decision, rival: Candidate | None) -> dict[str, Param]:
-    """What each parameter of ``r`` must be, from the Study: the pick's and the rival's figures,
+def _figures(st: Study, prefix: str, c: Candidate) -> dict[str, Param]:
+    """A layout's figure under the objective, as a tie or an overrule quotes it: its TPOT
+    latency first, else its tokens/s per GPU at the objective's load (TTFT where it decides)."""
+    s = st.scenario
+    sp = objective_speed(s, c)
+    assert sp is not None
+    if objective_metric(s) == "tpot":
+        figure = Decision("layout.figure.tpot", (("value", _ms(sp.tpot_ms, 1)),))
+    elif c.peak is not None:
+        figure = Decision("layout.figure.tps_at", (("users", c.peak_users), ("value", _tps(sp))))
+    else:
+        figure = Decision("layout.figure.tps", (("value", _tps(sp)),))
+    assert c.speed is not None
+    ttft = Decision("layout.figure.ttft", (("value", _ms(c.speed.ttft_ms, 0)),))
+    return {f"{prefix}_figure": figure, f"{prefix}_ttft_figure": ttft}
+
+
+def expected(st: Study, r: Decision, pick: Candidate, rival: Candidate | None) -> dict[str, Param]:
+    """What each parameter of ``r`` must be, from the Study: the figures of the layouts it names,
     the scenario's asks and the rules' thresholds (a citation is checked for presence only)."""
-    s, pick, rules = st.scenario, st.fit, layout_rules()
+    s, rules = st.scenario, layout_rules()
     out: dict[str, Param] = {"pick": pick.layout.name()}
     if rival is not None:
         out["rival"] = rival.layout.name()
@@ -135,16 +193,22 @@ def expected(st: Study, r: Decision, rival: Candidate | None) -> dict[str, Param
             "asked": s.users,
             "users": s.users,
             "threshold": rules.dp_attention_min_users,
-            "bound": Decimal(rules.balanced_tpot_ms, 0, "ms"),
+            "bound": Decimal(s.tpot_bound_ms, 0, "ms"),
             "ttft_target": _ms(s.ttft_ms, 0) if s.ttft_ms is not None else _NO_TARGET,
             "tpot_target": _ms(s.tpot_ms, 1) if s.tpot_ms is not None else _NO_TARGET,
         }
         if r.code == "layout.vs.context_fits":
             out["asked"] = Tokens(st.context_asked)
-        if r.code == "layout.vs.speed.peak":  # throughput first: the speed at full load
+        if r.code in ("layout.vs.speed.peak", "layout.vs.speed.balanced"):  # the objective's load
             out |= _speeds("pick", pick.throughput) | _speeds("rival", rival.throughput)
+            out |= {"pick_users": pick.peak_users, "rival_users": rival.peak_users}
         elif any(k.endswith(("_tpot", "_tps", "_ttft")) for k in r.values):
             out |= _speeds("pick", pick.speed) | _speeds("rival", rival.speed)
+        if any(k.endswith("_figure") for k in r.values):
+            ttft = r.code == "layout.vs.speed.outside" and "ttft" in r["pick_figure"].code  # type: ignore[union-attr]
+            for prefix, c in (("pick", pick), ("rival", rival)):
+                f = _figures(st, prefix, c)
+                out[f"{prefix}_figure"] = f[f"{prefix}_ttft_figure" if ttft else f"{prefix}_figure"]
     elif r.code == "layout.reason.no_fit":
         out |= {
             "layout": pick.layout.name(),
@@ -163,32 +227,53 @@ def expected(st: Study, r: Decision, rival: Candidate | None) -> dict[str, Param
 _NO_TARGET = Decision("layout.reason.no_target")
 
 
-def _rival(st: Study, r: Decision) -> Candidate | None:
-    if "rival" not in r.values:
-        return None
-    named = [c for c in st.search.candidates if c.layout.name() == r["rival"]]
-    assert len(named) == 1, (r.code, say(r))  # the rival is one of the Study's candidates
+def _named(st: Study, name: Param) -> Candidate:
+    named = [c for c in st.search.candidates if c.layout.name() == name]
+    assert len(named) == 1, name  # the layout is one of the Study's candidates
     return named[0]
+
+
+def _check(case: str, st: Study, r: Decision) -> None:
+    """Every parameter of ``r`` and of the decisions nested in it is the Study's own."""
+    if r.code.startswith(("layout.figure.", "layout.name.")):
+        return  # a figure is checked where it is quoted, a name where it names
+    pick = _named(st, r["pick"]) if "pick" in r.values else st.fit
+    rival = _named(st, r["rival"]) if "rival" in r.values else None
+    want = expected(st, r, pick, rival)
+    if r.code == "layout.vs.speed.outside":
+        best = _named(st, r["best"])
+        want |= {"best": best.layout.name()}
+        f = _figures(st, "best", best)
+        ttft = "ttft" in r["pick_figure"].code  # type: ignore[union-attr]
+        want["best_figure"] = f["best_ttft_figure" if ttft else "best_figure"]
+    for key, value in r.params:
+        if isinstance(value, Source):
+            assert value.text, (case, r.code, key)
+            continue
+        wraps = ("layout.vs.overrules", "layout.vs.target_overrules")
+        nested = r.code in wraps or (key, r.code) == ("preference", "layout.vs.tie")
+        if nested and isinstance(value, Decision):
+            _check(case, st, value)  # worded by its own code, with the layouts it names
+            continue
+        assert key in want, (case, r.code, key, "a parameter the test does not know")
+        assert value == want[key], (case, r.code, key, value, want[key])
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_every_number_in_a_layout_reason_is_the_studys_own(case: str) -> None:
     st = _study(case)
     for r in st.search.reasons:
-        rival = _rival(st, r)
-        want = expected(st, r, rival)
-        for key, value in r.params:
-            if isinstance(value, Source):
-                assert value.text, (case, r.code, key)
-                continue
-            assert key in want, (case, r.code, key, "a parameter the test does not know")
-            assert value == want[key], (case, r.code, key, value, want[key])
+        _check(case, st, r)
         if "pick" in r.values:
             assert r["pick"] == st.fit.layout.name()  # every comparison is about the pick
+        if r.code in ("layout.vs.overrules", "layout.vs.target_overrules"):  # the rival's
+            said, pref = r["said"], r["preference"]
+            assert isinstance(said, Decision) and isinstance(pref, Decision)
+            assert said["pick"] == pref["rival"] == st.fit.layout.name()
 
 
 def test_the_cases_reach_every_kind_of_reason_the_test_checks() -> None:
-    seen = {r.code for case in CASES for r in _study(case).search.reasons}
+    seen = {d.code for case in CASES for r in _study(case).search.reasons for d in r.walk()}
     assert seen >= REACHED, REACHED - seen
 
 
@@ -259,3 +344,33 @@ def test_a_blocked_plan_sets_no_max_num_seqs_the_memory_cannot_use() -> None:
     st = study(make_scenario(**EXTRA["Kimi-K2, 1 x H100, 16 users"]))
     assert not st.fit.weights_fit and st.fit.max_num_seqs is None
     assert st.plan is not None and "--max-num-seqs" not in {f.flag for f in st.plan.flags}
+
+
+def _speed_of(st: Study, c: Candidate, code: str) -> tuple[Speed, Metric]:
+    """The speed and the figure a 'better' reason of ``code`` compares."""
+    s = st.scenario
+    if code in ("layout.vs.speed.ttft", "layout.vs.speed.latency"):
+        assert c.speed is not None
+        return c.speed, "ttft" if code.endswith("ttft") else "tpot"
+    sp = objective_speed(s, c)
+    assert sp is not None
+    return sp, objective_metric(s)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_no_reason_calls_a_layout_faster_where_the_two_ranges_overlap(case: str) -> None:
+    """A reason that calls the pick better compares figures whose ranges do not overlap; two
+    that overlap are said to tie, with the preference that broke the tie (or that none did)."""
+    st = _study(case)
+    for r in st.search.reasons:
+        for d in r.walk():
+            if d.code in BETTER:
+                pick, rival = _named(st, d["pick"]), _named(st, d["rival"])
+                (a, metric), (b, _) = _speed_of(st, pick, d.code), _speed_of(st, rival, d.code)
+                assert not overlap(a, b, metric), (case, say(d))
+            if d.code == "layout.vs.tie":
+                pick, rival = _named(st, d["pick"]), _named(st, d["rival"])
+                a, b = objective_speed(st.scenario, pick), objective_speed(st.scenario, rival)
+                assert a is not None and b is not None
+                assert overlap(a, b, objective_metric(st.scenario)), (case, say(d))
+                assert isinstance(d["preference"], Decision)  # it names the preference

@@ -9,9 +9,18 @@ import pytest
 
 from engine.engines import adapter
 from engine.errors import InputError
-from engine.lint import LintReport, format_report, lint_command
+from engine.lint import LintReport, lint_command
 from engine.lint.rule_data import lint_rules
 from engine.model.loader import load_catalog, load_model
+from engine.present.lint_words import (
+    fix,
+    format_report,
+    meaning,
+    message,
+    reason,
+    report_dict,
+    report_rows,
+)
 
 # The inherited command of seed 004 ('GLM-5.2를 띄우는 명령', SGLang, GLM-5.2 NVFP4, 8 × B300).
 GLM52_SGLANG = """python3 -m sglang.launch_server \\
@@ -42,7 +51,7 @@ def severities(report: LintReport) -> dict[str, str]:
 def text_of(report: LintReport, code: str) -> str:
     hits = [f for f in report.findings if f.code == code]
     assert hits, f"{code} not in {report.codes}"
-    return hits[0].message + " " + hits[0].fix
+    return message(hits[0]) + " " + fix(hits[0])
 
 
 # infos about what could not be checked: a made-up model name "m", no GPU given
@@ -65,7 +74,7 @@ def test_glm52_inherited_command_is_sglang_0_5_23_serving_the_nvfp4_checkpoint()
     assert report.engine == "sglang"
     assert report.engine_version == "0.5.23"
     assert report.model == "nvidia/GLM-5.2-NVFP4"
-    assert report.linted_against == "zai-org/GLM-5 as NVFP4"
+    assert report.linted_against == "zai-org/GLM-5 (NVFP4)"
 
 
 def test_glm52_on_b300_has_no_error_and_no_warning() -> None:
@@ -76,7 +85,7 @@ def test_glm52_on_b300_has_no_error_and_no_warning() -> None:
 
 def test_glm52_without_a_selected_model_finds_the_glm5_config_as_stand_in() -> None:
     report = lint(GLM52_SGLANG, None, "B300", 8)
-    assert report.linted_against == "zai-org/GLM-5 as NVFP4"
+    assert report.linted_against == "zai-org/GLM-5 (NVFP4)"
     assert problems(report) == []
 
 
@@ -93,23 +102,23 @@ def test_glm52_every_flag_is_explained_with_a_reason() -> None:
         "--mem-fraction-static",
     ]
     for e in report.explanations:
-        assert e.meaning and e.reason, e
+        assert meaning(e) and reason(e), e
     by_flag = {e.flag: e for e in report.explanations}
     assert by_flag["--model"].canonical == "--model-path"
     assert by_flag["--tensor-parallel-size"].canonical == "--tp-size"
-    assert "20 %" in by_flag["--mem-fraction-static"].reason  # stays free
-    assert "glm47" in by_flag["--tool-call-parser"].reason
+    assert "20 %" in reason(by_flag["--mem-fraction-static"])  # stays free
+    assert "glm47" in reason(by_flag["--tool-call-parser"])
 
 
 def test_glm52_kv_cache_dtype_and_attention_backend_are_left_to_sglang() -> None:
-    left = {e.flag: e.reason for e in lint(GLM52_SGLANG, GLM5, "B300", 8).left_to_engine}
+    left = {e.flag: reason(e) for e in lint(GLM52_SGLANG, GLM5, "B300", 8).left_to_engine}
     assert {"--kv-cache-dtype", "--attention-backend"} <= set(left)
     assert "fp8_e4m3" in left["--kv-cache-dtype"]  # B300 is SM 10.3: Blackwell
     assert "prefill" in left["--attention-backend"] and "decode" in left["--attention-backend"]
 
 
 def test_glm52_on_h200_sglang_would_keep_dsa_kv_in_bf16() -> None:
-    left = {e.flag: e.reason for e in lint(GLM52_SGLANG, GLM5, "H200", 8).left_to_engine}
+    left = {e.flag: reason(e) for e in lint(GLM52_SGLANG, GLM5, "H200", 8).left_to_engine}
     assert "bf16" in left["--kv-cache-dtype"]
 
 
@@ -205,7 +214,7 @@ def test_glm5_bf16_on_8_h200_does_not_fit() -> None:
 def test_glm5_fp8_on_8_h200_fits() -> None:
     report = lint("vllm serve zai-org/GLM-5-FP8 --tensor-parallel-size 8", None, "H200", 8)
     assert "does-not-fit" not in codes(report)
-    assert report.linted_against == "zai-org/GLM-5 as FP8"
+    assert report.linted_against == "zai-org/GLM-5 (FP8)"
 
 
 def test_gemma3_27b_bf16_on_one_l40s_does_not_fit() -> None:
@@ -739,15 +748,15 @@ def test_findings_speak_to_the_user_without_internal_references() -> None:
     ):
         report = lint(cmd, model, gpu, n)
         for f in report.findings:
-            words = (f.message + f.fix + f.source).lower()
+            words = (message(f) + fix(f) + f.source).lower()
             for internal in ("playbook", "seed", "../shared", "data/", "facts.md", "engine-gt"):
                 assert internal not in words, (f.code, internal)
-            assert f.code and f.severity and f.message and f.fix and f.source
+            assert f.code and f.severity and message(f) and fix(f) and f.source
 
 
 def test_each_finding_is_reported_once() -> None:
     report = lint(GLM52_SGLANG + " --enable-moe-ep --enable-moe-ep", GLM5, "B300", 8)
-    keys = [(f.code, f.flag, f.message) for f in report.findings]
+    keys = [(f.code, f.flag, message(f)) for f in report.findings]
     assert len(keys) == len(set(keys))
 
 
@@ -771,10 +780,10 @@ def test_the_corrected_command_of_a_broken_command_lints_clean() -> None:
 
 def test_report_serialises_to_json_and_text() -> None:
     report = lint(GLM52_SGLANG, GLM5, "B300", 8)
-    data = json.loads(json.dumps(report.to_dict()))
+    data = json.loads(json.dumps(report_dict(report)))
     assert data["findings"][0]["code"]
     assert format_report(report).startswith("engine: SGLang 0.5.23")
-    assert report.rows()[0].keys() == {"severity", "code", "message", "fix"}
+    assert report_rows(report)[0].keys() == {"severity", "code", "message", "fix"}
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from engine.errors import InputError
 from engine.lint import LintReport, lint_command
 from engine.lint.model import resolve, scenario_fields, with_overrides
 from engine.model.loader import load_catalog, load_model
+from engine.present.lint_words import report_dict
 from engine.scenario import MAX_GPUS_PER_NODE, make_scenario
 from engine.study import study
 from tests import shell_stub
@@ -83,7 +84,7 @@ def test_a_model_too_large_for_the_gpus_given_has_no_clean_correction() -> None:
     report = lint_command("vllm serve deepseek-ai/DeepSeek-V3", None, "H200", 1)
     assert not report.corrected_clean
     assert "does-not-fit" in [f.code for f in report.remaining if f.severity == "error"]
-    data = json.loads(json.dumps(report.to_dict()))
+    data = json.loads(json.dumps(report_dict(report)))
     assert data["corrected_clean"] is False and data["remaining"]
 
 

@@ -13,8 +13,9 @@ import pytest
 from engine.decision import CODES, Name
 from engine.i18n import catalog
 from engine.launch.known_issues import known_issues
-from engine.lint import LintReport, format_report, json_report, lint_command
+from engine.lint import LintReport, lint_command
 from engine.lint.rule_data import lint_rules
+from engine.present.lint_words import fix, format_report, json_report, message
 from engine.text.words import say
 from tests.gfm import source_constructs, text_links
 from tools.lang_check import english_sentences, hangul
@@ -175,8 +176,8 @@ def test_json_keeps_english_message_and_fix_and_adds_each_decision() -> None:
     report = _reports()[0]
     data = json.loads(json_report(report))
     for f, row in zip(report.findings, data["findings"], strict=True):
-        assert row["message"] == say(f.what, markdown=False) == f.message
-        assert row["fix"] == say(f.remedy, markdown=False) == f.fix
+        assert row["message"] == say(f.what, markdown=False) == message(f)
+        assert row["fix"] == say(f.remedy, markdown=False) == fix(f)
         assert row["message_code"]["code"] in CODES and row["fix_code"]["code"] in CODES
         assert set(row["message_code"]["params"]) == CODES[row["message_code"]["code"]].params
         assert {"severity", "code", "flag", "source", "edits"} <= set(row)

@@ -11,6 +11,7 @@ import pytest
 
 from engine.lint import LintReport, lint_command
 from engine.model.loader import load_catalog
+from engine.present.lint_words import message
 from tests.test_official_commands_fixture import OfficialCommand, commands
 
 # id -> (the codes the entry must show, why it is left out of the zero-error assertion)
@@ -99,7 +100,7 @@ def _lint_entry(entry: OfficialCommand, text: str) -> LintReport:
 
 
 def _problems(report: LintReport) -> list[tuple[str, str, str]]:
-    return [(f.severity, f.code, f.message) for f in report.findings if f.severity != "info"]
+    return [(f.severity, f.code, message(f)) for f in report.findings if f.severity != "info"]
 
 
 CLEAN = [c.id for c in commands() if c.id not in EXCLUDED]

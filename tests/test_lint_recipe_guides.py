@@ -15,6 +15,7 @@ import yaml
 from engine.hardware.gpus import aliases, all_gpus
 from engine.lint import LintReport, lint_command
 from engine.model.loader import load_catalog
+from engine.present.lint_words import message
 from tests.test_official_commands_fixture import OfficialCommand
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "vllm_recipe_guides.yaml"
@@ -112,7 +113,7 @@ def _lint(entry_id: str) -> LintReport:
 
 
 def _problems(report: LintReport) -> list[tuple[str, str, str]]:
-    return [(f.severity, f.code, f.message) for f in report.findings if f.severity != "info"]
+    return [(f.severity, f.code, message(f)) for f in report.findings if f.severity != "info"]
 
 
 CLEAN = [c.id for c in guides() if c.id not in EXCLUDED and c.id not in DATA_GAPS]

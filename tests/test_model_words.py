@@ -45,7 +45,7 @@ def test_fp4_experts_and_a_yarn_context_limit_are_worded_in_korean() -> None:
     checkpoint = weights_shown(st, "ko")[1].formula
     assert "FP4" in checkpoint and _korean_english(checkpoint) == [], checkpoint
     limit = fit_shown(st, "ko")[2].formula
-    assert st.limit.formula in fit_shown(st, "en")[2].formula
+    assert say(st.limit.why, markdown=False) in fit_shown(st, "en")[2].formula
     assert "배율" in limit and _korean_english(limit) == [], limit
 
 
@@ -62,7 +62,9 @@ def test_a_yarn_limit_reads_as_the_config_states_it() -> None:
         }
     )
     assert st.limit.tokens == 163_840
-    assert st.limit.formula == ("original_max_position_embeddings 4,096 × yarn factor 40 = 163,840")
+    assert say(st.limit.why, markdown=False) == (
+        "original_max_position_embeddings 4,096 × yarn factor 40 = 163,840"
+    )
     assert say(st.limit.why, "ko") == (
         "original_max_position_embeddings 4,096 × yarn 배율 40 = 163,840"
     )

@@ -1,4 +1,4 @@
-"""The speed chart's series (engine.present.charts_data.speed_curves): each point is the speed
+"""The speed chart's series (engine.present.speed_chart.speed_chart): each point is the speed
 model at that load, spread over the layout's copies as requests spread, with idle copies
 counted in tokens/s per GPU below one request per copy."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from engine.perf import estimate
-from engine.present.charts_data import load_grid, speed_curves
+from engine.present.speed_chart import load_grid, speed_chart
 from tests.study_util import run
 
 
@@ -22,7 +22,7 @@ def test_below_one_request_per_copy_the_idle_copies_count_in_tokens_per_gpu() ->
     # 8 GPUs give half what two requests (one per copy) give; a user is as fast either way
     st = run("meta-llama/Meta-Llama-3.1-8B", gpu="H100", gpus_per_node=8, users=64,
              context=8192, tp=4, replicas=2)  # fmt: skip
-    (curve,) = [c for c in speed_curves(st) if c.pick]
+    (curve,) = [c for c in speed_chart(st).curves if c.pick]
     assert curve.concurrency[:2] == (1, 2)
     assert curve.per_gpu[1] == pytest.approx(2 * curve.per_gpu[0])
     assert curve.per_user[1] == pytest.approx(curve.per_user[0])
@@ -38,7 +38,7 @@ def test_below_one_request_per_copy_the_idle_copies_count_in_tokens_per_gpu() ->
 def test_at_two_requests_per_copy_every_copy_runs_two() -> None:
     st = run("meta-llama/Meta-Llama-3.1-8B", gpu="H100", gpus_per_node=8, users=64,
              context=8192, tp=4, replicas=2)  # fmt: skip
-    (curve,) = [c for c in speed_curves(st) if c.pick]
+    (curve,) = [c for c in speed_chart(st).curves if c.pick]
     inp = st.search_inputs
     assert inp is not None
     isl, osl = st.scenario.workload(st.context)

@@ -69,6 +69,17 @@ def test_a_prefill_pool_waits_longer_as_its_rate_nears_what_it_drains() -> None:
     assert Scheduler(dp=2).prefill_pool(costs, 1.0 / service) == pytest.approx(service * 1.5)
 
 
+def test_a_pipelined_prefill_pool_drains_per_stage_but_a_prompt_crosses_every_stage() -> None:
+    inp = inputs("meta-llama/Meta-Llama-3.1-8B", "H100")
+    costs = copy_model(inp, Split(1), 8192, 256, factors=F).costs()
+    service = costs.prompt(1.0)
+    two = Scheduler(pp=2)
+    assert two.prefill_pool(costs, 0.0) == pytest.approx(service)  # alone: the whole prompt
+    # at the rate one stage (half the prompt) is busy half the time: rho 0.5, wait 0.5 stage
+    assert two.prefill_pool(costs, 1.0 / service) == pytest.approx(service * (1 + 0.25))
+    assert two.prefill_pool(costs, 2.0 / service) == math.inf
+
+
 def test_a_decode_pool_runs_its_step_with_no_prefill_between() -> None:
     inp = inputs("meta-llama/Meta-Llama-3.1-8B", "H100")
     model = copy_model(inp, Split(1), 8192, 256, factors=F)

@@ -21,6 +21,7 @@ from engine.present.render import docker, script, shell
 from engine.present.study_report import plan_json
 from engine.scenario import ENGINES
 from engine.study import Study
+from engine.text.words import say
 from tests.study_util import run
 
 HARDWARE = [
@@ -58,9 +59,9 @@ def assert_in_tables(p: LaunchPlan) -> None:
         assert info.takes_value == (f.value is not None), f.flag
         if f.value is not None and info.choices_enforced and info.choices is not None:
             assert f.value in info.choices, (f.flag, f.value)
-        assert f.reason.strip(), f.flag
+        assert say(f.why).strip(), f.flag
     for x in p.left_to_engine:
-        assert x.reason.strip(), x.flag
+        assert say(x.why).strip(), x.flag
     # every node's argv round-trips through its shell text
     for c in p.commands:
         flat = shell(p, c).replace("\\\n", " ").replace('"${LEADER_ADDR}', "${LEADER_ADDR}")
@@ -265,7 +266,7 @@ def test_base_checkpoints_get_no_tool_call_parser() -> None:
 def test_deepseek_v32_leaves_kv_dtype_and_backend_to_the_engine() -> None:
     for engine in ENGINES:
         p = plan_of("deepseek-ai/DeepSeek-V3.2", engine)
-        left = {x.flag: x.reason for x in p.left_to_engine}
+        left = {x.flag: say(x.why) for x in p.left_to_engine}
         assert "--kv-cache-dtype" in left and "per layer" in left["--kv-cache-dtype"]
         assert not has(p, "--kv-cache-dtype")
 
@@ -312,7 +313,7 @@ def test_hybrid_batched_tokens_are_a_multiple_of_the_block_at_the_plans_tp() -> 
     assert p is not None and st.kv.hybrid is not None
     block = st.kv.hybrid.block_size
     assert int(flag_value(p, "--max-num-batched-tokens") or 0) % block == 0
-    assert any(x.flag == "--block-size" and str(block) in x.reason for x in p.left_to_engine)
+    assert any(x.flag == "--block-size" and str(block) in say(x.why) for x in p.left_to_engine)
 
 
 def test_multimodal_text_only_and_images() -> None:
@@ -377,10 +378,11 @@ def study_numbers(st: Study) -> tuple[int, int, int, int]:
 
 def test_a_pinned_layout_overrides_the_search_everywhere() -> None:
     auto = run("meta-llama/Meta-Llama-3.1-8B")
-    pinned = run("meta-llama/Meta-Llama-3.1-8B", tp=1)
-    assert auto.layout.tp > 1 and pinned.layout.tp == 1
+    other = 8 if auto.layout.tp != 8 else 1  # a TP the search did not pick
+    pinned = run("meta-llama/Meta-Llama-3.1-8B", tp=other)
+    assert auto.layout.tp != other and pinned.layout.tp == other
     assert pinned.search.pinned and pinned.plan is not None
-    assert flag_value(pinned.plan, "--tensor-parallel-size") == "1"
+    assert flag_value(pinned.plan, "--tensor-parallel-size") == str(other)
     assert study_numbers(pinned) != study_numbers(auto)
 
 

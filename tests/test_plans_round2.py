@@ -87,13 +87,13 @@ def test_deepseek_r1_on_8_h200_at_512_users_with_sglang_runs_dp_attention_8() ->
 def test_sglang_never_offers_pipeline_stages_with_dp_attention() -> None:
     st = _v3_two_h100_nodes()
     assert not any(c.layout.split.pp > 1 and c.layout.split.dp > 1 for c in st.search.candidates)
-    assert any("#9805" in say(r.why) for r in st.search.rejected if "PP 2" in r.layout.describe())
+    assert any("#9805" in say(r.why) for r in st.search.rejected if "PP 2" in say(r.layout.name()))
 
 
 def test_attn_dp_size_says_which_release_added_it_and_the_older_spelling() -> None:
     p = _v3_two_h100_nodes().plan
     assert p is not None
-    why = next(f for f in p.flags if f.flag == "--attn-dp-size").reason
+    why = say(next(f for f in p.flags if f.flag == "--attn-dp-size").why)
     assert "#41818" in why and "--dp-size 16 --enable-dp-attention" in why
 
 
@@ -170,7 +170,7 @@ def test_a_2_node_vllm_dp_ep_plan_carries_the_nic_variables_and_the_all_to_all_b
     text = script(p)
     assert ': "${IFACE_NAME:?' in text
     assert 'export GLOO_SOCKET_IFNAME="${IFACE_NAME}"' in text
-    assert any("load balancer" in n for n in p.notes)
+    assert any("load balancer" in say(n) for n in p.noted)
 
 
 def test_ep_inside_a_node_keeps_the_default_all_to_all() -> None:
@@ -183,7 +183,7 @@ def test_several_processes_per_node_say_they_need_a_load_balancer() -> None:
     st = run("Qwen/Qwen3-30B-A3B", engine="vllm", gpu="H200", gpus_per_node=8, users=16)
     p = st.plan
     assert p is not None and len({c.port for c in p.commands}) > 1
-    assert any("load balancer" in n and "8000" in n for n in p.notes)
+    assert any("load balancer" in say(n) and "8000" in say(n) for n in p.noted)
 
 
 # --- small items ---------------------------------------------------------------------------------
@@ -216,7 +216,7 @@ def test_the_deepseek_tool_chat_template_goes_into_the_command(
 def test_sglang_does_not_justify_remote_code_with_the_vllm_recipe() -> None:
     st = run("moonshotai/Kimi-K2-Instruct", engine="sglang", gpu="H200", gpus_per_node=8)
     assert st.plan is not None
-    why = next(f.reason for f in st.plan.flags if f.flag == "--trust-remote-code")
+    why = next(say(f.why) for f in st.plan.flags if f.flag == "--trust-remote-code")
     assert "vLLM" not in why
 
 

@@ -241,7 +241,9 @@ def test_sglang_never_combines_dp_size_replicas_with_attention_dp() -> None:
             assert not (dp > 1 and attn > 1), words
         if st.layout.replicas > 1 and st.layout.split.dp > 1:
             assert len(p.commands) == st.layout.replicas
-            assert {c.devices for c in p.commands} == {(0, 1, 2, 3), (4, 5, 6, 7)}
+            size = st.layout.split.gpus  # each copy a server on its own GPUs
+            copies = {tuple(range(i * size, (i + 1) * size)) for i in range(st.layout.replicas)}
+            assert {c.devices for c in p.commands} == copies
 
 
 # --- draft heads the recipes name ----------------------------------------------------------------

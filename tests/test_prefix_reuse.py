@@ -16,8 +16,9 @@ HYBRID = "Qwen/Qwen3.5-35B-A3B"
 
 
 def _kv(model: str, engine: str):  # type: ignore[no-untyped-def]
-    st = study(make_scenario(model=model, gpu="H200"))
-    return st.engines[engine].kv  # type: ignore[index]
+    # at attention TP 4: the hybrid's aligned block is 528 tokens there (the figures below are
+    # worked out for it), whatever layout the search picks on 8 x H200
+    return study(make_scenario(model=model, gpu="H200")).sizing(engine, 4)  # type: ignore[arg-type]
 
 
 def test_vllm_hits_whole_blocks_and_sglang_any_page_of_one_token() -> None:

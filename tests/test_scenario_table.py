@@ -35,6 +35,7 @@ from engine.scenario import (
     to_query,
 )
 from engine.study import study
+from tests.study_util import english
 
 opt = st.none
 DIGEST = st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
@@ -88,6 +89,7 @@ def scenarios(draw: Any) -> Scenario:
         "output_tokens": draw(st.one_of(opt(), st.integers(min_value=1, max_value=cap // 2))),
         "ttft_ms": draw(st.one_of(opt(), st.floats(min_value=0.1, max_value=600_000.0))),
         "tpot_ms": draw(st.one_of(opt(), st.floats(min_value=0.1, max_value=10_000.0))),
+        "tpot_bound_ms": draw(st.floats(min_value=0.1, max_value=10_000.0)),
         "kv_dtype": draw(st.sampled_from(KV_DTYPE_CHOICES)),
         "memory_fraction": draw(
             st.one_of(opt(), st.floats(min_value=0.05, max_value=1.0, allow_nan=False))
@@ -102,6 +104,8 @@ def scenarios(draw: Any) -> Scenario:
         "bench_calibration": draw(st.one_of(opt(), DIGEST)),
         "speculative": draw(st.one_of(opt(), st.booleans())),
         "max_num_seqs": draw(st.one_of(opt(), st.integers(min_value=1, max_value=4096))),
+        "disaggregated": draw(st.one_of(opt(), st.booleans())),
+        "rdma_devices": draw(st.one_of(opt(), st.sampled_from(["mlx5_0", "mlx5_0,mlx5_1"]))),
     }
     assert set(fields_) == set(Scenario.model_fields), "draw every field of the table"
     for name in (None, *LAYOUT):  # a pinned layout larger than the GPUs: unpin from the last
@@ -147,8 +151,8 @@ def test_a_scenario_survives_the_link_and_the_command_line(s: Scenario) -> None:
         dropped.append("config.json")
         model = catalog_name(s.model) or DEFAULT_MODEL
         expected = _catalog_stand_in(expected).model_copy(update={"model": model})
-    assert len(back.warnings) == len(dropped)
-    for what, warning in zip(dropped, back.warnings, strict=True):
+    assert len(english(back.notes)) == len(dropped)
+    for what, warning in zip(dropped, english(back.notes), strict=True):
         assert what in warning, (what, warning)
     assert back.scenario == expected
 
@@ -233,3 +237,20 @@ def test_the_linter_reads_each_field_from_the_flag_its_lint_source_names(engine:
     assert settings_.kv_dtype == "fp8" and settings_.language_model_only
     assert settings_.speculative and settings_.ep
     assert settings_.model_id == "Qwen/Qwen3-8B"
+
+
+def test_the_cli_help_groups_and_the_layout_pins_come_from_the_table() -> None:
+    from engine.scenario import LAYOUT_PINS, PIN_SIZES
+
+    assert LAYOUT_PINS == ("tp", "dp", "pp", "ep", "replicas")
+    assert PIN_SIZES == ("tp", "dp", "pp", "replicas")
+    flags = [r for r in fields() if r.spec.cli is not None]
+    assert all(r.spec.cli_group is not None for r in flags)
+    study = build_parser()._subparsers._group_actions[0].choices["study"]  # type: ignore[union-attr]
+    by_title = {g.title: {a.dest for a in g._group_actions} for g in study._action_groups}
+    layout = next(
+        dests for title, dests in by_title.items() if title and title.startswith("layout")
+    )
+    assert layout == set(LAYOUT_PINS)
+    speed = next(dests for title, dests in by_title.items() if title and title.startswith("speed"))
+    assert {"calibration", "speculative"} <= speed

@@ -8,14 +8,17 @@ from typing import Any
 
 import pytest
 
+from engine.decision import Name
 from engine.engines import adapter
 from engine.errors import InputError
 from engine.model.checkpoint import detect_checkpoint_format
+from engine.present.study_report import software_report_json
 from engine.software.software_report import (
     data_problems,
     known_architectures,
     software_report,
 )
+from engine.text.words import say, say_all
 
 MODELS = Path(__file__).resolve().parent.parent / "data" / "models"
 CONFIGS = sorted(MODELS.glob("*.json"))
@@ -39,7 +42,7 @@ def test_every_bundled_config_gets_a_report(path: Path, engine: str) -> None:
     assert report.architecture == config["architectures"][0]
     assert report.sources, "every report says where its facts came from"
     assert report.quantization is None  # both engines read quant_method from config.json
-    json.dumps(report.to_json())
+    json.dumps(software_report_json(report))
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -52,7 +55,7 @@ def test_every_emitted_name_exists_in_the_engine_registries(path: Path, engine: 
         assert report.reasoning_parser in adapter(engine).registries.reasoning_parsers  # type: ignore[arg-type]
     for flag in report.extra_flags:
         assert adapter(engine).lookup(flag) is not None, flag  # type: ignore[arg-type]
-        assert flag in report.flag_reasons
+        assert flag in report.flag_decisions
 
 
 def test_every_bundled_architecture_has_a_software_row() -> None:
@@ -109,7 +112,7 @@ def test_parser_names_per_engine(
 
 def test_deepseek_v31_is_told_apart_from_v3_by_its_ue8m0_scale_format() -> None:
     v31 = load("deepseek-ai__DeepSeek-V3.1")
-    assert software_report(v31, "vllm").family == "DeepSeek-V3.1 / V3.1-Terminus"
+    assert software_report(v31, "vllm").family == Name("DeepSeek-V3.1 / V3.1-Terminus")
     del v31["quantization_config"]["scale_fmt"]
     assert software_report(v31, "vllm").tool_call_parser == "deepseek_v3"
 
@@ -173,8 +176,8 @@ def test_unknown_architecture_has_no_minimum_no_parsers_and_a_risk_note() -> Non
     assert report.min_version is None
     assert report.tool_call_parser is None and report.reasoning_parser is None
     assert not report.natively_supported
-    assert any(n.startswith("Risk: parser names") for n in report.notes)
-    assert any("not in data/software.yaml" in n for n in report.notes)
+    assert any(n.startswith("Risk: parser names") for n in say_all(report.reasons))
+    assert any("not in data/software.yaml" in n for n in say_all(report.reasons))
 
 
 def test_auto_map_on_an_unknown_architecture_needs_trust_remote_code() -> None:
@@ -182,7 +185,7 @@ def test_auto_map_on_an_unknown_architecture_needs_trust_remote_code() -> None:
     for engine in ENGINES:
         report = software_report(config, engine)  # type: ignore[arg-type]
         assert report.extra_flags == ["--trust-remote-code"]
-        assert "auto_map" in report.flag_reasons["--trust-remote-code"]
+        assert "auto_map" in say(report.flag_decisions["--trust-remote-code"])
 
 
 def test_auto_map_on_a_native_architecture_does_not_add_trust_remote_code() -> None:
@@ -195,7 +198,7 @@ def test_kimi_k2_needs_remote_code_for_its_tokenizer() -> None:
     for engine in ENGINES:
         report = software_report(load("moonshotai__Kimi-K2-Instruct"), engine)  # type: ignore[arg-type]
         assert "--trust-remote-code" in report.extra_flags
-        assert "tokenizer" in report.flag_reasons["--trust-remote-code"]
+        assert "tokenizer" in say(report.flag_decisions["--trust-remote-code"])
 
 
 @pytest.mark.parametrize(
@@ -208,7 +211,7 @@ def test_early_fusion_vlm_served_text_only_gets_language_model_only(model: str) 
         assert "--language-model-only" in report.extra_flags
         plain = software_report(load(model), engine)  # type: ignore[arg-type]
         assert "--language-model-only" not in plain.extra_flags
-        assert any("early-fusion" in n for n in plain.notes)
+        assert any("early-fusion" in n for n in say_all(plain.reasons))
 
 
 def test_text_only_on_a_text_model_adds_nothing() -> None:
@@ -236,7 +239,7 @@ def test_deepseek_v3_checkpoint_is_fp8_with_128x128_blocks() -> None:
     fmt = detect_checkpoint_format(load("deepseek-ai__DeepSeek-V3"))
     assert fmt.name == "fp8-block"
     assert fmt.weight_dtype == "fp8"
-    assert "block 128x128" in fmt.detail
+    assert "block 128x128" in "".join(say(d) for d in fmt.details)
 
 
 @pytest.mark.parametrize(
@@ -264,7 +267,7 @@ def test_nvfp4_modelopt_config() -> None:
     assert (fmt.name, fmt.weight_dtype) == ("nvfp4", "nvfp4")
     report = software_report(config, "sglang")
     assert report.quantization is None
-    assert any("'modelopt_fp4'" in n for n in report.notes)
+    assert any("'modelopt_fp4'" in n for n in say_all(report.reasons))
 
 
 def test_awq_and_gptq_record_bits_and_group_size() -> None:
@@ -333,14 +336,14 @@ def test_config_wins_over_the_model_id() -> None:
     fmt = detect_checkpoint_format(load("openai__gpt-oss-120b"), "someone/gpt-oss-120b-AWQ")
     assert fmt.name == "mxfp4"
     assert not fmt.from_model_id
-    assert any("config wins" in n for n in fmt.notes)
+    assert any("config wins" in n for n in say_all(fmt.reasons))
 
 
 def test_every_format_resolves_to_a_registered_quantization_method() -> None:
     for engine in ENGINES:
         for path in CONFIGS:
             report = software_report(json.loads(path.read_text()), engine)  # type: ignore[arg-type]
-            for note in report.notes:
+            for note in say_all(report.reasons):
                 if "uses its '" in note:
                     method = note.split("uses its '")[1].split("'")[0]
                     assert method in adapter(engine).registries.quantization_methods  # type: ignore[arg-type]
@@ -353,7 +356,7 @@ def test_bitsandbytes_is_not_a_vllm_0_33_0_method() -> None:
     }
     fmt = detect_checkpoint_format(config)
     assert (fmt.name, fmt.bits) == ("bitsandbytes", 4)
-    assert any("not in vLLM 0.33.0" in n for n in software_report(config, "vllm").notes)
+    assert any("not in vLLM 0.33.0" in n for n in say_all(software_report(config, "vllm").reasons))
 
 
 # ---- bad input ----------------------------------------------------------------------------
@@ -373,7 +376,9 @@ def test_config_without_architectures_is_an_input_error(config: dict[str, Any]) 
     with pytest.raises(InputError) as err:
         software_report(config, "vllm")
     assert err.value.field == "architectures"
-    assert err.value.expected == 'a non-empty list of model class names, e.g. ["LlamaForCausalLM"]'
+    assert str(err.value) == (
+        'architectures: a non-empty list of model class names, e.g. ["LlamaForCausalLM"]'
+    )
 
 
 def test_non_hf_reference_config_is_an_input_error() -> None:

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
+from engine.launch.ranking import overlap
 from engine.perf import estimate
 from engine.scenario import from_query
-from tests.study_util import run
+from tests.study_util import english, run
 
 DIFFER = [
     ("meta-llama/Meta-Llama-3.1-8B", "H200"),
@@ -28,23 +29,22 @@ def test_latency_first_and_throughput_first_pick_what_the_speed_model_says(
     model: str, gpu: str
 ) -> None:
     """16 users: latency first takes the lowest time per output token at that load, throughput
-    first the most tokens/s per GPU at full load (every user the layout holds)."""
+    first the most tokens/s per GPU at full load (every user the layout holds); a layout the
+    other objective picks is no better than the pick outside the speed model's range."""
     fast = run(model, gpu=gpu, gpus_per_node=8, users=16, context=8192, latency="latency")
     many = run(model, gpu=gpu, gpus_per_node=8, users=16, context=8192, latency="throughput")
-    assert fast.layout != many.layout
     assert fast.fit.speed is not None and many.fit.speed is not None
-    assert fast.fit.speed.tpot_ms < many.fit.speed.tpot_ms
-    as_latency_pick = next(c for c in many.search.candidates if c.layout == fast.layout)
-    assert many.fit.throughput is not None and as_latency_pick.throughput is not None
-    assert (
-        many.fit.throughput.output_tokens_per_s_per_gpu
-        > as_latency_pick.throughput.output_tokens_per_s_per_gpu
+    as_throughput_pick = next(c for c in fast.search.candidates if c.layout == many.layout)
+    assert as_throughput_pick.speed is not None
+    assert fast.fit.speed.tpot_ms <= as_throughput_pick.speed.tpot_ms or overlap(
+        fast.fit.speed, as_throughput_pick.speed, "tpot"
     )
-    lat = next(r for r in fast.search.reasons if r.code == "layout.vs.speed.latency")
-    assert lat["pick_tpot"].value < lat["rival_tpot"].value  # type: ignore[union-attr]
-    thr = next(r for r in many.search.reasons if r.code == "layout.vs.speed.peak")
-    assert thr["pick_tps"].value > thr["rival_tps"].value  # type: ignore[union-attr]
-    assert {"pick_tpot", "pick_tps"} <= set(dict(lat.params)) & set(dict(thr.params))
+    as_latency_pick = next(c for c in many.search.candidates if c.layout == fast.layout)
+    assert many.fit.peak is not None and as_latency_pick.peak is not None
+    assert many.fit.peak.output_tokens_per_s_per_gpu >= (
+        as_latency_pick.peak.output_tokens_per_s_per_gpu
+    ) or overlap(many.fit.peak, as_latency_pick.peak, "tps_per_gpu")
+    assert many.fit.peak_users == many.fit.running  # throughput first: at full load
 
 
 def test_a_target_the_fastest_layout_meets_wins_over_one_it_does_not() -> None:
@@ -101,7 +101,7 @@ def test_a_calibration_replaces_the_fitted_rates_and_says_so(tmp_path: Path) -> 
 
 def test_a_link_cannot_carry_a_calibration() -> None:
     parsed = from_query({"model": "Qwen/Qwen3-8B", "cal": "0" * 64})
-    assert parsed.scenario.calibration is None and parsed.warnings
+    assert parsed.scenario.calibration is None and english(parsed.notes)
 
 
 def test_a_bad_calibration_file_is_one_clear_error(tmp_path: Path) -> None:

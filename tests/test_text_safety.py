@@ -25,11 +25,12 @@ from hypothesis import strategies as hst
 from streamlit.testing.v1 import AppTest
 
 from engine.cli import main
-from engine.lint import format_report, json_report, lint_command
+from engine.lint import lint_command
 from engine.model import store
 from engine.model.config import normalize
 from engine.model.loader import LoadedModel, load_catalog
 from engine.present.artifacts import launch_artifacts, report_artifacts
+from engine.present.lint_words import format_report, json_report
 from engine.present.study_report import study_markdown
 from engine.scenario import QUERY_KEYS, Scenario, make_scenario
 from engine.study import Study, study

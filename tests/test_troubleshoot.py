@@ -13,11 +13,16 @@ from engine.gates import kernel_gates
 from engine.hardware.gpus import Gpu, all_gpus, lookup_gpu
 from engine.i18n import LANGS, Lang, catalog
 from engine.lint import dsa_kernel_path
+from engine.scenario import make_scenario
 from engine.software.software_report import known_architectures
-from engine.troubleshoot import SYMPTOMS, symptoms, troubleshoot
+from engine.study import study
+from engine.text.words import say
+from engine.troubleshoot import SYMPTOMS, Cause, plan_facts, symptoms, troubleshoot
 from engine.troubleshoot.cause_table import troubleshoot_table
-from engine.troubleshoot.facts import ModelFacts, ParserNames
+from engine.troubleshoot.facts import ModelFacts, ParserNames, model_facts
+from engine.troubleshoot.plan_facts import PLAN_FACTS
 from engine.troubleshoot.scoring import CONDITIONS, SCORERS, clamp, problems
+from tests.test_consistency import SCENARIOS
 
 GLM5 = ModelFacts(
     architecture="GlmMoeDsaForCausalLM",
@@ -215,7 +220,7 @@ def test_the_table_names_only_scoring_functions_facts_and_conditions_that_exist(
         assert cause.rate in SCORERS, cause.id
         assert set(cause.adjust) <= set(SCORERS[cause.rate].facts), cause.id
         for alternatives in cause.variants.values():
-            assert set(alternatives) <= set(CONDITIONS), cause.id
+            assert set(alternatives) <= set(CONDITIONS) | set(PLAN_FACTS), cause.id
 
 
 def test_every_cause_cites_a_readable_source() -> None:
@@ -361,3 +366,62 @@ def test_korean_answers_are_korean_and_ranked_like_english() -> None:
             assert all(HANGUL.search(reason) for reason, _ in c.score_reasons)
         assert [c.source for c in korean] == [c.source for c in english]
     assert all(HANGUL.search(s.label) for s in symptoms("ko"))
+
+
+# --- the plan the Study made -------------------------------------------------------------------
+
+
+def _plan_causes(fields: dict[str, object], symptom: str) -> list[Cause]:
+    st = study(make_scenario(**fields))
+    return troubleshoot(symptom, model_facts(st), st.gpu, "en", plan=plan_facts(st))
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_on_the_plans_own_scenario_no_cause_that_undoes_the_plan_ranks_first(name: str) -> None:
+    st = study(make_scenario(**SCENARIOS[name]))
+    plan = plan_facts(st)
+    for s in SYMPTOMS:
+        causes = troubleshoot(s.id, model_facts(st), st.gpu, "en", plan=plan)
+        assert causes[0].undoes is None, (name, s.id, causes[0].id)
+        for c in causes:
+            assert (c.undoes is None) == (c.cost is None), (name, c.id)  # each says its cost
+            if c.undoes is not None:
+                assert c.undoes in plan.holding and c.undoes in plan.costs
+
+
+def test_the_consistency_scenarios_have_causes_that_undo_their_plans() -> None:
+    undoing = set()
+    for fields in SCENARIOS.values():
+        st = study(make_scenario(**fields))
+        plan = plan_facts(st)
+        for s in SYMPTOMS:
+            undoing |= {c.id for c in troubleshoot(s.id, model_facts(st), st.gpu, plan=plan)
+                        if c.undoes}  # fmt: skip
+    assert {"moe-without-ep", "mla-latent-replicated", "dp-attention-idle-groups"} & undoing
+
+
+def test_moe_without_ep_is_no_memory_suspect_where_the_plan_places_experts_whole() -> None:
+    # latency first at 64 users: DP-attention with EP (the playbook's preference in a tie)
+    causes = _plan_causes(
+        {"model": "deepseek-ai/DeepSeek-V3", "users": 64, "latency": "latency"}, "memory-fills-fast"
+    )
+    ep = next(c for c in causes if c.id == "moe-without-ep")
+    assert "plan_ep" in ep.facts and ep.score < 0.1 and ep.undoes is None
+    assert causes[0].id != "moe-without-ep"
+
+
+def test_where_the_plan_slices_experts_the_ep_cause_says_so_and_what_ep_costs() -> None:
+    # a plan pinned without EP (the search itself takes EP wherever the speeds tie): the experts
+    # are sliced over the TP ranks, so the cause says the plan slices them, never "add EP" first
+    fields: dict[str, object] = {
+        "model": "Qwen/Qwen3-30B-A3B", "gpu": "H100", "users": 256, "tp": 4, "dp": 2, "ep": False,
+    }  # fmt: skip
+    st = study(make_scenario(**fields))
+    assert not st.layout.ep and st.layout.split.moe_group > 1
+    causes = _plan_causes(fields, "memory-fills-fast")
+    ep = next(c for c in causes if c.id == "moe-without-ep")
+    assert ep.undoes == "plan_experts_sliced" and causes[0].id != "moe-without-ep"
+    words = catalog("en")
+    assert ep.why == " ".join(words["troubleshoot.cause.moe-without-ep.why_plan_sliced"].split())
+    assert ep.cost is not None
+    assert say(st.layout.name()) in ep.cost  # what the plan runs, by name

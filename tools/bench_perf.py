@@ -32,9 +32,9 @@ from typing import Any
 
 import yaml
 
-from engine.perf.factors import version_key
 from engine.perf.refit import with_values
 from engine.rules import DATA_DIR
+from engine.versions import loose_version_key
 from tools import fit_perf
 from tools.fit_perf import FITTED_ENGINES, source_group
 from tools.perf_pairs import TIE, agreement, pairs
@@ -101,7 +101,10 @@ def release(c: Case) -> str:
     """The engine and its release as the row states it (0.5.5.post3 -> 0.5.5)."""
     if c.engine_version == OLDEST:
         return f"{c.engine} (release not stated)"
-    return f"{c.engine} " + ".".join(str(n) for n in version_key(c.engine_version))
+    key = loose_version_key(c.engine_version)
+    if key is None:
+        return f"{c.engine} (release not stated)"
+    return f"{c.engine} " + ".".join(str(n) for n in key[0])
 
 
 BREAKDOWNS: tuple[tuple[str, Callable[[Case], str]], ...] = (

@@ -31,6 +31,7 @@ from engine.errors import InputError
 from engine.hardware.gpus import lookup_gpu
 from engine.measure.kernels import CHECK_NAMES, preset_dims, run_all
 from engine.measure.kernels.calibrate import calibrate
+from engine.present.measure_words import check_dict
 
 # (preset, checks to run: None for all)
 RUNS: tuple[tuple[str, tuple[str, ...] | None], ...] = (
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         rows = run_all("cuda", preset_dims(preset), progress, catalog_gbps=catalog, only=selected)
         timings[preset] = round(time.perf_counter() - start, 2)
-        runs[preset] = [r.as_dict() for r in rows]
+        runs[preset] = [check_dict(r) for r in rows]
     failed = [f"{p}:{r['name']}" for p, rows in runs.items() for r in rows if not r["passed"]]
     report = {
         "device": name,

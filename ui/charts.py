@@ -21,19 +21,22 @@ from typing import Any
 
 import streamlit as st
 
+from engine.i18n import Lang
 from engine.present.bench_report import BenchSeries
 from engine.present.capacity_words import CostSeries
 from engine.present.charts_data import (
     LayerStrip,
     MemoryBreakdown,
     Series,
-    SpeedCurve,
     context_ticks,
     in_gib,
     tokens,
 )
 from engine.present.learn import GrowthSeries, Intensity
+from engine.present.speed_chart import SpeedChart
+from engine.study import Study
 from engine.text.safe import plain
+from ui import memo
 from ui.lang import T
 
 Figure = dict[str, Any]  # a plotly figure as a dict: "data" (traces) and "layout"
@@ -346,35 +349,59 @@ def intensity(i: Intensity) -> Figure:
     return fig
 
 
-def speed(curves: Sequence[SpeedCurve], targets: Sequence[tuple[str, float]]) -> Figure:
+def speed(chart: SpeedChart) -> Figure:
     """Tokens/s per GPU against tokens/s per user for each layout as its load grows (one point
-    per number of requests at once), the pick drawn bold; each target is a vertical line at the
-    per-user speed it asks for."""
+    per number of requests at once), the pick drawn bold; the TPOT target and the balanced bound
+    as vertical lines at the per-user speed they ask for. Both axes are log, their ranges the
+    engine's (within the data): plotly takes a log axis' range, and an annotation's x on it, as
+    log10 of the value, a shape's x as the value itself."""
     fig = _figure(T("chart.speed.title"))
-    unit = T("chart.speed.unit")
-    for c in curves:
+    unit = _label(T("chart.speed.unit"))
+    for c in chart.curves:
+        name = c.name + "".join(f" ({m})" for m in c.marks)
         fig["data"].append(
             {
                 "type": "scatter",
                 "x": list(c.per_user),
                 "y": list(c.per_gpu),
-                "customdata": [[n] for n in c.concurrency],
-                "name": _label(c.name + (T("chart.speed.picked") if c.pick else "")),
+                "customdata": [list(v) for v in zip(c.concurrency, c.tpot_ms, c.ttft_ms,
+                                                    strict=True)],
+                "name": _label(name),
                 "mode": "lines+markers",
                 "line": {"width": 4 if c.pick else 1.5},
-                "hovertemplate": "%{y:,.0f} " + unit + " · %{x:,.1f} /user · %{customdata[0]} "
-                + _label(T("chart.speed.requests")) + "<extra>" + _label(c.name) + "</extra>",
+                "marker": {"size": 11 if c.pick else 6},
+                "hovertemplate": "<b>" + _label(name) + "</b><br>%{customdata[0]} "
+                + _label(T("chart.speed.requests")) + "<br>%{y:,.0f} " + unit
+                + "<br>%{x:,.1f} " + _label(T("chart.speed.per_user"))
+                + "<br>TPOT %{customdata[1]:,.1f} ms · TTFT %{customdata[2]:,.0f} ms"
+                + "<extra></extra>",
             }
         )  # fmt: skip
-    for label, x in targets:
-        _vline(fig, x)
+    for i, line in enumerate(chart.lines):  # labels a row apart, so two lines never overlap
+        _vline(fig, line.x)
         fig["layout"].setdefault("annotations", []).append(
-            {"x": x, "y": 1, "yref": "paper", "showarrow": False, "xanchor": "left",
-             "text": html.escape(label)}
+            {"x": math.log10(line.x), "y": 1 - 0.07 * i, "yref": "paper", "showarrow": False,
+             "xanchor": "left", "text": html.escape(line.label), "bgcolor": "white"}
         )  # fmt: skip
-    fig["layout"]["xaxis"].update(type="log", title={"text": T("chart.speed.x")})
-    fig["layout"]["yaxis"].update(title={"text": T("chart.speed.y")})
+    fig["layout"]["xaxis"].update(
+        type="log", range=list(chart.x_range), title={"text": T("chart.speed.x")}
+    )
+    fig["layout"]["yaxis"].update(
+        type="log", range=list(chart.y_range), title={"text": T("chart.speed.y")}
+    )
     return fig
+
+
+def speed_of_every_layout(d: Study, lang: Lang, key: str) -> None:
+    """The speed chart with its toggle: the pick, the layouts its reasons name and the recipes'
+    and the playbook's layouts drawn; every other layout that runs behind the toggle."""
+    chart = memo.speed(d, lang)
+    every = False
+    if chart.hidden:
+        every = st.toggle(T("chart.speed.every", n=chart.hidden), key=f"{key}.every")
+    if every:
+        chart = memo.speed(d, lang, every=True)
+    draw(speed(chart), T("chart.speed.caption"), key=key)
 
 
 def bench(series: BenchSeries) -> Figure:

@@ -13,6 +13,7 @@ from functools import lru_cache
 from engine.i18n import Lang
 from engine.present import learn
 from engine.present.artifacts import Artifact, launch_artifacts, report_artifacts
+from engine.present.speed_chart import SpeedChart, speed_chart
 from engine.scenario import Engine, Scenario
 from engine.study import Study, study
 
@@ -50,3 +51,14 @@ def _variants(scenario: Scenario, lang: Lang) -> tuple[learn.Variant, ...]:
 def attention_variants(d: Study, lang: Lang) -> list[learn.Variant]:
     """The model's dimensions as the six attention designs (``InputError`` if it has none)."""
     return list(_variants(d.scenario, lang))
+
+
+@lru_cache(maxsize=SIZE)
+def _speed_chart(scenario: Scenario, lang: Lang, every: bool) -> SpeedChart:
+    return speed_chart(study(scenario), lang, every)
+
+
+def speed(d: Study, lang: Lang, every: bool = False) -> SpeedChart:
+    """The speed chart's curves, lines and axis ranges (every layout that runs when ``every``):
+    a few dozen speed-model calls per layout, made once per scenario."""
+    return _speed_chart(d.scenario, lang, every)

@@ -90,18 +90,12 @@ def refusal(err: InputError) -> Markdown:
 def problem(
     item: Problem | InputError, box: Callable[..., Any] = st.error, icon: str | None = None
 ) -> None:
-    """Draw a refusal in ``box`` (``st.error``, ``st.warning``). Where the refusal has no code
-    yet, the engine's English detail follows it as a citation (quoted as the engine states it,
-    like a Sources list), never as the page's own sentence."""
+    """Draw a refusal in ``box`` (``st.error``, ``st.warning``), in the reader's language."""
     p = item if isinstance(item, Problem) else Problem(item)
     text = refusal(p.err) if p.err is not None else Markdown("")
     if p.frame:
         text = T(p.frame, **dict(p.params), error=text)
     box(text, icon=icon)
-    cited = p.err.cited if p.err is not None else None
-    if cited:
-        with st.container(key=_source_key()):
-            st.caption(inert(cited, one_line=True))
 
 
 def table(
@@ -125,6 +119,7 @@ def table(
 
 VERDICT_BOX = {
     "runs": st.success,
+    "misses_targets": st.warning,
     "fewer_users": st.warning,
     "shorter_context": st.warning,
     "does_not_fit": st.error,
@@ -132,6 +127,7 @@ VERDICT_BOX = {
 }
 VERDICT_ICON = {
     "runs": ":material/check_circle:",
+    "misses_targets": ":material/speed:",
     "fewer_users": ":material/group:",
     "shorter_context": ":material/short_text:",
     "does_not_fit": ":material/block:",

@@ -28,6 +28,10 @@ CHAR_PX = 6.5  # the average width of a Latin character of the table font, in px
 WIDE_PX = 13.5  # a Hangul (or other wide) character
 PADDING_PX = 28
 TEXT_MAX_PX = 460  # a text column wider than this wraps instead
+# The main column at 1400 px with the sidebar open is about 938 px wide (measured in Chromium);
+# the key columns of a table are narrowed to fit inside it
+TABLE_PX = 900
+MIN_TEXT_PX = 140
 NAMED_PX = {"small": 75, "medium": 200, "large": 400}
 MAX_HEIGHT = 4000
 
@@ -87,26 +91,83 @@ def _as_percent(frame: pd.DataFrame, config: Mapping[str, ColumnConfig]) -> pd.D
     return out
 
 
+def _named_px(width: object) -> float:
+    """A column's width in px, whether given as a number or as Streamlit's size names."""
+    if isinstance(width, int | float):
+        return float(width)
+    return float(NAMED_PX.get(str(width), NAMED_PX["medium"]))
+
+
+def _estimate_px(frame: pd.DataFrame, name: str, col: ColumnConfig) -> float:
+    """About how wide Streamlit draws a column it sizes itself: its header (and sort arrow) or
+    its widest value, whichever is wider, plus the cell's padding."""
+    width = col.get("width") if isinstance(col, Mapping) else None
+    if width is not None:
+        return _named_px(width)
+    header = _px(str(col.get("label") or name) if isinstance(col, Mapping) else name) + 20
+    values = [v for v in frame[name].tolist() if v is not None] if name in frame.columns else []
+    longest = max((_px(f"{v:,}" if isinstance(v, int | float) else str(v)) for v in values),
+                  default=0.0)  # fmt: skip
+    return max(header, longest) + PADDING_PX
+
+
+def _shrink(widths: dict[str, float], texts: set[str], budget: float) -> dict[str, float]:
+    """Text columns narrowed to one common width (the widest first, water-filling) so the
+    columns fit ``budget``; none below ``MIN_TEXT_PX`` (their text then wraps)."""
+    fixed = sum(w for n, w in widths.items() if n not in texts)
+    room = budget - fixed
+    sizes = sorted(widths[n] for n in texts)
+    if not sizes or sum(sizes) <= room:
+        return widths
+    level = sizes[-1]
+    for i, w in enumerate(sizes):
+        rest = len(sizes) - i
+        if sum(sizes[:i]) + w * rest >= room:
+            level = (room - sum(sizes[:i])) / rest
+            break
+    level = max(level, MIN_TEXT_PX)
+    return {n: min(w, level) if n in texts else w for n, w in widths.items()}
+
+
 def _fitted(
-    frame: pd.DataFrame, config: Mapping[str, ColumnConfig], wrap_px: int = TEXT_MAX_PX
+    frame: pd.DataFrame,
+    config: Mapping[str, ColumnConfig],
+    wrap_px: int = TEXT_MAX_PX,
+    fit: int | None = None,
 ) -> tuple[dict[str, Any], int]:
-    """Text columns sized to their content (up to ``wrap_px``, past which they wrap), and the
-    row height that shows the longest value of every text column whole (over 4 rem, Streamlit
-    wraps text inside a cell)."""
-    out: dict[str, Any] = {}
-    lines = 1
-    for name, col in config.items():
-        if name not in frame.columns or not _is_text(col):
-            out[name] = col
+    """Text columns sized to their content (up to ``wrap_px``, past which they wrap), then the
+    first ``fit`` columns (all by default) narrowed to the page's width at 1400 px, so that no
+    key column leaves the screen; and the row height that shows the longest value of every text
+    column whole (over 4 rem, Streamlit wraps text inside a cell)."""
+    shown = [n for n in config if n in frame.columns]
+    widths: dict[str, float] = {}
+    texts: set[str] = set()
+    for name in shown:
+        col = config[name]
+        if not _is_text(col):
+            widths[name] = _estimate_px(frame, name, col)
             continue
+        texts.add(name)
         longest = max((_px(str(v)) for v in frame[name].tolist() if v is not None), default=0.0)
         header = _px(str(col.get("label") or "")) + 20  # the sort arrow
         width = col.get("width")
         if width is None:
-            width = int(min(max(longest, header) + PADDING_PX, wrap_px))
-            col = {**col, "width": width}
-        px = NAMED_PX.get(str(width), width) if not isinstance(width, int) else width
-        room = max(int(px) - PADDING_PX, 60)
+            widths[name] = min(max(longest, header) + PADDING_PX, wrap_px)
+        else:
+            widths[name] = _named_px(width)
+    key = shown[: fit if fit is not None else len(shown)]
+    narrowed = _shrink({n: widths[n] for n in key}, texts & set(key), TABLE_PX)
+    widths |= narrowed
+    out: dict[str, Any] = {}
+    lines = 1
+    for name, col in config.items():
+        if name not in frame.columns or name not in texts:
+            out[name] = col
+            continue
+        px = int(widths[name])
+        col = {**col, "width": px}
+        room = max(px - PADDING_PX, 60)
+        longest = max((_px(str(v)) for v in frame[name].tolist() if v is not None), default=0.0)
         if longest > room + 1:  # a sized-to-fit column never wraps
             lines = max(lines, math.ceil(longest / room))
         out[name] = col
@@ -121,11 +182,13 @@ def show(
     key: str | None = None,
     rows: int | None = None,
     wrap_px: int = TEXT_MAX_PX,
+    fit: int | None = None,
 ) -> None:
     """Draw ``frame`` with ``config`` (column id -> column config). ``rows``: how many rows to
     show before scrolling (default: all of them). ``wrap_px``: the widest a text column grows
-    before it wraps (narrower for a table in half the page)."""
-    fitted, row = _fitted(frame, config, wrap_px)
+    before it wraps (narrower for a table in half the page). ``fit``: how many columns, from
+    the first, must be in view at 1400 px (default: all); the others may scroll."""
+    fitted, row = _fitted(frame, config, wrap_px, fit)
     shown = len(frame) if rows is None else min(rows, len(frame))
     height = min(HEADER + row * max(shown, 1) + 2, MAX_HEIGHT)
     st.dataframe(

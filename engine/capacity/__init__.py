@@ -96,10 +96,5 @@ def capacity(s: Scenario) -> Capacity | None:
         return None
     result = capacity_of(s, s.request_rate)
     if result.best is None:
-        raise InputError(
-            "request_rate",
-            f"a rate some number of the GPUs compared serves within the targets "
-            f"({s.request_rate:g} requests/s: none does)",
-            expects=UNSERVED(rate=Decimal(s.request_rate, 2, "/s")),
-        )
+        raise InputError("request_rate", UNSERVED(rate=Decimal(s.request_rate, 2, "/s")))
     return result

@@ -125,7 +125,7 @@ class Option:
             "gpus": self.gpus,
             "nodes": self.nodes,
             "replicas": self.replicas,
-            "layout": self.layout.describe(),
+            "layout": say(self.layout.name(), markdown=False),
             "gpus_per_replica": self.copy_gpus,
             "requests_per_s_per_replica": self.requests_per_s_per_replica,
             "concurrency_per_replica": self.top.concurrency,

@@ -18,7 +18,6 @@ from engine.decision import Code, Decimal, Decision
 from engine.errors import InputError
 from engine.launch.candidate import Candidate, SearchInputs
 from engine.launch.layout import candidate_reuse
-from engine.launch.ranking import layout_rules
 from engine.perf import PrefixReuse, Speed, spread
 from engine.reuse import Reuse
 from engine.scenario import Scenario
@@ -35,11 +34,12 @@ MS = "ms"
 
 
 def tpot_bound(s: Scenario) -> float | None:
-    """The time per output token a copy must keep when no TPOT target is asked: the balanced
-    bound (latency and balanced priorities); throughput first has none."""
+    """The time per output token a copy must keep when no TPOT target is asked: the
+    interactivity bound (latency and balanced priorities; the scenario's tpot_bound_ms);
+    throughput first has none."""
     if s.tpot_ms is not None or s.latency == "throughput":
         return None
-    return layout_rules().balanced_tpot_ms
+    return s.tpot_bound_ms
 
 
 def speed_at(inp: SearchInputs, s: Scenario, c: Candidate, concurrency: int) -> Speed | None:

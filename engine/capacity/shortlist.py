@@ -83,7 +83,7 @@ class Variant:
             sp = st.fit.speed
             out |= {
                 "verdict": st.verdict.status,
-                "layout": st.layout.describe(),
+                "layout": say(st.layout.name(), markdown=False),
                 "users": st.fit.users,
                 "context": st.context,
                 "weights_per_gpu": st.fit.weights_per_gpu,

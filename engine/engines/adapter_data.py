@@ -15,6 +15,31 @@ class _AttentionDp(Strict):
     source: str = Field(min_length=1)
 
 
+class _Roles(Strict):
+    prefill: str = Field(min_length=1)
+    decode: str = Field(min_length=1)
+
+
+class VllmDisaggFacts(Strict):
+    connector: str = Field(min_length=1)
+    roles: _Roles
+    side_channel_port_env: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*$")
+    side_channel_port: int = Field(ge=1, le=65535)
+    side_channel_host_env: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*$")
+    rdma_devices_env: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*$")
+    rdma_port_suffix: str
+    hybrid_same_tp: bool
+    hybrid_same_tp_source: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+
+
+class _SglangDisagg(Strict):
+    transfer_backend: str = Field(min_length=1)
+    bootstrap_port: int = Field(ge=1, le=65535)
+    tp_multiple_source: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+
+
 class EngineFacts(Strict):
     """What every engine has: the name a reader sees and its repository."""
 
@@ -22,12 +47,17 @@ class EngineFacts(Strict):
     repository: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
 
 
+class _Vllm(EngineFacts):
+    disaggregation: VllmDisaggFacts
+
+
 class _Sglang(EngineFacts):
     attention_dp: _AttentionDp
+    disaggregation: _SglangDisagg
 
 
 class _Engines(Strict):
-    vllm: EngineFacts
+    vllm: _Vllm
     sglang: _Sglang
 
 

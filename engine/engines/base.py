@@ -26,7 +26,7 @@ from engine.engines.adapter_data import EngineFacts, adapter_facts
 from engine.engines.cli_table import FlagInfo, Registries, load_flag_table, read_json, table_path
 from engine.engines.kvstore import KvDtype
 from engine.engines.measure_vocab import MeasureVocab, measure_vocab
-from engine.engines.memory import Reserve, Split
+from engine.engines.memory import Reserve, ServerRole, Split
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.model.config import ModelConfig
@@ -89,6 +89,11 @@ Setting = Literal[
     "eplb_config",
     "eplb_algorithm",
     "eplb_redundant_experts",
+    "kv_transfer",
+    "disaggregation_mode",
+    "disaggregation_backend",
+    "disaggregation_bootstrap_port",
+    "disaggregation_ib_device",
     "metrics",
     "cpu_tier_size",
     "cpu_tier_backend",
@@ -111,6 +116,23 @@ class SettingsTable(Strict):
 
 def settings_table() -> SettingsTable:
     return load_data(SettingsTable, "engines/settings.yaml")
+
+
+PoolRole = Literal["prefill", "decode"]
+
+
+@dataclass(frozen=True)
+class PoolServer:
+    """One server of a disaggregated pool, as its flags and environment need it: its pool, the
+    servers of its pool and the DP ranks of every server already on its host (ports a host's
+    servers must not share), the address peers reach its host at (None: both pools on one
+    host), and the RDMA devices named for the transfer (empty: the library's own pick)."""
+
+    role: PoolRole
+    pool_index_on_host: int
+    ranks_before_on_host: int
+    host: str | None
+    rdma_devices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -299,6 +321,25 @@ class EngineAdapter(ABC):
         replicated hot experts."""
 
     @abstractmethod
+    def pool_flags(self, server: PoolServer) -> list[FlagChoice]:
+        """The flags that make a server one of a disaggregated pool (its role, the KV
+        connector, its ports), each with its reason."""
+
+    def pool_env(self, server: PoolServer) -> list[tuple[str, str, Decision]]:
+        """The environment a pool's server sets for the KV transfer: (name, value, why)."""
+        return []
+
+    def pools_refused(self, prefill: Split, decode: Split, state: bool) -> Decision | None:
+        """Why the engine refuses a prefill pool cut as ``prefill`` beside a decode pool cut as
+        ``decode`` (``state``: the model keeps a linear mixer's state), or None."""
+        return None
+
+    def bootstrap_port(self, server: PoolServer) -> int | None:
+        """The port a prefill server's transfer handshake listens on, which the router names
+        beside its URL (None: the engine's router needs none)."""
+        return None
+
+    @abstractmethod
     def cpu_tier(
         self, split: Split, gib_per_node: float, per_node: int
     ) -> list[tuple[Setting, str | None, Decision]]:
@@ -331,8 +372,12 @@ class EngineAdapter(ABC):
         vision: tuple[int, int] | None,
         decode_graph_bs: int | None = None,
         deepep: bool = False,
+        role: ServerRole = "mixed",
+        draft_tokens: int = 1,
     ) -> tuple[float, Decision]:
-        """The memory fraction the engine uses when none is given, and why (its formula)."""
+        """The memory fraction the engine uses when none is given, and why (its formula).
+        ``role``: what the server runs (a disaggregated pool's phase, or both);
+        ``draft_tokens``: tokens a decode step verifies per request (1 + speculative drafts)."""
 
     def fraction_note(self, formula: Decision) -> Decision:
         """Why the default fraction is what it is, for the candidate's formula."""
@@ -413,9 +458,5 @@ class EngineAdapter(ABC):
 
 def check_engine(engine: str) -> Engine:
     if engine not in ENGINES:
-        raise InputError(
-            "engine",
-            f"one of {', '.join(ENGINES)}",
-            expects=E.ONE_OF(choices=tuple(Name(e) for e in ENGINES)),
-        )
+        raise InputError("engine", E.ONE_OF(choices=tuple(Name(e) for e in ENGINES)))
     return engine

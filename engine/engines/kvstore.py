@@ -15,7 +15,6 @@ from typing import Any
 
 from engine.decision import Code, Decision
 from engine.model.config import ModelConfig, model_defaults
-from engine.text.words import say
 
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
 
@@ -30,11 +29,6 @@ class KvDtype:
     bytes: int
     mla_packed_bytes: int | None
     why: Decision | None = None
-
-    @property
-    def note(self) -> str:
-        """``why`` in English, for the JSON's readable field ("" when stored as asked)."""
-        return say(self.why) if self.why is not None else ""
 
 
 # How ``--kv-cache-dtype auto`` resolves in both engines (each adapter adds its own rules).

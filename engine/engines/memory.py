@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from typing import Literal
 
 from pydantic import Field
 
@@ -16,6 +17,10 @@ from engine.hardware.gpus import Gpu
 from engine.rules import Loose, load_data
 
 GIB = 1 << 30
+
+# What one server runs: both phases (aggregated serving), or one pool's phase of disaggregated
+# serving (a prefill server hands its KV to a decode server). SGLang sizes its reserve by it.
+ServerRole = Literal["mixed", "prefill", "decode"]
 
 
 class _BatchTier(Loose):

@@ -13,9 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine import errors as E
 from engine.decision import Code, Decimal, Decision, Name, Percent, Source
 from engine.engines.adapter_data import adapter_facts
-from engine.engines.base import EngineAdapter, FlagChoice, Setting
+from engine.engines.base import EngineAdapter, FlagChoice, PoolServer, Setting
 from engine.engines.cli_table import FlagInfo, Registries
 from engine.engines.kvstore import (
     KV_MODELOPT,
@@ -24,7 +25,7 @@ from engine.engines.kvstore import (
     model_dtype,
     modelopt_kv_dtype,
 )
-from engine.engines.memory import GIB, Split, device_memory, memory_rules
+from engine.engines.memory import GIB, ServerRole, Split, device_memory, memory_rules
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.model.config import ModelConfig
@@ -43,6 +44,12 @@ KV_ALIASES = {
     "fp8_ds_mla": "fp8_e4m3",
 }
 
+# disaggregated serving (data/engines/adapters.yaml disaggregation)
+DISAGG_MODE = Code("flag.disagg.mode", "role", "source")
+DISAGG_BACKEND = Code("flag.disagg.backend", "backend", "source")
+DISAGG_BOOTSTRAP = Code("flag.disagg.bootstrap_port", "servers", "source")
+DISAGG_IB = Code("flag.disagg.ib_device", "source")
+DISAGG_TP = Code("disagg.refused.tp_multiple", "prefill", "decode", "source")
 TIER_ON = Code("plan.tier.sglang_on")
 TIER_SIZE = Code("plan.tier.sglang_size", "gb", "node", "per_node")
 TP_GROUP_ATTENTION_DP = Code("flag.sglang.attention_dp", "dp", "tp", "group", "since", "legacy")
@@ -181,6 +188,41 @@ class SglangAdapter(EngineAdapter):
         ep_size = tp_size (docs/advanced_features/expert_parallelism.md), as the plan sets."""
         return [("all_to_all", "deepep"), ("deepep_mode", mode)]
 
+    def pool_flags(self, server: PoolServer) -> list[FlagChoice]:
+        """--disaggregation-mode, the transfer backend, a prefill server's own bootstrap port
+        when another prefill server shares its host, the RDMA devices when named."""
+        d = adapter_facts().engines.sglang.disaggregation
+        src = Source(d.source)
+        out = [
+            FlagChoice(self.flag("disaggregation_mode"), server.role,
+                       DISAGG_MODE(role=Name(server.role), source=src)),
+            FlagChoice(self.flag("disaggregation_backend"), d.transfer_backend,
+                       DISAGG_BACKEND(backend=Name(d.transfer_backend), source=src)),
+        ]  # fmt: skip
+        if server.role == "prefill" and server.pool_index_on_host > 0:
+            port = str(d.bootstrap_port + server.pool_index_on_host)
+            why = DISAGG_BOOTSTRAP(servers=server.pool_index_on_host + 1, source=src)
+            out.append(FlagChoice(self.flag("disaggregation_bootstrap_port"), port, why))
+        if server.rdma_devices:
+            devices = ",".join(server.rdma_devices)
+            ib = DISAGG_IB(source=src)
+            out.append(FlagChoice(self.flag("disaggregation_ib_device"), devices, ib))
+        return out
+
+    def pools_refused(self, prefill: Split, decode: Split, state: bool) -> Decision | None:
+        """A prefill server checks its --tp-size (attention DP groups inside it) against the
+        decode's: one must be a multiple of the other."""
+        p, d = prefill.tp * prefill.dp, decode.tp * decode.dp
+        if max(p, d) % min(p, d):
+            src = Source(adapter_facts().engines.sglang.disaggregation.tp_multiple_source)
+            return DISAGG_TP(prefill=p, decode=d, source=src)
+        return None
+
+    def bootstrap_port(self, server: PoolServer) -> int:
+        """The port a prefill server's bootstrap listens on (the router names it per URL)."""
+        d = adapter_facts().engines.sglang.disaggregation
+        return d.bootstrap_port + server.pool_index_on_host
+
     def eplb(self, redundant: int) -> list[tuple[Setting, str | None]]:
         """--enable-eplb, the DeepSeek placement and --ep-num-redundant-experts (the playbook's
         'Skewed expert load' command)."""
@@ -256,11 +298,16 @@ class SglangAdapter(EngineAdapter):
         vision: tuple[int, int] | None,
         decode_graph_bs: int | None = None,
         deepep: bool = False,
+        role: ServerRole = "mixed",
+        draft_tokens: int = 1,
     ) -> tuple[float, Decision]:
         """SGLang's own --mem-fraction-static when none is given (memory_hook.py
         handle_gpu_memory_settings, reserve_for_graph_mb), and the formula with the numbers
         plugged in. ``vision``: (layers, hidden) of an encoder that is loaded;
-        ``decode_graph_bs``: a --cuda-graph-max-bs-decode the plan sets (None: the default)."""
+        ``decode_graph_bs``: a --cuda-graph-max-bs-decode the plan sets (None: the default);
+        ``role``: a disaggregated pool's server (a decode server reserves activations for its
+        running requests, not a prefill chunk, and captures no prefill graphs; a prefill
+        server captures no decode graphs: its CUDA graphs are off)."""
         rules_all = memory_rules()
         rules = rules_all.sglang_static_memory
         c = rules.mem_fraction_static_default.constants_mb
@@ -275,16 +322,12 @@ class SglangAdapter(EngineAdapter):
             # so its activations are those of that chunk, not of the whole budget the
             # engine's own default reserves for before the division
             chunk = max(1, chunk // split.dp)
-        activation = max(chunk, c.min_activation_tokens)
-        graph = decode_bs * c.per_decode_graph_bs
-        if split.dp > 1:
-            graph += decode_bs * split.dp * c.dp_attention_per_bs_per_dp
-            if decode_bs > c.dp_attention_extra_from_bs:
-                graph += decode_bs * split.dp * c.dp_attention_extra_above_300_bs
-        if mla:
-            graph += c.prefill_graph_mla
-        else:
-            graph += _prefill_capture_sizes(chunk) * c.per_prefill_graph_bs_non_mla
+        # activation_tokens: a decode server's running requests (its decode graph batch when
+        # no cap is set) times the tokens each verifies, else the prefill chunk
+        tokens = decode_bs * draft_tokens if role == "decode" else chunk
+        activation = max(tokens, c.min_activation_tokens)
+        graph = _graph_mb(split, decode_bs, chunk, mla, role)
+        deepep = deepep and role != "prefill"  # the buffers are captured in the decode graph
         reserved = c.base + activation * c.per_activation_token
         reserved += full_tp * split.pp / 8 * c.per_tp_pp_over_8 + graph
         if gpu_mem > c.floor_from_gib * 1024:
@@ -305,18 +348,8 @@ class SglangAdapter(EngineAdapter):
                 formula = FRACTION_CAPPED(base=formula, fraction=Percent(top))
         if deepep:
             formula = FRACTION_DEEPEP(base=formula, buffers=Decimal(c.deepep_a2a, 0, mib))
-        if vision is not None:
-            v = rules.vlm_adjust
-            layers, hidden = vision
-            ratio = layers * hidden**2 / (v.baseline_layers * v.baseline_hidden**2)
-            factor = max(v.min_factor, min(v.max_factor, 1 - v.sensitivity * (ratio - 1)))
-            fraction = fraction * v.base * factor
-            formula = FRACTION_VISION(
-                base=formula,
-                scale=v.base,
-                factor=Decimal(factor, 3),
-                fraction=Decimal(fraction, 3),
-            )
+        if vision is not None and role != "decode":  # a decode server runs no image encoder
+            fraction, formula = _vision_adjust(fraction, formula, vision)
         return max(0.05, min(fraction, 0.99)), formula
 
     def fraction_note(self, formula: Decision) -> Decision:
@@ -330,7 +363,10 @@ class SglangAdapter(EngineAdapter):
         (configure_kv_cache_dtype; the ModelOpt fields as ModelOptFp8Config reads them)."""
         key = requested.strip().lower()
         if key not in KV_ALIASES:
-            raise InputError("kv_dtype", f"a KV dtype SGLang accepts; got {requested!r}")
+            raise InputError(
+                "kv_dtype",
+                E.ONE_OF_GOT(choices=tuple(Name(k) for k in KV_ALIASES), got=E.got(requested)),
+            )
         name = KV_ALIASES[key]
         rules = engine_rules().sglang
         why: Decision | None = None
@@ -372,6 +408,41 @@ class SglangAdapter(EngineAdapter):
 
     def __repr__(self) -> str:
         return f"SglangAdapter({self.version})"
+
+
+def _vision_adjust(
+    fraction: float, formula: Decision, vision: tuple[int, int]
+) -> tuple[float, Decision]:
+    """adjust_mem_fraction_for_vlm: the fraction scaled down by the image encoder's size
+    (``vision``: its layers and hidden size) against ViT-L/14's."""
+    v = memory_rules().sglang_static_memory.vlm_adjust
+    layers, hidden = vision
+    ratio = layers * hidden**2 / (v.baseline_layers * v.baseline_hidden**2)
+    factor = max(v.min_factor, min(v.max_factor, 1 - v.sensitivity * (ratio - 1)))
+    fraction = fraction * v.base * factor
+    why = FRACTION_VISION(
+        base=formula, scale=v.base, factor=Decimal(factor, 3), fraction=Decimal(fraction, 3)
+    )
+    return fraction, why
+
+
+def _graph_mb(split: Split, decode_bs: int, chunk: int, mla: bool, role: ServerRole) -> float:
+    """reserve_for_graph_mb: the decode graphs (not on a prefill server, whose CUDA graphs are
+    off) and their DP-attention padding, the prefill graphs (not on a decode server)."""
+    c = memory_rules().sglang_static_memory.mem_fraction_static_default.constants_mb
+    graph = 0.0
+    if role != "prefill":
+        graph += decode_bs * c.per_decode_graph_bs
+        if split.dp > 1:
+            graph += decode_bs * split.dp * c.dp_attention_per_bs_per_dp
+            if decode_bs > c.dp_attention_extra_from_bs:
+                graph += decode_bs * split.dp * c.dp_attention_extra_above_300_bs
+    if role != "decode":
+        if mla:
+            graph += c.prefill_graph_mla
+        else:
+            graph += _prefill_capture_sizes(chunk) * c.per_prefill_graph_bs_non_mla
+    return graph
 
 
 def _prefill_capture_sizes(max_bs: int) -> int:

@@ -15,8 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.decision import Bytes, Code, Decimal, Decision, Name
-from engine.engines.base import EngineAdapter, FlagChoice, Setting
+from engine import errors as E
+from engine.decision import Bytes, Code, Decimal, Decision, Name, Source
+from engine.engines.adapter_data import VllmDisaggFacts, adapter_facts
+from engine.engines.base import EngineAdapter, FlagChoice, PoolServer, Setting
 from engine.engines.cli_table import FlagInfo, Registries
 from engine.engines.kvstore import (
     DTYPE_BYTES,
@@ -33,6 +35,7 @@ from engine.engines.memory import (
     RESERVE_CUDA_GRAPHS,
     RESERVE_NON_TORCH,
     Reserve,
+    ServerRole,
     Split,
     device_memory,
     memory_rules,
@@ -57,6 +60,12 @@ KV_ALIASES = {
     "nvfp4_ds_mla": "nvfp4_ds_mla",
 }
 
+# disaggregated serving (data/engines/adapters.yaml disaggregation)
+KV_TRANSFER = Code("flag.disagg.kv_transfer", "connector", "role", "source")
+SIDE_PORT = Code("env.disagg.side_channel_port", "port", "source")
+SIDE_HOST = Code("env.disagg.side_channel_host", "source")
+UCX_DEVICES = Code("env.disagg.rdma_devices", "source")
+HYBRID_SAME_TP = Code("disagg.refused.hybrid_tp", "prefill", "decode", "source")
 DP_ATTENTION = Code("flag.vllm.dp_attention", "dp")
 TIER_NATIVE = Code("plan.tier.vllm_backend")
 TIER_SIZE = Code("plan.tier.vllm_size", "gib", "node", "gpus", "per_node")
@@ -205,6 +214,41 @@ class VllmAdapter(EngineAdapter):
         backend = "deepep_high_throughput" if mode == "normal" else "deepep_low_latency"
         return [("all_to_all", backend)]
 
+    def pool_flags(self, server: PoolServer) -> list[FlagChoice]:
+        """--kv-transfer-config with NixlConnector and the instance's role."""
+        d = self.facts_of_disaggregation
+        role = getattr(d.roles, server.role)
+        value = json.dumps({"kv_connector": d.connector, "kv_role": role}, separators=(",", ":"))
+        why = KV_TRANSFER(connector=Name(d.connector), role=Name(role), source=Source(d.source))
+        return [FlagChoice(self.flag("kv_transfer"), value, why)]
+
+    def pool_env(self, server: PoolServer) -> list[tuple[str, str, Decision]]:
+        """NIXL's side channel: a port per engine on a host (its DP ranks count up from it),
+        the host's address when the pools are on different hosts; UCX's RDMA devices."""
+        d = self.facts_of_disaggregation
+        port = d.side_channel_port + server.ranks_before_on_host
+        why = SIDE_PORT(port=Name(str(port)), source=Source(d.source))
+        out = [(d.side_channel_port_env, str(port), why)]
+        if server.host is not None:
+            out.append((d.side_channel_host_env, server.host, SIDE_HOST(source=Source(d.source))))
+        if server.rdma_devices:
+            devices = ",".join(n + d.rdma_port_suffix for n in server.rdma_devices)
+            out.append((d.rdma_devices_env, devices, UCX_DEVICES(source=Source(d.source))))
+        return out
+
+    def pools_refused(self, prefill: Split, decode: Split, state: bool) -> Decision | None:
+        """NIXL moves a hybrid model's state only between pools of one TP size."""
+        d = self.facts_of_disaggregation
+        if state and d.hybrid_same_tp and prefill.tp != decode.tp:
+            src = Source(d.hybrid_same_tp_source)
+            return HYBRID_SAME_TP(prefill=prefill.tp, decode=decode.tp, source=src)
+        return None
+
+    @property
+    def facts_of_disaggregation(self) -> VllmDisaggFacts:
+        facts = adapter_facts().engines.vllm
+        return facts.disaggregation
+
     def eplb(self, redundant: int) -> list[tuple[Setting, str | None]]:
         """--enable-eplb with the redundant experts inside --eplb-config (EPLBConfig
         num_redundant_experts, the pinned table's default of that option)."""
@@ -250,7 +294,12 @@ class VllmAdapter(EngineAdapter):
         vision: tuple[int, int] | None,
         decode_graph_bs: int | None = None,
         deepep: bool = False,
+        role: ServerRole = "mixed",
+        draft_tokens: int = 1,
     ) -> tuple[float, Decision]:
+        """The pinned table's default, whatever the server runs: a decode server of
+        disaggregated serving still profiles its batch the same way (its reserve is the sampler
+        rows of ``reserve``, not the prefill chunk's)."""
         return self.table_fraction(), FRACTION_TABLE(flag=Name(self.flag("memory_fraction")))
 
     def table_fraction(self) -> float:
@@ -329,7 +378,10 @@ class VllmAdapter(EngineAdapter):
         Without a GPU the DSA layout assumed is Hopper's (sm_90), the most common target."""
         key = requested.strip().lower()
         if key not in KV_ALIASES:
-            raise InputError("kv_dtype", f"one of {', '.join(KV_ALIASES)}; got {requested!r}")
+            raise InputError(
+                "kv_dtype",
+                E.ONE_OF_GOT(choices=tuple(Name(k) for k in KV_ALIASES), got=E.got(requested)),
+            )
         asked = KV_ALIASES[key]
         name = asked
         sparse = engine_rules().sparse_mla_backends
@@ -356,7 +408,7 @@ class VllmAdapter(EngineAdapter):
             why = KV_COMPRESSED_PACKED(asked=Name(name), stored=Name("fp8_ds_mla"), bytes=packed)
             return KvDtype(requested, "fp8_ds_mla", 1, packed, why)
         if name in packed_bytes and not is_dsa(cfg):
-            raise InputError("kv_dtype", f"{name} is a DSA-only layout; this model has no indexer")
+            raise InputError("kv_dtype", E.KV_DSA_ONLY(dtype=Name(name)))
         if is_dsa(cfg):
             layout = sparse.fp8_layout.get(arch)
             if layout is not None and (asked in layout.packs or name in layout.packs):

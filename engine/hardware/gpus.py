@@ -170,10 +170,7 @@ class _ScaleUp(BaseModel):
     source: str = Field(min_length=1)
 
 
-SWITCH_SOURCE = (
-    "NVSwitch / PCIe switch: every GPU reaches any group of its domain at its whole per-GPU "
-    "bandwidth (data/gpus.yaml header)"
-)
+SWITCH_SOURCE = "data/gpus.yaml header: NVSwitch / PCIe switch"
 
 
 class _GpuRow(BaseModel):
@@ -424,18 +421,10 @@ def lookup_gpu(name: str) -> Gpu:
     than ``MAX_GPU_NAME_CHARS`` or holding a control character is refused before any matching.
     """
     if len(name) > MAX_GPU_NAME_CHARS or any(unicodedata.category(c) == "Cc" for c in name):
-        raise InputError(
-            "gpu",
-            f"a GPU name of at most {MAX_GPU_NAME_CHARS} characters, without control characters",
-            expects=E.GPU_NAME(most=MAX_GPU_NAME_CHARS),
-        )
+        raise InputError("gpu", E.GPU_NAME(most=MAX_GPU_NAME_CHARS))
     cat = _catalog()
     key = cat.by_name.get(_normalize(name))
     if key is None:
         closest = _closest(_normalize(name))
-        raise InputError(
-            "gpu",
-            f"a known GPU name; closest: {', '.join(closest)}",
-            expects=E.KNOWN_GPU(closest=tuple(Name(c) for c in closest)),
-        )
+        raise InputError("gpu", E.KNOWN_GPU(closest=tuple(Name(c) for c in closest)))
     return next(g for g in cat.gpus if g.key == key)

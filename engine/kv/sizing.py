@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from engine import errors as E
 from engine.decision import Code, Decision
 from engine.engines import adapter
 from engine.errors import InputError
@@ -120,15 +121,17 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _ssm_dtype(cfg: ModelConfig, conv_dtype: str) -> tuple[str, str]:
+def _ssm_dtype(cfg: ModelConfig, conv_dtype: str) -> str:
+    """vLLM's recurrent-state dtype: the config's field a model's hook reads, else the hook's
+    default, else the model dtype (mamba_ssm_cache_dtype auto)."""
     for rule in engine_rules().mamba_ssm_dtype_hooks.rules:
         if cfg.model_type in rule.model_types:
             val = cfg.field(rule.field)
             if isinstance(val, str) and val:
-                return val.replace("torch.", ""), f"{rule.field} in the config"
+                return val.replace("torch.", "")
             if rule.default:
-                return rule.default, f"vLLM default for {cfg.model_type}"
-    return conv_dtype, "model dtype (mamba_ssm_cache_dtype auto)"
+                return rule.default
+    return conv_dtype
 
 
 def cache_context(cfg: ModelConfig, kv: KvDtype, tp: int, engine: str = "vllm") -> CacheContext:
@@ -136,7 +139,7 @@ def cache_context(cfg: ModelConfig, kv: KvDtype, tp: int, engine: str = "vllm") 
     dtypes as each engine resolves them (vLLM: the model dtype for the conv state, its per-model
     hooks for the recurrent one; SGLang: the config's mamba_ssm_dtype, else its default)."""
     conv_dt = model_dtype(cfg)
-    ssm_dt, _ = _ssm_dtype(cfg, conv_dt)
+    ssm_dt = _ssm_dtype(cfg, conv_dt)
     ssm_dt = adapter(engine).ssm_dtype(cfg, ssm_dt)
     rules = engine_rules()
     return CacheContext(
@@ -160,7 +163,7 @@ def layer_specs(
     """Each layer's cache specs on one TP rank: its mixer family's (none where it reads an
     earlier layer's KV), then a parallel linear mixer's state."""
     if tp < 1:
-        raise InputError("tp", f"a positive integer, got {tp}")
+        raise InputError("tp", E.POSITIVE(got=E.got(tp)))
     ctx = cache_context(cfg, kv, tp, engine)
     out: list[tuple[LayerPlan, list[CacheSpec]]] = []
     states: dict[str, tuple[CacheSpec, ...]] = {}  # one state spec object per linear mixer

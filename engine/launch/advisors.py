@@ -18,11 +18,11 @@ from typing import Literal, cast, get_args
 
 from pydantic import Field
 
+from engine import errors as E
 from engine.decision import Code, Decimal, Decision, Name, Percent
 from engine.engines import ENGINES, Engine, EngineAdapter, Setting, adapter
 from engine.errors import InputError
 from engine.rules import DATA_DIR, Strict, load_data
-from engine.text.words import say
 
 Phase = Literal["prefill", "decode", "mixed"]
 
@@ -46,6 +46,11 @@ ENGINE_MEASURED = Code(
     "model", "gpus", "gpu", "tp", "weights", "dataset", "load", "vllm", "sglang",
     "vllm_version", "sglang_version", "rows",
 )  # fmt: skip
+# what the published runs of both engines show, and where they disagree with the rule
+ENGINE_SHOWS = Code("advice.engine.shows", "engine", "wins", "runs")
+ENGINE_SHOWS_SPLIT = Code("advice.engine.shows_split", "vllm_wins", "sglang_wins")
+ENGINE_DISAGREES = Code("advice.engine.disagrees", "rule")
+ENGINE_SPLIT_RULE = Code("advice.engine.split_rule", "rule")
 ENGINE_LOAD_CAP = Code("advice.engine.load_cap", "n")
 ENGINE_LOAD_BURST = Code("advice.engine.load_burst", "prompts")
 ROUTING_MANY = Code("advice.routing.many", "replicas")
@@ -57,6 +62,20 @@ A2A_PHASE: dict[Phase, Code] = {
     "mixed": Code("advice.a2a.mixed", "nodes"),
 }
 A2A_CROSSING = Code("advice.a2a.crossing")
+# the trade-off each recommendation accepts
+TRADEOFF_ENGINE = {e: Code(f"advice.tradeoff.engine.{e}") for e in ("vllm", "either", "sglang")}
+TRADEOFF_A2A = {p: Code(f"advice.tradeoff.a2a.{p}") for p in ("one_node", *get_args(Phase))}
+TRADEOFF_EPLB = Code("advice.tradeoff.eplb", "fraction")
+# what an EPLB plan costs and buys
+EPLB_COST = Code("advice.eplb.cost", "redundant", "experts", "fraction")
+EPLB_HOW = Code("advice.eplb.how")
+EPLB_PER_GPU = Code("advice.eplb.per_gpu", "physical", "ep", "per_gpu")
+EPLB_UNEVEN = Code("advice.eplb.per_gpu_uneven", "physical", "ep", "per_gpu")
+# the figures an advice leans on: two engines' throughput, and where it was measured
+FIGURE_ENGINES = Code("advice.figure.engines", "vllm", "sglang")
+FIGURE_PRINTED = Code("advice.figure.printed", "value")
+FIGURE_BAND = Code("advice.figure.band", "workload", "band")
+FIGURE_PAIR = Code("advice.figure.pair", "model", "gpus", "gpu", "tp", "dataset")
 
 
 def _tps(value: float) -> Decimal:
@@ -70,7 +89,7 @@ class _EngineRow(Strict):
     band: str
     vllm: float = Field(gt=0)
     sglang: float = Field(gt=0)
-    workload: str
+    workload: str  # an id worded by code.advice.workload.<id>
 
 
 class _MeasuredOn(Strict):
@@ -96,8 +115,8 @@ class _AllToAll(Strict):
 
 
 class _FigureRow(Strict):
-    value: str
-    meaning: str
+    value: str  # the figure as the source prints it
+    meaning: str  # an id worded by code.advice.eplb.figure.<id>
 
 
 class _Eplb(Strict):
@@ -115,6 +134,15 @@ class AdvisorFacts(Strict):
 def advisor_facts() -> AdvisorFacts:
     """``data/advisors.yaml``, read and validated once."""
     return load_data(AdvisorFacts, ADVISORS_YAML.name)
+
+
+# the ids data/advisors.yaml names its workloads and EPLB figures by
+WORKLOAD = {
+    r.workload: Code(f"advice.workload.{r.workload}") for r in advisor_facts().engine_choice.rows
+}
+EPLB_FIGURE = {
+    f.meaning: Code(f"advice.eplb.figure.{f.meaning}") for f in advisor_facts().eplb.figures
+}
 
 
 class _EngineRun(Strict):
@@ -191,10 +219,11 @@ def measured_why(pair: MeasuredPair) -> Decision:
 
 @dataclass(frozen=True)
 class Figure:
-    """One measured or derived number an advice leans on, with where it was read."""
+    """One measured or derived number an advice leans on, what it measures, and where it was
+    read."""
 
-    value: str
-    meaning: str
+    value: Decision
+    meaning: Decision
     source: str
 
 
@@ -212,14 +241,12 @@ class EngineAdvice:
     engine: Literal["vllm", "sglang", "either"]
     prefix_overlap_pct: float
     measured_row: str  # the benchmark row the choice rests on
-    reasoning: tuple[str, ...]  # ``why`` in English
-    routing: str  # what the choice means for the router in front of the replicas
+    why: tuple[Decision, ...]
+    routing_why: Decision  # what the choice means for the router in front of the replicas
     flags: Flags  # per engine: what serves shared prefixes best (none where nothing to set)
-    tradeoff: str
+    tradeoff: Decision
     figures: tuple[Figure, ...]
     source: str
-    why: tuple[Decision, ...] = ()
-    routing_why: Decision | None = None
 
 
 @dataclass(frozen=True)
@@ -227,10 +254,9 @@ class CommAdvice:
     nodes: int
     phase: Phase
     flags: Flags
-    reasoning: tuple[str, ...]  # ``why`` in English
-    tradeoff: str
+    why: tuple[Decision, ...]
+    tradeoff: Decision
     source: str
-    why: tuple[Decision, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -243,8 +269,8 @@ class EplbAdvice:
     divides_evenly: bool | None  # physical experts split evenly over the EP ranks
     extra_weight_bytes: int | None  # when the total expert weight bytes are known
     flags: Flags
-    reasoning: tuple[str, ...]
-    tradeoff: str
+    why: tuple[Decision, ...]
+    tradeoff: Decision
     figures: tuple[Figure, ...]
     source: str
 
@@ -254,17 +280,94 @@ class EplbAdvice:
 
 def _int_in(name: str, value: object, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InputError(name, f"a whole number from {low} to {high}, got {value!r}")
+        raise InputError(name, E.RANGE(low=low, high=high, got=E.got(value)))
     return value
 
 
 def _choice(name: str, value: object, options: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in options:
-        raise InputError(name, f"one of {', '.join(options)}, got {value!r}")
+        raise InputError(
+            name, E.ONE_OF_GOT(choices=tuple(Name(o) for o in options), got=E.got(value))
+        )
     return value
 
 
 # --- engine choice --------------------------------------------------------------------------
+
+
+def _row_figure(row: _EngineRow, bench: str) -> Figure:
+    """One benchmark row as a figure: both engines' tok/s, the workload and its overlap band."""
+    where = FIGURE_BAND(workload=WORKLOAD[row.workload](), band=Name(row.band))
+    return Figure(FIGURE_ENGINES(vllm=_tps(row.vllm), sglang=_tps(row.sglang)), where, bench)
+
+
+def _pair_figure(pair: MeasuredPair) -> Figure:
+    """A published run of both engines under the same conditions, as a figure."""
+    what = FIGURE_ENGINES(vllm=_tps(pair.vllm.output_tps), sglang=_tps(pair.sglang.output_tps))
+    where = FIGURE_PAIR(
+        model=Name(pair.model), gpus=pair.gpus, gpu=Name(pair.gpu), tp=pair.tp,
+        dataset=Name(pair.dataset),
+    )  # fmt: skip
+    return Figure(what, where, pair.source)
+
+
+def _band(pct: float, choice: _EngineChoice) -> tuple[Literal["vllm", "either", "sglang"], int]:
+    """The engine the overlap band favours, and the benchmark row it rests on."""
+    if pct < choice.even_from_pct:
+        return "vllm", 0
+    if pct < choice.sglang_from_pct:
+        return "either", 1
+    return "sglang", 2
+
+
+def _measured_why(pct: float, choice: _EngineChoice, i: int) -> list[Decision]:
+    """Why, with the benchmark's own figures (a model and GPU they were measured on)."""
+    rows = choice.rows
+    if i == 0:
+        r = rows[0]
+        return [
+            ENGINE_VLLM(
+                vllm=_tps(r.vllm), sglang=_tps(r.sglang), gain=Percent(r.vllm / r.sglang - 1)
+            )
+        ]
+    if i == 1:
+        r = rows[1]
+        why = [ENGINE_EVEN(band=Name(r.band), vllm=_tps(r.vllm), sglang=_tps(r.sglang))]
+        if pct > choice.measured_even_to_pct:
+            low = Percent(choice.measured_even_to_pct / 100)
+            why.append(ENGINE_BETWEEN(low=low, high=Percent(choice.sglang_from_pct / 100)))
+        return why
+    r, high = rows[2], rows[3]
+    return [
+        ENGINE_SGLANG(
+            vllm=_tps(r.vllm),
+            sglang=_tps(r.sglang),
+            band=Name(r.band),
+            vllm_high=_tps(high.vllm),
+            sglang_high=_tps(high.sglang),
+            band_high=Name(high.band),
+        )
+    ]
+
+
+def _rule_why(
+    choice: _EngineChoice,
+    i: int,
+    pairs: tuple[MeasuredPair, ...],
+    family: str | None,
+    generation: str | None,
+) -> list[Decision]:
+    """Why, by the band's rule alone (vLLM below, either between, SGLang from the upper bound),
+    beside the published runs of a model of this family on a GPU of this generation."""
+    low, high = Percent(choice.even_from_pct / 100), Percent(choice.sglang_from_pct / 100)
+    rule = (
+        ENGINE_VLLM_RULE(below=low),
+        ENGINE_EVEN_RULE(low=low, high=high),
+        ENGINE_SGLANG_RULE(above=high),
+    )[i]
+    if pairs:
+        return [rule, *(measured_why(pair) for pair in pairs)]
+    return [rule, NOT_MEASURED(family=Name(family or ""), generation=Name(generation or ""))]
 
 
 def engine_advice(
@@ -284,113 +387,67 @@ def engine_advice(
         or not isinstance(prefix_overlap_pct, int | float)
         or not 0 <= prefix_overlap_pct <= 100
     ):
-        raise InputError(
-            "prefix_overlap_pct", f"a percentage from 0 to 100, got {prefix_overlap_pct!r}"
-        )
+        raise InputError("prefix_overlap_pct", E.PERCENTAGE(got=E.got(prefix_overlap_pct)))
     pct = float(prefix_overlap_pct)
     reps = _int_in("replicas", replicas, 1, 100_000)
     facts = advisor_facts()
     choice = facts.engine_choice
-    rows = [(r.band, r.vllm, r.sglang, r.workload) for r in choice.rows]
     bench = facts.sources["engine_bench"]
     on = choice.measured_on
     measured = (family in on.attention_families and gpu_generation in on.gpu_generations) or (
         family is None and gpu_generation is None
     )  # no model given: the table as read
-
-    def row_figure(i: int) -> Figure:
-        band, v, s, workload = rows[i]
-        return Figure(f"vLLM {v} vs SGLang {s} tok/s", f"{workload}, prefix overlap {band}", bench)
-
-    engine: Literal["vllm", "sglang", "either"]
-    why: list[Decision] = []
-    if pct < choice.even_from_pct:
-        engine, i = "vllm", 0
-        _, v, s, _ = rows[0]
-        why.append(ENGINE_VLLM(vllm=_tps(v), sglang=_tps(s), gain=Percent(v / s - 1)))
-        tradeoff = "If the workload drifts toward shared prompts (agents, RAG), re-measure."
-    elif pct < choice.sglang_from_pct:
-        engine, i = "either", 1
-        band, v, s, _ = rows[1]
-        why.append(ENGINE_EVEN(band=Name(band), vllm=_tps(v), sglang=_tps(s)))
-        if pct > choice.measured_even_to_pct:
-            why.append(
-                ENGINE_BETWEEN(
-                    low=Percent(choice.measured_even_to_pct / 100),
-                    high=Percent(choice.sglang_from_pct / 100),
-                )
-            )
-        tradeoff = "No throughput reason either way at this overlap."
-    else:
-        engine, i = "sglang", 2
-        (band, v, s, _), (band80, v80, s80, _) = rows[2], rows[3]
-        why.append(
-            ENGINE_SGLANG(
-                vllm=_tps(v),
-                sglang=_tps(s),
-                band=Name(band),
-                vllm_high=_tps(v80),
-                sglang_high=_tps(s80),
-                band_high=Name(band80),
-            )
-        )
-        tradeoff = "Gives up vLLM's edge on unique prompts, which this workload has few of."
-    figures = [row_figure(i)]
-    if i == 2:  # the SGLang band: its 80 % row too
-        figures.append(row_figure(3))
-    if not measured:  # the same choice, without numbers measured elsewhere
-        low, high = Percent(choice.even_from_pct / 100), Percent(choice.sglang_from_pct / 100)
-        # the band's rule: vLLM below, either between, SGLang from the upper bound
-        rule = (
-            ENGINE_VLLM_RULE(below=low),
-            ENGINE_EVEN_RULE(low=low, high=high),
-            ENGINE_SGLANG_RULE(above=high),
-        )[i]
+    engine, i = _band(pct, choice)
+    if measured:
+        why = _measured_why(pct, choice, i)
+        # the SGLang band: its 80 % row too
+        figures = [_row_figure(r, bench) for r in choice.rows[i : 4 if i == 2 else i + 1]]
+    else:  # the same choice, without numbers measured elsewhere
         pairs = pairs_for(family, moe, gpu_generation)
-        why = [rule]
-        if pairs:
-            why += [measured_why(pair) for pair in pairs]
-        else:
-            why.append(
-                NOT_MEASURED(family=Name(family or ""), generation=Name(gpu_generation or ""))
-            )
-        figures = [
-            Figure(
-                f"vLLM {pair.vllm.output_tps:g} vs SGLang {pair.sglang.output_tps:g} tok/s",
-                f"{pair.model} on {pair.gpus} x {pair.gpu}, TP {pair.tp}, {pair.dataset}",
-                pair.source,
-            )
-            for pair in pairs
-        ]
+        why = _rule_why(choice, i, pairs, family, gpu_generation)
+        if pairs and pct < choice.even_from_pct:  # the runs were measured at no shared prefix
+            engine, why = _measured_first(pairs, engine, why[0])
+        figures = [_pair_figure(pair) for pair in pairs]
         bench = "; ".join([bench, *(pair.source for pair in pairs)])
-
     shared = pct >= choice.even_from_pct
-    flags = per_engine(lambda eng: eng.prefix_schedule if shared else ())
-    routing_why = ROUTING_MANY(replicas=reps) if reps > 1 else ROUTING_ONE()
     return EngineAdvice(
         engine=engine,
         prefix_overlap_pct=pct,
-        measured_row=rows[i][0],
-        reasoning=tuple(say(w) for w in why),
-        routing=say(routing_why),
-        flags=flags,
-        tradeoff=tradeoff,
-        figures=tuple(figures),
-        source=f"{bench}; routing: {facts.sources['routing']}",
+        measured_row=choice.rows[i].band,
         why=tuple(why),
-        routing_why=routing_why,
+        routing_why=ROUTING_MANY(replicas=reps) if reps > 1 else ROUTING_ONE(),
+        flags=per_engine(lambda eng: eng.prefix_schedule if shared else ()),
+        tradeoff=TRADEOFF_ENGINE[engine](),
+        figures=tuple(figures),
+        source=f"{bench}; {facts.sources['routing']}",
     )
 
 
+def _measured_first(
+    pairs: Sequence[MeasuredPair], rule_engine: Literal["vllm", "sglang", "either"], rule: Decision
+) -> tuple[Literal["vllm", "sglang", "either"], list[Decision]]:
+    """At the overlap the runs were measured at: what they show first (the engine ahead in most
+    of them, or a split), each run, then the rule — said to disagree where it names another
+    engine than the runs do."""
+    sglang = sum(1 for p in pairs if p.sglang.output_tps > p.vllm.output_tps)
+    vllm = len(pairs) - sglang
+    engine: Literal["vllm", "sglang", "either"]
+    if sglang == vllm:
+        engine, shows = "either", ENGINE_SHOWS_SPLIT(vllm_wins=vllm, sglang_wins=sglang)
+    else:
+        engine = "sglang" if sglang > vllm else "vllm"
+        label = Name(adapter(engine).label)
+        shows = ENGINE_SHOWS(engine=label, wins=max(sglang, vllm), runs=len(pairs))
+    why = [shows, *(measured_why(pair) for pair in pairs)]
+    if engine == rule_engine:
+        why.append(rule)
+    else:
+        said = ENGINE_SPLIT_RULE if sglang == vllm else ENGINE_DISAGREES
+        why.append(said(rule=rule))
+    return engine, why
+
+
 # --- MoE all-to-all -------------------------------------------------------------------------
-
-
-# What each multi-node backend costs (why it suits its phase: the advice.a2a.* decisions).
-_PHASE_TRADEOFF: dict[Phase, str] = {
-    "prefill": "Best throughput for big batches; higher per-step latency, no CUDA graphs.",
-    "decode": "Lowest step latency; reserves fixed buffers and wins nothing on big prefills.",
-    "mixed": "Prefill runs slower than with the high-throughput kernels until PD is split.",
-}
 
 
 def moe_comm_advice(nodes: int, phase: str) -> CommAdvice:
@@ -404,21 +461,20 @@ def moe_comm_advice(nodes: int, phase: str) -> CommAdvice:
     if n == 1:
         flags = per_engine(lambda eng: [("all_to_all", a2a.single_node[eng.name])])
         why.append(A2A_ONE_NODE())
-        tradeoff = "Simplest and default; leaves DeepEP's overlap tricks unused."
+        tradeoff = TRADEOFF_A2A["one_node"]()
     else:
         mode = a2a.multi_node[ph].deepep_mode
         flags = per_engine(lambda eng: eng.deepep(mode))
-        tradeoff = _PHASE_TRADEOFF[ph]
+        tradeoff = TRADEOFF_A2A[ph]()
         why.append(A2A_PHASE[ph](nodes=n))
     why.append(A2A_CROSSING())
     return CommAdvice(
         nodes=n,
         phase=ph,
         flags=flags,
-        reasoning=tuple(say(w) for w in why),
+        why=tuple(why),
         tradeoff=tradeoff,
         source=facts.sources["a2a"],
-        why=tuple(why),
     )
 
 
@@ -450,17 +506,11 @@ def eplb_advice(
     even = None if ep is None else physical % ep == 0
     extra_bytes = None if total is None else total * r // e
 
-    reasoning = [
-        f"{r} redundant copies of the hottest experts on top of {e}: "
-        f"{r} / {e} = {fraction:.1%} more expert weight memory, taken from the KV cache.",
-        "EPLB reads routing statistics, replicates popular experts and spreads them so no GPU "
-        "holds two hot ones; the slowest GPU sets the pace of every MoE layer.",
-    ]
-    if ep is not None:
-        reasoning.append(
-            f"{physical} physical experts over {ep} EP ranks = {per_gpu:g} per GPU"
-            + ("." if even else "; not a whole number: pick a redundant count that divides.")
-        )
+    share = Decimal(100 * fraction, 1, "%")
+    why = [EPLB_COST(redundant=r, experts=e, fraction=share), EPLB_HOW()]
+    if ep is not None and per_gpu is not None:
+        code = EPLB_PER_GPU if even else EPLB_UNEVEN
+        why.append(code(physical=physical, ep=ep, per_gpu=Decimal(per_gpu, 2)))
     return EplbAdvice(
         num_experts=e,
         redundant=r,
@@ -470,14 +520,14 @@ def eplb_advice(
         divides_evenly=even,
         extra_weight_bytes=extra_bytes,
         flags=per_engine(lambda eng: eng.eplb(r)),
-        reasoning=tuple(reasoning),
-        tradeoff=(
-            f"+{fraction:.1%} expert weights (less KV, fewer users) for a flatter load; in the "
-            "playbook's run 32 of 256 took the hottest expert from 7.2× to 1.9× the mean and "
-            "raised throughput 18 %."
-        ),
+        why=tuple(why),
+        tradeoff=TRADEOFF_EPLB(fraction=share),
         figures=tuple(
-            Figure(f.value, f.meaning, advisor_facts().sources["eplb"])
+            Figure(
+                FIGURE_PRINTED(value=Name(f.value)),
+                EPLB_FIGURE[f.meaning](),
+                advisor_facts().sources["eplb"],
+            )
             for f in advisor_facts().eplb.figures
         ),
         source=advisor_facts().sources["eplb"],

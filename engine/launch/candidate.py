@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from engine.decision import Code, Decision, Tokens
 from engine.engines import Engine
-from engine.engines.memory import Reserve, Split
+from engine.engines.memory import Reserve, ServerRole, Split
 from engine.engines.placement import WeightShare
 from engine.hardware.gpus import Gpu
 from engine.kv.sizing import KvSizing
@@ -78,22 +78,6 @@ class Layout:
         copy = code(**{k: v for k, v in params.items() if k in code.params})
         return copy if self.replicas == 1 else LAYOUT_REPLICAS(n=self.replicas, copy=copy)
 
-    def describe(self) -> str:
-        """The same name in English, for the engine's own logs and comments (the reader's
-        language comes from ``name()``; a test keeps the two equal)."""
-        s = self.split
-        parts = [f"TP {s.tp}"]
-        if s.dp > 1:
-            parts.append(f"DP-attention {s.dp}")
-        if s.pp > 1:
-            parts.append(f"PP {s.pp}")
-        if s.ep:
-            parts.append("EP")
-        copy = " × ".join(parts[:1] + [p for p in parts[1:] if p != "EP"])
-        if s.ep:
-            copy += " + EP"
-        return copy if self.replicas == 1 else f"{self.replicas} replicas of {copy}"
-
 
 @dataclass(frozen=True)
 class Candidate:
@@ -130,14 +114,17 @@ class Candidate:
     fraction_pinned: bool = False  # the sizing assumed a fraction the plan must set
     fixes: tuple[KnownIssue, ...] = ()  # the recipes' known-issue fixes applied here
     speed: Speed | None = None  # TTFT, TPOT, tokens/s at the workload (None: nothing fits)
-    # throughput first: the speed at full load, every user that fits (None: other objectives)
+    # the speed at the objective's own load (ranking.operating_point): throughput first, every
+    # request the KV holds; balanced, the most whose TPOT stays within the interactivity bound
+    # (None: latency first, or no load within the bound)
     peak: Speed | None = None
+    peak_users: int = 0  # the requests at once of ``peak``
     running: int = 0  # requests of the workload's own length the KV holds at once
     reuse: Reuse | None = None  # what each request finds in the prefix cache at the load
 
     @property
     def throughput(self) -> Speed | None:
-        """The speed the throughput objective ranks: at full load when known."""
+        """The speed at the objective's own load when there is one, else at the asked load."""
         return self.peak or self.speed
 
     @property
@@ -232,3 +219,5 @@ class SearchInputs:
     engine_version: str | None = None  # the plan's engine release (None: the pinned one)
     eager: bool = False  # the plan's flags turn CUDA graphs off (--enforce-eager, ...)
     factors: Factors | None = None  # the stack's factors fitted on the user's benchmark
+    # what each server of the layout runs: both phases, or one pool's of disaggregated serving
+    role: ServerRole = "mixed"

@@ -120,14 +120,14 @@ def parallel_flags(
     merged = copies_per_node(lay, per_node) if eng.merges_copies(moe, lay.split.dp) else 1
     why_tp = (
         LAYOUT(
-            layout=Name(lay.describe()),
+            layout=lay.name(),
             users=fit.users,
             context=Tokens(fit.context),
             weights=Bytes(fit.weights_per_gpu),
         )
         if fit.weights_fit
         else LAYOUT_CLOSEST(
-            layout=Name(lay.describe()),
+            layout=lay.name(),
             weights=Bytes(fit.weights_per_gpu),
             usable=Bytes(fit.usable_per_gpu),
         )
@@ -145,7 +145,7 @@ def parser_flags(
     flags: list[PlanFlag] = []
     left: list[LeftOut] = []
     notes: list[Decision] = []
-    family = Name(sw.family or sw.architecture)
+    family = sw.family or Name(sw.architecture)
     kinds = (
         ("tool_call_parser", sw.tool_call_parser, eng.tool_call_parsers, TOOL_PARSER),
         ("reasoning_parser", sw.reasoning_parser, eng.reasoning_parsers, REASONING_PARSER),
@@ -399,7 +399,7 @@ def context_flag(engine: Engine, core: PlanInputs, fit: Candidate) -> PlanFlag:
         why = CONTEXT_BLOCKED(asked=Tokens(asked), limit=Tokens(core.limit.tokens))
     elif fit.context_fits:
         why = CONTEXT_FITS(
-            asked=Tokens(asked), limit=Tokens(core.limit.tokens), formula=Name(core.limit.formula)
+            asked=Tokens(asked), limit=Tokens(core.limit.tokens), formula=core.limit.why
         )
     else:
         why = CONTEXT_SHORT(

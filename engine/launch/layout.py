@@ -13,9 +13,10 @@ keeps why it ranked where it did, so the page can show the table with the pick a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
+from engine import errors as E
 from engine.decision import Bytes, Code, Decision, Name, Source, Tokens
 from engine.engines import adapter
 from engine.engines.memory import GIB, Reserve, Split, device_memory, memory_rules
@@ -31,16 +32,20 @@ from engine.launch.candidate import (
     shortfall,
 )
 from engine.launch.known_issues import KnownIssue, Where, avoided, fixes_for, symptom
+from engine.launch.layout_reasons import reasons
 from engine.launch.multinode import uses_deepep
 from engine.launch.nodes import copies_per_node, merges_copies
-from engine.launch.ranking import layout_rules, rank_parts, reasons, with_speed
+from engine.launch.ranking import layout_rules, operating_point, rank_parts, with_speed
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict
 from engine.model.weights import is_gated
 from engine.perf import PrefixReuse, Speed, spread
+from engine.perf.estimate import copy_model, scheduler
+from engine.perf.factors import perf_facts
+from engine.perf.scheduler import Load
 from engine.reuse import Reuse, layout_reuse
-from engine.scenario import Scenario
+from engine.scenario import PIN_SIZES, Scenario
 
 
 def divisors(n: int) -> list[int]:
@@ -293,6 +298,7 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
     _, running = users_at(kv, space, min(isl + osl, context), s, replicas, stage)
     running = min(running, max_num_seqs * s.dp * replicas) if max_num_seqs else running
     speed = peak = reuse = None
+    peak_users = 0
     if weights_fit and context >= 1:
         # every user asked for, the copies admitting what their KV and request cap hold; the
         # prefix cache's hits at the requests they run at once
@@ -300,9 +306,21 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         load = min(scenario.users, running)
         reuse = candidate_reuse(inp, scenario, replicas, s, space, context, load)
         speed = _speed(inp, scenario, replicas, s, chunk, context, scenario.users, admit, reuse)
-        if scenario.latency == "throughput" and running > scenario.users:
-            full = candidate_reuse(inp, scenario, replicas, s, space, context, running)
-            peak = _speed(inp, scenario, replicas, s, chunk, context, running, admit, full)
+        if users_fit:  # a layout short of users ranks after every one that holds them
+
+            def at(n: int) -> Speed | None:
+                hits = candidate_reuse(inp, scenario, replicas, s, space, context, n)
+                return _speed(inp, scenario, replicas, s, chunk, context, n, admit, hits)
+
+            # the TPOT alone where no prefix repeats (the hits change with the load)
+            probe = (
+                _tpot_probe(inp, scenario, replicas, s, chunk, context, admit)
+                if reuse is None
+                else None
+            )
+            peak_users, peak = operating_point(
+                scenario, running, at, unit=s.dp * replicas, tpot_at=probe
+            )
     return Candidate(
         layout=Layout(replicas, s),
         weights_per_gpu=w_gpu,
@@ -331,6 +349,7 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         fixes=fixes,
         speed=speed,
         peak=peak,
+        peak_users=peak_users,
         running=running,
         reuse=reuse,
     )
@@ -394,6 +413,8 @@ def _fraction(
         vision=_vision_dims(inp.cfg) if inp.vision else None,
         decode_graph_bs=decode_bs,
         deepep=uses_deepep(s, scenario.gpus_per_node),
+        role=inp.role,
+        draft_tokens=1 + (inp.speculative.draft_tokens if inp.speculative else 0),
     )
     return fraction, eng.fraction_note(why), True
 
@@ -476,6 +497,42 @@ def _speed(
         )
     except InputError:
         return None
+
+
+def _tpot_probe(
+    inp: SearchInputs,
+    scenario: Scenario,
+    replicas: int,
+    s: Split,
+    chunk: int | None,
+    context: int,
+    admit: int,
+) -> Callable[[int], float]:
+    """The TPOT (ms) ``_speed`` gives at ``n`` requests spread evenly over the copies (``n`` a
+    multiple of them), without building the whole Speed: the copy's op model is made once and
+    the scheduler run at each load (``engine.perf.estimate`` does the same per call)."""
+    isl, osl = scenario.workload(context)
+    perf_in = inp if chunk == inp.chunk_tokens else replace(inp, chunk_tokens=chunk)
+    try:
+        model = copy_model(
+            perf_in, s, isl, osl, inp.speculative,
+            gpus_per_node=scenario.gpus_per_node, calibration=inp.calibration,
+            factors=inp.factors, engine_version=inp.engine_version, eager=inp.eager,
+        )  # fmt: skip
+        costs = model.costs()
+    except InputError:
+        return lambda n: math.inf
+    sched = scheduler(perf_in, s)
+    waves = perf_facts().benchmark.prompts_per_client
+
+    def tpot(n: int) -> float:
+        try:
+            line = sched.closed_loop(costs, Load(max(1, n // replicas), osl, waves, admit))
+        except InputError:
+            return math.inf
+        return line.tpot * 1e3
+
+    return tpot
 
 
 @dataclass(frozen=True)
@@ -562,7 +619,7 @@ def search(inp: SearchInputs, scenario: Scenario) -> LayoutSearch:
         try:
             good.append(evaluate(inp, scenario, replicas, s))
         except InputError as err:  # e.g. a linear-attention head count TP cannot split
-            rejected.append(Rejected(layout, REJECT_ENGINE(why=Name(err.expected))))
+            rejected.append(Rejected(layout, err.why or REJECT_ENGINE(why=err.expects)))
     if not good:
         raise _nothing_runs(inp, scenario, rejected)
     good = with_speed(scenario, good)
@@ -581,9 +638,9 @@ def _nothing_runs(inp: SearchInputs, scenario: Scenario, rejected: list[Rejected
     """The error when no layout of these GPUs can run: the field to blame, and the first
     rejection's reason (worded by the reader: the CLI and the pages)."""
     field = "tp" if scenario.pinned else "gpus"
-    expected = "a layout the engines can run on these GPUs"
+    expected = E.RUNNABLE_LAYOUT()
     if rejected:
-        return InputError(field, expected, rejected[0].why)
+        return InputError(field, expected, why=rejected[0].why)
     # no split of these GPUs was tried: the pinned sizes against the model's own shapes too, so
     # a TP that divides neither the GPUs nor the heads says both
     shape = None
@@ -592,7 +649,7 @@ def _nothing_runs(inp: SearchInputs, scenario: Scenario, rejected: list[Rejected
             tp=scenario.tp or 1, dp=scenario.dp or 1, pp=scenario.pp or 1, ep=bool(scenario.ep)
         )
         shape = split_problem(inp.cfg, inp.arch, inp.family, pinned)
-    for name in ("tp", "dp", "pp", "replicas"):
+    for name in PIN_SIZES:
         value = getattr(scenario, name)
         if value is not None and scenario.total_gpus % value:
             why = REJECT_GPUS(
@@ -601,5 +658,7 @@ def _nothing_runs(inp: SearchInputs, scenario: Scenario, rejected: list[Rejected
                 gpus=scenario.total_gpus,
                 per_node=scenario.gpus_per_node,
             )
-            return InputError(name, expected, why if shape is None else REJECT_BOTH(a=shape, b=why))
-    return InputError(field, expected, shape)
+            return InputError(
+                name, expected, why=why if shape is None else REJECT_BOTH(a=shape, b=why)
+            )
+    return InputError(field, expected, why=shape)

@@ -41,10 +41,13 @@ def deepep_over_network(engine: Engine, gpu: Gpu, split: Split, per_node: int) -
     return uses_deepep(split, per_node) and over_network(gpu, split.moe_group, per_node)
 
 
-def a2a_flags(engine: Engine, split: Split, per_node: int, gpu: Gpu) -> list[PlanFlag]:
+def a2a_flags(
+    engine: Engine, split: Split, per_node: int, gpu: Gpu, phase: Phase = PHASE
+) -> list[PlanFlag]:
     """The all-to-all backend a multi-node EP copy runs (none inside one node: NVLink and the
     engine's default are enough there); inside one NVLink domain of several trays, the engine's
-    NVLink all-to-all where it has one."""
+    NVLink all-to-all where it has one; DeepEP's mode the phase its server runs (a disaggregated
+    pool's: high throughput to prefill, low latency to decode)."""
     if not uses_deepep(split, per_node):
         return []
     eng = adapter(engine)
@@ -56,7 +59,7 @@ def a2a_flags(engine: Engine, split: Split, per_node: int, gpu: Gpu) -> list[Pla
         )
         return [checked(engine, eng.flag("all_to_all"), nvlink, why)]
     facts = advisor_facts()
-    mode = facts.all_to_all.multi_node[PHASE].deepep_mode
+    mode = facts.all_to_all.multi_node[phase].deepep_mode
     out: list[PlanFlag] = []
     for setting, value in eng.deepep(mode):
         why = (

@@ -24,6 +24,7 @@ from engine.engines import adapter
 from engine.gates import fit_gate
 from engine.kv.dtype import stored_name
 from engine.kv.sizing import KvSizing
+from engine.launch.advisors import Phase
 from engine.launch.cache_tier import tier_bytes_per_node, tier_flags
 from engine.launch.candidate import Candidate, Layout
 from engine.launch.flags import (
@@ -70,7 +71,6 @@ from engine.model.family import AttentionFamily
 from engine.model.loader import LoadedModel
 from engine.scenario import Engine, Scenario
 from engine.software.software_report import REMOTE_CODE_NOT_NEEDED, SoftwareReport
-from engine.text.words import say
 
 __all__ = [
     "LEADER",
@@ -124,16 +124,6 @@ class LaunchPlan:
     multi_node_nvlink: bool = False
     router: Router | None = None  # the prefix-aware router in front of several servers
     host_cache_bytes_per_node: int = 0  # host memory a node gives the KV cache's CPU tier
-
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """``warned`` in English (the JSON's readable field)."""
-        return tuple(say(w) for w in self.warned)
-
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """``noted`` in English (the JSON's readable field)."""
-        return tuple(say(n) for n in self.noted)
 
     @property
     def program(self) -> list[str]:
@@ -234,8 +224,10 @@ def build_plan(
     kv: KvSizing,
     sw: SoftwareReport,
     runnable: bool,
+    phase: Phase = "mixed",
 ) -> LaunchPlan:
-    """The launch plan of ``engine`` for the Study's layout ``fit``."""
+    """The launch plan of ``engine`` for the Study's layout ``fit`` (``phase``: what its
+    servers run, both phases or one pool's of disaggregated serving)."""
     eng = adapter(engine)
     fam = core.family
     lay = fit.layout
@@ -256,7 +248,7 @@ def build_plan(
         left.append(LeftOut(eng.flag("ep"), LEFT_EP_SLICED(group=lay.split.moe_group)))
     elif fam.moe and lay.split.moe_group == 1:
         left.append(LeftOut("expert parallel", LEFT_EP_ONE_GPU()))
-    flags += a2a_flags(engine, lay.split, s.gpus_per_node, core.gpu)
+    flags += a2a_flags(engine, lay.split, s.gpus_per_node, core.gpu, phase)
     if lay.split.dp > 1 and eng.has("dp_hybrid_lb") and lay.split.gpus > s.gpus_per_node:
         source = Source(facts.multi_node.hybrid_lb_source)
         flags.append(checked(engine, eng.flag("dp_hybrid_lb"), None, HYBRID_LB(source=source)))

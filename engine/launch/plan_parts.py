@@ -5,11 +5,10 @@ engine's pinned table (a miss is a bug here, not bad input)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from engine.decision import Decision
 from engine.engines import ENGINES, Engine, Setting, adapter
-from engine.text.words import say
 
 PLACEHOLDER_MODEL = "/path/to/model"
 LEADER = "${LEADER_ADDR}"  # shell variable the user sets to the first node's address
@@ -35,14 +34,6 @@ class PlanFlag:
     def tokens(self) -> list[str]:
         return [self.flag] if self.value is None else [self.flag, self.value]
 
-    @property
-    def reason(self) -> str:
-        """The decision in English (the JSON's readable field)."""
-        return say(self.why)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"flag": self.flag, "value": self.value, "reason": self.reason, **_coded(self.why)}
-
 
 @dataclass(frozen=True)
 class LeftOut:
@@ -50,13 +41,6 @@ class LeftOut:
 
     flag: str
     why: Decision
-
-    @property
-    def reason(self) -> str:
-        return say(self.why)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"flag": self.flag, "reason": self.reason, **_coded(self.why)}
 
 
 @dataclass(frozen=True)
@@ -66,19 +50,6 @@ class EnvVar:
     name: str
     value: str
     why: Decision
-
-    @property
-    def reason(self) -> str:
-        return say(self.why)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "value": self.value, "reason": self.reason, **_coded(self.why)}
-
-
-def _coded(why: Decision) -> dict[str, Any]:
-    """The decision's code and parameters beside the readable field (the JSON keeps its keys)."""
-    out = why.to_json()
-    return {"code": out["code"], "params": out["params"]}
 
 
 Role = Literal["server", "leader", "worker"]

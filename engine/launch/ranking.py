@@ -1,32 +1,41 @@
-"""How the layout search ranks what fits, and why the pick won, in the Study's own numbers.
+"""How the layout search ranks what fits, smaller is better, part by part.
 
-A candidate's rank is a tuple of named parts, smaller is better: the weights fit (or how far
-they are from fitting), one request of the asked context fits (or the longest that does),
-every user fits (or how many do), a copy of the model stays inside one node, then the serving
-playbook's preferences (seed 004) — the shape it wants for this model and workload, the size of
-a copy, expert parallelism, pipeline stages, replicas.
+A candidate's rank is a tuple of named parts: the weights fit (or how far they are from
+fitting), one request of the asked context fits (or the longest that does), every user fits (or
+how many do), a copy of the model stays inside one node, DSA's kernels, pipeline stages; then
+speed: the scenario's targets met, the balanced priority's interactivity bound, and the
+objective. Speeds whose ranges overlap are a tie, which the serving playbook's preferences
+(seed 004) break — the shape it wants for this model and workload, expert parallelism, the size
+of a copy — before the speed model's own figure does; a speed outside the other's range ranks
+before any preference.
 
-The reasons are the comparisons that decided: the pick against the runner-up and against the
-best layout of each other shape (DP-attention or not, EP or not, replicated or not, pipelined or
-not), each worded by the first part of the rank where the two differ, with both layouts'
-figures. A playbook preference is cited only when it is that first part — when it broke a tie —
-and then with the condition that made it apply (a threshold of 128 users is quoted only when the
-scenario is on the side of it that the preference needs).
+The three objectives (``objective_figure``), each its own:
+
+- latency first: the lowest time per output token at the asked load, then the lowest TTFT;
+- throughput first: the most output tokens/s per GPU at the load the layout holds (every
+  request its KV holds at once);
+- balanced: the most output tokens/s per GPU at the highest load whose time per output token
+  stays within the interactivity bound (``Scenario.tpot_bound_ms``) — throughput under an
+  interactivity floor, the point NVIDIA aiconfigurator reads off its Pareto front.
+
+Why the pick won, in words, is ``engine.launch.layout_reasons``.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import replace
 from functools import cache
 
 from pydantic import Field
 
-from engine.decision import Bytes, Code, Decimal, Decision, Source, Tokens
 from engine.engines.memory import Split
 from engine.launch.candidate import Candidate, SearchInputs
 from engine.launch.topology import nvlink_gpus
 from engine.model.family import AttentionFamily
-from engine.perf import Speed
+from engine.perf import Speed, speeds_overlap
+from engine.perf.ranges import Metric
 from engine.rules import Strict, load_data
 from engine.scenario import Scenario
 
@@ -46,8 +55,6 @@ class LayoutRules(Strict):
     context_round_tokens: int = Field(ge=1)
     speed_tie_fraction: float = Field(ge=0, lt=1)
     speed_tie_source: str
-    balanced_tpot_ms: float = Field(gt=0)
-    balanced_tpot_source: str
     decode_graph_bs_step: int = Field(ge=1)
     decode_graph_bs_source: str = Field(min_length=1)
 
@@ -55,6 +62,11 @@ class LayoutRules(Strict):
 @cache
 def layout_rules() -> LayoutRules:
     return load_data(LayoutRules, "launch.yaml", "layout")
+
+
+def nvlink_domain(inp: SearchInputs, scenario: Scenario) -> int:
+    """GPUs of one NVLink domain: a node's, or the rack's where its trays share one."""
+    return nvlink_gpus(inp.gpu, scenario.gpus_per_node)
 
 
 def prefers_dp_attention(inp: SearchInputs, scenario: Scenario) -> bool:
@@ -69,6 +81,10 @@ def prefers_dp_attention(inp: SearchInputs, scenario: Scenario) -> bool:
     )
 
 
+# the playbook's preferences, in the order they break a speed tie
+PREFERENCES = ("style", "ep", "size")
+
+
 def rank_parts(
     inp: SearchInputs,
     scenario: Scenario,
@@ -81,9 +97,10 @@ def rank_parts(
     context: int,
     deficit: int,
 ) -> tuple[tuple[str, float], ...]:
-    """One candidate's rank, part by part (smaller is better)."""
+    """One candidate's rank before speed, part by part (smaller is better); ``with_speed``
+    adds the speed parts once every candidate's speed is known."""
     # a node, or the rack's NVLink domain where its trays share one (GB200 / GB300 NVL72)
-    per_node = _domain(inp, scenario)
+    per_node = nvlink_domain(inp, scenario)
     want_dp = prefers_dp_attention(inp, scenario)
     moe = inp.family.moe
     # style: 0 = the shape the playbook wants for this model and workload
@@ -128,13 +145,135 @@ def rank_parts(
         # allowed to choose them
         ("pp", s.pp),
         ("style", style),
-        ("size", size_pref),
         ("ep", ep_pref),
+        ("size", size_pref),
         ("replicas", -replicas),
     )
 
 
-# --- speed: among the layouts that fit, by the scenario's objective --------------------------
+# --- figures and their ranges ----------------------------------------------------------------
+
+
+def figure(sp: Speed, metric: Metric) -> float:
+    if metric == "ttft":
+        return sp.ttft_ms
+    if metric == "tpot":
+        return sp.tpot_ms
+    return sp.output_tokens_per_s_per_gpu
+
+
+def figure_range(sp: Speed, metric: Metric) -> tuple[float, float]:
+    """Where the measured figure likely lies: the speed model's own range for it (the 10th to
+    90th percentile of its out-of-sample errors, engine/perf ranges)."""
+    return sp.range_of(metric)
+
+
+def overlap(a: Speed, b: Speed, metric: Metric) -> bool:
+    """Whether the two figures' ranges overlap: the speed model cannot tell them apart."""
+    return speeds_overlap(a, b, metric)
+
+
+def lower_is_better(metric: Metric) -> bool:
+    return metric != "tps_per_gpu"
+
+
+# --- the objectives ------------------------------------------------------------------------
+
+
+def objective_metric(scenario: Scenario) -> Metric:
+    """What the objective ranks: the time per output token latency first, else tokens/s per
+    GPU."""
+    return "tpot" if scenario.latency == "latency" else "tps_per_gpu"
+
+
+OPERATING_POINT_STEPS = 8  # loads tried between the last within the bound and the first above
+OPERATING_POINT_PRECISION = 64  # stop once the load is known within 1/64 of itself
+
+
+def operating_point(
+    scenario: Scenario,
+    most: int,
+    at: Callable[[int], Speed | None],
+    unit: int = 1,
+    tpot_at: Callable[[int], float] | None = None,
+) -> tuple[int, Speed | None]:
+    """The load the objective ranks a layout at, and its speed there (``at(n)``: the layout's
+    speed with ``n`` requests at once; ``most``: the requests its KV holds at once). Throughput
+    first: ``most``. Balanced: the most requests, up to ``most``, whose time per output token
+    stays within the interactivity bound (none when one request per rank is above it). Latency
+    first: none (it ranks at the asked load).
+
+    Balanced tries whole multiples of ``unit`` (the attention ranks over every copy): a step
+    waits for its busiest rank, so a load between two multiples has the TPOT of the next one
+    and less output. ``tpot_at(n)``: the TPOT alone at such a load, cheaper than ``at`` (the
+    search asks it; ``at`` is asked once, at the load found)."""
+    if most < 1 or scenario.latency == "latency":
+        return 0, None
+    if scenario.latency == "throughput":
+        return most, at(most)
+
+    def tpot(n: int) -> float:
+        if tpot_at is not None:
+            return tpot_at(n)
+        sp = at(n)
+        return sp.tpot_ms if sp is not None else math.inf
+
+    bound = scenario.tpot_bound_ms
+    top = tpot(most)
+    if top <= bound:
+        return most, at(most)
+    unit = unit if most >= unit else 1
+    first = tpot(unit)
+    if first > bound or not math.isfinite(top):
+        return 0, None
+    k = _last_within(bound, lambda k: tpot(k * unit), (1, first), (most // unit + 1, top))
+    return k * unit, at(k * unit)
+
+
+def _last_within(
+    bound: float, tpot: Callable[[int], float], low: tuple[int, float], high: tuple[int, float]
+) -> int:
+    """The largest ``k`` whose ``tpot(k)`` stays within ``bound``, between ``low`` (within it)
+    and ``high`` (above it), by regula falsi: the time per output token grows about linearly
+    with the load (each request adds its KV reads to the step)."""
+    (lo, t_lo), (hi, t_hi) = low, high
+    for _ in range(OPERATING_POINT_STEPS):
+        if hi - lo <= max(1, lo // OPERATING_POINT_PRECISION):
+            break  # within about 2 % of the load: far inside the speed model's own range
+        slope = (t_hi - t_lo) / (hi - lo)
+        guess = lo + int((bound - t_lo) / slope) if slope > 0 else (lo + hi) // 2
+        mid = min(max(guess, lo + 1), hi - 1)
+        t = tpot(mid)
+        if t <= bound:
+            lo, t_lo = mid, t
+        else:
+            hi, t_hi = mid, t if math.isfinite(t) else t_hi
+    return lo
+
+
+def objective_speed(scenario: Scenario, c: Candidate) -> Speed | None:
+    """The speed the objective ranks: at the operating point where there is one (throughput
+    first, balanced), else at the asked load."""
+    if scenario.latency != "latency" and c.peak is not None:
+        return c.peak
+    return c.speed
+
+
+def objective_cost(scenario: Scenario, c: Candidate) -> float | None:
+    """Smaller is better: the objective's figure (tokens/s per GPU negated)."""
+    sp = objective_speed(scenario, c)
+    if sp is None:
+        return None
+    metric = objective_metric(scenario)
+    return figure(sp, metric) if lower_is_better(metric) else -figure(sp, metric)
+
+
+def speed_cost(scenario: Scenario, speed: Speed) -> float:
+    """Smaller is better, of one speed: latency first, the time per output token; otherwise the
+    GPU-seconds per output token (1 / tokens/s per GPU)."""
+    if scenario.latency == "latency":
+        return speed.tpot_ms
+    return 1.0 / max(speed.output_tokens_per_s_per_gpu, 1e-9)
 
 
 def targets_missed(scenario: Scenario, speed: Speed | None) -> int:
@@ -151,80 +290,110 @@ def targets_missed(scenario: Scenario, speed: Speed | None) -> int:
     return missed
 
 
+def target_gap(scenario: Scenario, speed: Speed | None) -> float:
+    """How far ``speed`` is from the targets it misses: its worst figure over its target (0
+    when it meets them all). Where no layout meets a target, the nearest one ranks first: a
+    target changes the pick even when no layout meets it."""
+    if speed is None or not targets_missed(scenario, speed):
+        return 0.0
+    asked = ((scenario.ttft_ms, speed.ttft_ms), (scenario.tpot_ms, speed.tpot_ms))
+    return max(value / target for target, value in asked if target is not None)
+
+
 def over_bound(scenario: Scenario, speed: Speed | None) -> int:
-    """Balanced: 1 when the time per output token is above the stated bound by more than the
-    speed model's error (a bound of the app's, not the user's target)."""
+    """Balanced: 1 when the time per output token at the asked load is above the interactivity
+    bound by more than its range (the bound is the app's, not the user's target)."""
     if scenario.latency != "balanced" or speed is None:
         return 0
-    rules = layout_rules()
-    return 1 if speed.tpot_ms > rules.balanced_tpot_ms * (1 + rules.speed_tie_fraction) else 0
+    low, _ = figure_range(speed, "tpot")
+    return 1 if low > scenario.tpot_bound_ms else 0
 
 
-def speed_cost(scenario: Scenario, speed: Speed) -> float:
-    """Smaller is better: latency first, the time per output token; otherwise the GPU-seconds
-    per output token (1 / tokens/s per GPU)."""
-    if scenario.latency == "latency":
-        return speed.tpot_ms
-    return 1.0 / max(speed.output_tokens_per_s_per_gpu, 1e-9)
+# --- speed in the rank -----------------------------------------------------------------------
+
+SPEED_PARTS = ("targets", "target_gap", "speed_bound", "speed", "ttft", "objective")
 
 
-def objective(scenario: Scenario, c: Candidate) -> float | None:
-    """The candidate's cost under the scenario's objective: throughput first at full load (the
-    users the layout holds), the others at the scenario's own users."""
-    sp = c.throughput if scenario.latency == "throughput" else c.speed
-    return speed_cost(scenario, sp) if sp is not None else None
+def _tie_class(
+    group: list[Candidate], speed_of: Callable[[Candidate], Speed | None], metric: Metric
+) -> dict[int, float]:
+    """Per candidate (by id): 0 when its figure's range overlaps the best one's, else how far
+    its figure is from the best (smaller is better), so that only a speed outside the best's
+    range ranks before the preferences."""
+    timed = [(c, sp) for c in group if (sp := speed_of(c)) is not None]
+    if not timed:
+        return {}
+    sign = 1.0 if lower_is_better(metric) else -1.0
+    _, best = min(timed, key=lambda cs: sign * figure(cs[1], metric))
+    top = sign * figure(best, metric)
+    return {
+        id(c): 0.0 if overlap(sp, best, metric) else sign * figure(sp, metric) - top
+        for c, sp in timed
+    }
+
+
+def _grouped(
+    ranked: list[Candidate], key: Callable[[Candidate], tuple[float, ...]]
+) -> list[list[Candidate]]:
+    groups: dict[tuple[float, ...], list[Candidate]] = {}
+    for c in ranked:
+        groups.setdefault(key(c), []).append(c)
+    return list(groups.values())
 
 
 def with_speed(scenario: Scenario, ranked: list[Candidate]) -> list[Candidate]:
-    """The candidates with their speed parts in the rank, after memory, the node boundary and
-    the kernels: the targets met, the balanced bound, then the objective. Among candidates
-    equal in every part before it, one within the speed model's error of the best is a tie, so
-    that the playbook's preferences after it break it."""
-    rules = layout_rules()
-    tie = 1 + rules.speed_tie_fraction
-
-    def parts(c: Candidate) -> tuple[tuple[str, float], ...]:
-        sp = c.speed
-        return (
-            ("targets", float(targets_missed(scenario, sp))),
-            ("speed_bound", float(over_bound(scenario, sp))),
-        )
-
-    def split_at(c: Candidate) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
-        base = [p for p in c.rank if p[0] not in ("targets", "speed_bound", "speed")]
-        cut = next(i for i, (name, _) in enumerate(base) if name == "pp") + 1
-        return [*base[:cut], *parts(c)], base[cut:]
-
-    heads = {id(c): split_at(c) for c in ranked}
-    best: dict[tuple[float, ...], float] = {}
+    """The candidates with their speed parts in the rank, after memory, the node boundary, the
+    kernels and pipeline stages: the targets met; how near the missed ones come by their
+    figures (the user's own targets, met or missed by the figure as the verdict says: the
+    nearest is taken even against a preference, and the reason says so); the balanced bound;
+    the objective's tie class; the playbook's preferences; then (latency first) TTFT's tie
+    class; and last the objective's own figure. Candidates compete on speed only with those
+    equal in every part before it."""
+    metric = objective_metric(scenario)
+    # each candidate's parts before speed (up to pipeline stages) and after (the preferences)
+    split: dict[int, tuple[list[tuple[str, float]], list[tuple[str, float]]]] = {}
     for c in ranked:
-        cost_c = objective(scenario, c)
-        if cost_c is None:
-            continue
-        key = tuple(v for _, v in heads[id(c)][0])
-        best[key] = min(best.get(key, cost_c), cost_c)
+        parts = [p for p in c.rank if p[0] not in SPEED_PARTS]
+        cut = next(i for i, (name, _) in enumerate(parts) if name == "pp") + 1
+        split[id(c)] = parts[:cut], parts[cut:]
+    missed = {id(c): float(targets_missed(scenario, c.speed)) for c in ranked}
+
+    heads = {
+        id(c): [
+            *split[id(c)][0],
+            ("targets", missed[id(c)]),
+            ("target_gap", target_gap(scenario, c.speed)),
+            ("speed_bound", float(over_bound(scenario, c.speed))),
+        ]
+        for c in ranked
+    }
+    speed_class: dict[int, float] = {}
+    ttft_class: dict[int, float] = {}
+    for group in _grouped(ranked, lambda c: tuple(v for _, v in heads[id(c)])):
+        speed_class |= _tie_class(group, lambda c: objective_speed(scenario, c), metric)
+        if scenario.latency == "latency":  # then the lowest TTFT among the TPOT tie
+            tied = [c for c in group if speed_class.get(id(c)) == 0.0]
+            ttft_class |= _tie_class(tied, lambda c: c.speed, "ttft")
     out = []
     for c in ranked:
-        head, tail = heads[id(c)]
-        key = tuple(v for _, v in head)
-        value = 0.0
-        cost_c = objective(scenario, c)
-        if cost_c is not None and key in best:
-            value = 0.0 if cost_c <= best[key] * tie else cost_c
-        raw = objective(scenario, c)
-        if raw is not None:
-            # past the playbook's shape, a speed tie goes to the faster layout after all: the
-            # speed model counts the copy's size better than "the largest TP" or "the smallest
-            # copy" does
-            tail = [(n, raw if n == "size" else v) for n, v in tail]
-        out.append(replace(c, rank=(*head, ("speed", value), *tail)))
+        tail = split[id(c)][1]
+        cost = objective_cost(scenario, c)
+        rank = (
+            *heads[id(c)],
+            ("speed", speed_class.get(id(c), 0.0)),
+            *(p for p in tail if p[0] != "replicas"),
+            ("ttft", ttft_class.get(id(c), 0.0)),
+            ("objective", cost if cost is not None else 0.0),
+            *(p for p in tail if p[0] == "replicas"),
+        )
+        out.append(replace(c, rank=rank))
     return out
 
 
 def drafts_pay(scenario: Scenario, with_drafts: Candidate, without: Candidate) -> bool:
     """Whether the search's pick with speculative decoding beats the pick without it: it must
-    fit as well (the draft layers take memory), then meet more targets, or lower the objective
-    by more than the speed model's error."""
+    fit as well (the draft layers take memory), then meet more targets or the bound, or lower
+    the objective's cost at the asked load by more than the speed model's median error."""
 
     def fit(c: Candidate) -> tuple[bool, bool, bool]:
         return (c.weights_fit, c.context_fits, c.users_fit)
@@ -235,309 +404,10 @@ def drafts_pay(scenario: Scenario, with_drafts: Candidate, without: Candidate) -
     if a is None or b is None:
         return False
     missed = (targets_missed(scenario, a), over_bound(scenario, a))
-    if missed != (targets_missed(scenario, b), over_bound(scenario, b)):
-        return missed < (targets_missed(scenario, b), over_bound(scenario, b))
-    return speed_cost(scenario, a) * (1 + layout_rules().speed_tie_fraction) < speed_cost(
-        scenario, b
-    )
-
-
-# --- why the pick won ------------------------------------------------------------------------
-
-PINNED = Code("layout.reason.pinned")
-NO_TARGET = Code("layout.reason.no_target")
-NO_FIT = Code("layout.reason.no_fit", "layout", "weights", "usable")
-VS_WEIGHTS = Code("layout.vs.weights_fit", "pick", "rival", "weights", "usable")
-VS_DEFICIT = Code("layout.vs.deficit", "pick", "rival", "pick_over", "rival_over")
-VS_CONTEXT_FITS = Code("layout.vs.context_fits", "pick", "rival", "rival_context", "asked")
-VS_CONTEXT = Code("layout.vs.context", "pick", "rival", "pick_context", "rival_context")
-VS_USERS_FIT = Code(
-    "layout.vs.users_fit", "pick", "rival", "pick_users", "rival_users", "asked", "context"
-)
-VS_USERS = Code("layout.vs.users", "pick", "rival", "pick_users", "rival_users", "asked")
-VS_TP_IN_NODE = Code("layout.vs.tp_in_node", "pick", "rival", "per_node")
-VS_COPY_IN_NODE = Code("layout.vs.copy_in_node", "pick", "rival", "per_node")
-VS_TARGETS = Code(
-    "layout.vs.targets",
-    "pick", "rival", "pick_ttft", "pick_tpot", "rival_ttft", "rival_tpot", "ttft_target",
-    "tpot_target",
-)  # fmt: skip
-VS_BOUND = Code("layout.vs.speed_bound", "pick", "rival", "pick_tpot", "rival_tpot", "bound",
-                "source")  # fmt: skip
-VS_FASTER = Code("layout.vs.speed.latency", "pick", "rival", "pick_tpot", "rival_tpot",
-                 "pick_tps", "rival_tps")  # fmt: skip
-VS_MORE = Code("layout.vs.speed.throughput", "pick", "rival", "pick_tps", "rival_tps",
-               "pick_tpot", "rival_tpot")  # fmt: skip
-VS_PEAK = Code("layout.vs.speed.peak", "pick", "rival", "pick_users", "rival_users", "pick_tps",
-               "rival_tps", "pick_tpot", "rival_tpot")  # fmt: skip
-VS_DSA = Code("layout.vs.style.dsa", "pick", "rival", "source")
-VS_DP_ABOVE = Code("layout.vs.style.dp_attention", "pick", "rival", "users", "threshold", "source")
-VS_TP_EP_BELOW = Code("layout.vs.style.tp_ep", "pick", "rival", "users", "threshold", "source")
-VS_LATENCY_LATENT = Code("layout.vs.style.latency_latent", "pick", "rival")
-VS_LATENCY_TP = Code("layout.vs.size.latency", "pick", "rival", "tp", "rival_tp", "source")
-VS_REPLICATE = Code("layout.vs.size.replicate", "pick", "rival", "gpus", "rival_gpus", "source")
-VS_EP = Code("layout.vs.ep", "pick", "rival", "source")
-VS_SLICED = Code("layout.vs.sliced", "pick", "rival")
-VS_SLICED_NODES = Code("layout.vs.sliced_across_nodes", "pick", "rival", "per_node")
-VS_PP = Code("layout.vs.pp", "pick", "rival")
-VS_REPLICAS = Code("layout.vs.replicas", "pick", "rival")
-EP_WHOLE = Code("layout.reason.ep", "experts", "ranks")
-EP_SLICED = Code("layout.reason.sliced", "ranks")
-CONTEXT_SHORTENED = Code("layout.reason.context", "context")
-MAX_RIVALS = 3
-
-
-def _shape(c: Candidate) -> tuple[bool, bool, bool, bool]:
-    s = c.layout.split
-    return (s.dp > 1, s.ep, s.pp > 1, c.layout.replicas > 1)
-
-
-def rivals(pick: Candidate, ranked: tuple[Candidate, ...]) -> list[Candidate]:
-    """The layouts the pick is compared with: the runner-up, then the best of each other
-    shape, in rank order."""
-    out: list[Candidate] = []
-    shapes = {_shape(pick)}
-    for c in ranked[1:]:
-        if len(out) >= MAX_RIVALS:
-            break
-        if not out or _shape(c) not in shapes:
-            out.append(c)
-            shapes.add(_shape(c))
-    return out
-
-
-def deciding_part(pick: Candidate, rival: Candidate) -> str | None:
-    """The first part of the rank where the two differ (None: they tie)."""
-    return next(
-        (name for (name, a), (_, b) in zip(pick.rank, rival.rank, strict=True) if a != b), None
-    )
-
-
-def _domain(inp: SearchInputs, scenario: Scenario) -> int:
-    """GPUs of one NVLink domain: a node's, or the rack's where its trays share one."""
-    return nvlink_gpus(inp.gpu, scenario.gpus_per_node)
-
-
-def compare(
-    inp: SearchInputs, scenario: Scenario, pick: Candidate, rival: Candidate
-) -> Decision | None:
-    """Why ``pick`` ranks above ``rival``: the first part of the rank where they differ."""
-    part = deciding_part(pick, rival)
-    if part is None:
-        return None
-    p, r = pick.layout.name(), rival.layout.name()
-    rules = layout_rules()
-    if part == "weights_fit":
-        return VS_WEIGHTS(
-            pick=p,
-            rival=r,
-            weights=Bytes(rival.weights_per_gpu),
-            usable=Bytes(rival.usable_per_gpu),
-        )
-    if part == "deficit":
-        return VS_DEFICIT(
-            pick=p,
-            rival=r,
-            pick_over=Bytes(pick.shortfall),
-            rival_over=Bytes(rival.shortfall),
-        )
-    if part == "context_fits":
-        return VS_CONTEXT_FITS(
-            pick=p, rival=r, rival_context=Tokens(rival.context), asked=Tokens(inp.context)
-        )
-    if part == "context":
-        return VS_CONTEXT(
-            pick=p, rival=r, pick_context=Tokens(pick.context), rival_context=Tokens(rival.context)
-        )
-    if part == "users_fit":
-        return VS_USERS_FIT(
-            pick=p,
-            rival=r,
-            pick_users=pick.users,
-            rival_users=rival.users,
-            asked=scenario.users,
-            context=Tokens(rival.context),
-        )
-    if part == "users":
-        return VS_USERS(
-            pick=p, rival=r, pick_users=pick.users, rival_users=rival.users, asked=scenario.users
-        )
-    if part == "sliced_across_nodes":
-        return VS_SLICED_NODES(pick=p, rival=r, per_node=_domain(inp, scenario))
-    if part in ("targets", "speed_bound", "speed") and pick.speed and rival.speed:
-        ps, rs = pick.speed, rival.speed
-        ms = "ms"
-        if part == "targets":
-            return VS_TARGETS(
-                pick=p,
-                rival=r,
-                pick_ttft=Decimal(ps.ttft_ms, 0, ms),
-                pick_tpot=Decimal(ps.tpot_ms, 1, ms),
-                rival_ttft=Decimal(rs.ttft_ms, 0, ms),
-                rival_tpot=Decimal(rs.tpot_ms, 1, ms),
-                ttft_target=_target(scenario.ttft_ms, 0),
-                tpot_target=_target(scenario.tpot_ms, 1),
-            )
-        if part == "speed_bound":
-            return VS_BOUND(
-                pick=p,
-                rival=r,
-                pick_tpot=Decimal(ps.tpot_ms, 1, ms),
-                rival_tpot=Decimal(rs.tpot_ms, 1, ms),
-                bound=Decimal(rules.balanced_tpot_ms, 0, ms),
-                source=Source(rules.balanced_tpot_source),
-            )
-        tps = "tok/s"
-        pick_tps = Decimal(ps.output_tokens_per_s_per_gpu, 0, tps)
-        rival_tps = Decimal(rs.output_tokens_per_s_per_gpu, 0, tps)
-        if scenario.latency == "throughput":
-            return _at_full_load(pick, rival, p, r)
-        if scenario.latency == "latency":
-            return VS_FASTER(
-                pick=p,
-                rival=r,
-                pick_tpot=Decimal(ps.tpot_ms, 1, ms),
-                rival_tpot=Decimal(rs.tpot_ms, 1, ms),
-                pick_tps=pick_tps,
-                rival_tps=rival_tps,
-            )
-        return VS_MORE(
-            pick=p,
-            rival=r,
-            pick_tps=pick_tps,
-            rival_tps=rival_tps,
-            pick_tpot=Decimal(ps.tpot_ms, 1, ms),
-            rival_tpot=Decimal(rs.tpot_ms, 1, ms),
-        )
-    if part == "tp_in_node":
-        return VS_TP_IN_NODE(pick=p, rival=r, per_node=_domain(inp, scenario))
-    if part == "copy_in_node":
-        return VS_COPY_IN_NODE(pick=p, rival=r, per_node=_domain(inp, scenario))
-    if part == "style":
-        return _style(inp, scenario, p, r)
-    if part == "dsa_kernels":
-        return VS_DSA(pick=p, rival=r, source=Source(rules.dsa_source))
-    if part == "size" and pick.speed and rival.speed:
-        ps, rs = pick.speed, rival.speed
-        if scenario.latency == "throughput":
-            return _at_full_load(pick, rival, p, r)
-        if scenario.latency != "latency":
-            return VS_MORE(
-                pick=p,
-                rival=r,
-                pick_tps=Decimal(ps.output_tokens_per_s_per_gpu, 0, "tok/s"),
-                rival_tps=Decimal(rs.output_tokens_per_s_per_gpu, 0, "tok/s"),
-                pick_tpot=Decimal(ps.tpot_ms, 1, "ms"),
-                rival_tpot=Decimal(rs.tpot_ms, 1, "ms"),
-            )
-        return VS_FASTER(
-            pick=p,
-            rival=r,
-            pick_tpot=Decimal(ps.tpot_ms, 1, "ms"),
-            rival_tpot=Decimal(rs.tpot_ms, 1, "ms"),
-            pick_tps=Decimal(ps.output_tokens_per_s_per_gpu, 0, "tok/s"),
-            rival_tps=Decimal(rs.output_tokens_per_s_per_gpu, 0, "tok/s"),
-        )
-    if part == "size":
-        if scenario.latency == "latency":
-            return VS_LATENCY_TP(
-                pick=p,
-                rival=r,
-                tp=pick.layout.tp,
-                rival_tp=rival.layout.tp,
-                source=Source(rules.latency_tp_source),
-            )
-        return VS_REPLICATE(
-            pick=p,
-            rival=r,
-            gpus=pick.layout.split.gpus,
-            rival_gpus=rival.layout.split.gpus,
-            source=Source(rules.replicate_source),
-        )
-    if part == "ep":
-        if pick.layout.ep:
-            return VS_EP(pick=p, rival=r, source=Source(rules.expert_parallel_source))
-        return VS_SLICED(pick=p, rival=r)
-    if part == "pp":
-        return VS_PP(pick=p, rival=r)
-    return VS_REPLICAS(pick=p, rival=r)
-
-
-def _at_full_load(pick: Candidate, rival: Candidate, p: Decision, r: Decision) -> Decision:
-    a, b = pick.throughput, rival.throughput
-    assert a is not None and b is not None
-    return VS_PEAK(
-        pick=p,
-        rival=r,
-        pick_users=pick.users,
-        rival_users=rival.users,
-        pick_tps=Decimal(a.output_tokens_per_s_per_gpu, 0, "tok/s"),
-        rival_tps=Decimal(b.output_tokens_per_s_per_gpu, 0, "tok/s"),
-        pick_tpot=Decimal(a.tpot_ms, 1, "ms"),
-        rival_tpot=Decimal(b.tpot_ms, 1, "ms"),
-    )
-
-
-def _target(value: float | None, digits: int) -> Decision | Decimal:
-    return Decimal(value, digits, "ms") if value is not None else NO_TARGET()
-
-
-def _style(inp: SearchInputs, scenario: Scenario, p: Decision, r: Decision) -> Decision:
-    """The playbook's shape preference, with the condition that made it apply."""
-    rules = layout_rules()
-    fam = inp.family.attention_family
-    if scenario.latency == "latency":
-        return VS_LATENCY_LATENT(pick=p, rival=r)
-    if prefers_dp_attention(inp, scenario):
-        if fam == AttentionFamily.DSA and rules.dsa_prefers_dp_attention:
-            return VS_DSA(pick=p, rival=r, source=Source(rules.dsa_source))
-        return VS_DP_ABOVE(
-            pick=p,
-            rival=r,
-            users=scenario.users,
-            threshold=rules.dp_attention_min_users,
-            source=Source(rules.dp_attention_min_users_source),
-        )
-    return VS_TP_EP_BELOW(
-        pick=p,
-        rival=r,
-        users=scenario.users,
-        threshold=rules.dp_attention_min_users,
-        source=Source(rules.dp_attention_min_users_source),
-    )
-
-
-def reasons(
-    inp: SearchInputs, scenario: Scenario, pick: Candidate, ranked: tuple[Candidate, ...]
-) -> tuple[Decision, ...]:
-    """Why the search picked ``pick`` over the others, then what the pick does with experts and
-    the context."""
-    out: list[Decision] = []
-    if scenario.pinned:
-        out.append(PINNED())
-    if not pick.weights_fit:
-        out.append(
-            NO_FIT(
-                layout=pick.layout.name(),
-                weights=Bytes(pick.weights_per_gpu),
-                usable=Bytes(pick.usable_per_gpu),
-            )
-        )
-    decided: dict[str, Decision] = {}
-    for rival in rivals(pick, ranked):
-        part = deciding_part(pick, rival)
-        said = compare(inp, scenario, pick, rival)
-        if said is not None and part is not None and part not in decided:
-            decided[part] = said  # one comparison per deciding part
-    order = [name for name, _ in pick.rank]
-    out += [decided[p] for p in sorted(decided, key=order.index)]  # the most decisive first
-    fam = inp.family
-    split = pick.layout.split
-    if "ep" not in decided:  # what the pick does with the experts, unless a comparison said it
-        if split.ep:
-            out.append(EP_WHOLE(experts=fam.num_experts, ranks=split.moe_group))
-        elif fam.moe and split.moe_group > 1:
-            out.append(EP_SLICED(ranks=split.moe_group))
-    if pick.weights_fit and not pick.context_fits and pick.context:
-        out.append(CONTEXT_SHORTENED(context=Tokens(pick.context)))
-    return tuple(out)
+    other = (targets_missed(scenario, b), over_bound(scenario, b))
+    if missed != other:
+        return missed < other
+    # drafts and no drafts on the pick's own layout: one model's two estimates of the same
+    # hardware share its errors, so the tie is the model's median error, not the two ranges
+    tie = 1 + layout_rules().speed_tie_fraction
+    return speed_cost(scenario, a) * tie < speed_cost(scenario, b)

@@ -16,8 +16,6 @@ from engine.lint.findings import (
     Finding,
     FlagExplanation,
     LintReport,
-    format_report,
-    json_report,
 )
 from engine.lint.linter import lint_command
 from engine.lint.rule_data import Severity
@@ -32,7 +30,5 @@ __all__ = [
     "LintReport",
     "Severity",
     "dsa_kernel_path",
-    "format_report",
-    "json_report",
     "lint_command",
 ]

@@ -128,102 +128,107 @@ def _whole(arg: Arg | None, limit: int, problems: list[ValueProblem], default: i
     return default
 
 
-def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueProblem]]:
-    """The command's settings and the values the engine could not use."""
-    rules = lint_rules().thresholds
-    limit = int(rules.max_parallel_size.value)
-    problems: list[ValueProblem] = []
+def _layout(engine: Engine, parsed: Parsed, problems: list[ValueProblem]) -> dict[str, Any]:
+    """The parallel sizes the command states (a value the engine could not use is a problem)."""
+    limit = int(lint_rules().thresholds.max_parallel_size.value)
     last = parsed.last
     flags = field_flags(engine)
+    eng = adapter(engine)
 
     def size(flag: str, default: int = 1) -> int:
         return _whole(last.get(flag), limit, problems, default)
 
-    tp = size(flags["tp"])
-    dp = size(flags["dp"])
-    pp = size(flags["pp"])
-    nnodes = size(flags["nodes"]) if last.get(flags["nodes"]) is not None else None
-    eng = adapter(engine)
-    dp_local: int | None = None
-    if eng.has("dp_local") and last.get(eng.flag("dp_local")) is not None:
-        dp_local = size(eng.flag("dp_local"))
+    out: dict[str, Any] = {"tp": size(flags["tp"]), "dp": size(flags["dp"])}
+    out["pp"] = size(flags["pp"])
+    out["nnodes"] = size(flags["nodes"]) if last.get(flags["nodes"]) is not None else None
+    local = eng.has("dp_local") and last.get(eng.flag("dp_local")) is not None
+    out["dp_local"] = size(eng.flag("dp_local")) if local else None
     if eng.expert_parallel_is_switch:
-        ep, ep_size = parsed.on(flags["ep"]), 1
+        out["ep"], out["ep_size"] = parsed.on(flags["ep"]), 1
     else:
-        ep_size = size(flags["ep"])
-        ep = ep_size > 1
+        out["ep_size"] = size(flags["ep"])
+        out["ep"] = out["ep_size"] > 1
     attention_dp = size(eng.flag("attention_dp")) if eng.has("attention_dp") else 1
     legacy = eng.flag("attention_dp_legacy") if eng.has("attention_dp_legacy") else None
     if attention_dp == 1 and legacy is not None and parsed.on(legacy):
-        attention_dp = dp
+        attention_dp = out["dp"]
+    out["attention_dp"] = attention_dp
+    return out
 
-    context: int | None = None
-    context_auto = False
-    ctx_arg = last.get(flags["context"])
-    if ctx_arg is not None and ctx_arg.value is not None:
-        text = ctx_arg.value.strip().lower()
-        if text in ("auto", "-1"):
-            context_auto = True
-        else:
-            count = token_count(ctx_arg.value)
-            most = int(rules.max_context_tokens.value)
-            if count is None or not 1 <= count <= most:
-                problems.append(ValueProblem(ctx_arg, C.EXPECT_TOKENS(most=most)))
-            else:
-                context = count
 
-    fraction: float | None = None
-    mem_arg = last.get(flags["memory_fraction"])
-    if mem_arg is not None and mem_arg.value is not None:
-        try:
-            fraction = float(mem_arg.value) if len(mem_arg.value) <= 32 else None
-        except ValueError:
-            fraction = None
-        if fraction is None or not math.isfinite(fraction):
-            problems.append(ValueProblem(mem_arg, C.EXPECT_FRACTION()))
-            fraction = None
+def _context(arg: Arg | None, problems: list[ValueProblem]) -> tuple[int | None, bool]:
+    """The context the command sets, and whether it asks for the model's own ("auto")."""
+    if arg is None or arg.value is None:
+        return None, False
+    if arg.value.strip().lower() in ("auto", "-1"):
+        return None, True
+    count = token_count(arg.value)
+    most = int(lint_rules().thresholds.max_context_tokens.value)
+    if count is None or not 1 <= count <= most:
+        problems.append(ValueProblem(arg, C.EXPECT_TOKENS(most=most)))
+        return None, False
+    return count, False
 
-    max_num_seqs: int | None = None
-    seqs_arg = last.get(flags["max_num_seqs"])
-    if seqs_arg is not None and seqs_arg.value is not None:
-        seqs = seqs_arg.value.strip()
-        if len(seqs) <= 9 and seqs.isascii() and seqs.isdigit() and int(seqs) >= 1:
-            max_num_seqs = int(seqs)
-        else:
-            problems.append(ValueProblem(seqs_arg, C.EXPECT_REQUESTS()))
 
-    overrides: dict[str, Any] | None = None
-    over_arg = last.get(eng.flag("config_overrides"))
-    if over_arg is not None and over_arg.value is not None:
-        try:
-            loaded = json.loads(over_arg.value)
-        except (ValueError, RecursionError):
-            loaded = None
-        if isinstance(loaded, dict):
-            overrides = loaded
-        elif over_arg.value.strip() not in ("", "{}"):
-            problems.append(ValueProblem(over_arg, C.EXPECT_JSON()))
+def _fraction(arg: Arg | None, problems: list[ValueProblem]) -> float | None:
+    if arg is None or arg.value is None:
+        return None
+    try:
+        fraction = float(arg.value) if len(arg.value) <= 32 else None
+    except ValueError:
+        fraction = None
+    if fraction is None or not math.isfinite(fraction):
+        problems.append(ValueProblem(arg, C.EXPECT_FRACTION()))
+        return None
+    return fraction
 
+
+def _requests(arg: Arg | None, problems: list[ValueProblem]) -> int | None:
+    if arg is None or arg.value is None:
+        return None
+    seqs = arg.value.strip()
+    if len(seqs) <= 9 and seqs.isascii() and seqs.isdigit() and int(seqs) >= 1:
+        return int(seqs)
+    problems.append(ValueProblem(arg, C.EXPECT_REQUESTS()))
+    return None
+
+
+def _overrides(arg: Arg | None, problems: list[ValueProblem]) -> dict[str, Any] | None:
+    if arg is None or arg.value is None:
+        return None
+    try:
+        loaded = json.loads(arg.value)
+    except (ValueError, RecursionError):
+        loaded = None
+    if isinstance(loaded, dict):
+        return loaded
+    if arg.value.strip() not in ("", "{}"):
+        problems.append(ValueProblem(arg, C.EXPECT_JSON()))
+    return None
+
+
+def read_settings(engine: Engine, parsed: Parsed) -> tuple[Settings, list[ValueProblem]]:
+    """The command's settings and the values the engine could not use."""
+    problems: list[ValueProblem] = []
+    flags = field_flags(engine)
+    eng = adapter(engine)
+    layout = _layout(engine, parsed, problems)
+    context, context_auto = _context(parsed.last.get(flags["context"]), problems)
+    fraction = _fraction(parsed.last.get(flags["memory_fraction"]), problems)
+    max_num_seqs = _requests(parsed.last.get(flags["max_num_seqs"]), problems)
+    overrides = _overrides(parsed.last.get(eng.flag("config_overrides")), problems)
     model_id, model_index = _model(engine, parsed)
-    speculative = any(a.canonical == flags["speculative"] for a in parsed.args)
     settings = Settings(
         engine=engine,
         model_id=model_id,
         model_index=model_index,
-        tp=tp,
-        dp=dp,
-        dp_local=dp_local,
-        pp=pp,
-        attention_dp=attention_dp,
-        ep=ep,
-        ep_size=ep_size,
-        nnodes=nnodes,
+        **layout,
         context=context,
         context_auto=context_auto,
         kv_dtype=parsed.value(flags["kv_dtype"]),
         memory_fraction=fraction,
         max_num_seqs=max_num_seqs,
-        speculative=speculative,
+        speculative=any(a.canonical == flags["speculative"] for a in parsed.args),
         language_model_only=parsed.on(flags["images"]),  # text only: no images
         quantization=parsed.value(eng.flag("quantization")),
         overrides=overrides,

@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 import yaml
 
+from engine import errors as E
+from engine.decision import Code, Decision, Name
 from engine.engines import ENGINES, Engine, adapter
 from engine.engines import other as other_engine
 from engine.errors import InputError
@@ -37,10 +39,24 @@ MAX_COMMAND_CHARS = 64 * 1024
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ash"})
 MAX_YAML_DEPTH = 64  # a pod manifest nests about ten levels
 
-EXPECTED_COMMAND = (
-    "a `vllm serve …`, `python -m vllm.entrypoints.openai.api_server …`, `sglang serve …` or "
-    "`python3 -m sglang.launch_server …` command, or a Kubernetes command:/args: list"
-)
+# what the linter reads, and each way a text can fail to be it (data/i18n/<lang>/errors.yaml)
+LAUNCH = Code("error.command.launch")
+EMPTY = Code("error.command.empty", "launch")
+NO_LAUNCHER = Code("error.command.no_launcher", "launch")
+YAML_NO_ENGINE = Code("error.command.yaml_no_engine", "launch")
+SH_DEPTH = Code("error.command.sh_depth", "most")
+YAML_VALUES = Code("error.command.yaml_values", "most")
+YAML_ALIASES = Code("error.command.yaml_aliases", "most")
+YAML_DEPTH = Code("error.command.yaml_depth")
+YAML_VALID = Code("error.command.yaml_valid")
+YAML_VALID_AT = Code("error.command.yaml_valid_at", "line")
+YAML_SCALAR = Code("error.command.yaml_scalar", "where", "got")
+YAML_LIST = Code("error.command.yaml_list", "where", "got")
+WHERE_LIST = Code("error.command.where_list")
+TEXT = Code("error.command.text", "got")
+SIZE = Code("error.command.size", "most", "got")
+NUL = Code("error.command.nul")
+ARGUMENTS = Code("error.command.arguments", "most", "got")
 # Lines that mark a YAML manifest rather than a shell command ([ \t] only: linear on any input).
 _YAML_HINT = re.compile(r"^[ \t]*(?:-[ \t]+)?(?:command|args)[ \t]*:", re.MULTILINE)
 _YAML_LIST = re.compile(r"[ \t]*-[ \t]+\S")
@@ -216,7 +232,7 @@ def _from_shell(
             if script_at is None:
                 continue
             if depth + 1 > limit:
-                raise InputError("command", f"at most {limit} nested `sh -c` levels")
+                raise InputError("command", SH_DEPTH(most=limit))
             inner = _from_shell(expanded[script_at], parsed_from, depth + 1)
             if inner is not None:
                 return inner
@@ -301,42 +317,42 @@ def _yaml_docs(text: str) -> list[Any]:
         aliases = depth = 0
         for count, event in enumerate(yaml.parse(text, Loader=_LOADER), 1):
             if count > most:
-                raise InputError("command", f"a manifest of at most {most:,} YAML values")
+                raise InputError("command", YAML_VALUES(most=most))
             if isinstance(event, yaml.AliasEvent):
                 aliases += 1
                 if aliases > limit:
-                    raise InputError("command", f"YAML with at most {limit} aliases (*name)")
+                    raise InputError("command", YAML_ALIASES(most=limit))
             elif isinstance(event, _OPENS):
                 depth += 1
                 if depth > MAX_YAML_DEPTH:
-                    raise InputError("command", "YAML of reasonable nesting depth")
+                    raise InputError("command", YAML_DEPTH())
             elif isinstance(event, _CLOSES):
                 depth -= 1
         return list(yaml.load_all(text, Loader=_LOADER))
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise InputError("command", f"valid YAML{where}") from None
+        valid = YAML_VALID_AT(line=mark.line + 1) if mark is not None else YAML_VALID()
+        raise InputError("command", valid) from None
     except RecursionError:
-        raise InputError("command", "YAML of reasonable nesting depth") from None
+        raise InputError("command", YAML_DEPTH()) from None
 
 
-def _yaml_scalar(value: object, where: str) -> str:
+def _yaml_scalar(value: object, where: Name | Decision) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str | int | float):
         return str(value)
-    raise InputError("command", f"{where} items to be strings or numbers, got {value!r}"[:200])
+    raise InputError("command", YAML_SCALAR(where=where, got=E.got(value)))
 
 
-def _yaml_words(value: object, where: str) -> list[str]:
+def _yaml_words(value: object, where: Name | Decision) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):
         return [value]
     if isinstance(value, list):
         return [_yaml_scalar(v, where) for v in value]
-    raise InputError("command", f"{where} to be a list of strings, got {type(value).__name__}")
+    raise InputError("command", YAML_LIST(where=where, got=Name(type(value).__name__)))
 
 
 def _containers(node: object) -> Iterator[Mapping[str, object]]:
@@ -350,7 +366,7 @@ def _containers(node: object) -> Iterator[Mapping[str, object]]:
             continue
         seen.add(id(item))
         if depth > MAX_YAML_DEPTH:
-            raise InputError("command", "YAML of reasonable nesting depth")
+            raise InputError("command", YAML_DEPTH())
         if isinstance(item, Mapping):
             if "command" in item or "args" in item:
                 found.append(item)
@@ -381,10 +397,13 @@ def _from_yaml(text: str) -> Invocation:
     for doc in _yaml_docs(text):
         groups: list[tuple[list[str], list[str]]] = []
         if isinstance(doc, list) and all(not isinstance(v, dict | list) for v in doc):
-            groups.append(([], _yaml_words(doc, "the list")))
+            groups.append(([], _yaml_words(doc, WHERE_LIST())))
         for c in _containers(doc):
             groups.append(
-                (_yaml_words(c.get("command"), "command:"), _yaml_words(c.get("args"), "args:"))
+                (
+                    _yaml_words(c.get("command"), Name("command:")),
+                    _yaml_words(c.get("args"), Name("args:")),
+                )
             )
         for command, args in groups:
             words = command + args
@@ -419,7 +438,7 @@ def _from_yaml(text: str) -> Invocation:
                     parsed_from="yaml",
                     inferred=True,
                 )
-    raise InputError("command", f"{EXPECTED_COMMAND}; the YAML has no engine command")
+    raise InputError("command", YAML_NO_ENGINE(launch=LAUNCH()))
 
 
 # --- entry point ----------------------------------------------------------------------------
@@ -428,30 +447,22 @@ def _from_yaml(text: str) -> Invocation:
 def extract(text: str) -> Invocation:
     """The engine invocation in ``text``; ``InputError("command", ...)`` when there is none."""
     if not isinstance(text, str):
-        raise InputError("command", f"text, got {type(text).__name__}")
+        raise InputError("command", TEXT(got=Name(type(text).__name__)))
     if len(text) > MAX_COMMAND_CHARS:
-        raise InputError(
-            "command",
-            f"a launch command of at most {MAX_COMMAND_CHARS // 1024} KB, got {len(text):,} "
-            "characters",
-        )
+        raise InputError("command", SIZE(most=MAX_COMMAND_CHARS // 1024, got=len(text)))
     if "\x00" in text:
-        raise InputError("command", "text without NUL bytes")
+        raise InputError("command", NUL())
     if not text.strip():
-        raise InputError("command", f"{EXPECTED_COMMAND}; the input is empty")
+        raise InputError("command", EMPTY(launch=LAUNCH()))
     first_line = next(line for line in text.splitlines() if line.strip())
     if _YAML_HINT.search(text) or _YAML_LIST.match(first_line):
         inv = _from_yaml(text)
     else:
         found = _from_shell(text, "shell")
         if found is None:
-            raise InputError("command", f"{EXPECTED_COMMAND}; found no engine launcher")
+            raise InputError("command", NO_LAUNCHER(launch=LAUNCH()))
         inv = found
     most = int(lint_rules().thresholds.max_arguments.value)
     if len(inv.args) + len(inv.detached) > most:
-        raise InputError(
-            "command",
-            f"a launch command of at most {most:,} arguments, got "
-            f"{len(inv.args) + len(inv.detached):,}",
-        )
+        raise InputError("command", ARGUMENTS(most=most, got=len(inv.args) + len(inv.detached)))
     return inv

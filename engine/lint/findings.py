@@ -3,16 +3,15 @@ exact edit), the flags explained, the flags left to the engine, and the correcte
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 import yaml
 
 from engine.decision import Decision
-from engine.engines import Engine, adapter
+from engine.engines import Engine
 from engine.lint.rule_data import SEVERITIES, Severity, finding_rule
-from engine.text.safe import json_text, plain
-from engine.text.words import say, sources
+from engine.text.words import sources
 
 _ORDER = {s: i for i, s in enumerate(SEVERITIES)}
 
@@ -47,34 +46,10 @@ class Finding:
     edits: tuple[Edit, ...] = ()
 
     @property
-    def message(self) -> str:
-        """What is wrong, in English (the CLI's text and the JSON's readable field)."""
-        return say(self.what, markdown=False)
-
-    @property
-    def fix(self) -> str:
-        return say(self.remedy, markdown=False)
-
-    @property
     def cited(self) -> list[str]:
         """The citations the message and fix carry (a renamed flag's table, a recipe and its
         words), shown beside the finding rather than inside its sentence."""
         return [text for text in sources([self.what, self.remedy]) if text]
-
-    def to_json(self) -> dict[str, Any]:
-        """The documented keys (``message`` and ``fix`` in English) and each decision's code and
-        parameters beside them."""
-        return {
-            "severity": self.severity,
-            "code": self.code,
-            "message": self.message,
-            "fix": self.fix,
-            "flag": self.flag,
-            "source": self.source,
-            "edits": [asdict(e) for e in self.edits],
-            "message_code": self.what.to_json(),
-            "fix_code": self.remedy.to_json(),
-        }
 
 
 def finding(
@@ -107,36 +82,12 @@ class FlagExplanation:
     note: Decision | None  # what the linter says the flag is, where the help does not
     why: Decision | None  # why it is (or is not) in this command
 
-    @property
-    def meaning(self) -> str:
-        """What it does, in English: the linter's note and the engine's help."""
-        note = say(self.note, markdown=False) if self.note is not None else ""
-        return " ".join(part for part in (note, self.help) if part)
-
-    @property
-    def reason(self) -> str:
-        return say(self.why, markdown=False) if self.why is not None else ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "flag": self.flag,
-            "canonical": self.canonical,
-            "value": self.value,
-            "meaning": self.meaning,
-            "reason": self.reason,
-            "meaning_code": self.note.to_json() if self.note is not None else None,
-            "reason_code": self.why.to_json() if self.why is not None else None,
-        }
-
-
-ENTRYPOINT = "image entrypoint"  # the launcher of a manifest with only args:
-
 
 @dataclass(frozen=True)
 class LintReport:
     engine: Engine
     engine_version: str
-    launcher: str  # "vllm serve", "python3 -m sglang.launch_server", ... or ENTRYPOINT
+    launcher: str  # "vllm serve", "python3 -m sglang.launch_server", ...; "" for the image's own
     model: str | None  # the model the command names
     linted_against: str | None  # the config the model checks used (None: none could be loaded)
     gpu: str | None
@@ -163,26 +114,6 @@ class LintReport:
     def warnings(self) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.severity == "warning")
 
-    def rows(self) -> list[dict[str, str]]:
-        """The findings as table rows: severity, code, message, fix (English)."""
-        return [
-            {"severity": f.severity, "code": f.code, "message": f.message, "fix": f.fix}
-            for f in self.findings
-        ]
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in ("findings", "remaining", "explanations", "left_to_engine"):
-                value = [x.to_json() for x in value]
-            elif isinstance(value, tuple):
-                value = list(value)
-            elif isinstance(value, dict):
-                value = dict(value)
-            out[f.name] = value
-        return out
-
 
 def ordered(findings: list[Finding]) -> tuple[Finding, ...]:
     """Each finding once (same code, flag and message), errors first, in the order found."""
@@ -196,47 +127,6 @@ def ordered(findings: list[Finding]) -> tuple[Finding, ...]:
     return tuple(sorted(unique, key=lambda f: _ORDER[f.severity]))
 
 
-def format_report(report: LintReport) -> str:
-    """The report as plain text (the CLI without --json)."""
-    head = f"engine: {adapter(report.engine).label} {report.engine_version} ({report.launcher})"
-    if report.model:
-        head += f", model {report.model}"
-    if report.linted_against and report.linted_against != report.model:
-        head += f" (checked as {report.linted_against})"
-    if report.gpu:
-        head += f", {report.gpus or '?'} × {report.gpu}"
-    lines = [head]
-    if report.findings:
-        lines.append("findings:")
-        for f in report.findings:
-            where = f" [{f.flag}]" if f.flag else ""
-            lines.append(f"  {f.severity:<7} {f.code}{where}: {f.message}")
-            lines.append(f"          fix: {f.fix}")
-            lines.extend(f"          see: {cited}" for cited in f.cited)
-    else:
-        lines.append("findings: none")
-    lines.append("flags:")
-    for e in report.explanations:
-        value = f" {e.value}" if e.value is not None and e.flag != e.value else ""
-        lines.append(f"  {e.flag}{value}: {e.meaning}" + (f" — {e.reason}" if e.reason else ""))
-    if report.left_to_engine:
-        lines.append("left to the engine:")
-        for e in report.left_to_engine:
-            lines.append(f"  {e.flag}: {e.reason}")
-    if report.corrected_clean:
-        lines.append("corrected command: (each fix applied and linted again: no errors)")
-        lines.extend("  " + line for line in report.corrected.splitlines())
-    else:
-        lines.append("no clean correction: these remain after every fix the linter knows:")
-        for f in report.remaining:
-            if f.severity == "error":
-                lines.append(f"  {f.severity:<7} {f.code}: {f.message}")
-    if report.corrected_clean and report.remaining:
-        lines.append("  still to check (warnings):")
-        lines.extend(f"    {f.code}: {f.message}" for f in report.remaining)
-    return plain("\n".join(lines))  # the command's ESC or OSC shows as an escape
-
-
 # --- the corrected command ------------------------------------------------------------------
 
 
@@ -248,8 +138,3 @@ def render_yaml(launcher: list[str], args: list[str]) -> str:
     data["args"] = args
     text: str = yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
     return text.rstrip("\n")
-
-
-def json_report(report: LintReport) -> str:
-    """The report as JSON, every control character of the command escaped."""
-    return json_text(report.to_dict())

@@ -19,7 +19,7 @@ from engine.launch.candidate import Candidate, Layout
 from engine.launch.layout import divisors, split_problem
 from engine.lint.findings import Edit
 from engine.lint.lint_context import Ctx
-from engine.scenario import MAX_GPUS_PER_NODE, make_scenario
+from engine.scenario import LAYOUT_PINS, MAX_GPUS_PER_NODE, make_scenario
 from engine.scenario import fields as scenario_table
 from engine.study import Study, study
 
@@ -45,7 +45,7 @@ EXPRESSIBLE: dict[str, Setting] = {
     if r.name in ("memory_fraction", "kv_dtype", "context", "max_num_seqs")
     and r.spec.setting is not None
 }
-_LAYOUT_FIELDS = ("tp", "dp", "pp", "ep", "replicas")
+_LAYOUT_FIELDS = LAYOUT_PINS
 
 
 def tp_choice(ctx: Ctx) -> int | None:

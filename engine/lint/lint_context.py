@@ -35,7 +35,6 @@ class Ctx:
     choice: ModelChoice
     study: Study | None = None  # the Study of the command's own layout
     base: Study | None = None  # the Study of the same model and GPUs, layout chosen by search
-    layout_problem: str | None = None  # why the command's layout could not be studied
     scenario_fields: dict[str, Any] | None = None  # the Scenario of the command's layout
     reading: dict[str, str] = field(default_factory=dict)  # variable values expanded
     findings: list[Finding] = field(default_factory=list)

@@ -8,6 +8,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from engine import errors as E
 from engine.engines import EngineAdapter, adapter
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu, lookup_gpu
@@ -20,7 +21,6 @@ from engine.lint.correct import apply_edits, shell_text
 from engine.lint.explain import explanations, left_to_engine
 from engine.lint.extract import Invocation, extract
 from engine.lint.findings import (
-    ENTRYPOINT,
     Finding,
     LintReport,
     finding,
@@ -87,7 +87,7 @@ def lint_command(
     if gpus is not None and (
         isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= MAX_GPUS
     ):
-        raise InputError("gpus", f"a whole number of GPUs from 1 to {MAX_GPUS}, got {gpus!r}"[:120])
+        raise InputError("gpus", E.RANGE(low=1, high=MAX_GPUS, got=E.got(gpus)))
     gpu_row = lookup_gpu(gpu) if isinstance(gpu, str) else gpu
     given = load_model(model) if isinstance(model, str) else model
     inv = extract(text)
@@ -213,7 +213,7 @@ def _report(
     return LintReport(
         engine=ctx.engine,
         engine_version=adapter(ctx.engine).version,
-        launcher=inv.launcher_text or ENTRYPOINT,
+        launcher=inv.launcher_text,
         model=settings.model_id,
         linted_against=choice.loaded.name if choice.loaded is not None else None,
         gpu=ctx.gpu.key if ctx.gpu is not None else None,
@@ -264,9 +264,8 @@ def _study(ctx: Ctx) -> None:
     }
     try:
         ctx.base = study(make_scenario(**common, kv_dtype="auto"))
-    except InputError as err:
-        ctx.layout_problem = err.expected
-        return
+    except InputError:
+        return  # the scenario cannot be studied: the command's own findings stand alone
     fam = ctx.base.family
     pinned = (
         common
@@ -280,9 +279,7 @@ def _study(ctx: Ctx) -> None:
     # too large to study
     ctx.scenario_fields = pinned
     if not hardware_ok:
-        ctx.layout_problem = f"{s.world} GPUs over {nodes} node(s) is not a layout to study"
         return
-    try:
+    # where its own layout cannot be studied, the fixes read the scenario fields above
+    with contextlib.suppress(InputError):
         ctx.study = study(make_scenario(**pinned))
-    except InputError as err:
-        ctx.layout_problem = err.expected

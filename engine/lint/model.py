@@ -118,7 +118,7 @@ def _with_format(loaded: LoadedModel, model_id: str) -> tuple[LoadedModel, str |
     if hint is None or hint not in configs or hint == _weight_dtype(loaded):
         return loaded, None
     qc = dict(configs[hint])
-    return derived(loaded, f"{loaded.name} as {hint.upper()}", {"quantization_config": qc}), hint
+    return derived(loaded, f"{loaded.name} ({hint.upper()})", {"quantization_config": qc}), hint
 
 
 def _in_sibling_format(sibling: Sibling) -> tuple[LoadedModel, str | None]:
@@ -129,7 +129,7 @@ def _in_sibling_format(sibling: Sibling) -> tuple[LoadedModel, str | None]:
     raw = raw_in_format(base.config.raw, sibling.fmt)
     if raw is None or sibling.fmt == _weight_dtype(base):
         return base, None
-    name = f"{base.name} as {sibling.fmt.upper()}"
+    name = f"{base.name} ({sibling.fmt.upper()})"
     return LoadedModel(normalize(raw), "derived", name), sibling.fmt
 
 

@@ -11,6 +11,7 @@ from functools import lru_cache
 from engine.decision import Decision, Name, Param, Percent, Source
 from engine.engines import Engine, adapter
 from engine.engines import other as other_engine
+from engine.engines.cli_table import FlagInfo
 from engine.lint import codes as C
 from engine.lint import rules_hardware
 from engine.lint.arguments import Arg, prefixed
@@ -36,12 +37,8 @@ def _choices(code: str, flag: str, value: str, ctx: Ctx, choices: list[str]) -> 
     return (C.BAD_CHOICE if enforced else C.UNKNOWN_CHOICE)(**params)
 
 
-def spelling(ctx: Ctx) -> None:
-    rules = lint_rules()
-    table = adapter(ctx.engine).flags
-    other: Engine = other_engine(ctx.engine)
-    other_table = adapter(other).flags
-    ambiguous = {id(arg) for arg, _ in ctx.parsed.ambiguous}
+def _ambiguous(ctx: Ctx) -> None:
+    """A prefix the engine's parser cannot resolve to one flag."""
     for arg, candidates in ctx.parsed.ambiguous:
         ctx.add(
             "ambiguous-flag",
@@ -54,99 +51,127 @@ def spelling(ctx: Ctx) -> None:
             arg.written,
             (Edit("rename", candidates[0], index=arg.index),),
         )
+
+
+def _abbreviated(ctx: Ctx, arg: Arg) -> None:
+    """A unique prefix the engine accepts, written out in full."""
+    if arg.abbreviation_of is None:
+        return
+    ctx.add(
+        "abbreviated-flag",
+        C.ABBREVIATED(
+            flag=Name(arg.written), full=Name(arg.abbreviation_of), engine=ctx.engine_name
+        ),
+        C.WRITE(words=Name(arg.abbreviation_of)),
+        arg.written,
+        (Edit("rename", arg.abbreviation_of, index=arg.index),),
+    )
+
+
+def _renamed(ctx: Ctx, arg: Arg, dashed: str) -> bool:
+    """A flag an engine release renamed or removed (data/lint.yaml renamed); True when said."""
+    name = arg.written
+    renamed = lint_rules().renamed(ctx.engine, dashed)
+    if renamed is None:
+        return False
+    source = Source(renamed.source)
+    if renamed.use is not None:
+        edit = _equivalent_edit(ctx, arg.index, renamed.use, arg.value)
+        value = "" if edit.value is None else f" {edit.value}"
+        ctx.add(
+            "unknown-flag",
+            C.RENAMED(flag=Name(name), engine=ctx.engine_name, source=source),
+            C.WRITE(words=Name(f"{renamed.use}{value}")),
+            name,
+            (edit,),
+        )
+        return True
+    dropped = name + ("" if arg.value is None else f" {shown(arg.value)}")
+    ctx.add(
+        "unknown-flag",
+        C.REMOVED(flag=Name(name), engine=ctx.engine_name, source=source),
+        C.DROP(words=Name(dropped)),
+        name,
+        (Edit("drop", name, index=arg.index),),
+    )
+    return True
+
+
+def _other_engines(ctx: Ctx, arg: Arg, dashed: str) -> bool:
+    """The other engine's flag, or one it spells another way; True when said."""
+    name = arg.written
+    other: Engine = other_engine(ctx.engine)
+    other_table = adapter(other).flags
+    equivalent = lint_rules().equivalent(ctx.engine, dashed)
+    if name not in other_table and equivalent is None:
+        return False
+    fix: Decision
+    if equivalent is not None:
+        edit = _equivalent_edit(ctx, arg.index, equivalent, arg.value)
+        value = "" if edit.value is None else f" {edit.value}"
+        spelled = C.SPELLED_DROP if edit.kind == "drop" else C.SPELLED
+        fix = spelled(engine=ctx.engine_short, words=Name(f"{equivalent}{value}"))
+    else:
+        fix = C.SPELLED_NONE(engine=ctx.engine_short)
+        edit = Edit("drop", name, index=arg.index)
+    owner = Name(adapter(other).label)
+    known = name in other_table
+    ctx.add(
+        "wrong-engine-flag" if known else "unknown-flag",
+        (C.WRONG_ENGINE if known else C.UNKNOWN_EITHER)(
+            flag=Name(name), engine=ctx.engine_name, owner=owner
+        ),
+        fix,
+        name,
+        (edit,),
+    )
+    return True
+
+
+def _unknown(ctx: Ctx, arg: Arg) -> None:
+    """A flag neither engine has: the spelling it most likely meant, else drop it."""
+    name = arg.written
+    table = adapter(ctx.engine).flags
+    # `--no-X` of an on/off pair the engine spells `--enable-Y` / `--disable-Y` means the
+    # other spelling of the pair, never X itself (a near match would invert it); then a
+    # unique prefix (`--tensor` for --tensor-parallel-size), then a near spelling
+    owners = {table[k].flag for k in prefixed(ctx.engine, name)} if len(name) > 3 else set()
+    opposite = _opposite(ctx.engine, name)
+    close = (
+        [opposite]
+        if opposite is not None
+        else sorted(owners)
+        if len(owners) == 1
+        else _near(ctx.engine, name)
+    )
+    ctx.add(
+        "unknown-flag",
+        C.UNKNOWN(flag=Name(shown(name, 60)), engine=ctx.engine_name),
+        C.DID_YOU_MEAN(words=Name(close[0])) if close else C.DROP(words=Name(shown(name, 60))),
+        name,
+        (
+            Edit("rename", close[0], index=arg.index)
+            if close
+            else Edit("drop", name, index=arg.index),
+        ),
+    )
+
+
+def spelling(ctx: Ctx) -> None:
+    """Each flag as the engine's parser reads it: ambiguous and abbreviated prefixes, renamed
+    and removed flags, the other engine's flags, and flags neither engine has."""
+    _ambiguous(ctx)
+    ambiguous = {id(arg) for arg, _ in ctx.parsed.ambiguous}
     for arg in ctx.parsed.args:
         if arg.info is not None:
-            if arg.abbreviation_of is not None:
-                ctx.add(
-                    "abbreviated-flag",
-                    C.ABBREVIATED(
-                        flag=Name(arg.written),
-                        full=Name(arg.abbreviation_of),
-                        engine=ctx.engine_name,
-                    ),
-                    C.WRITE(words=Name(arg.abbreviation_of)),
-                    arg.written,
-                    (Edit("rename", arg.abbreviation_of, index=arg.index),),
-                )
+            _abbreviated(ctx, arg)
             continue
         if id(arg) in ambiguous:
             continue
-        name = arg.written
         # vLLM reads --max_model_len as --max-model-len, so old spellings match either way
-        dashed = adapter(ctx.engine).canonical_spelling(name)
-        renamed = rules.renamed(ctx.engine, dashed)
-        if renamed is not None:
-            if renamed.use is not None:
-                edit = _equivalent_edit(ctx, arg.index, renamed.use, arg.value)
-                value = "" if edit.value is None else f" {edit.value}"
-                ctx.add(
-                    "unknown-flag",
-                    C.RENAMED(
-                        flag=Name(name), engine=ctx.engine_name, source=Source(renamed.source)
-                    ),
-                    C.WRITE(words=Name(f"{renamed.use}{value}")),
-                    name,
-                    (edit,),
-                )
-            else:
-                ctx.add(
-                    "unknown-flag",
-                    C.REMOVED(
-                        flag=Name(name), engine=ctx.engine_name, source=Source(renamed.source)
-                    ),
-                    C.DROP(
-                        words=Name(name + ("" if arg.value is None else f" {shown(arg.value)}"))
-                    ),
-                    name,
-                    (Edit("drop", name, index=arg.index),),
-                )
-            continue
-        equivalent = rules.equivalent(ctx.engine, dashed)
-        if name in other_table or equivalent is not None:
-            fix: Decision
-            if equivalent is not None:
-                edit = _equivalent_edit(ctx, arg.index, equivalent, arg.value)
-                value = "" if edit.value is None else f" {edit.value}"
-                spelled = C.SPELLED_DROP if edit.kind == "drop" else C.SPELLED
-                fix = spelled(engine=ctx.engine_short, words=Name(f"{equivalent}{value}"))
-            else:
-                fix = C.SPELLED_NONE(engine=ctx.engine_short)
-                edit = Edit("drop", name, index=arg.index)
-            owner = Name(adapter(other).label)
-            known = name in other_table
-            ctx.add(
-                "wrong-engine-flag" if known else "unknown-flag",
-                (C.WRONG_ENGINE if known else C.UNKNOWN_EITHER)(
-                    flag=Name(name), engine=ctx.engine_name, owner=owner
-                ),
-                fix,
-                name,
-                (edit,),
-            )
-            continue
-        # `--no-X` of an on/off pair the engine spells `--enable-Y` / `--disable-Y` means the
-        # other spelling of the pair, never X itself (a near match would invert it); then a
-        # unique prefix (`--tensor` for --tensor-parallel-size), then a near spelling
-        owners = {table[k].flag for k in prefixed(ctx.engine, name)} if len(name) > 3 else set()
-        opposite = _opposite(ctx.engine, name)
-        close = (
-            [opposite]
-            if opposite is not None
-            else sorted(owners)
-            if len(owners) == 1
-            else _near(ctx.engine, name)
-        )
-        ctx.add(
-            "unknown-flag",
-            C.UNKNOWN(flag=Name(shown(name, 60)), engine=ctx.engine_name),
-            C.DID_YOU_MEAN(words=Name(close[0])) if close else C.DROP(words=Name(shown(name, 60))),
-            name,
-            (
-                Edit("rename", close[0], index=arg.index)
-                if close
-                else Edit("drop", name, index=arg.index),
-            ),
-        )
+        dashed = adapter(ctx.engine).canonical_spelling(arg.written)
+        if not _renamed(ctx, arg, dashed) and not _other_engines(ctx, arg, dashed):
+            _unknown(ctx, arg)
 
 
 def _opposite(engine: Engine, name: str) -> str | None:
@@ -193,97 +218,93 @@ def unset_value(ctx: Ctx, arg: Arg) -> bool:
     return any(not v.resolvable or v.name not in ctx.reading for v in ctx.inv.args[i].variables)
 
 
-def values(ctx: Ctx) -> None:
-    rules = lint_rules()
-    for arg in ctx.parsed.args:
-        info = arg.info
-        if info is None:
-            continue
-        if arg.missing_value:
-            ctx.add(
-                "missing-value",
-                C.MISSING_VALUE(flag=Name(arg.written)),
-                C.MISSING_VALUE_FIX(flag=Name(arg.written)),
-                arg.written,
-                (Edit("drop", arg.written, index=arg.index),),
-            )
-            continue
-        if arg.inline_value_on_switch:
-            off = (arg.value or "").strip().lower() in ("false", "0", "no", "off")
-            target = arg.written
-            if off and not arg.negated and info.negations:
-                target = info.negations[0]
-            ctx.add(
-                "value-on-switch",
-                C.VALUE_ON_SWITCH(flag=Name(arg.written), value=Name(shown(arg.value or ""))),
-                C.VALUE_ON_SWITCH_FIX(flag=Name(target)),
-                arg.written,
-                (Edit("change", target, None, arg.index),),
-            )
-        if info.deprecated:
-            replacement = rules.deprecated_use(ctx.engine, info.flag)
-            help_text = info.help.strip()
-            new = replacement.use if replacement is not None else None
-            flag, engine = Name(arg.written), ctx.engine_name
-            ctx.add(
-                "deprecated-flag",
-                C.DEPRECATED(
-                    flag=flag,
-                    engine=engine,
-                    help_source=Source(help_text if help_text != "Deprecated." else ""),
-                ),
-                C.USE(words=Name(new)) if new else C.DEPRECATED_FIX(),
-                arg.written,
-            )
-        if info.choices is None or arg.value is None or "." in arg.written:
-            continue
-        if unset_value(ctx, arg):
-            continue  # the shell fills it in; the shell-variable note says it was not checked
-        choices = [str(c) for c in info.choices]
-        if arg.value in choices:
-            continue
-        close = difflib.get_close_matches(arg.value[:100], choices, n=1, cutoff=0.5)
-        fix: Decision = C.DID_YOU_MEAN(words=Name(close[0])) if close else C.PICK()
-        if info.flag == "--dtype" and arg.value.lower().startswith(("fp8", "fp4", "nvfp4")):
-            fix = C.CHOICE_DTYPE()
-            close = []
-        edit = (
-            Edit("change", arg.written, close[0], arg.index)
-            if close
-            else Edit("drop", arg.written, index=arg.index)
-        )
-        if info.flag == "--kv-cache-dtype" and close and rules_hardware.fp4_kv(ctx, close[0]):
-            # the nearest spelling is an FP4 layout this GPU cannot store: ask for what it can
-            edit = rules_hardware.kv_fallback(ctx, arg.written, arg.index)
-            fix = (
-                C.CHOICE_FP4(value=Name(close[0]), words=Name(f"{arg.written} {edit.value}"))
-                if edit.value
-                else C.CHOICE_FP4_NONE(value=Name(close[0]))
-            )
-        plugin = rules.parser_plugin(ctx.engine, info.flag)
-        path = ctx.parsed.value(plugin) if plugin is not None else None
-        if info.choices_source == "registry" and plugin is not None and path:
-            ctx.add(
-                "parser-plugin-name",
-                C.PLUGIN_NAME(
-                    flag=Name(arg.written),
-                    value=Name(shown(arg.value)),
-                    engine=ctx.engine_name,
-                    plugin=Name(plugin),
-                    path=Name(shown(path, 40)),
-                ),
-                C.PLUGIN_NAME_FIX(value=Name(shown(arg.value))),
-                arg.written,
-            )
-            continue
-        code = "bad-choice" if info.choices_enforced else "unknown-choice"
+def _switch_and_deprecation(ctx: Ctx, arg: Arg, info: FlagInfo) -> None:
+    """A value written onto an on/off switch, and a flag the engine marks deprecated."""
+    if arg.inline_value_on_switch:
+        off = (arg.value or "").strip().lower() in ("false", "0", "no", "off")
+        target = arg.written
+        if off and not arg.negated and info.negations:
+            target = info.negations[0]
         ctx.add(
-            code,
-            _choices(code, arg.written, arg.value, ctx, choices),
-            fix,
+            "value-on-switch",
+            C.VALUE_ON_SWITCH(flag=Name(arg.written), value=Name(shown(arg.value or ""))),
+            C.VALUE_ON_SWITCH_FIX(flag=Name(target)),
             arg.written,
-            (edit,),
+            (Edit("change", target, None, arg.index),),
         )
+    if info.deprecated:
+        replacement = lint_rules().deprecated_use(ctx.engine, info.flag)
+        help_text = info.help.strip()
+        new = replacement.use if replacement is not None else None
+        ctx.add(
+            "deprecated-flag",
+            C.DEPRECATED(
+                flag=Name(arg.written),
+                engine=ctx.engine_name,
+                help_source=Source(help_text if help_text != "Deprecated." else ""),
+            ),
+            C.USE(words=Name(new)) if new else C.DEPRECATED_FIX(),
+            arg.written,
+        )
+
+
+def _choice_fix(ctx: Ctx, arg: Arg, info: FlagInfo, choices: list[str]) -> tuple[Decision, Edit]:
+    """What to write instead of a value outside the flag's choices: the nearest choice (an FP4
+    KV layout the GPU cannot store asks for what it can), else drop the flag."""
+    value = arg.value or ""
+    close = difflib.get_close_matches(value[:100], choices, n=1, cutoff=0.5)
+    fix: Decision = C.DID_YOU_MEAN(words=Name(close[0])) if close else C.PICK()
+    if info.flag == "--dtype" and value.lower().startswith(("fp8", "fp4", "nvfp4")):
+        fix = C.CHOICE_DTYPE()
+        close = []
+    edit = (
+        Edit("change", arg.written, close[0], arg.index)
+        if close
+        else Edit("drop", arg.written, index=arg.index)
+    )
+    if info.flag == "--kv-cache-dtype" and close and rules_hardware.fp4_kv(ctx, close[0]):
+        # the nearest spelling is an FP4 layout this GPU cannot store: ask for what it can
+        edit = rules_hardware.kv_fallback(ctx, arg.written, arg.index)
+        fix = (
+            C.CHOICE_FP4(value=Name(close[0]), words=Name(f"{arg.written} {edit.value}"))
+            if edit.value
+            else C.CHOICE_FP4_NONE(value=Name(close[0]))
+        )
+    return fix, edit
+
+
+def _choice(ctx: Ctx, arg: Arg, info: FlagInfo) -> None:
+    """A value outside the flag's choices (a parser a plugin registers is the plugin's)."""
+    if info.choices is None or arg.value is None or "." in arg.written:
+        return
+    if unset_value(ctx, arg):
+        return  # the shell fills it in; the shell-variable note says it was not checked
+    choices = [str(c) for c in info.choices]
+    if arg.value in choices:
+        return
+    fix, edit = _choice_fix(ctx, arg, info, choices)
+    plugin = lint_rules().parser_plugin(ctx.engine, info.flag)
+    path = ctx.parsed.value(plugin) if plugin is not None else None
+    if info.choices_source == "registry" and plugin is not None and path:
+        ctx.add(
+            "parser-plugin-name",
+            C.PLUGIN_NAME(
+                flag=Name(arg.written),
+                value=Name(shown(arg.value)),
+                engine=ctx.engine_name,
+                plugin=Name(plugin),
+                path=Name(shown(path, 40)),
+            ),
+            C.PLUGIN_NAME_FIX(value=Name(shown(arg.value))),
+            arg.written,
+        )
+        return
+    code = "bad-choice" if info.choices_enforced else "unknown-choice"
+    ctx.add(code, _choices(code, arg.written, arg.value, ctx, choices), fix, arg.written, (edit,))
+
+
+def _strays_and_bad_values(ctx: Ctx) -> None:
+    """Words the engine's parser would not take, and values it could not use."""
     for index, token, after in ctx.parsed.stray:
         word = Name(shown(token))
         ctx.add(
@@ -311,6 +332,27 @@ def values(ctx: Ctx) -> None:
             arg.written,
             (Edit("drop", arg.written, index=arg.index),),
         )
+
+
+def values(ctx: Ctx) -> None:
+    """Each flag's value as the engine would read it: missing, on a switch, deprecated, outside
+    its choices; then stray words and values the engine could not use."""
+    for arg in ctx.parsed.args:
+        info = arg.info
+        if info is None:
+            continue
+        if arg.missing_value:
+            ctx.add(
+                "missing-value",
+                C.MISSING_VALUE(flag=Name(arg.written)),
+                C.MISSING_VALUE_FIX(flag=Name(arg.written)),
+                arg.written,
+                (Edit("drop", arg.written, index=arg.index),),
+            )
+            continue
+        _switch_and_deprecation(ctx, arg, info)
+        _choice(ctx, arg, info)
+    _strays_and_bad_values(ctx)
 
 
 def duplicates(ctx: Ctx) -> None:

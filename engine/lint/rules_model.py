@@ -269,7 +269,7 @@ def _context_fit(ctx: Ctx, room_max: int, overhead: int) -> None:
     said: dict[str, Param] = {
         "flag": Name(flag),
         "context": Tokens(asked),
-        "formula": Name(st.limit.formula),
+        "formula": st.limit.why,
         "where": where,
         "numbers": numbers,
     }
@@ -308,7 +308,7 @@ def context_limit(ctx: Ctx) -> None:
         value=Name(written),
         context=Tokens(s.context),
         limit=Tokens(limit),
-        formula=Name(st.limit.formula),
+        formula=st.limit.why,
     )
     words = Name(f"{flag} {target}")
     if forced:
@@ -408,7 +408,7 @@ def parsers(ctx: Ctx) -> None:
     assert st is not None
     own = ctx.choice.own
     stand_in: dict[str, Param] = {} if own else {"model": Name(st.model.name)}
-    family = Name(sw.family)
+    family = sw.family
     for kind, flag, expected in (
         ("tool", "--tool-call-parser", sw.tool_call_parser),
         ("reasoning", "--reasoning-parser", sw.reasoning_parser),

@@ -14,6 +14,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from engine.decision import Code, Name
 from engine.errors import InputError
 
 _NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
@@ -102,8 +103,12 @@ class Tokens:
     dangling: tuple[int, ...]  # lines whose trailing ``\`` joins a blank line or the end
 
 
+QUOTING = Code("error.command.quoting", "what", "line")
+WORDS = Code("error.command.words", "most")
+
+
 def _balanced_error(what: str, line: int) -> InputError:
-    return InputError("command", f"balanced shell quoting (an unclosed {what} on line {line})")
+    return InputError("command", QUOTING(what=Name(what), line=line))
 
 
 def _placeholder_end(text: str, i: int) -> int:
@@ -316,9 +321,7 @@ def tokenize(text: str) -> Tokens:
         if in_word:
             tokens.append(Word(tuple(parts), word_line))
             if len(tokens) > MAX_TOKENS:
-                raise InputError(
-                    "command", f"a launch command or script of at most {MAX_TOKENS:,} words"
-                )
+                raise InputError("command", WORDS(most=MAX_TOKENS))
         parts.clear()
         in_word = False
 

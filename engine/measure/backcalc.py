@@ -14,16 +14,15 @@ importable from here too.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
+from engine import errors as E
 from engine.decision import Code, Decimal, Decision, Name, Tokens
 from engine.engines import Engine, adapter
 from engine.errors import InputError
-from engine.i18n import DEFAULT_LANG, Lang
 from engine.kv.sizing import KvSizing
 from engine.measure.first_launch import default_port, first_launch, metrics_commands, minimal_launch
 from engine.measure.input_guards import GIB
@@ -31,7 +30,6 @@ from engine.measure.measure_data import measure_facts
 from engine.measure.read_back import parse_engine_text
 from engine.measure.reading import EngineReading, as_printed
 from engine.rules import engine_rules
-from engine.text.words import as_json, say_all
 
 # predict(source, tp) -> (predicted bytes/token per rank, attention family, notes)
 Predict = Callable[[str, int], tuple[float, str, Sequence[Decision]]]
@@ -67,15 +65,6 @@ class BackcalcResult:
     tp: int = 1
     evidence: tuple[Decision, ...] = field(default=())
 
-    def explain(self, lang: Lang = DEFAULT_LANG) -> str:
-        """The findings in ``lang``, one sentence each, then the sizing step's notes."""
-        return " ".join([*say_all(self.findings, lang), *say_all(self.notes, lang)])
-
-    @property
-    def explanation(self) -> str:
-        """The findings in English (the CLI's and the JSON's ``explanation``)."""
-        return self.explain()
-
     @property
     def formula(self) -> Decision:
         """Bytes per token as the pool gives it, beside the prediction."""
@@ -86,23 +75,6 @@ class BackcalcResult:
             predicted=Decimal(self.bytes_per_token_predicted, 0),
             tp=self.tp,
         )
-
-    def as_dict(self) -> dict[str, Any]:
-        """The seven public fields, in the order the CLI prints them, then the findings as
-        codes with their parameters (``explanation`` is their English sentences)."""
-        return {
-            "engine": self.engine,
-            "tokens_capacity": self.tokens_capacity,
-            "kv_bytes_available": self.kv_bytes_available,
-            "bytes_per_token_measured": round(self.bytes_per_token_measured, 1),
-            "bytes_per_token_predicted": round(self.bytes_per_token_predicted, 1),
-            "ratio": round(self.ratio, 4),
-            "explanation": self.explanation,
-            "explanation_codes": [as_json(d) for d in self.findings],
-        }
-
-    def to_json(self) -> str:
-        return json.dumps(self.as_dict(), indent=2)
 
 
 FamilyKind = Literal["mla", "hybrid", "dense", "other"]
@@ -156,6 +128,9 @@ MEMORY_FRACTION_MORE = Code("measure.memory_fraction.more", "flag", "value", "pl
 MEMORY_FRACTION_LESS = Code("measure.memory_fraction.less", "flag", "value", "planned", "delta")
 STATE_POOL = Code("measure.state_pool", "slots", "each")
 # the sizing step's notes that follow the findings: each layer group's formula, then these
+# a log that lacks what the back-calculation divides
+CAPACITY_LINE = Code("error.measure.capacity_line", "line")
+POOL_LINE = Code("error.measure.pool_line", "line")
 NOTE_HYBRID = Code("measure.note.hybrid", "formula")
 NOTE_STATE = Code("measure.note.state", "bytes")
 # The formula under the comparison: the pool's bytes over its tokens.
@@ -306,14 +281,15 @@ def backcalculate(
     the likely cause when the ratio is off; ``notes`` (the sizing step's formulas) follow them.
     """
     if not (math.isfinite(predicted_bytes_per_token) and predicted_bytes_per_token > 0):
-        raise InputError("predicted_bytes_per_token", "a positive number of bytes")
+        raise InputError("predicted_bytes_per_token", E.POSITIVE_BYTES())
     if tp < 1:
-        raise InputError("tp", "a tensor-parallel size of at least 1")
+        raise InputError("tp", E.POSITIVE(got=E.got(tp)))
     if reading.tokens_capacity is None or reading.tokens_capacity <= 0:
-        raise InputError("log", "a positive KV token capacity ('GPU KV cache size: N tokens')")
+        line = adapter(reading.engine).measure.capacity_lines[0].expected
+        raise InputError("log", CAPACITY_LINE(line=Name(line)))
     if reading.kv_bytes_available is None or reading.kv_bytes_available <= 0:
         expected = adapter(reading.engine).measure.pool_line.expected
-        raise InputError("log", f"the line {expected}, which gives the KV pool's bytes")
+        raise InputError("log", POOL_LINE(line=Name(expected)))
 
     family = family.strip().lower()
     kind = family_kind(family)

@@ -1,8 +1,6 @@
-"""``backcalc SOURCE --log FILE [--metrics FILE] [--tp N] [--json]``: argument parsing and
-printing over the pure functions (bounded file reads, ``parse_engine_text``, ``backcalculate``).
-
-Kept thin so the one ``python -m engine`` argument tree can take ``add_backcalc_arguments`` and
-``run_backcalc`` as they are.
+"""``backcalc SOURCE --log FILE [--metrics FILE] [--tp N] [--json]``: the arguments and the
+back-calculation of the files they name (bounded file reads, ``parse_engine_text``,
+``backcalculate``); the CLI prints it through ``engine.present.measure_words``.
 """
 
 from __future__ import annotations
@@ -25,29 +23,6 @@ def add_backcalc_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _bytes_text(value: float) -> str:
-    if value >= 1024**3:
-        return f"{value / 1024**3:,.2f} GiB"
-    return f"{value / 1024**2:,.1f} MiB" if value >= 1024**2 else f"{value:,.0f} B"
-
-
-def render_human(result: BackcalcResult) -> str:
-    rows = [
-        ("engine", result.engine),
-        ("tokens_capacity", f"{result.tokens_capacity:,}"),
-        (
-            "kv_bytes_available",
-            f"{result.kv_bytes_available:,} ({_bytes_text(result.kv_bytes_available)})",
-        ),
-        ("bytes/token measured", f"{result.bytes_per_token_measured:,.1f}"),
-        ("bytes/token predicted", f"{result.bytes_per_token_predicted:,.1f}"),
-        ("ratio", f"{result.ratio:.3f}"),
-    ]
-    width = max(len(name) for name, _ in rows)
-    lines = [f"{name:<{width}}  {value}" for name, value in rows]
-    return "\n".join([*lines, "", result.explanation])
-
-
 def predict_for_source(source: str, tp: int) -> tuple[float, str, list[Decision]]:
     """Predicted KV bytes per token per rank, the family and how it was counted."""
     d = diagnose(load_model(source).config, Options(tp=tp))
@@ -64,9 +39,3 @@ def backcalc_files(
     reading = parse_engine_text(log_text, metrics_text)
     predicted, family, notes = predict(source, tp)
     return backcalculate(reading, predicted, tp, family, notes)
-
-
-def run_backcalc(args: argparse.Namespace, predict: Predict) -> int:
-    result = backcalc_files(args.source, args.log, args.metrics, args.tp, predict)
-    print(result.to_json() if args.json else render_human(result))
-    return 0

@@ -63,11 +63,7 @@ class Comparison:
 def _engine(runs: Sequence[BenchRun]) -> Engine:
     tools = {r.tool for r in runs}
     if len(tools) != 1:
-        raise InputError(
-            FIELD,
-            "result files of one tool: vllm bench serve or sglang.bench_serving, not both",
-            expects=MIXED(),
-        )
+        raise InputError(FIELD, MIXED())
     return tool_for(next(iter(tools)))
 
 
@@ -89,9 +85,7 @@ def target_of(st: Study) -> Target:
     inp, plan = st.search_inputs, st.plan
     if inp is None or plan is None:
         engine = st.scenario.engine
-        raise InputError(
-            FIELD, f"a plan of {engine} for this scenario", expects=NO_PLAN(engine=Name(engine))
-        )
+        raise InputError(FIELD, NO_PLAN(engine=Name(engine)))
     servers = max(1, sum(1 for c in plan.commands if c.port is not None))
     lay = st.layout
     return Target(
@@ -105,15 +99,10 @@ def _check(run: BenchRun, measured: tuple[float, float, float], pred: tuple[floa
     factor = bench_facts().results.physics_factor
     for key, got, want in zip(KEYS, measured, pred, strict=True):
         if abs(math.log(got / want)) > math.log(factor):
-            raise InputError(
-                FIELD,
-                f"{key} within {factor:g}x of the speed model's {want:.4g} for that run on this "
-                f"GPU; {run.file} line {run.line} says {got:.4g}",
-                expects=PHYSICS(
+            raise InputError(FIELD, PHYSICS(
                     file=Name(run.file[:120]), line=run.line, key=Name(key),
                     value=Decimal(got, 4), predicted=Decimal(want, 4), factor=Decimal(factor, 0),
-                ),
-            )  # fmt: skip
+                ))  # fmt: skip
 
 
 def _calibration(st: Study, rows: Sequence[Row], fit: StackFit) -> StackCalibration:

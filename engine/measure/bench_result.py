@@ -34,7 +34,6 @@ from engine.perf.user_fit import BenchPoint
 from engine.scenario import MAX_CONTEXT, MAX_USERS
 
 FIELD = "bench_result"
-EXPECTED = "a result file of vllm bench serve --save-result or python -m sglang.bench_serving"
 MAX_TOKENS = 10**15
 
 # what the reader refuses besides a key's value
@@ -119,24 +118,15 @@ def _format(obj: dict[str, Any]) -> ResultFormat | None:
 def _run(obj: Any, file: str, line: int) -> BenchRun:
     where = Name(file[:120])
     if not isinstance(obj, dict) or (tool := _format(obj)) is None:
-        raise InputError(
-            FIELD,
-            f"{EXPECTED}; {file} line {line} is not one",
-            expects=NOT_A_RESULT(file=where, line=line),
-        )
+        raise InputError(FIELD, NOT_A_RESULT(file=where, line=line))
     model = VllmRun if tool == "vllm_json" else SglangRun
     try:
         run = model.model_validate(obj)
     except ValidationError as err:
-        raise _in_file(refusal(FIELD, err, EXPECTED), file, line) from None
+        raise _in_file(refusal(FIELD, err), file, line) from None
     rate = run.request_rate
     if rate != "inf" and not (isinstance(rate, float) and math.isinf(rate)):
-        raise InputError(
-            FIELD,
-            f"a run at --request-rate inf (the sweep's closed loop); {file} line {line} ran at "
-            f"{rate!r}",
-            expects=OPEN_LOOP(file=where, line=line, rate=Name(str(rate)[:40])),
-        )
+        raise InputError(FIELD, OPEN_LOOP(file=where, line=line, rate=Name(str(rate)[:40])))
     prompts = run.num_prompts if isinstance(run, VllmRun) else run.completed
     clients = run.max_concurrency or prompts  # no cap: every prompt at once, one wave
     return BenchRun(
@@ -156,11 +146,7 @@ def _run(obj: Any, file: str, line: int) -> BenchRun:
 def _in_file(err: InputError, file: str, line: int) -> InputError:
     """``err`` (about a value) said of the run at ``file`` line ``line``."""
     expected = err.expects if err.expects is not None else OTHER(problem=Name(err.expected[:200]))
-    return InputError(
-        FIELD,
-        f"{err.expected} ({file} line {line})",
-        expects=IN_FILE(file=Name(file[:120]), line=line, expected=expected),
-    )
+    return InputError(FIELD, IN_FILE(file=Name(file[:120]), line=line, expected=expected))
 
 
 def _parse(data: bytes, file: str, line: int) -> Any:
@@ -175,16 +161,10 @@ def _objects(data: bytes, file: str) -> list[tuple[int, Any]]:
     first line is not JSON by itself (a result pretty-printed by hand)."""
     lines = [(i, ln) for i, ln in enumerate(data.split(b"\n"), 1) if ln.strip()]
     if not lines:
-        raise InputError(
-            FIELD, f"{EXPECTED}; {file} is empty", expects=NO_RUNS(file=Name(file[:120]))
-        )
+        raise InputError(FIELD, NO_RUNS(file=Name(file[:120])))
     most = bench_facts().results.max_lines
     if len(lines) > most:
-        raise InputError(
-            FIELD,
-            f"at most {most:,} runs in one file; {file} has {len(lines):,} lines",
-            expects=TOO_MANY_RUNS(file=Name(file[:120]), most=most),
-        )
+        raise InputError(FIELD, TOO_MANY_RUNS(file=Name(file[:120]), most=most))
     try:
         first = parse_json_bytes(lines[0][1], FIELD)
     except InputError:
@@ -196,11 +176,7 @@ def read_result(data: bytes, file: str) -> list[BenchRun]:
     """Every run of one result file (bounded, validated; the first bad run refuses the file)."""
     limit = bench_facts().results.max_file_bytes
     if len(data) > limit:
-        raise InputError(
-            FIELD,
-            f"a result file of at most {limit:,} bytes; {file} has {len(data):,}",
-            expects=E.FILE_SIZE(most=limit, got=len(data)),
-        )
+        raise InputError(FIELD, E.FILE_SIZE(most=limit, got=len(data)))
     return [_run(obj, file, line) for line, obj in _objects(data, file)]
 
 
@@ -208,11 +184,7 @@ def read_results(files: Sequence[tuple[str, bytes]]) -> list[BenchRun]:
     """Every run of every file, in order; at most ``max_files`` files."""
     most = bench_facts().results.max_files
     if len(files) > most:
-        raise InputError(
-            FIELD,
-            f"at most {most} result files, got {len(files)}",
-            expects=TOO_MANY_FILES(most=most, got=len(files)),
-        )
+        raise InputError(FIELD, TOO_MANY_FILES(most=most, got=len(files)))
     return [run for name, data in files for run in read_result(data, name)]
 
 
@@ -221,11 +193,7 @@ def read_result_files(paths: Sequence[str]) -> list[BenchRun]:
     and bounded (``engine.measure.input_guards.read_bytes``), at most ``max_files`` of them."""
     facts = bench_facts().results
     if len(paths) > facts.max_files:
-        raise InputError(
-            FIELD,
-            f"at most {facts.max_files} result files, got {len(paths)}",
-            expects=TOO_MANY_FILES(most=facts.max_files, got=len(paths)),
-        )
+        raise InputError(FIELD, TOO_MANY_FILES(most=facts.max_files, got=len(paths)))
     return read_results([(p, _read(p, facts.max_file_bytes)) for p in paths])
 
 
@@ -235,9 +203,5 @@ def _read(path: str, limit: int) -> bytes:
         info = os.stat(path)
         size = info.st_size
         if stat.S_ISREG(info.st_mode) and size > limit:
-            raise InputError(
-                FIELD,
-                f"a result file of at most {limit:,} bytes; {path} has {size:,}",
-                expects=E.FILE_SIZE(most=limit, got=size),
-            )
+            raise InputError(FIELD, E.FILE_SIZE(most=limit, got=size))
     return read_bytes(path, FIELD, limit)

@@ -8,10 +8,14 @@ import shlex
 from dataclasses import dataclass
 from typing import Protocol
 
-from engine.engines import ENGINES, Engine, adapter
+from engine import errors as E
+from engine.decision import Code
+from engine.engines import Engine, adapter, check_engine
 from engine.errors import InputError
 from engine.launch.plan import PARALLEL_FLAGS, LaunchPlan
 from engine.measure.measure_data import measure_facts
+
+MODEL_ID = Code("error.measure.model_id")
 
 
 class ParallelLayout(Protocol):
@@ -40,18 +44,11 @@ class FirstLayout:
     ep: bool = False
 
 
-def check_engine(engine: str) -> Engine:
-    for known in ENGINES:
-        if engine == known:
-            return known
-    raise InputError("engine", f"one of {', '.join(ENGINES)}; got {engine!r}")
-
-
 def _check_layout(layout: ParallelLayout) -> None:
     limit = measure_facts().limits.max_parallel
     for name, value in (("tp", layout.tp), ("dp", layout.dp), ("attn_dp", layout.attn_dp)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
-            raise InputError(name, f"a parallel size from 1 to {limit:,}; got {value!r}")
+            raise InputError(name, E.RANGE(low=1, high=limit, got=E.got(value)))
 
 
 def first_launch(
@@ -65,12 +62,12 @@ def first_launch(
     """
     eng = adapter(check_engine(engine))
     if not model_id.strip() or any(c.isspace() for c in model_id):
-        raise InputError("model_id", "a Hugging Face id or local path without spaces")
+        raise InputError("model_id", MODEL_ID())
     _check_layout(layout)
     facts = measure_facts().first_launch
     length = facts.max_model_len if max_model_len is None else max_model_len
     if isinstance(length, bool) or length < 1:
-        raise InputError("max_model_len", "a positive number of tokens, e.g. 8192")
+        raise InputError("max_model_len", E.POSITIVE(got=E.got(length)))
     argv = eng.program(model_id)
     if not eng.model_positional:
         argv += [eng.flag("model"), model_id]
@@ -143,7 +140,7 @@ def metrics_commands(engine: str, port: int | None = None) -> list[str]:
     if port is None:
         port = default_port(known)
     if isinstance(port, bool) or not 1 <= port <= 65535:
-        raise InputError("port", "a TCP port between 1 and 65535")
+        raise InputError("port", E.RANGE(low=1, high=65535, got=E.got(port)))
     curl = f"curl -s localhost:{port}/metrics"
     lines = []
     for names in adapter(known).measure.metrics.grep:

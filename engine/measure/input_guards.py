@@ -14,6 +14,8 @@ import re
 import stat
 from typing import Final
 
+from engine import errors as E
+from engine.decision import Code, Decision, Name
 from engine.errors import InputError
 from engine.measure.measure_data import ValueKind, measure_facts
 
@@ -24,40 +26,63 @@ _FLOAT = re.compile(r"[+-]?+(?:\d++(?:\.\d*+)?+|\.\d++)(?:[eE][+-]?+\d++)?+")
 _DTYPE = re.compile(r"(?:torch\.)?+([A-Za-z][A-Za-z0-9_]{0,47}+)")
 
 
-class BadValue(ValueError):
-    """A value that is not what its kind allows; ``expected`` says what would be, ``raw`` is
-    the value as an error quotes it."""
-
-    def __init__(self, expected: str, raw: str = "") -> None:
-        self.expected = expected
-        self.raw = raw
-        super().__init__(expected)
-
-
-def _mib(nbytes: int) -> str:
-    return f"{nbytes / 2**20:g} MiB"
-
-
-def _file_kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "directory"
-    if stat.S_ISFIFO(mode):
-        return "FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "character device"
-    if stat.S_ISBLK(mode):
-        return "block device"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    return "special file"
-
-
-def _too_big(field: str, limit: int, what: str) -> InputError:
-    return InputError(
-        field,
-        f"{what} of at most {_mib(limit)}; the startup lines come first, so keep the head "
-        f"(e.g. head -c {limit // 2**20}M server.log > head.log)",
+# what a log value must be, and how a value failed it (data/i18n/<lang>/errors.yaml)
+VALUE = {
+    kind: Code(f"error.value.{kind}", *params)
+    for kind, params in (
+        ("count", ("most",)),
+        ("gib", ("most",)),
+        ("bytes", ("most",)),
+        ("factor", ("most",)),
+        ("fraction", ()),
+        ("ratio", ()),
+        ("parallel", ("most",)),
+        ("block", ("most",)),
+        ("dtype", ()),
     )
+}
+GOT = Code("error.value_got.as_is", "expected", "got")
+NOT_FINITE = Code("error.value_got.not_finite", "expected", "got")
+OVER_DIGITS = Code("error.value_got.over_digits", "expected", "got", "most")
+NOT_WHOLE = Code("error.value_got.not_whole", "expected", "got")
+NEGATIVE_POOL = Code("error.value_got.negative_pool", "expected", "got")
+# a file or text too large to read, and a file that is no regular file
+TOO_BIG = Code("error.file.too_big", "what", "mib")
+TOO_BIG_FILE = Code("error.file.too_big_what.file_given", "got")
+TOO_BIG_FILE_READ = Code("error.file.too_big_what.file")
+TOO_BIG_TEXT = Code("error.file.too_big_what.text")
+REGULAR = Code("error.file.regular", "path", "kind")
+FILE_KIND = {
+    kind: Code(f"error.file.kind.{kind}")
+    for kind in ("directory", "fifo", "character", "block", "socket", "special")
+}
+
+
+class BadValue(ValueError):
+    """A value that is not what its kind allows: ``expects`` says what would be and how the
+    value failed it, ``raw`` is the value as an error quotes it."""
+
+    def __init__(self, expects: Decision, raw: str = "") -> None:
+        self.expects = expects
+        self.raw = raw
+        super().__init__(expects)
+
+
+def _file_kind(mode: int) -> Decision:
+    for test, kind in (
+        (stat.S_ISDIR, "directory"),
+        (stat.S_ISFIFO, "fifo"),
+        (stat.S_ISCHR, "character"),
+        (stat.S_ISBLK, "block"),
+        (stat.S_ISSOCK, "socket"),
+    ):
+        if test(mode):
+            return FILE_KIND[kind]()
+    return FILE_KIND["special"]()
+
+
+def _too_big(field: str, limit: int, what: Decision) -> InputError:
+    return InputError(field, TOO_BIG(what=what, mib=limit // 2**20))
 
 
 def read_bytes(path: str, field: str, limit: int) -> bytes:
@@ -72,17 +97,13 @@ def read_bytes(path: str, field: str, limit: int) -> bytes:
     try:
         fd = os.open(path, flags)
     except OSError as err:
-        raise InputError(field, f"a readable file; {path}: {err.strerror}") from None
+        raise InputError(field, E.readable(err, path)) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise InputError(
-                field,
-                f"a regular file; {path} is a {_file_kind(info.st_mode)}, which can stream "
-                "without end: save the text to a file first",
-            )
+            raise InputError(field, REGULAR(path=Name(path), kind=_file_kind(info.st_mode)))
         if info.st_size > limit:
-            raise _too_big(field, limit, f"a file ({info.st_size:,} bytes given)")
+            raise _too_big(field, limit, TOO_BIG_FILE(got=info.st_size))
         chunks: list[bytes] = []
         total = 0
         while total <= limit:
@@ -92,11 +113,11 @@ def read_bytes(path: str, field: str, limit: int) -> bytes:
             chunks.append(chunk)
             total += len(chunk)
     except OSError as err:
-        raise InputError(field, f"a readable file; {path}: {err.strerror}") from None
+        raise InputError(field, E.readable(err, path)) from None
     finally:
         os.close(fd)
     if total > limit:
-        raise _too_big(field, limit, "a file")
+        raise _too_big(field, limit, TOO_BIG_FILE_READ())
     return b"".join(chunks)
 
 
@@ -112,7 +133,7 @@ def read_utf8(path: str, field: str, limit: int) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        raise InputError(field, f"UTF-8 text (byte {err.start} is not valid UTF-8)") from None
+        raise InputError(field, E.FILE_UTF8(at=err.start)) from None
 
 
 def check_text_size(text: str, field: str, limit: int | None = None) -> None:
@@ -121,43 +142,41 @@ def check_text_size(text: str, field: str, limit: int | None = None) -> None:
     if len(text) > cap or (
         len(text) * 4 > cap and len(text.encode("utf-8", "surrogatepass")) > cap
     ):
-        raise _too_big(field, cap, "text")
+        raise _too_big(field, cap, TOO_BIG_TEXT())
 
 
-def shown(raw: str, limit: int = 24) -> str:
-    """A value as an error message quotes it: cut short, with its length when cut."""
-    if len(raw) <= limit:
-        return repr(raw)
-    return f"{raw[:limit]!r}... ({len(raw):,} characters)"
+def shown(raw: str, limit: int = 24) -> Name:
+    """A value as an error message quotes it: cut short."""
+    return Name(repr(raw) if len(raw) <= limit else f"{raw[:limit]!r}…")
 
 
-def _float(raw: str, expected: str) -> float:
+def _float(raw: str, expected: Decision) -> float:
     text = raw.strip()
     if len(text) > measure_facts().limits.number_chars or not _FLOAT.fullmatch(text):
-        raise BadValue(f"{expected}; got {shown(raw)}", shown(raw))
+        raise BadValue(GOT(expected=expected, got=shown(raw)), raw)
     value = float(text)
     if not math.isfinite(value):
-        raise BadValue(f"{expected}; got {shown(raw)}, which is not finite", shown(raw))
+        raise BadValue(NOT_FINITE(expected=expected, got=shown(raw)), raw)
     return value
 
 
-def _int(raw: str, expected: str, commas: bool) -> int:
+def _int(raw: str, expected: Decision, commas: bool) -> int:
     text = raw.strip()
     digits = text.replace(",", "") if commas else text
     limit = measure_facts().limits.int_digits
     if digits.isascii() and digits.isdigit():
         if len(digits) > limit:
-            raise BadValue(f"{expected}; got {shown(raw)}, over {limit} digits", shown(raw))
+            raise BadValue(OVER_DIGITS(expected=expected, got=shown(raw), most=limit), raw)
         return int(digits)
     value = _float(text, expected)  # metrics print counts as floats: "92500.0"
     if value != math.floor(value):
-        raise BadValue(f"{expected}; got {shown(raw)}, not a whole number", shown(raw))
+        raise BadValue(NOT_WHOLE(expected=expected, got=shown(raw)), raw)
     return int(value)
 
 
-def _in_range(value: float, low: float, high: float, expected: str, raw: str) -> None:
+def _in_range(value: float, low: float, high: float, expected: Decision, raw: str) -> None:
     if not low <= value <= high:
-        raise BadValue(f"{expected}; got {shown(raw)}", shown(raw))
+        raise BadValue(GOT(expected=expected, got=shown(raw)), raw)
 
 
 def read_value(raw: str, kind: ValueKind) -> int | float | str:
@@ -169,55 +188,49 @@ def read_value(raw: str, kind: ValueKind) -> int | float | str:
     """
     limits = measure_facts().limits
     if kind == "count":
-        expected = f"a whole number of tokens from 0 to {limits.max_tokens:,}"
+        expected = VALUE["count"](most=limits.max_tokens)
         count = _int(raw, expected, commas=True)
         _in_range(count, 0, limits.max_tokens, expected, raw)
         return count
     if kind == "gib":
-        expected = f"a size from 0 to {limits.max_gib:,} GiB"
+        expected = VALUE["gib"](most=limits.max_gib)
         gib = _float(raw, expected)
         if gib < 0:
-            raise BadValue(
-                f"{expected}; got {shown(raw)}: a negative pool means the engine found no "
-                "memory for the KV cache (weights and activations exceed the memory fraction) "
-                "and did not start",
-                shown(raw),
-            )
+            raise BadValue(NEGATIVE_POOL(expected=expected, got=shown(raw)), raw)
         _in_range(gib, 0, limits.max_gib, expected, raw)
         return round(gib * GIB)
     if kind == "bytes":
-        expected = f"a byte count from 0 to {limits.max_gib * GIB:,}"
+        expected = VALUE["bytes"](most=limits.max_gib * GIB)
         nbytes = _int(raw, expected, commas=False)
         _in_range(nbytes, 0, limits.max_gib * GIB, expected, raw)
         return nbytes
     if kind == "factor":
-        expected = f"a number from 0 to {limits.max_tokens:,}"
+        expected = VALUE["factor"](most=limits.max_tokens)
         factor = _float(raw, expected)
         _in_range(factor, 0, limits.max_tokens, expected, raw)
         return factor
     if kind == "fraction":
-        expected = "a memory fraction above 0 and at most 1"
+        expected = VALUE["fraction"]()
         fraction = _float(raw, expected)
         if not 0 < fraction <= 1:
-            raise BadValue(f"{expected}; got {shown(raw)}", shown(raw))
+            raise BadValue(GOT(expected=expected, got=shown(raw)), raw)
         return fraction
     if kind == "ratio":
-        expected = "a usage ratio from 0 to 1"
+        expected = VALUE["ratio"]()
         ratio = _float(raw, expected)
         _in_range(ratio, 0, 1, expected, raw)
         return ratio
     if kind == "parallel":
-        expected = f"a parallel size from 1 to {limits.max_parallel:,}"
+        expected = VALUE["parallel"](most=limits.max_parallel)
         size = _int(raw, expected, commas=False)
         _in_range(size, 1, limits.max_parallel, expected, raw)
         return size
     if kind == "block":
-        expected = f"a block size from 1 to {limits.max_block_tokens:,} tokens"
+        expected = VALUE["block"](most=limits.max_block_tokens)
         block = _int(raw, expected, commas=True)
         _in_range(block, 1, limits.max_block_tokens, expected, raw)
         return block
     match = _DTYPE.fullmatch(raw.strip().strip("'\""))
     if match is None:
-        expected = "a dtype name such as bfloat16 or fp8_e4m3"
-        raise BadValue(f"{expected}; got {shown(raw)}", shown(raw))
+        raise BadValue(GOT(expected=VALUE["dtype"](), got=shown(raw)), raw)
     return match.group(1)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from engine.decision import Decimal, Decision, Name
+from engine.decision import Code, Decimal, Decision, Name
 from engine.engines import ENGINES, Engine, adapter
 from engine.engines.measure_vocab import POOL_BYTES
 from engine.errors import InputError
@@ -23,20 +23,31 @@ from engine.measure.reading import (
     Value,
 )
 
+# what a startup log must show, and how a text fails to be one (data/i18n/<lang>/errors.yaml)
+STARTUP_LOG = Code("error.log.startup", "lines")
+ENGINE_LINE = Code("error.log.engine_line", "engine", "line")
+LOG_NONE = Code("error.log.none", "expected")
+LOG_BOTH = Code("error.log.both", "seen")
+SEEN = Code("error.log.seen", "engine", "label")
+TRUNCATED = Code("error.log.truncated", "line", "engine", "expected", "text")
 
-def expected_log() -> str:
+
+def expected_log() -> Decision:
     """What a startup log must show: each engine's first capacity line."""
-    labels = " or ".join(adapter(e).label for e in ENGINES)
-    lines = " or ".join(
-        f"{adapter(e).label}'s line {adapter(e).measure.capacity_lines[0].expected}"
-        for e in ENGINES
+    return STARTUP_LOG(
+        lines=tuple(
+            ENGINE_LINE(
+                engine=Name(adapter(e).label),
+                line=Name(adapter(e).measure.capacity_lines[0].expected),
+            )
+            for e in ENGINES
+        )
     )
-    return f"a {labels} startup log; expected {lines}"
 
 
-def _short(line: str, limit: int = 120) -> str:
+def _short(line: str, limit: int = 120) -> Name:
     line = line.strip()
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    return Name(repr(line if len(line) <= limit else line[: limit - 1] + "…"))
 
 
 @dataclass(frozen=True)
@@ -99,8 +110,12 @@ def scan_log(text: str) -> LogScan:
             number, line = scan.broken[spec.key]
             raise InputError(
                 "log",
-                f"line {number} starts {adapter(spec.engine).label}'s {spec.expected} but is "
-                f"cut off or garbled ({_short(line)!r}); the log looks truncated",
+                TRUNCATED(
+                    line=number,
+                    engine=Name(adapter(spec.engine).label),
+                    expected=Name(spec.expected),
+                    text=_short(line),
+                ),
             )
     return scan
 
@@ -117,10 +132,12 @@ def _detect(scan: LogScan) -> Engine:
     }
     engines = [e for e in ENGINES if found[e]]
     if len(engines) > 1:
-        seen = " and ".join(f"{adapter(e).label} ({found[e][0].label!r})" for e in engines)
-        raise InputError("log", f"one engine's text; found lines of both {seen}")
+        seen = tuple(
+            SEEN(engine=Name(adapter(e).label), label=Name(found[e][0].label)) for e in engines
+        )
+        raise InputError("log", LOG_BOTH(seen=seen))
     if not engines:
-        raise InputError("log", f"{expected_log()}; found neither")
+        raise InputError("log", LOG_NONE(expected=expected_log()))
     return engines[0]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.decision import Decision, Name
+from engine.decision import Code, Decision, Name
 from engine.engines import ENGINES, Engine, adapter
 from engine.errors import InputError
 from engine.measure.measure_data import MetricNames
@@ -24,12 +24,15 @@ def _prefixes() -> tuple[str, ...]:
     return tuple(adapter(e).measure.metrics.prefix for e in ENGINES)
 
 
-def expected_metrics() -> str:
-    samples = " or ".join(f"'{p}...'" for p in _prefixes())
-    return (
-        f"Prometheus text from the engine's /metrics with {samples} samples, e.g. "
-        "'name{label=\"v\",...} 1.0'"
-    )
+# what /metrics text must be, and how a text fails to be it (data/i18n/<lang>/errors.yaml)
+EXPECTED = Code("error.metrics.expected", "prefixes")
+NONE = Code("error.metrics.none", "expected")
+BOTH = Code("error.metrics.both", "prefixes")
+GARBLED = Code("error.metrics.garbled", "line", "text")
+
+
+def expected_metrics() -> Decision:
+    return EXPECTED(prefixes=tuple(Name(f"{p}...") for p in _prefixes()))
 
 
 # Possessive quantifiers only: each is matched at one position and never backtracks.
@@ -97,8 +100,8 @@ def parse_sample(line: str, number: int = 0) -> Sample | None:
     return Sample(name, labels, fields[0], number)
 
 
-def _short(line: str, limit: int = 120) -> str:
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+def _short(line: str, limit: int = 120) -> Name:
+    return Name(repr(line if len(line) <= limit else line[: limit - 1] + "…"))
 
 
 def engine_samples(text: str) -> list[Sample]:
@@ -113,11 +116,7 @@ def engine_samples(text: str) -> list[Sample]:
             continue
         sample = parse_sample(line, number)
         if sample is None:
-            raise InputError(
-                "metrics",
-                f"line {number} is an engine sample cut off or garbled ({_short(line)!r}); "
-                "expected 'name{label=\"v\",...} value'",
-            )
+            raise InputError("metrics", GARBLED(line=number, text=_short(line)))
         samples.append(sample)
     return samples
 
@@ -176,10 +175,10 @@ def parse_metrics(text: str) -> Partial:
         if any(s.name.startswith(adapter(e).measure.metrics.prefix) for s in samples)
     ]
     if not engines:
-        raise InputError("metrics", f"{expected_metrics()}; found none")
+        raise InputError("metrics", NONE(expected=expected_metrics()))
     if len(engines) > 1:
-        found = " and ".join(adapter(e).measure.metrics.prefix for e in engines)
-        raise InputError("metrics", f"one engine's /metrics; found both {found} samples")
+        found = tuple(Name(adapter(e).measure.metrics.prefix) for e in engines)
+        raise InputError("metrics", BOTH(prefixes=found))
     engine = engines[0]
     part = Partial(engine, "metrics")
     _read_info(part, samples, engine)

@@ -3,6 +3,7 @@ two texts from one engine, the log winning where both say the same thing."""
 
 from __future__ import annotations
 
+from engine.decision import Code, Name
 from engine.engines import Engine, adapter
 from engine.errors import InputError
 from engine.measure.input_guards import check_text_size
@@ -10,22 +11,24 @@ from engine.measure.logs import expected_log, parse_log
 from engine.measure.metrics import parse_metrics
 from engine.measure.reading import AT_BLOCKS, EngineReading, Partial, Source, Value
 
+# where the KV pool's capacity is stated, and texts that cannot be read together
+MISSING_CAPACITY = Code("error.log.capacity_missing", "lines", "metrics")
+SAME_ENGINE = Code("error.metrics.same_engine", "engine")
+NOTHING = Code("error.log.nothing", "log")
+
 
 def _missing_capacity(engine: Engine, source: Source) -> InputError:
     """Where the engine's log and /metrics state the KV pool's token capacity."""
     vocab = adapter(engine).measure
-    lines = " or ".join(line.expected for line in vocab.capacity_lines)
-    metrics = " or ".join(vocab.capacity_metrics)
-    expected = f"the line {lines}, or {metrics} in /metrics"
-    return InputError(source, f"expected {expected}; not found, the text looks truncated")
+    lines = tuple(Name(line.expected) for line in vocab.capacity_lines)
+    metrics = tuple(Name(m) for m in vocab.capacity_metrics)
+    return InputError(source, MISSING_CAPACITY(lines=lines, metrics=metrics))
 
 
 def _merge(parts: list[Partial]) -> Partial:
     engine = parts[0].engine
     if any(p.engine != engine for p in parts):
-        raise InputError(
-            "metrics", f"/metrics from the same engine as the log ({engine}); got the other one"
-        )
+        raise InputError("metrics", SAME_ENGINE(engine=Name(adapter(engine).label)))
     merged = Partial(engine, parts[0].source)
     for part in parts:
         for key, value in part.values.items():
@@ -83,7 +86,7 @@ def parse_engine_text(log: str | None, metrics: str | None) -> EngineReading:
     metrics_text = (metrics or "").strip()
     if not log_text and not metrics_text:
         field_name = "log" if log is not None or metrics is None else "metrics"
-        raise InputError(field_name, f"{expected_log()}, or /metrics text; got nothing")
+        raise InputError(field_name, NOTHING(log=expected_log()))
     parts: list[Partial] = []
     if log_text:
         parts.append(parse_log(log_text))

@@ -9,9 +9,8 @@ from typing import Literal
 from engine.decision import Code, Decimal, Decision, Name
 from engine.engines import Engine
 from engine.errors import InputError
-from engine.measure.input_guards import BadValue, read_value
+from engine.measure.input_guards import BadValue, read_value, shown
 from engine.measure.measure_data import ValueKind
-from engine.text.words import say
 
 Value = float | int | str
 Source = Literal["log", "metrics"]
@@ -28,6 +27,8 @@ AT_BLOCKS = Code("measure.at.blocks")
 AT_USED_OVER_USAGE = Code("measure.at.used_over_usage")
 # The evidence: each value with the place it was read, or why it was left out.
 READ = Code("measure.evidence.read", "field", "value", "at")
+# a value the engine text gives that is not what its kind allows, where it was read
+AT = Code("error.measure.at", "at", "expected")
 LEFT_OUT = Code("measure.evidence.left_out", "field", "at", "value")
 LATER_KV_LINES = Code("measure.evidence.later_kv_lines")
 
@@ -101,6 +102,6 @@ class Partial:
             return read_value(raw, kind)
         except BadValue as bad:
             if not skip_bad:
-                raise InputError(self.source, f"{say(where)}: {bad.expected}") from None
-            self.evidence.append(LEFT_OUT(field=Name(name), at=where, value=Name(bad.raw)))
+                raise InputError(self.source, AT(at=where, expected=bad.expects)) from None
+            self.evidence.append(LEFT_OUT(field=Name(name), at=where, value=shown(bad.raw)))
             return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from engine import errors as E
-from engine.decision import Code, Name, Source
+from engine.decision import Code, Name
 from engine.errors import InputError
 from engine.model.config import ModelConfig, model_defaults
 from engine.model.evidence import LAYER_KINDS, Evidence, short
@@ -115,7 +115,9 @@ def _raw_layer_types(cfg: ModelConfig, ev: list[Evidence], lk: Mixer | None) -> 
     pattern = raw.get("hybrid_override_pattern")
     if isinstance(pattern, str) and pattern:
         if len(pattern) < n:
-            raise InputError("hybrid_override_pattern", f"one character per layer ({n})")
+            raise InputError(
+                "hybrid_override_pattern", E.PATTERN_PER_LAYER(layers=n, got=len(pattern))
+            )
         ev.append(Evidence("hybrid_override_pattern", short(pattern), NEMOTRON_PATTERN()))
         m = {"M": "mamba", "*": "full_attention", "-": "mlp", "E": "moe"}
         return [m.get(c, f"unknown:{c}") for c in pattern[:n]]
@@ -138,18 +140,13 @@ def _raw_layer_types(cfg: ModelConfig, ev: list[Evidence], lk: Mixer | None) -> 
         pat_list = raw.get(key)
         if isinstance(pat_list, list) and pat_list:
             if len(pat_list) < n:
-                raise InputError(
-                    key,
-                    f"one entry per layer ({n}), got {len(pat_list)}",
-                    expects=E.PER_LAYER(layers=n, got=len(pat_list)),
-                )
+                raise InputError(key, E.PER_LAYER(layers=n, got=len(pat_list)))
             kinds = []
             for i, v in enumerate(pat_list[:n]):
                 if isinstance(v, bool) or v not in mapping:
                     raise InputError(
                         f"{key}[{i}]",
-                        f"one of {sorted(mapping)}, got {v!r}",
-                        expects=E.ONE_OF_GOT(
+                        E.ONE_OF_GOT(
                             choices=tuple(E.got(c) for c in sorted(mapping)), got=E.got(v)
                         ),
                     )
@@ -224,7 +221,7 @@ def _base_evidence(cfg: ModelConfig) -> list[Evidence]:
         value = getattr(cfg, name, None)
         if name == "mtp_num_hidden_layers":
             value = cfg.mtp_layers
-        ev.append(Evidence(name, short(value), DEFAULT(source=Source(why))))
+        ev.append(Evidence(name, short(value), DEFAULT(source=why.said())))
     return ev
 
 
@@ -303,18 +300,14 @@ def _family_of(
             return lk.family
         if latent:
             return attention
-        raise InputError(
-            "layer_types",
-            f"linear layer {i} ({kind!r}) needs its state dimensions "
-            "(linear_* or mamba/ssm fields), which are missing",
-        )
+        raise InputError("layer_types", E.LINEAR_STATE(layer=i, kind=E.got(kind)))
     if latent:
         return attention
     found = for_layer_kind(kind)
     if found is family("none") or (cfg.layer_kv_heads is not None and cfg.layer_kv_heads[i] == 0):
         return family("none")
     if found is None:
-        raise InputError("layer_types", f"known layer kinds; layer {i} is {kind!r}")
+        raise InputError("layer_types", E.KNOWN_LAYER_KIND(layer=i, got=E.got(kind)))
     return found
 
 

@@ -17,12 +17,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from engine import errors as E
 from engine.decision import Code, Decision, Name
 from engine.errors import InputError
 from engine.rules import Loose, Strict, load_data
-from engine.text.words import as_json, say
-
-ARCHITECTURES_EXPECTED = 'a non-empty list of model class names, e.g. ["LlamaForCausalLM"]'
 
 FieldValue = str | int | float | bool
 # A note written in data/software.yaml: an id whose wording is code.software.note.<id>.
@@ -102,17 +100,19 @@ class ConfigView(BaseModel):
 
 def parse_config_view(config: Mapping[str, Any]) -> ConfigView:
     if not isinstance(config, Mapping):
-        raise InputError("config", "a config.json object (a JSON mapping)")
+        raise InputError("config", E.FILE_OBJECT())
     try:
         view = ConfigView.model_validate(dict(config))
     except ValidationError as err:
         first = err.errors()[0]
         name = str(first["loc"][0]) if first["loc"] else "config"
         if name == "architectures":
-            raise InputError("architectures", ARCHITECTURES_EXPECTED) from err
-        raise InputError(name, f"a valid value ({first['msg']})") from err
+            raise InputError("architectures", E.MODEL_CLASSES()) from err
+        raise InputError(
+            name, E.VALID(kind=Name(first["type"]), got=E.got(first.get("input")))
+        ) from err
     if not view.architectures or not view.architectures[0].strip():
-        raise InputError("architectures", ARCHITECTURES_EXPECTED)
+        raise InputError("architectures", E.MODEL_CLASSES())
     return view
 
 
@@ -133,12 +133,6 @@ FMT_ID_CONFLICT = Code("software.format.id_conflict", "hint", "format")
 FMT_FROM_ID = Code("software.format.from_id")
 
 
-def _english(decisions: tuple[Decision, ...], sep: str) -> str:
-    """The English wording, for readers that take text (the launch plan, the weights report)."""
-
-    return sep.join(say(d) for d in decisions)
-
-
 @dataclass(frozen=True)
 class CheckpointFormat:
     """How the weights are stored, read from ``quantization_config`` (or the model id, or dtype).
@@ -146,7 +140,6 @@ class CheckpointFormat:
     ``weight_dtype`` is what hardware gates care about: "bf16", "fp16", "fp32", "fp8", "nvfp4",
     "mxfp4", "int4", "int8", "nf4", "bnb-fp4", "mixed" or "unknown". ``details`` word the format
     (a head and its clauses, joined without a separator) and ``reasons`` the notes on it;
-    ``detail`` and ``notes`` are their English wording.
     """
 
     name: str
@@ -158,31 +151,6 @@ class CheckpointFormat:
     from_model_id: bool
     source: str
     reasons: tuple[Decision, ...] = ()
-
-    @property
-    def detail(self) -> str:
-        return _english(self.details, "")
-
-    @property
-    def notes(self) -> tuple[str, ...]:
-
-        return tuple(say(d) for d in self.reasons)
-
-    def to_json(self) -> dict[str, Any]:
-
-        return {
-            "name": self.name,
-            "weight_dtype": self.weight_dtype,
-            "quant_method": self.quant_method,
-            "bits": self.bits,
-            "group_size": self.group_size,
-            "detail": self.detail,
-            "from_model_id": self.from_model_id,
-            "source": self.source,
-            "notes": list(self.notes),
-            "detail_codes": [as_json(d) for d in self.details],
-            "note_codes": [as_json(d) for d in self.reasons],
-        }
 
 
 def _int(value: Any) -> int | None:
@@ -352,7 +320,7 @@ def detect_format(view: ConfigView, model_id: str | None, data: FormatsData) -> 
             group_size=None,
             details=(note(row.detail),) if row else (FMT_NAMED(format=Name(hint.format)),),
             from_model_id=True,
-            source=f"model id token {hint.token!r} (data/software.yaml model_id_hints)",
+            source=f"data/software.yaml model_id_hints: {hint.token!r}",
             reasons=tuple(reasons),
         )
     text = view.text_config or {}

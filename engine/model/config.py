@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import cache
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine import errors as E
-from engine.decision import Decision, Name
+from engine.decision import Code, Decision, Name
 from engine.errors import InputError
 from engine.rules import data_yaml
 
@@ -95,6 +95,31 @@ class BlockConfig(BaseModel):
 
     kv_heads: Annotated[int, Field(strict=True, ge=0, le=65_536)]  # 0: attention is a no-op
     ffn_intermediate: Annotated[int, Field(strict=True, ge=0, le=4_194_304)]  # 0: FFN no-op
+
+
+# Where a field config.json leaves out was taken from (data/i18n/<lang>/model.yaml).
+DEFAULT_FROM = {
+    by: Code(f"family.evidence.default_from.{by}", "name")
+    for by in ("transformers", "vllm", "no_attention", "counted")
+}
+DEFAULT_NESTED = Code("family.evidence.default_from.nested", "source")
+
+
+class DefaultFrom(BaseModel):
+    """Where a field absent from config.json was taken from: a library's defaults for a
+    model_type (``transformers``, ``vllm``; ``nested``: for a config nested as text_config), an
+    attention-free architecture (``no_attention``), or the length of a per-layer list
+    (``counted``); ``name`` names the model type, the architecture or the list."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    by: Literal["transformers", "vllm", "no_attention", "counted"]
+    name: str
+    nested: bool = False
+
+    def said(self) -> Decision:
+        found = DEFAULT_FROM[self.by](name=Name(self.name))
+        return DEFAULT_NESTED(source=found) if self.nested else found
 
 
 class ModelConfig(BaseModel):
@@ -196,7 +221,7 @@ class ModelConfig(BaseModel):
     vision_config: dict[str, Any] | None = None
     audio_config: dict[str, Any] | None = None
     # fields absent from config.json and taken from data/model_defaults.yaml
-    defaults_applied: dict[str, str] = Field(default_factory=dict)
+    defaults_applied: dict[str, DefaultFrom] = Field(default_factory=dict)
     raw: dict[str, Any] = Field(default_factory=dict)
 
     @property
@@ -233,28 +258,18 @@ def flatten(raw: Mapping[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def _text_problem(text: str) -> str | None:
-    """What is wrong with a key or a string value of the config, if anything."""
-    if len(text) > MAX_STRING_CHARS:
-        return (
-            f"a string of at most {MAX_STRING_CHARS:,} characters (the longest in the bundled "
-            f"configs has 118), got {len(text):,}"
-        )
-    if not text.isascii() and _SURROGATE.search(text):
-        return "text without lone surrogates (a \\ud800-\\udfff escape alone is no character)"
-    return None
+def _text_refused(text: str) -> bool:
+    """A key or a string value of the config is too long or holds a lone surrogate."""
+    return len(text) > MAX_STRING_CHARS or (not text.isascii() and bool(_SURROGATE.search(text)))
 
 
-def _bad_text(field: str, text: str, problem: str, *, key: bool) -> InputError:
-    """The refusal of a key (``key``) or a string value ``text`` that ``_text_problem`` finds
-    fault with."""
+def _bad_text(field: str, text: str, *, key: bool) -> InputError:
+    """The refusal of a key (``key``) or a string value ``text`` that ``_text_refused``
+    refuses."""
     if len(text) > MAX_STRING_CHARS:
         long = E.LONG_KEY if key else E.LONG_TEXT
-        expects = long(most=MAX_STRING_CHARS, got=len(text))
-    else:
-        expects = E.SURROGATE_KEY() if key else E.SURROGATE_TEXT()
-    expected = "a key that is " + problem.removeprefix("a ") if key else problem
-    return InputError(field, expected, expects=expects)
+        return InputError(field, long(most=MAX_STRING_CHARS, got=len(text)))
+    return InputError(field, E.SURROGATE_KEY() if key else E.SURROGATE_TEXT())
 
 
 def _key(path: str, key: Any) -> str:
@@ -267,15 +282,11 @@ def _key(path: str, key: Any) -> str:
 
 
 def _too_deep(path: str) -> InputError:
-    return InputError(
-        path or "config.json",
-        f"at most {MAX_DEPTH} levels of nesting",
-        expects=E.NESTING(most=MAX_DEPTH),
-    )
+    return InputError(path or "config.json", E.NESTING(most=MAX_DEPTH))
 
 
 def _nan(field: str) -> InputError:
-    return InputError(field, "a number, not NaN", expects=E.NOT_NAN())
+    return InputError(field, E.NOT_NAN())
 
 
 def check_tree(obj: Any) -> None:
@@ -290,14 +301,14 @@ def check_tree(obj: Any) -> None:
             if depth >= MAX_DEPTH:
                 raise _too_deep(path)
             for k, v in node.items():
-                if (problem := _text_problem(k)) is not None:
-                    raise _bad_text(_key(path, k), k, problem, key=True)
+                if _text_refused(k):
+                    raise _bad_text(_key(path, k), k, key=True)
                 if isinstance(v, (dict, list)):
                     push((v, _key(path, k), depth + 1))
                 elif isinstance(v, float) and v != v:
                     raise _nan(_key(path, k))
-                elif isinstance(v, str) and (problem := _text_problem(v)) is not None:
-                    raise _bad_text(_key(path, k), v, problem, key=False)
+                elif isinstance(v, str) and _text_refused(v):
+                    raise _bad_text(_key(path, k), v, key=False)
         elif isinstance(node, list):
             if depth >= MAX_DEPTH:
                 raise _too_deep(path)
@@ -306,8 +317,8 @@ def check_tree(obj: Any) -> None:
                     push((v, f"{path}[{i}]", depth + 1))
                 elif isinstance(v, float) and v != v:
                     raise _nan(f"{path}[{i}]")
-                elif isinstance(v, str) and (problem := _text_problem(v)) is not None:
-                    raise _bad_text(f"{path}[{i}]", v, problem, key=False)
+                elif isinstance(v, str) and _text_refused(v):
+                    raise _bad_text(f"{path}[{i}]", v, key=False)
 
 
 def _summarise_modules(qc: dict[str, Any]) -> dict[str, Any]:
@@ -379,7 +390,7 @@ def _bool(flat: Mapping[str, Any], name: str, default: bool) -> bool:
     if v is None:
         return default
     if not isinstance(v, bool):
-        raise InputError(name, f"true or false, got {v!r}", expects=E.TRUE_FALSE_GOT(got=E.got(v)))
+        raise InputError(name, E.TRUE_FALSE_GOT(got=E.got(v)))
     return v
 
 
@@ -399,14 +410,10 @@ def _kv_heads(flat: Mapping[str, Any], num_heads: Any) -> Any:
 
 
 def _too_many(name: str, n: int) -> InputError:
-    return InputError(
-        name,
-        f"at most {MAX_LAYERS} entries, got {n}",
-        expects=E.MAX_ENTRIES(most=MAX_LAYERS, got=n),
-    )
+    return InputError(name, E.MAX_ENTRIES(most=MAX_LAYERS, got=n))
 
 
-def _str_list(v: Any, name: str, expected: str) -> list[str] | None:
+def _str_list(v: Any, name: str, expected: Decision) -> list[str] | None:
     if v is None:
         return None
     if not isinstance(v, list) or not all(isinstance(t, str) for t in v):
@@ -418,9 +425,7 @@ def _str_list(v: Any, name: str, expected: str) -> list[str] | None:
 
 def _layer_types(flat: Mapping[str, Any]) -> list[str] | None:
     name = "layer_types" if flat.get("layer_types") is not None else "layers_block_type"
-    return _str_list(
-        flat.get(name), name, "a list of strings such as 'full_attention', one per layer"
-    )
+    return _str_list(flat.get(name), name, E.LAYER_TYPE_LIST())
 
 
 def _int_list(v: list[Any], name: str, *, allow_null: bool = False) -> list[int]:
@@ -436,11 +441,7 @@ def _int_list(v: list[Any], name: str, *, allow_null: bool = False) -> list[int]
         elif isinstance(x, int) and 0 <= x <= 1 << 34:
             out.append(x)
         else:
-            raise InputError(
-                f"{name}[{i}]",
-                f"a non-negative integer per layer, got {x!r}",
-                expects=E.PER_LAYER_INTEGER(got=E.got(x)),
-            )
+            raise InputError(f"{name}[{i}]", E.PER_LAYER_INTEGER(got=E.got(x)))
     return out
 
 
@@ -450,9 +451,7 @@ def _per_layer(v: Any, name: str) -> tuple[Any, list[int] | None]:
         return v, None
     counts = _int_list(v, name)
     if not counts or not any(counts):
-        raise InputError(
-            name, "a positive integer, or one per layer", expects=E.POSITIVE_OR_PER_LAYER()
-        )
+        raise InputError(name, E.POSITIVE_OR_PER_LAYER())
     return max(counts), counts
 
 
@@ -491,26 +490,26 @@ def _block_configs(v: Any, heads: Any, hidden: Any) -> list[dict[str, int]] | No
     if v is None:
         return None
     if not isinstance(v, list) or not v:
-        raise InputError("block_configs", "a list with one {attention, ffn} object per layer")
+        raise InputError("block_configs", E.BLOCK_CONFIGS())
     if len(v) > MAX_LAYERS:
         raise _too_many("block_configs", len(v))
     if not isinstance(heads, int) or isinstance(heads, bool) or heads < 1:
-        raise InputError("num_attention_heads", "a positive integer (block_configs divide it)")
+        raise InputError("num_attention_heads", E.POSITIVE_USED_BY(by=Name("block_configs")))
     if not isinstance(hidden, int) or isinstance(hidden, bool) or hidden < 1:
-        raise InputError("hidden_size", "a positive integer (block_configs scale it)")
+        raise InputError("hidden_size", E.POSITIVE_USED_BY(by=Name("block_configs")))
     out = []
     for i, block in enumerate(v):
         attn = block.get("attention") if isinstance(block, dict) else None
         ffn = block.get("ffn") if isinstance(block, dict) else None
         if not isinstance(attn, dict) or not isinstance(ffn, dict):
-            raise InputError(f"block_configs[{i}]", "an object with 'attention' and 'ffn' objects")
+            raise InputError(f"block_configs[{i}]", E.BLOCK_OBJECT())
         kv = 0
         if attn.get("no_op") is not True:
             group = attn.get("n_heads_in_group")
             if not isinstance(group, int) or isinstance(group, bool) or group < 1 or heads % group:
                 raise InputError(
                     f"block_configs[{i}].attention.n_heads_in_group",
-                    f"a positive divisor of num_attention_heads ({heads}), got {group!r}",
+                    E.DIVISOR(of=Name("num_attention_heads"), total=heads, got=E.got(group)),
                 )
             kv = heads // group
         inter = 0
@@ -522,10 +521,7 @@ def _block_configs(v: Any, heads: Any, hidden: Any) -> list[dict[str, int]] | No
             elif isinstance(size, int) and not isinstance(size, bool) and size > 0:
                 inter = size
             else:
-                raise InputError(
-                    f"block_configs[{i}].ffn.ffn_mult",
-                    f"a positive number (or ffn.intermediate_size), got {mult!r}",
-                )
+                raise InputError(f"block_configs[{i}].ffn.ffn_mult", E.FFN_MULT(got=E.got(mult)))
         out.append({"kv_heads": kv, "ffn_intermediate": inter})
     return out
 
@@ -546,20 +542,23 @@ def _layer_count(flat: Mapping[str, Any]) -> tuple[Any, str | None]:
 @cache
 def model_defaults() -> dict[str, Any]:
     """data/model_defaults.yaml, validated once: ``defaults`` (model_type -> {field: (value,
-    why, nested_only)},
+    where from, nested_only)},
     transformers' per-model config defaults for fields config.json leaves out) and the
     config-reading rules (``layer_count_lists``, ``layer_pattern_lists``, ``module_kinds``)."""
     raw = data_yaml("model_defaults.yaml")
-    table: dict[str, dict[str, tuple[Any, str, bool]]] = {}
+    table: dict[str, dict[str, tuple[Any, DefaultFrom, bool]]] = {}
     for entry in raw["defaults"]:
         if not entry.get("source"):
             raise ValueError("data/model_defaults.yaml: every defaults entry needs a source")
-        by = entry.get("by", "transformers default")
+        by = entry.get("by", "transformers")
         nested = bool(entry.get("nested_only", False))
         for mt in entry["model_types"]:
             for k, v in entry["fields"].items():
-                where = " (nested text config)" if nested else ""
-                table.setdefault(mt, {})[k] = (v, f"{by} for {mt}{where}", nested)
+                table.setdefault(mt, {})[k] = (
+                    v,
+                    DefaultFrom(by=by, name=mt, nested=nested),
+                    nested,
+                )
     rules = raw["rules"]
     for key, rule in rules.items():
         if not isinstance(rule, dict) or not rule.get("source"):
@@ -569,11 +568,11 @@ def model_defaults() -> dict[str, Any]:
 
 def _with_defaults(
     flat: dict[str, Any], wrapper_type: Any
-) -> tuple[dict[str, Any], dict[str, str]]:
+) -> tuple[dict[str, Any], dict[str, DefaultFrom]]:
     """The flattened config with absent fields filled from the text model's transformers
     defaults (then the wrapper's), and which fields were filled from which model_type."""
     table = model_defaults()["defaults"]
-    applied: dict[str, str] = {}
+    applied: dict[str, DefaultFrom] = {}
     merged = flat
     nested = "_text_config_key" in flat
     for mt in (flat.get("model_type"), wrapper_type):
@@ -610,11 +609,7 @@ def _per_layer_width(v: Any) -> tuple[Any, list[int] | None]:
         return v, None
     widths = _int_list(v, "intermediate_size")
     if not widths or not any(widths):
-        raise InputError(
-            "intermediate_size",
-            "a positive integer, or one per layer",
-            expects=E.POSITIVE_OR_PER_LAYER(),
-        )
+        raise InputError("intermediate_size", E.POSITIVE_OR_PER_LAYER())
     return max(widths), widths
 
 
@@ -630,112 +625,105 @@ def _max_of_list(v: Any) -> Any:
     return v
 
 
-def normalize(raw: Mapping[str, Any]) -> ModelConfig:
-    """Validate and normalise a parsed config.json. Raises InputError naming the field."""
-    if not isinstance(raw, Mapping):
-        raise InputError("config.json", "a JSON object at the top level", expects=E.FILE_OBJECT())
-    check_tree(raw)
-    raw = prune(dict(raw))
-    original = flatten(raw)
-    flat, applied = _with_defaults(original, raw.get("model_type"))
+# fields read as config.json writes them (after flattening the nested text config)
+_AS_IS = (
+    "attention_chunk_size",
+    "swa_num_attention_heads",
+    "swa_num_key_value_heads",
+    "swa_head_dim",
+    "swa_v_head_dim",
+    "kv_lora_rank",
+    "q_lora_rank",
+    "qk_rope_head_dim",
+    "qk_nope_head_dim",
+    "v_head_dim",
+    "index_topk",
+    "index_head_dim",
+    "index_n_heads",
+    "compress_ratios",
+    "o_lora_rank",
+    "o_groups",
+    "linear_num_key_heads",
+    "linear_num_value_heads",
+    "linear_key_head_dim",
+    "linear_value_head_dim",
+    "linear_conv_kernel_dim",
+)
 
+
+def _shape(
+    flat: Mapping[str, Any], raw: Mapping[str, Any], applied: dict[str, DefaultFrom]
+) -> tuple[dict[str, Any], Mapping[str, Any] | None]:
+    """The model's shape: its classes, width, layers, heads (per layer where listed), FFN
+    widths; and the attention-free class's row, where it is one."""
     hidden = _pick(flat, "hidden_size")
     if hidden is None:
-        raise InputError(
-            "hidden_size",
-            "a positive integer (the model width); it is missing",
-            expects=E.MISSING(what=E.KIND["positive_integer_model_width"]()),
-        )
+        raise InputError("hidden_size", E.MISSING(what=E.KIND["positive_integer_model_width"]()))
     archs = flat.get("architectures") or raw.get("architectures") or []
     if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
-        raise InputError("architectures", 'a list of model class names, e.g. ["LlamaForCausalLM"]')
+        raise InputError("architectures", E.MODEL_CLASSES())
     free = model_defaults()["attention_free_architectures"].get(archs[0] if archs else "")
     heads, q_list = _per_layer(_pick(flat, "num_attention_heads"), "num_attention_heads")
     if free is not None:
         # no attention layer exists: the head fields are the SSM's (Mamba-2's num_heads)
         heads, q_list = 1, None
-        applied["num_attention_heads"] = f"{archs[0]} has no attention layers"
+        applied["num_attention_heads"] = DefaultFrom(by="no_attention", name=archs[0])
     if heads is None:
-        raise InputError(
-            "num_attention_heads",
-            "a positive integer; it is missing",
-            expects=E.MISSING(what=E.KIND["positive_integer"]()),
-        )
+        raise InputError("num_attention_heads", E.MISSING(what=E.KIND["positive_integer"]()))
     layers, counted_from = _layer_count(flat)
     if layers is None:
-        raise InputError(
-            "num_hidden_layers",
-            "a positive integer (or a per-layer list such as layers_block_type); it is missing",
-            expects=E.MISSING(what=E.KIND["positive_integer_or_list"]()),
-        )
+        raise InputError("num_hidden_layers", E.MISSING(what=E.KIND["positive_integer_or_list"]()))
     if counted_from is not None:
-        applied["num_hidden_layers"] = f"len({counted_from})"
+        applied["num_hidden_layers"] = DefaultFrom(by="counted", name=counted_from)
     kv, kv_list = _per_layer(_kv_heads(flat, heads), "num_key_value_heads")
     if free is not None:
         kv, kv_list = 1, None
-    blocks = _block_configs(flat.get("block_configs"), heads, hidden)
     inter, inter_list = _per_layer_width(_pick(flat, "intermediate_size"))
-    ssm = _ssm_fields(flat, free)
-    mtp_kind = next(
-        (k for k in ("num_nextn_predict_layers", "mtp_num_hidden_layers") if flat.get(k)), ""
-    )
-    mtp = flat.get(mtp_kind) if mtp_kind else 0
-    dtype = _pick(flat, "dtype") or raw.get("torch_dtype") or raw.get("dtype") or "bfloat16"
-    vision = _first(raw, VISION_CONFIG_KEYS)
-    audio = _first(raw, AUDIO_CONFIG_KEYS)
-    qcfg = raw.get("quantization_config", flat.get("quantization_config"))
-    shared_inter = flat.get("shared_expert_intermediate_size")
-    if shared_inter is None:
-        shared_inter = flat.get("moe_shared_expert_intermediate_size")
     window, window_list = _sliding_window(flat)
-    moe_freq, moe_list = _moe_layers(flat)
-
-    values: dict[str, Any] = {
+    shape = {
         "architectures": archs,
-        "model_type": str(flat.get("model_type") or ""),
-        "wrapper_model_type": str(raw.get("model_type") or ""),
-        "dtype": str(dtype),
         "hidden_size": hidden,
         "num_hidden_layers": layers,
         "num_attention_heads": heads,
         "num_key_value_heads": kv,
-        "head_dim": _pick(flat, "head_dim"),
         "intermediate_size": 0 if free is not None else inter,
-        "vocab_size": _default(_pick(flat, "vocab_size"), 32_000),
-        "max_position_embeddings": _pick(flat, "max_position_embeddings"),
-        "tie_word_embeddings": _bool(flat, "tie_word_embeddings", False),
-        "hidden_act": str(
-            flat.get("mlp_hidden_act")
-            or flat.get("hidden_act")
-            or flat.get("hidden_activation")
-            or flat.get("activation_function")
-            or ""
-        ),
         "sliding_window": window,
         "layer_types": _layer_types(flat),
-        "attention_chunk_size": flat.get("attention_chunk_size"),
         "layer_kv_heads": kv_list,
         "layer_q_heads": q_list,
         "layer_windows": window_list,
-        "block_configs": blocks,
+        "block_configs": _block_configs(flat.get("block_configs"), heads, hidden),
         "layer_ffn_widths": inter_list,
+    }
+    return shape, free
+
+
+def _words(flat: Mapping[str, Any], raw: Mapping[str, Any]) -> dict[str, Any]:
+    """What the config says of itself: its model types, dtype, activation and vocabulary."""
+    dtype = _pick(flat, "dtype") or raw.get("torch_dtype") or raw.get("dtype") or "bfloat16"
+    act = ("mlp_hidden_act", "hidden_act", "hidden_activation", "activation_function")
+    return {
+        "model_type": str(flat.get("model_type") or ""),
+        "wrapper_model_type": str(raw.get("model_type") or ""),
+        "dtype": str(dtype),
+        "head_dim": _pick(flat, "head_dim"),
+        "vocab_size": _default(_pick(flat, "vocab_size"), 32_000),
+        "max_position_embeddings": _pick(flat, "max_position_embeddings"),
+        "tie_word_embeddings": _bool(flat, "tie_word_embeddings", False),
+        "hidden_act": str(next((flat[k] for k in act if flat.get(k)), "")),
         "num_kv_shared_layers": flat.get("num_kv_shared_layers") or 0,
-        "swa_num_attention_heads": flat.get("swa_num_attention_heads"),
-        "swa_num_key_value_heads": flat.get("swa_num_key_value_heads"),
-        "swa_head_dim": flat.get("swa_head_dim"),
-        "swa_v_head_dim": flat.get("swa_v_head_dim"),
         "attn_output_gate": _bool(flat, "attn_output_gate", False),
-        "kv_lora_rank": flat.get("kv_lora_rank"),
-        "q_lora_rank": flat.get("q_lora_rank"),
-        "qk_rope_head_dim": flat.get("qk_rope_head_dim"),
-        "qk_nope_head_dim": flat.get("qk_nope_head_dim"),
-        "v_head_dim": flat.get("v_head_dim"),
-        "index_topk": flat.get("index_topk"),
-        "index_head_dim": flat.get("index_head_dim"),
-        "index_n_heads": flat.get("index_n_heads"),
-        "compress_ratios": flat.get("compress_ratios"),
-        "o_lora_rank": flat.get("o_lora_rank"),
-        "o_groups": flat.get("o_groups"),
+    }
+
+
+def _moe(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """The experts: how many, how many a token uses, their widths, shared and latent ones, and
+    which layers have them."""
+    shared_inter = flat.get("shared_expert_intermediate_size")
+    if shared_inter is None:
+        shared_inter = flat.get("moe_shared_expert_intermediate_size")
+    moe_freq, moe_list = _moe_layers(flat)
+    return {
         "num_experts": _first_of_list(_pick(flat, "num_experts")) or 0,
         "experts_per_token": _max_of_list(_pick(flat, "experts_per_token")) or 0,
         "moe_intermediate_size": flat.get("moe_intermediate_size")
@@ -749,50 +737,80 @@ def normalize(raw: Mapping[str, Any]) -> ModelConfig:
         "moe_layers": moe_list,
         "decoder_sparse_step": flat.get("decoder_sparse_step") or 1,
         "mlp_only_layers": flat.get("mlp_only_layers") or [],
-        "mtp_layers": mtp,
-        "mtp_kind": mtp_kind,
-        "mtp_block_types": _str_list(
-            flat.get("mtp_layers_block_type"),
-            "mtp_layers_block_type",
-            "a list of block kinds such as 'attention', 'moe'",
-        ),
-        "linear_num_key_heads": flat.get("linear_num_key_heads"),
-        "linear_num_value_heads": flat.get("linear_num_value_heads"),
-        "linear_key_head_dim": flat.get("linear_key_head_dim"),
-        "linear_value_head_dim": flat.get("linear_value_head_dim"),
-        "linear_conv_kernel_dim": flat.get("linear_conv_kernel_dim"),
+    }
+
+
+def _mtp(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """The multi-token-prediction layers: how many, under which key, of which block kinds."""
+    kind = next(
+        (k for k in ("num_nextn_predict_layers", "mtp_num_hidden_layers") if flat.get(k)), ""
+    )
+    blocks = flat.get("mtp_layers_block_type")
+    return {
+        "mtp_layers": flat.get(kind) if kind else 0,
+        "mtp_kind": kind,
+        "mtp_block_types": _str_list(blocks, "mtp_layers_block_type", E.BLOCK_KIND_LIST()),
+    }
+
+
+def _recurrent(
+    flat: Mapping[str, Any], hidden: Any, free: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The recurrent layers' state dimensions: SSM, short convolution and Kimi Delta Attention."""
+    ssm = _ssm_fields(flat, free)
+    conv = flat.get("conv_L_cache")
+    out = {
         **ssm,
         "mamba_dt_rank": ssm.get("mamba_dt_rank")
         or flat.get("mamba_dt_rank")
         or flat.get("time_step_rank"),
-        "short_conv_kernel": flat.get("conv_L_cache"),
-        "short_conv_dim": (flat.get("conv_dim") or hidden) if flat.get("conv_L_cache") else None,
+        "short_conv_kernel": conv,
+        "short_conv_dim": (flat.get("conv_dim") or hidden) if conv else None,
         "attention_free": str(free["mixer"]) if free is not None else "",
+    }
+    lac = flat.get("linear_attn_config")
+    if isinstance(lac, Mapping) and lac.get("kda_layers") is not None:
+        out["kda_layers"] = lac.get("kda_layers")
+        out["kda_num_heads"] = lac.get("num_heads")
+        out["kda_head_dim"] = lac.get("head_dim")
+        out["kda_conv_kernel"] = lac.get("short_conv_kernel_size", 4)
+    if out["mamba_dt_rank"] == "auto":
+        out["mamba_dt_rank"] = None
+    return out
+
+
+def normalize(raw: Mapping[str, Any]) -> ModelConfig:
+    """Validate and normalise a parsed config.json. Raises InputError naming the field."""
+    if not isinstance(raw, Mapping):
+        raise InputError("config.json", E.FILE_OBJECT())
+    check_tree(raw)
+    raw = prune(dict(raw))
+    original = flatten(raw)
+    flat, applied = _with_defaults(original, raw.get("model_type"))
+    shape, free = _shape(flat, raw, applied)
+    vision = _first(raw, VISION_CONFIG_KEYS)
+    audio = _first(raw, AUDIO_CONFIG_KEYS)
+    qcfg = raw.get("quantization_config", flat.get("quantization_config"))
+    values: dict[str, Any] = {
+        **{name: flat.get(name) for name in _AS_IS},
+        **shape,
+        **_words(flat, raw),
+        **_moe(flat),
+        **_mtp(flat),
+        **_recurrent(flat, shape["hidden_size"], free),
         "quantization_config": qcfg if isinstance(qcfg, dict) else None,
         "vision_config": vision[1] if vision and isinstance(vision[1], dict) else None,
         "audio_config": audio[1] if audio and isinstance(audio[1], dict) else None,
         "defaults_applied": applied,
         "raw": original,
     }
-    lac = flat.get("linear_attn_config")
-    if isinstance(lac, Mapping) and lac.get("kda_layers") is not None:
-        values["kda_layers"] = lac.get("kda_layers")
-        values["kda_num_heads"] = lac.get("num_heads")
-        values["kda_head_dim"] = lac.get("head_dim")
-        values["kda_conv_kernel"] = lac.get("short_conv_kernel_size", 4)
-    if values["mamba_dt_rank"] == "auto":
-        values["mamba_dt_rank"] = None
     try:
         cfg = ModelConfig.model_validate(values)
     except ValidationError as err:
         first = err.errors()[0]
         loc = ".".join(str(p) for p in first["loc"]) or "config.json"
         got = first.get("input")
-        raise InputError(
-            loc,
-            f"{_expected(first['type'], first.get('ctx'))}, got {_short_repr(got)}",
-            expects=_expects(first["type"], first.get("ctx"), got),
-        ) from None
+        raise InputError(loc, _expects(first["type"], first.get("ctx"), got)) from None
     _cross_checks(cfg)
     return cfg
 
@@ -802,31 +820,12 @@ def _short_repr(v: Any, limit: int = 80) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
-def _expected(kind: str, ctx: Mapping[str, Any] | None) -> str:
-    ctx = ctx or {}
-    if kind in ("int_type", "int_parsing", "int_from_float"):
-        return "an integer"
-    if kind == "greater_than_equal":
-        return f"an integer >= {ctx.get('ge')}"
-    if kind == "less_than_equal":
-        return f"at most {ctx.get('le')} (a larger value is not a real model dimension)"
-    if kind in ("string_type",):
-        return "a string"
-    if kind in ("list_type",):
-        return "a list"
-    if kind in ("bool_type", "bool_parsing"):
-        return "true or false"
-    if kind in ("dict_type",):
-        return "a JSON object"
-    return kind.replace("_", " ")
-
-
 _KINDS = {"string_type": "string", "list_type": "list", "bool_type": "boolean"}
 _KINDS |= {"bool_parsing": "boolean", "dict_type": "object"}
 
 
-def _expects(kind: str, ctx: Mapping[str, Any] | None, value: Any) -> Decision | None:
-    """``_expected`` as a decision (None for a kind of error it has no code for)."""
+def _expects(kind: str, ctx: Mapping[str, Any] | None, value: Any) -> Decision:
+    """What a field expects, from pydantic's kind of error and its context."""
     ctx = ctx or {}
     got = E.got(value)
     if kind in ("int_type", "int_parsing", "int_from_float"):
@@ -837,7 +836,7 @@ def _expects(kind: str, ctx: Mapping[str, Any] | None, value: Any) -> Decision |
         return E.AT_MOST_REAL(high=ctx["le"], got=got)
     if kind in _KINDS:
         return E.OF_TYPE(kind=E.KIND[_KINDS[kind]](), got=got)
-    return None
+    return E.VALID(kind=Name(kind), got=got)
 
 
 def _per_layer_lengths(cfg: ModelConfig) -> None:
@@ -853,11 +852,7 @@ def _per_layer_lengths(cfg: ModelConfig) -> None:
     }
     for name, v in lists.items():
         if v is not None and len(v) < n:
-            raise InputError(
-                name,
-                f"one entry per layer ({n}), got {len(v)}",
-                expects=E.PER_LAYER(layers=n, got=len(v)),
-            )
+            raise InputError(name, E.PER_LAYER(layers=n, got=len(v)))
 
 
 def _cross_checks(cfg: ModelConfig) -> None:
@@ -877,34 +872,18 @@ def _cross_checks(cfg: ModelConfig) -> None:
         raise _over("num_experts_per_tok", cfg.experts_per_token, "num_experts", cfg.num_experts)
     _per_layer_lengths(cfg)
     if cfg.kv_lora_rank is not None and cfg.qk_rope_head_dim is None:
-        raise InputError(
-            "qk_rope_head_dim",
-            "a positive integer when kv_lora_rank (MLA) is set",
-            expects=E.NEEDED_WITH(other=Name("kv_lora_rank (MLA)")),
-        )
+        raise InputError("qk_rope_head_dim", E.NEEDED_WITH(other=Name("kv_lora_rank (MLA)")))
     if cfg.index_topk is not None and cfg.kv_lora_rank is not None and cfg.index_head_dim is None:
-        raise InputError(
-            "index_head_dim",
-            "a positive integer when index_topk (DSA) is set",
-            expects=E.NEEDED_WITH(other=Name("index_topk (DSA)")),
-        )
+        raise InputError("index_head_dim", E.NEEDED_WITH(other=Name("index_topk (DSA)")))
     _derived_shapes(cfg)
 
 
 def _not_divisor(name: str, value: int, of: str, total: int) -> InputError:
-    return InputError(
-        name,
-        f"a divisor of {of} ({total}), got {value}",
-        expects=E.DIVISOR(of=Name(of), total=total, got=value),
-    )
+    return InputError(name, E.DIVISOR(of=Name(of), total=total, got=value))
 
 
 def _over(name: str, value: int, of: str, total: int) -> InputError:
-    return InputError(
-        name,
-        f"at most {of} ({total}), got {value}",
-        expects=E.AT_MOST_FIELD(of=Name(of), total=total, got=value),
-    )
+    return InputError(name, E.AT_MOST_FIELD(of=Name(of), total=total, got=value))
 
 
 def _divides(name: str, value: int | None, of: str, total: int | None) -> None:
@@ -925,9 +904,7 @@ def _derived_shapes(cfg: ModelConfig) -> None:
     if derived_head and cfg.hidden_size // cfg.num_attention_heads < 1:
         raise InputError(
             "num_attention_heads",
-            f"at most hidden_size ({cfg.hidden_size}) when head_dim is absent: the head size "
-            f"is hidden_size // num_attention_heads = {cfg.hidden_size} // "
-            f"{cfg.num_attention_heads} = 0 (give head_dim, or fix either field)",
+            E.HEAD_SIZE(hidden=cfg.hidden_size, heads=cfg.num_attention_heads),
         )
     per_layer = cfg.layer_kv_heads is not None or cfg.layer_q_heads is not None
     if (
@@ -947,7 +924,10 @@ def _derived_shapes(cfg: ModelConfig) -> None:
         "swa_num_key_value_heads", cfg.swa_num_key_value_heads, "swa_num_attention_heads", swa_q
     )
     if swa_q and cfg.swa_head_dim is None and cfg.head_dim is None and cfg.hidden_size // swa_q < 1:
-        raise InputError("swa_num_attention_heads", f"at most hidden_size ({cfg.hidden_size})")
+        raise InputError(
+            "swa_num_attention_heads",
+            E.AT_MOST_FIELD(of=Name("hidden_size"), total=cfg.hidden_size, got=swa_q),
+        )
     _divides(
         "linear_num_key_heads", cfg.linear_num_key_heads, "linear_num_value_heads",
         cfg.linear_num_value_heads,
@@ -956,14 +936,10 @@ def _derived_shapes(cfg: ModelConfig) -> None:
     if cfg.mamba_head_dim and cfg.mamba_num_heads is None:
         width = cfg.mamba_intermediate_size or (cfg.mamba_expand or 2) * cfg.hidden_size
         if width // cfg.mamba_head_dim < 1:
-            raise InputError(
-                "mamba_head_dim",
-                f"at most the Mamba width ({width}): the head count is width // mamba_head_dim",
-            )
+            raise InputError("mamba_head_dim", E.MAMBA_HEAD_DIM(width=width))
     if cfg.layer_q_heads and cfg.layer_kv_heads:
         for i, (q, kv) in enumerate(zip(cfg.layer_q_heads, cfg.layer_kv_heads, strict=False)):
             if q and kv and (q % kv if q >= kv else True):
                 raise InputError(
-                    f"num_key_value_heads[{i}]",
-                    f"a divisor of layer {i}'s num_attention_heads ({q}), got {kv}",
+                    f"num_key_value_heads[{i}]", E.LAYER_DIVISOR(layer=i, heads=q, got=kv)
                 )

@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine.decision import Code, Decision, Name, Tokens
 from engine.model.config import ModelConfig
 from engine.rules import load_data
-from engine.text.words import say
 
 
 class _Rope(BaseModel):
@@ -57,11 +56,6 @@ class ContextLimit:
     tokens: int
     field: str  # the field (or rule) the limit comes from
     why: Decision  # the formula, config fields named as written
-
-    @property
-    def formula(self) -> str:
-        """``why`` in English, for readers that still take text."""
-        return say(self.why, markdown=False)
 
 
 def _rope(cfg: ModelConfig) -> Mapping[str, Any] | None:

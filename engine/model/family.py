@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from engine.decision import Code, Decision, Name, Source
+from engine.decision import Code, Decision, Name
 from engine.model.architecture import Architecture, Mixer
 from engine.model.config import ModelConfig
 from engine.model.evidence import KIND_COUNTS, LAYER_KINDS, PRESENT, Evidence
@@ -119,7 +119,7 @@ def classify(cfg: ModelConfig, arch: Architecture) -> FamilyVerdict:
             Evidence(
                 key,
                 str(cfg.mtp_layers),
-                MTP() if why is None else MTP_DEFAULT(source=Source(why)),
+                MTP() if why is None else MTP_DEFAULT(source=why.said()),
             )
         )
     multimodal = cfg.vision_config is not None or cfg.audio_config is not None

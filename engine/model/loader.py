@@ -26,7 +26,6 @@ from engine.errors import InputError, JsonError
 from engine.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_MIB, ModelConfig, normalize
 from engine.model.formats import official_sibling, raw_in_format
 from engine.rules import DATA_DIR, data_yaml
-from engine.text.words import say
 
 MODELS_DIR = DATA_DIR / "models"
 # A catalog model's chat template, as published, beside its config: templates/<org>__<name>.jinja
@@ -98,20 +97,9 @@ def _limit(what: str) -> int:
 
 
 def _size_error(what: str, size: int) -> InputError:
-    expects = E.FILE_SIZE(most=_limit(what), got=size)
     if what == INDEX:
-        return InputError(
-            what,
-            f"a file of at most {MAX_INDEX_BYTES:,} bytes, got {size:,} bytes",
-            expects=expects,
-        )
-    return InputError(
-        what,
-        f"a file of at most {MAX_CONFIG_MIB} MiB ({MAX_CONFIG_BYTES:,} bytes; the largest real "
-        f"config.json known, a ModelOpt NVFP4 one listing every quantized module, is about 3 MB), "
-        f"got {size:,} bytes",
-        expects=expects,
-    )
+        return InputError(what, E.FILE_SIZE(most=MAX_INDEX_BYTES, got=size))
+    return InputError(what, E.CONFIG_SIZE(mib=MAX_CONFIG_MIB, most=MAX_CONFIG_BYTES, got=size))
 
 
 def parse_json_bytes(data: bytes, what: str = CONFIG) -> Any:
@@ -119,28 +107,17 @@ def parse_json_bytes(data: bytes, what: str = CONFIG) -> Any:
     if len(data) > _limit(what):  # refused before any parsing
         raise _size_error(what, len(data))
     if not data.strip():
-        raise InputError(what, "a JSON object; the input is empty", expects=E.FILE_EMPTY())
+        raise InputError(what, E.FILE_EMPTY())
     try:
         return json.loads(data)
     except UnicodeDecodeError as err:
-        raise InputError(
-            what,
-            f"UTF-8 text (byte {err.start} is not valid UTF-8)",
-            expects=E.FILE_UTF8(at=err.start),
-        ) from None
+        raise InputError(what, E.FILE_UTF8(at=err.start)) from None
     except json.JSONDecodeError as err:
         raise JsonError(what, err.msg, err.lineno, err.colno) from None
     except RecursionError:
-        raise InputError(
-            what, "valid JSON of reasonable nesting depth", expects=E.FILE_DEPTH()
-        ) from None
+        raise InputError(what, E.FILE_DEPTH()) from None
     except ValueError:  # the one other error of json.loads: an integer too long to convert
-        raise InputError(
-            what,
-            f"integers of at most {MAX_INT_DIGITS:,} digits (Python's limit for reading one; "
-            "no config field comes near it)",
-            expects=E.FILE_DIGITS(most=MAX_INT_DIGITS),
-        ) from None
+        raise InputError(what, E.FILE_DIGITS(most=MAX_INT_DIGITS)) from None
 
 
 def parse_json_text(text: str, what: str = CONFIG) -> Any:
@@ -149,17 +126,13 @@ def parse_json_text(text: str, what: str = CONFIG) -> Any:
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as err:
-        raise InputError(
-            what,
-            f"UTF-8 text (character {err.start} is not encodable)",
-            expects=E.FILE_UTF8_CHAR(at=err.start),
-        ) from None
+        raise InputError(what, E.FILE_UTF8_CHAR(at=err.start)) from None
     return parse_json_bytes(data, what)
 
 
 def _object(parsed: Any, what: str) -> Mapping[str, Any]:
     if not isinstance(parsed, Mapping):
-        raise InputError(what, "a JSON object at the top level", expects=E.FILE_OBJECT())
+        raise InputError(what, E.FILE_OBJECT())
     return parsed
 
 
@@ -195,11 +168,7 @@ def load_catalog(name: str) -> LoadedModel:
     """A bundled config, with the model's bundled chat template when it has one."""
     path = catalog_path(name)
     if path is None:
-        raise InputError(
-            "model",
-            f"a bundled catalog name (e.g. {catalog_names()[0]}), got {name[:100]!r}",
-            expects=E.CATALOG_NAME(got=E.got(name[:100])),
-        )
+        raise InputError("model", E.CATALOG_NAME(got=E.got(name[:100])))
     canonical = path.stem.replace("__", "/", 1)
     template = catalog_template(canonical)
     files = (CONFIG,) if template is None else (CONFIG, template.file)
@@ -264,10 +233,10 @@ def parse_index(data: bytes, source: str) -> CheckpointIndex:
         wm = parsed.get("weight_map")
         tensors = len(wm) if isinstance(wm, Mapping) else None
     if not isinstance(meta, Mapping):
-        raise InputError(f"{INDEX}.metadata", "an object with total_size (bytes)")
+        raise InputError(f"{INDEX}.metadata", E.INDEX_METADATA())
     total = _int(meta.get("total_size"))
     if total is None or total == 0:
-        raise InputError(f"{INDEX}.metadata.total_size", "a positive number of bytes")
+        raise InputError(f"{INDEX}.metadata.total_size", E.POSITIVE_BYTES())
     by_dtype: list[tuple[str, int]] = []
     per = meta.get("parameters") or meta.get("parameters_by_dtype")
     if isinstance(per, Mapping):
@@ -395,7 +364,7 @@ def load_files(files: Mapping[str, bytes], name: str | None = None) -> LoadedMod
     for fname, data in files.items():
         base = Path(str(fname)).name.lower()
         if not isinstance(data, bytes):
-            raise InputError(str(fname)[:100], "the uploaded file's bytes")
+            raise InputError(str(fname)[:100], E.FILE_BYTES())
         by_name[base] = data
     config = by_name.pop(CONFIG, None)
     templates = {n: by_name.pop(n) for n in TEMPLATE_FILES if n in by_name}
@@ -404,13 +373,17 @@ def load_files(files: Mapping[str, bytes], name: str | None = None) -> LoadedMod
         if len(others) != 1:
             raise InputError(
                 CONFIG,
-                f"one config.json (optionally with {QUANT_CONFIG} and {INDEX}); "
-                f"got {sorted(files)[:5]}",
+                E.ONE_CONFIG(
+                    companions=(Name(QUANT_CONFIG), Name(INDEX)),
+                    got=tuple(Name(str(n)[:100]) for n in sorted(files)[:5]),
+                ),
             )
         config = by_name.pop(others[0])
     unknown = [n for n in by_name if n not in COMPANIONS]
     if unknown:
-        raise InputError(unknown[0][:100], f"one of {CONFIG}, {QUANT_CONFIG}, {INDEX}")
+        raise InputError(
+            unknown[0][:100], E.ONE_OF(choices=(Name(CONFIG), Name(QUANT_CONFIG), Name(INDEX)))
+        )
     label = name or "uploaded config.json"
     raw = _object(parse_json_bytes(config, CONFIG), CONFIG)
     cfg, ckpt, read = _with_companions(
@@ -433,16 +406,12 @@ def load_pasted(
     id, so a paste box cannot make the server read its own files. The texts of
     hf_quant_config.json and model.safetensors.index.json may be pasted beside it."""
     if not isinstance(text, str):
-        raise InputError(CONFIG, "pasted JSON text")
+        raise InputError(CONFIG, E.FILE_NOT_JSON_TEXT())
     stripped = text.strip().removeprefix(BOM).strip()
     if not stripped:
-        raise InputError(CONFIG, "a JSON object; the input is empty", expects=E.FILE_EMPTY())
+        raise InputError(CONFIG, E.FILE_EMPTY())
     if not stripped.startswith("{"):
-        raise InputError(
-            CONFIG,
-            "the JSON text of a config.json (an object starting with '{')",
-            expects=E.FILE_NOT_JSON_TEXT(),
-        )
+        raise InputError(CONFIG, E.FILE_NOT_JSON_TEXT())
     raw = _object(parse_json_text(stripped), CONFIG)
     extra = {QUANT_CONFIG: quant_config, INDEX: index}
     blobs: dict[str, bytes] = {}
@@ -451,7 +420,7 @@ def load_pasted(
             try:
                 blobs[fname] = body.encode("utf-8")
             except UnicodeEncodeError:
-                raise InputError(fname, "UTF-8 text") from None
+                raise InputError(fname, E.FILE_UTF8_TEXT()) from None
     cfg, ckpt, read = _with_companions(
         raw, blobs.get(QUANT_CONFIG), blobs.get(INDEX), f"pasted {name}"
     )
@@ -490,13 +459,7 @@ HUB_SIBLING = Code("model.hub.sibling", "repo", "reason", "base", "format", "sou
 
 
 def _hub_error(repo_id: str, reason: Decision) -> InputError:
-    return InputError(
-        "model",
-        f"a config.json for {repo_id!r} from the Hugging Face hub, which could not be read "
-        f"({say(reason, markdown=False)}). Pick a bundled catalog model or upload the config.json "
-        "instead",
-        expects=E.HUB_UNREADABLE(repo=E.got(repo_id), reason=reason),
-    )
+    return InputError("model", E.HUB_UNREADABLE(repo=E.got(repo_id), reason=reason))
 
 
 def _read_small(path: str, what: str) -> bytes:
@@ -507,7 +470,7 @@ def _read_small(path: str, what: str) -> bytes:
             raise _size_error(what, size)
         return p.read_bytes()
     except OSError as err:
-        raise InputError(what, f"a readable file ({err.strerror})") from None
+        raise InputError(what, E.readable(err)) from None
 
 
 def _hub_file(repo_id: str, filename: str, revision: str | None, online: bool) -> str | None:
@@ -536,11 +499,7 @@ def load_hub(repo_id: str, revision: str | None = None) -> LoadedModel:
     HF_HUB_OFFLINE; the local cache first). No weights, no remote code. When the hub cannot
     be read and the id is a bundled catalog model, the bundled config answers, with a note."""
     if not isinstance(repo_id, str) or not HF_ID.match(repo_id):
-        raise InputError(
-            "model",
-            f"a Hugging Face id like 'org/name', got {str(repo_id)[:100]!r}",
-            expects=E.HUB_ID(got=E.got(str(repo_id)[:100])),
-        )
+        raise InputError("model", E.HUB_ID(got=E.got(str(repo_id)[:100])))
     path = _hub_file(repo_id, CONFIG, revision, online=False)
     online = False
     if path is None:
@@ -670,7 +629,7 @@ def load_model(source: str | bytes | Mapping[str, Any], name: str | None = None)
         raw = _object(parse_json_bytes(source), CONFIG)
         return LoadedModel(normalize(raw), "upload", name or "uploaded config.json")
     if not isinstance(source, str) or not source.strip():
-        raise InputError("model", "a config.json path, JSON text, catalog name or hub id")
+        raise InputError("model", E.MODEL_SOURCE(got=E.got(source)))
     text = source.strip().removeprefix(BOM).strip()
     if text.startswith("{"):
         return load_pasted(text, name or "pasted config")
@@ -682,8 +641,4 @@ def load_model(source: str | bytes | Mapping[str, Any], name: str | None = None)
     if HF_ID.match(text):
         return load_hub(text)
     shown = text if len(text) <= 100 else text[:99] + "…"
-    raise InputError(
-        "model",
-        "an existing config.json path, JSON text, catalog name or 'org/name' hub id; "
-        f"got {shown!r}",
-    )
+    raise InputError("model", E.MODEL_SOURCE(got=E.got(shown)))

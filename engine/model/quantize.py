@@ -26,17 +26,9 @@ def online_fp8(model: LoadedModel, gpu: Gpu, stored: str) -> LoadedModel:
     as FP8 (``stored``: the checkpoint's weight dtype). Refuses a checkpoint that is not 16-bit
     and a GPU without FP8 compute, naming the field."""
     if stored not in UNQUANTIZED:
-        raise InputError(
-            "quantization",
-            f"a 16-bit checkpoint to quantize (this one stores {stored} weights)",
-            expects=E.ONE_OF(choices=tuple(Name(d) for d in UNQUANTIZED)),
-        )
+        raise InputError("quantization", E.ONE_OF(choices=tuple(Name(d) for d in UNQUANTIZED)))
     if not gpu.fp8:
-        raise InputError(
-            "quantization",
-            f"a GPU that computes in FP8 ({gpu.key} does not)",
-            expects=E.ONE_OF(choices=(Name("none"),)),
-        )
+        raise InputError("quantization", E.ONE_OF(choices=(Name("none"),)))
     raw = raw_in_format(model.config.raw, "fp8")
     assert raw is not None  # fp8 is one of the formats data/lint.yaml describes
     return replace(model, config=normalize(raw), checkpoint=None)

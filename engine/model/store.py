@@ -77,9 +77,5 @@ def get(digest: str) -> LoadedModel:
         if entry is not None:
             _models.move_to_end(digest)
     if entry is None:
-        raise InputError(
-            "model",
-            "an uploaded config.json this server still holds; it has been dropped, upload it again",
-            expects=E.UPLOAD_DROPPED(),
-        )
+        raise InputError("model", E.UPLOAD_DROPPED())
     return entry[0]

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from engine.decision import Code, Decision, Name
+from engine.decision import Code, Decimal, Decision, Name, Source
 from engine.model.architecture import Architecture, LayerPlan, Mixer
 from engine.model.checkpoint import detect_checkpoint_format
 from engine.model.config import ModelConfig, model_defaults, module_kind
@@ -223,7 +223,7 @@ def _layer_blocks(
         out.append(ParamBlock(f"{prefix}attention", tp_part, True, "attention", mtp))
         out.append(
             ParamBlock(
-                f"{prefix}attention (replicated projections)", rep_part, True, "replicated", mtp
+                f"{prefix}attention (replicated_projections)", rep_part, True, "replicated", mtp
             )
         )
     for lin in layer.mixers:
@@ -334,7 +334,7 @@ def _mtp_blocks(
             ParamBlock("MTP embedding copy", cfg.vocab_size * h, False, "embedding", True, False)
         )
         out.append(
-            ParamBlock("MTP output head copy", cfg.vocab_size * h, False, "lm_head", True, False)
+            ParamBlock("MTP lm_head copy", cfg.vocab_size * h, False, "lm_head", True, False)
         )
     return out
 
@@ -540,6 +540,13 @@ def weight_report(cfg: ModelConfig, arch: Architecture) -> WeightReport:
     )
 
 
+# the computed checkpoint against its safetensors index (data/i18n/<lang>/model.yaml)
+CHECKPOINT_BYTES = Code(
+    "model.checkpoint.bytes", "computed", "measured", "source", "difference", "relative"
+)
+CHECKPOINT_PARAMS = Code("model.checkpoint.params", "bytes", "computed", "measured")
+
+
 @dataclass(frozen=True)
 class CheckpointComparison:
     """The computed checkpoint beside the measured one (its safetensors index): bytes and,
@@ -559,17 +566,21 @@ class CheckpointComparison:
     def relative_difference(self) -> float:
         return self.difference_bytes / self.measured_bytes
 
-    def formula(self) -> str:
-        params = (
-            f"; parameters {self.computed_parameters:,} computed vs "
-            f"{self.measured_parameters:,} in the index"
-            if self.measured_parameters
-            else ""
+    def formula(self) -> Decision:
+        """The two figures and their difference, with the parameters where the index has them."""
+        bytes_line = CHECKPOINT_BYTES(
+            computed=self.computed_bytes,
+            measured=self.measured_bytes,
+            source=Source(self.source),
+            difference=Decimal(self.difference_bytes, 0, "B"),
+            relative=Decimal(100 * self.relative_difference, 2, "%"),
         )
-        return (
-            f"computed {self.computed_bytes:,} B vs measured {self.measured_bytes:,} B "
-            f"({self.source}): {self.difference_bytes:+,} B ({self.relative_difference:+.2%})"
-            + params
+        if not self.measured_parameters:
+            return bytes_line
+        return CHECKPOINT_PARAMS(
+            bytes=bytes_line,
+            computed=self.computed_parameters,
+            measured=self.measured_parameters,
         )
 
 

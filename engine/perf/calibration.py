@@ -13,6 +13,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from engine import errors as E
+from engine.decision import Code, Name
 from engine.errors import InputError
 from engine.perf.held import Held
 
@@ -41,6 +43,11 @@ class Calibration(BaseModel):
 MAX_CALIBRATION_BYTES = 65_536  # a calibration is a few hundred bytes of JSON
 MAX_HELD = 256
 
+# what a calibration must be (data/i18n/<lang>/errors.yaml)
+CAL_SIZE = Code("error.calibration.size", "most")
+CAL_JSON = Code("error.calibration.json", "where", "problem")
+CAL_HELD = Code("error.calibration.held")
+
 _held: Held[Calibration] = Held(MAX_HELD)
 
 
@@ -48,18 +55,14 @@ def parse_calibration(data: bytes | str) -> Calibration:
     """A calibration from JSON text, validated; bad input is an InputError naming the field."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if len(raw) > MAX_CALIBRATION_BYTES:
-        raise InputError(
-            "calibration", f"a calibration JSON of at most {MAX_CALIBRATION_BYTES:,} B"
-        )
+        raise InputError("calibration", CAL_SIZE(most=MAX_CALIBRATION_BYTES))
     try:
         return Calibration.model_validate_json(raw)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "calibration"
-        raise InputError(
-            "calibration",
-            f"a calibration JSON as make gpu-check writes it ({where}: {first['msg']})",
-        ) from None
+        problem = E.VALID(kind=Name(first["type"]), got=E.got(first.get("input")))
+        raise InputError("calibration", CAL_JSON(where=Name(where), problem=problem)) from None
 
 
 def load_calibration(path: Path) -> Calibration:
@@ -68,7 +71,7 @@ def load_calibration(path: Path) -> Calibration:
         with path.open("rb") as f:
             data = f.read(MAX_CALIBRATION_BYTES + 1)
     except OSError as err:
-        raise InputError("calibration", f"a readable file ({err.strerror})") from None
+        raise InputError("calibration", E.readable(err)) from None
     return parse_calibration(data)
 
 
@@ -80,5 +83,5 @@ def put(cal: Calibration) -> str:
 def get(digest: str) -> Calibration:
     cal = _held.get(digest)
     if cal is None:
-        raise InputError("calibration", "a calibration this server still holds: upload it again")
+        raise InputError("calibration", CAL_HELD())
     return cal

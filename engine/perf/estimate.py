@@ -75,9 +75,7 @@ def _check(replicas: int, concurrency: int, isl: int, osl: int) -> None:
         ("replicas", replicas), ("concurrency", concurrency), ("isl", isl), ("osl", osl)
     ):  # fmt: skip
         if value < 1:
-            raise InputError(
-                name, f"a positive integer, got {value}", expects=E.POSITIVE(got=E.got(value))
-            )
+            raise InputError(name, E.POSITIVE(got=E.got(value)))
 
 
 def copy_model(
@@ -308,11 +306,7 @@ def spread(
     ``prompts_per_client`` and the other arguments go to ``estimate`` as they are."""
     if replicas < 1 or requests < 1:
         bad = replicas if replicas < 1 else requests
-        raise InputError(
-            "replicas" if replicas < 1 else "requests",
-            "a positive integer",
-            expects=E.POSITIVE(got=E.got(bad)),
-        )
+        raise InputError("replicas" if replicas < 1 else "requests", E.POSITIVE(got=E.got(bad)))
     q, busier = divmod(requests, replicas)
     kw: dict[str, Any] = {
         "gpus_per_node": gpus_per_node, "calibration": calibration, "reuse": reuse,

@@ -21,6 +21,7 @@ from engine.perf.balance import DpBalance
 from engine.perf.ranges import ErrorBand, Ranges
 from engine.perf.stack import Factor, KernelPath, Kernels, Stack
 from engine.rules import Loose, Strict, load_data
+from engine.versions import loose_version_key, version_key
 
 SpecMethod = Literal["mtp", "eagle3"]
 
@@ -118,24 +119,6 @@ class Routing(Strict):
     source: str = Field(min_length=1)
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    """``0.5.10.post1`` -> (0, 5, 10), ``0.5.3rc0`` -> (0, 5, 3): the release numbers, pre- and
-    post-release suffixes dropped."""
-    out: list[int] = []
-    for part in version.split("."):
-        digits = ""
-        for ch in part:
-            if not ch.isdigit():
-                break
-            digits += ch
-        if not digits:
-            break
-        out.append(int(digits))
-        if digits != part:
-            break
-    return tuple(out)
-
-
 class Median(Loose):
     median: float = Field(ge=0)
 
@@ -171,9 +154,10 @@ def prefill_mode(
 ) -> PrefillMode:
     """How ``engine`` at ``version`` (None: the pinned one) runs a prefill on this layout."""
     run = perf_facts().engines[engine]
-    old = version is not None and run.eager_before is not None
-    if old and version_key(version or "") < version_key(run.eager_before or ""):
-        return "eager"
+    if version is not None and run.eager_before is not None:
+        key = loose_version_key(version)
+        if key is None or key < version_key(run.eager_before):
+            return "eager"
     when = {"amd": amd, "dp_attention": dp_attention, "pipeline": pipeline}
     if any(when[w] for w in run.eager_when):
         return "eager"
@@ -191,7 +175,8 @@ def kernel_path(
     if not aiter:
         return "generic"
     since = perf_facts().engines[engine].rocm_tuned_since.get(arch)
-    if since is not None and version is not None and version_key(version) < version_key(since):
+    key = loose_version_key(version) if version is not None else None
+    if since is not None and key is not None and key < version_key(since):
         return "generic"
     return "tuned"
 

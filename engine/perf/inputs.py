@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from engine.engines import Engine, adapter
 from engine.hardware.gpus import Gpu
 from engine.kv.dtype import KvDtype
+from engine.kv.pipeline import model_pipeline
 from engine.kv.sizing import KvSizing, size_kv
-from engine.model.architecture import Architecture, build_architecture
+from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
-from engine.model.family import FamilyVerdict, classify
-from engine.model.weights import WeightReport, weight_report
+from engine.model.family import FamilyVerdict
+from engine.model.weights import WeightReport
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,6 @@ def model_inputs(
     chunk_tokens: int | None = None,
 ) -> ModelInputs:
     """Architecture, family, weights and the engine's KV dtype of ``cfg`` on ``gpu``."""
-    arch = build_architecture(cfg)
-    fam = classify(cfg, arch)
-    weights = weight_report(cfg, arch)
+    pipe = model_pipeline(cfg)
     kvd = adapter(engine).kv_dtype(kv_dtype, cfg, gpu.arch)
-    return ModelInputs(cfg, arch, fam, weights, gpu, engine, kvd, chunk_tokens)
+    return ModelInputs(cfg, pipe.arch, pipe.family, pipe.weights, gpu, engine, kvd, chunk_tokens)

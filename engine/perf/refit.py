@@ -56,7 +56,7 @@ def derive(f: Factors, fitted: set[str] | frozenset[str] = frozenset()) -> Facto
         for cost in STACK_FACTORS:
             scale = s.scales.get(cost)
             ratio = scale.value if scale is not None else 1.0
-            why = scale.source if scale is not None else "no scale given: x1"
+            why = scale.source if scale is not None else "scale 1"
             update[cost] = Factor(
                 value=_sig(like.cost(cost) * ratio),
                 unit=getattr(like, cost).unit,

@@ -54,9 +54,9 @@ class PrefixReuse:
         for name in ("gpu_tokens", "host_tokens"):
             value = getattr(self, name)
             if not math.isfinite(value):
-                raise InputError(f"reuse.{name}", "a finite number", expects=E.FINITE())
+                raise InputError(f"reuse.{name}", E.FINITE())
             if value < 0:
-                raise InputError(f"reuse.{name}", "at least 0", expects=E.AT_LEAST(low=0))
+                raise InputError(f"reuse.{name}", E.AT_LEAST(low=0))
 
     @property
     def tokens(self) -> float:
@@ -270,30 +270,29 @@ class Scheduler:
 
     def prefill_pool(self, costs: Costs, rate: float) -> float:
         """Mean TTFT (s) of a prefill-only copy fed ``rate`` requests/s (Poisson arrivals, at
-        least 0): its latencies, the prompt's prefill on a rank, and the M/D/1 wait behind the
-        others' (utilisation: rate × prompt seconds over the ranks; at or above 1 it never
-        drains)."""
+        least 0):
+        its latencies, the prompt's prefill on a rank (through every pipeline stage), and the
+        M/D/1 wait behind the others' (a pipeline takes the next prompt once its first stage is
+        free: utilisation is rate × one stage's share of the prompt over the ranks; at or above
+        1 it never drains)."""
         if not math.isfinite(rate):
-            raise InputError("rate", "a finite number", expects=E.FINITE())
+            raise InputError("rate", E.FINITE())
         if rate < 0:
-            raise InputError("rate", "at least 0", expects=E.AT_LEAST(low=0))
-        service = costs.prompt(1.0) / self.pp
-        rho = rate * service / self.dp
+            raise InputError("rate", E.AT_LEAST(low=0))
+        prompt = costs.prompt(1.0)  # one prompt, its experts seeing its own tokens
+        stage = prompt / self.pp
+        rho = rate * stage / self.dp
         if rho >= 1:
             return math.inf
-        wait = rho / (2 * (1 - rho)) * service
+        wait = rho / (2 * (1 - rho)) * stage
         latency = costs.request_seconds + costs.dispatch_seconds + costs.reload_seconds
-        return latency + service + wait
+        return latency + prompt + wait
 
     def decode_pool(self, costs: Costs, concurrency: int) -> float:
         """TPOT (s) of a decode-only copy running ``concurrency`` requests: its decode step at
         that load (the busiest rank's) per committed token, no prefill between its steps."""
         if concurrency < 1:
-            raise InputError(
-                "concurrency",
-                f"a positive integer, got {concurrency}",
-                expects=E.POSITIVE(got=E.got(concurrency)),
-            )
+            raise InputError("concurrency", E.POSITIVE(got=E.got(concurrency)))
         busiest = busiest_rank(concurrency, self.dp, self.balance)
         micro = math.ceil(busiest / self.pp)
         return costs.decode(micro, math.ceil(concurrency / self.pp)).per_token

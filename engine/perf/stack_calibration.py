@@ -28,8 +28,9 @@ from engine.perf.user_fit import bounds
 FIELD = "bench_calibration"
 MAX_BYTES = 65_536  # a few hundred bytes of JSON
 MAX_HELD = 256
-WRITTEN_BY = "a calibration JSON as bench-compare --save-calibration writes it"
 
+# where the factors fitted on a user's benchmark come from (a program, as named)
+BENCH_SOURCE = "bench-compare"
 # a factor of the file outside what the refit could have written
 FACTOR_RANGE = Code("error.bench.factor_range", "name", "low", "high", "got")
 
@@ -71,8 +72,8 @@ class StackCalibration(BaseModel):
         return v
 
     def factors_over(self, base: Factors) -> Factors:
-        """``base`` with these factors in place ("fitted on your benchmark")."""
-        return with_values(base, self.factors, "fitted on your benchmark")
+        """``base`` with these factors in place, fitted by bench-compare on the user's runs."""
+        return with_values(base, self.factors, BENCH_SOURCE)
 
 
 # where in a file a value was refused, and what it expects there
@@ -115,16 +116,12 @@ def _expected(error: ErrorDetails) -> Decision:
     return OTHER(problem=Name(error["msg"][:200]))
 
 
-def refusal(field: str, err: ValidationError, what: str) -> InputError:
+def refusal(field: str, err: ValidationError) -> InputError:
     """One InputError for a file pydantic refused: ``field``, the key inside the file and what
-    it expects there (its first error; ``what`` says in English what file was expected)."""
+    it expects there (its first error)."""
     first = err.errors()[0]
     where = ".".join(str(x) for x in first["loc"]) or field
-    return InputError(
-        field,
-        f"{what} ({where}: {first['msg']})",
-        expects=AT_KEY(at=Name(where[:120]), expected=_expected(first)),
-    )
+    return InputError(field, AT_KEY(at=Name(where[:120]), expected=_expected(first)))
 
 
 def parse_stack_calibration(data: bytes | str) -> StackCalibration:
@@ -132,15 +129,11 @@ def parse_stack_calibration(data: bytes | str) -> StackCalibration:
     field (a factor out of its bounds names the factor)."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if len(raw) > MAX_BYTES:
-        raise InputError(
-            FIELD,
-            f"a calibration JSON of at most {MAX_BYTES:,} B",
-            expects=E.FILE_SIZE(most=MAX_BYTES, got=len(raw)),
-        )
+        raise InputError(FIELD, E.FILE_SIZE(most=MAX_BYTES, got=len(raw)))
     try:
         return StackCalibration.model_validate_json(raw)
     except ValidationError as err:
-        raise refusal(FIELD, err, WRITTEN_BY) from None
+        raise refusal(FIELD, err) from None
 
 
 def to_json(cal: StackCalibration) -> str:
@@ -161,9 +154,5 @@ HELD_AGAIN = Code("error.bench.upload_again")
 def get(digest: str) -> StackCalibration:
     cal = _held.get(digest)
     if cal is None:
-        raise InputError(
-            FIELD,
-            "a benchmark calibration this server still holds: upload it again",
-            expects=HELD_AGAIN(),
-        )
+        raise InputError(FIELD, HELD_AGAIN())
     return cal

@@ -223,6 +223,6 @@ def fit_stack(target: Target, points: Sequence[BenchPoint], base: Factors) -> St
     for step in (0.5, 0.2):  # a restart from the best point with a fresh simplex
         x = nelder_mead(budget, x, step, budget.most)
     values = {n: float(f"{v:.4g}") for n, v in loss.decode(x).items()}
-    fitted = with_values(base, values, "fitted on your benchmark")
+    fitted = with_values(base, values, "bench-compare")
     after = statistics.median(_relative_errors(target, points, fitted))
     return StackFit(values, held, budget.used, before, after, fitted)

@@ -123,7 +123,7 @@ def launch_artifacts(st: Study, plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> 
             "kubernetes",
             f"{name}-{plan.engine}.yaml",
             "application/yaml",
-            lambda: kubernetes_yaml(plan, name),
+            lambda: kubernetes_yaml(plan, name, lang=lang),
         ),
     ]
 

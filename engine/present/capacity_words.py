@@ -368,7 +368,7 @@ def reuse_shown(r: Reuse, kv_bytes_per_token: int, lang: Lang = DEFAULT_LANG) ->
     system prompt takes once per instance."""
     shared = r.shared_tokens * kv_bytes_per_token
     return [
-        Shown(t("reuse.hit_rate", lang), percent(r.hit_rate), r.hit_rate, r.formula),
+        Shown(t("reuse.hit_rate", lang), percent(r.hit_rate), r.hit_rate, say(r.formula, lang)),
         Shown(t("reuse.gpu", lang), f"{r.gpu_tokens:,.0f}", r.gpu_tokens,
               f"{r.affinity:.3g} × {r.resident:.3g} × {r.cacheable:,} = {r.gpu_tokens:,.0f}"),
         Shown(t("reuse.host", lang), f"{r.host_tokens:,.0f}", r.host_tokens,

@@ -18,17 +18,16 @@ from engine.engines.placement import ROLE_NAME
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.i18n import DEFAULT_LANG, Lang, t
-from engine.kv.sizing import KvSizing, size_kv
+from engine.kv.pipeline import model_pipeline
+from engine.kv.sizing import KvSizing
 from engine.launch.layout import stage_share, users_at
-from engine.launch.ranking import layout_rules
 from engine.measure.backcalc import BackcalcResult, EngineReading, backcalculate, sizing_notes
-from engine.model.architecture import FFN_LABELS, Architecture, Mixer, build_architecture
+from engine.model.architecture import FFN_LABELS, Architecture, Mixer
 from engine.model.config import ModelConfig
 from engine.model.context_limit import context_limit
-from engine.model.family import FamilyVerdict, classify
+from engine.model.family import FamilyVerdict
 from engine.model.loader import catalog_names, load_catalog
-from engine.model.weights import Role, weight_report
-from engine.perf import estimate
+from engine.model.weights import Role
 from engine.perf.factors import perf_facts
 from engine.present.evidence_words import (
     EvidenceRow,
@@ -501,81 +500,6 @@ class Series:
     y: tuple[float, ...]
 
 
-@dataclass(frozen=True)
-class SpeedCurve:
-    """One layout's tokens/s per GPU against tokens/s per user as its load grows from one
-    request to every request its KV holds (the speed model at each load)."""
-
-    name: str
-    pick: bool
-    per_user: tuple[float, ...]
-    per_gpu: tuple[float, ...]
-    concurrency: tuple[int, ...]
-
-
-MAX_CURVES = 8
-
-
-def load_grid(most: int) -> tuple[int, ...]:
-    """1, 2, 4, … up to ``most`` and ``most`` itself (at most 16 points)."""
-    out: list[int] = []
-    n = 1
-    while n < most and len(out) < 15:
-        out.append(n)
-        n *= 2
-    return (*out, max(most, 1))
-
-
-def speed_curves(st: Study, lang: Lang = DEFAULT_LANG) -> list[SpeedCurve]:
-    """The pick and the best-ranked other layouts that hold the weights, over their load.
-
-    ``n`` requests spread over ``r`` copies as evenly as they go: n mod r copies run
-    ceil(n / r), the others floor(n / r), and a copy with none is idle. Tokens/s per GPU is
-    every copy's output over all the layout's GPUs (below r requests some copies are idle);
-    tokens/s per user is the mean over the n requests."""
-    inp = st.search_inputs
-    if inp is None:
-        return []
-    s = st.scenario
-    isl, osl = s.workload(st.context)
-    out: list[SpeedCurve] = []
-    shown = [c for c in st.search.candidates if c.speed is not None and c.running > 0]
-    for c in shown[:MAX_CURVES]:
-        lay = c.layout
-        users, gpus = [], []
-        loads = load_grid(c.running)
-        for n in loads:
-            q, busier = divmod(n, lay.replicas)
-            output = per_user = 0.0
-            for load, copies in ((q + 1, busier), (q, lay.replicas - busier)):
-                if load < 1 or copies < 1:
-                    continue
-                sp = estimate(
-                    inp, lay.split, 1, load, isl, osl, inp.speculative,
-                    gpus_per_node=s.gpus_per_node, calibration=inp.calibration,
-                    factors=inp.factors,
-                )  # fmt: skip
-                output += copies * sp.output_tokens_per_s
-                per_user += copies * load * sp.output_tokens_per_s_per_user
-            users.append(per_user / n)
-            gpus.append(output / (lay.replicas * lay.split.gpus))
-        out.append(SpeedCurve(say(lay.name(), lang), c is st.fit, tuple(users), tuple(gpus), loads))
-    return out
-
-
-def speed_targets(st: Study, lang: Lang = DEFAULT_LANG) -> list[tuple[str, float]]:
-    """The per-user speeds the scenario asks for, as (label, tokens/s per user): its TPOT
-    target, and the balanced bound when balanced is the objective."""
-    s = st.scenario
-    out = []
-    if s.tpot_ms:
-        out.append((t("chart.speed.target", lang, ms=f"{s.tpot_ms:g}"), 1000 / s.tpot_ms))
-    if s.latency == "balanced":
-        bound = layout_rules().balanced_tpot_ms
-        out.append((t("chart.speed.bound", lang, ms=f"{bound:g}"), 1000 / bound))
-    return out
-
-
 def speed_caption(st: Study, lang: Lang = DEFAULT_LANG) -> str:
     """What the speed figures assume: the workload, the load, drafts, where the rates come
     from (the catalog × fitted fractions, or measured on this GPU), how far off the model was
@@ -726,13 +650,13 @@ def users_options(current: int) -> tuple[int, ...]:
     return tuple(sorted({current, *(1 << i for i in range(13))}))
 
 
-def kv_vs_context(kv: KvSizing, contexts: Sequence[int]) -> list[Series]:
+def kv_vs_context(kv: KvSizing, contexts: Sequence[int], lang: Lang = DEFAULT_LANG) -> list[Series]:
     """Per-request bytes on one GPU by layer group (stacked, they add up to
-    ``kv.bytes_per_request``)."""
+    ``kv.bytes_per_request``), each named in ``lang``."""
     xs = tuple(contexts)
     return [
         Series(lab, xs, tuple(g.bytes_at(c) for c in xs))
-        for lab, g in zip(group_labels(kv), kv.groups, strict=True)
+        for lab, g in zip(group_labels(kv, lang), kv.groups, strict=True)
     ]
 
 
@@ -953,11 +877,10 @@ def catalog_rows() -> tuple[CatalogRow, ...]:
     for name in catalog_names():
         try:
             cfg = load_catalog(name).config
-            arch = build_architecture(cfg)
-            fam = classify(cfg, arch)
-            w = weight_report(cfg, arch)
+            pipe = model_pipeline(cfg)
+            fam, w = pipe.family, pipe.weights
             engine = DEFAULT_SCENARIO.engine
-            kv = size_kv(arch, cfg, adapter(engine).kv_dtype("auto", cfg, None), 1, engine)
+            kv = pipe.kv(engine, adapter(engine).kv_dtype("auto", cfg, None), 1)
             limit = context_limit(cfg).tokens
         except InputError as err:
             rows.append(CatalogRow(name, "—", 0, 0.0, 0.0, 0.0, 0, 0.0, 0, str(err), 0))

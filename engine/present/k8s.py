@@ -22,9 +22,12 @@ from typing import Any
 
 import yaml
 
+from engine import errors as E
+from engine.decision import Code
 from engine.engines import adapter
 from engine.engines.memory import GIB
 from engine.errors import InputError
+from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.plan import LEADER, LaunchPlan, NodeCommand, launch_facts
 from engine.present.render import comment, join, one_line
 from engine.text.words import say
@@ -34,6 +37,12 @@ _RESOURCE = re.compile(
     r"^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
 )
 _NIC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,14}$")
+# what the cluster's own names must be (data/i18n/<lang>/errors.yaml)
+DNS_LABEL = Code("error.k8s.dns_label", "got")
+DNS_NAME = Code("error.k8s.dns_name", "most", "got")
+RESOURCE = Code("error.k8s.resource", "got")
+NIC = Code("error.k8s.nic", "got")
+GPUS_PER_POD = Code("error.k8s.gpus_per_pod", "least")
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 
 # libyaml's safe emitter where PyYAML was built with it (its Linux wheels are): the same YAML
@@ -228,32 +237,38 @@ def _tier_gib(plan: LaunchPlan, gpus: int) -> int:
     return math.ceil(share / GIB)
 
 
-def _metadata(plan: LaunchPlan, name: str) -> dict[str, Any]:
-    """Name and labels; the plan's warnings ride along as annotations (the manifest has no
-    comments), so ``kubectl describe`` shows them to whoever applies it."""
+def _metadata(plan: LaunchPlan, name: str, lang: Lang) -> dict[str, Any]:
+    """Name and labels; the plan's warnings ride along as annotations in the reader's language
+    (the manifest has no comments), so ``kubectl describe`` shows them to whoever applies it."""
     meta: dict[str, Any] = {"name": name, "labels": _labels(name)}
-    notes = {f"serving-playbook/warning-{i}": w for i, w in enumerate(plan.warnings, 1)}
+    notes = {
+        f"serving-playbook/warning-{i}": one_line(say(w, lang, markdown=False))
+        for i, w in enumerate(plan.warned, 1)
+    }
     cache = launch_facts().kubernetes.model_cache
-    access = "ReadWriteMany" if plan.nodes_per_copy > 1 else "ReadWriteOnce or ReadWriteMany"
-    notes["serving-playbook/model-cache"] = (
-        f"mount a PersistentVolumeClaim ({access}) of at least "
-        f"{math.ceil(plan.checkpoint_bytes * 1.1 / GIB)} GiB for the checkpoint at "
-        f"{cache.mount_path}; the default claim name {cache.claim} is a placeholder"
+    access = "many" if plan.nodes_per_copy > 1 else "either"
+    notes["serving-playbook/model-cache"] = t(
+        "manifest.model_cache",
+        lang,
+        access=t(f"manifest.access.{access}", lang),
+        gib=f"{math.ceil(plan.checkpoint_bytes * 1.1 / GIB):,}",
+        path=cache.mount_path,
+        claim=cache.claim,
     )
     if not plan.runnable:  # kubectl describe says why nothing runs
         for i, b in enumerate(plan.blocked_by, 1):
-            notes[f"serving-playbook/blocked-{i}"] = one_line(say(b))
+            notes[f"serving-playbook/blocked-{i}"] = one_line(say(b, lang, markdown=False))
     meta["annotations"] = notes
     return meta
 
 
 def _deployment(
-    plan: LaunchPlan, name: str, replicas: int, gpus_per_pod: int, opts: KubeOptions
+    plan: LaunchPlan, name: str, replicas: int, gpus_per_pod: int, opts: KubeOptions, lang: Lang
 ) -> dict[str, Any]:
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": _metadata(plan, name),
+        "metadata": _metadata(plan, name, lang),
         "spec": {
             "replicas": replicas if plan.runnable else 0,
             "selector": {"matchLabels": _labels(name)},
@@ -320,7 +335,7 @@ def _lws_script(plan: LaunchPlan, command: NodeCommand) -> str:
     return "exec " + " ".join(words)
 
 
-def _lws(plan: LaunchPlan, name: str, groups: int, opts: KubeOptions) -> dict[str, Any]:
+def _lws(plan: LaunchPlan, name: str, groups: int, opts: KubeOptions, lang: Lang) -> dict[str, Any]:
     leader_cmd = next(c for c in plan.commands if c.role == "leader")
     worker_cmd = next(c for c in plan.commands if c.role == "worker")
     network = launch_facts().kubernetes.multi_node_network
@@ -342,7 +357,7 @@ def _lws(plan: LaunchPlan, name: str, groups: int, opts: KubeOptions) -> dict[st
     return {
         "apiVersion": LWS_API,
         "kind": "LeaderWorkerSet",
-        "metadata": _metadata(plan, name),
+        "metadata": _metadata(plan, name, lang),
         "spec": {
             "replicas": groups if plan.runnable else 0,
             "leaderWorkerTemplate": {
@@ -422,23 +437,41 @@ def router_command(plan: LaunchPlan, name: str, servers: int) -> list[str]:
     return out
 
 
-def _router_configmap(plan: LaunchPlan, name: str, servers: int) -> dict[str, Any]:
+def _router_configmap(plan: LaunchPlan, name: str, servers: int, lang: Lang) -> dict[str, Any]:
     cmd = router_command(plan, name, servers)
     router = launch_facts().routers[plan.engine]
+    readme = t(
+        "manifest.router",
+        lang,
+        servers=f"{servers:,}",
+        image=router.image or plan.image,
+        source=router.source,
+    )
+    if plan.router is not None:
+        readme = t("manifest.router_why", lang, why=say(plan.router.why, lang), readme=readme)
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": f"{name}-router", "labels": {"app.kubernetes.io/name": name}},
         "data": {
-            "README": (
-                (say(plan.router.why) + ". " if plan.router is not None else "")
-                + f"{servers} servers each keep their own prefix cache: send traffic through this "
-                "prefix-aware router, not only the round-robin Service. "
-                f"Image: {router.image or plan.image}. Source: {router.source}."
-            ),
+            "README": readme,
             "router.sh": join(cmd) + "\n",
         },
     }
+
+
+def check_options(opts: KubeOptions) -> None:
+    """Refuse a cluster name that is not one (InputError naming the option)."""
+    for field, value in (
+        ("model_cache_claim", opts.model_cache_claim),
+        ("hf_token_secret", opts.hf_token_secret),
+    ):
+        if value is not None and not _DNS_LABEL.match(value):
+            raise InputError(field, DNS_LABEL(got=E.got(value)))
+    if opts.rdma_resource is not None and not _RESOURCE.match(opts.rdma_resource):
+        raise InputError("rdma_resource", RESOURCE(got=E.got(opts.rdma_resource)))
+    if opts.nic is not None and not _NIC.match(opts.nic):
+        raise InputError("nic", NIC(got=E.got(opts.nic)))
 
 
 def kubernetes_yaml(
@@ -447,64 +480,49 @@ def kubernetes_yaml(
     replicas: int | None = None,
     gpus_per_pod: int | None = None,
     options: KubeOptions | None = None,
+    lang: Lang = DEFAULT_LANG,
 ) -> str:
     """The manifests as multi-document YAML: Deployment + Service, or a LeaderWorkerSet + a
     Service for its leaders when a copy spans nodes; a router ConfigMap for several servers.
     ``replicas`` overrides the plan's server count; ``gpus_per_pod`` its GPUs per pod;
-    ``options`` what the cluster decides (model-cache claim, token Secret, network)."""
+    ``options`` what the cluster decides (model-cache claim, token Secret, network); ``lang``
+    the language of the annotations and comments."""
     opts = options or KubeOptions()
-    for field, value in (
-        ("model_cache_claim", opts.model_cache_claim),
-        ("hf_token_secret", opts.hf_token_secret),
-    ):
-        if value is not None and not _DNS_LABEL.match(value):
-            raise InputError(field, f"a DNS label (lowercase letters, digits, '-'), got {value!r}")
-    if opts.rdma_resource is not None and not _RESOURCE.match(opts.rdma_resource):
-        raise InputError(
-            "rdma_resource", f"a resource name like rdma/ib, got {opts.rdma_resource!r}"
-        )
-    if opts.nic is not None and not _NIC.match(opts.nic):
-        raise InputError("nic", f"a network interface name like eth0 or ib0, got {opts.nic!r}")
+    check_options(opts)
     if not _DNS_LABEL.match(name) or len(name) > 56:
-        raise InputError(
-            "name", f"a DNS label of at most 56 lowercase letters, digits or '-', got {name!r}"
-        )
+        raise InputError("name", DNS_NAME(most=56, got=E.got(name)))
     multi = plan.nodes_per_copy > 1
     servers = plan.servers if replicas is None else replicas
     if isinstance(servers, bool) or not isinstance(servers, int) or not 1 <= servers <= 1024:
-        raise InputError("replicas", f"a whole number from 1 to 1024, got {servers!r}")
+        raise InputError("replicas", E.RANGE(low=1, high=1024, got=E.got(servers)))
     per_pod = gpus_per_pod
     if per_pod is None:
         per_pod = plan.gpus_per_node if multi else _gpus_per_server(plan)
     if isinstance(per_pod, bool) or not isinstance(per_pod, int) or per_pod < 1:
-        raise InputError("gpus_per_pod", f"a positive whole number, got {per_pod!r}")
+        raise InputError("gpus_per_pod", E.POSITIVE(got=E.got(per_pod)))
     if per_pod < _gpus_per_server(plan) and not multi:
-        raise InputError(
-            "gpus_per_pod",
-            f"at least the plan's {_gpus_per_server(plan)} GPUs per server (one pod runs one "
-            "engine)",
-        )
+        raise InputError("gpus_per_pod", GPUS_PER_POD(least=_gpus_per_server(plan)))
     if multi:
         workers_serve = any(c.role == "worker" and c.port is not None for c in plan.commands)
         selector = _labels(name) if workers_serve else {**_labels(name), "role": "leader"}
         docs: list[dict[str, Any]] = [
-            _lws(plan, name, servers, opts),
+            _lws(plan, name, servers, opts, lang),
             _service(plan, name, selector),
         ]
         if plan.multi_node_nvlink:
             docs.insert(0, _compute_domain(plan, name))
     else:
         docs = [
-            _deployment(plan, name, servers, per_pod, opts),
+            _deployment(plan, name, servers, per_pod, opts, lang),
             _service(plan, name, _labels(name)),
         ]
     if servers > 1:
-        docs.append(_router_configmap(plan, name, servers))
+        docs.append(_router_configmap(plan, name, servers, lang))
     text = yaml.dump_all(docs, Dumper=_DUMPER, sort_keys=False, default_flow_style=False, width=100)
     if plan.runnable:
         return text
-    head = [comment("BLOCKED: " + say(b)) for b in plan.blocked_by]
-    head.append(comment("replicas: 0 - this plan cannot start; the annotations say why"))
+    head = [comment(t("script.blocked", lang, why=say(b, lang))) for b in plan.blocked_by]
+    head.append(comment(t("manifest.blocked_replicas", lang)))
     return "\n".join(head) + "\n" + text
 
 

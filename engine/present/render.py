@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 
 from engine.decision import Decision
 from engine.i18n import DEFAULT_LANG, Lang, t
@@ -80,20 +81,25 @@ def router_lines(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> list[str]:
     return lines
 
 
-def shell(plan: LaunchPlan, command: NodeCommand | None = None) -> str:
-    """One node's command, an option per line with ``\\`` continuations."""
-    argv = list((command or plan.commands[0]).argv)
-    head = len(plan.program)
-    lines = [join(argv[:head])]
+def option_lines(argv: list[str], head: int, quote: Callable[[list[str]], str] = join) -> list[str]:
+    """The program (``head`` words), then an option with its value per line, each quoted by
+    ``quote``."""
+    lines = [quote(argv[:head])]
     i = head
     while i < len(argv):
         group = [argv[i]]
         if i + 1 < len(argv) and not argv[i + 1].startswith("--"):
             group.append(argv[i + 1])
             i += 1
-        lines.append(join(group))
+        lines.append(quote(group))
         i += 1
-    return " \\\n  ".join(lines)
+    return lines
+
+
+def shell(plan: LaunchPlan, command: NodeCommand | None = None) -> str:
+    """One node's command, an option per line with ``\\`` continuations."""
+    argv = list((command or plan.commands[0]).argv)
+    return " \\\n  ".join(option_lines(argv, len(plan.program)))
 
 
 def _prefix(command: NodeCommand) -> str:
@@ -114,9 +120,10 @@ def blocked_stop(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> list[str]:
     launcher line of the script runs (the commands below stay for reading)."""
     if plan.runnable:
         return []
-    lines = [comment("BLOCKED: " + say(b, lang)) for b in plan.blocked_by]
+    lines = [comment(t("script.blocked", lang, why=say(b, lang))) for b in plan.blocked_by]
     for b in plan.blocked_by:
-        lines.append(f"echo {shlex.quote('BLOCKED: ' + one_line(say(b, lang)))} >&2")
+        stop = t("script.blocked", lang, why=one_line(say(b, lang)))
+        lines.append(f"echo {shlex.quote(stop)} >&2")
     return [*lines, "exit 1", ""]
 
 
@@ -186,17 +193,25 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
     for c in plan.commands:
         by_node.setdefault(c.node, []).append(c)
     for node, commands in by_node.items():
-        out.append(f"  {node})")
-        background = len(commands) > 1
-        for c in commands:
-            line = _prefix(c) + shell(plan, c).replace("\n", "\n    ")
-            out.append("    " + line + (" &" if background else ""))
-        if background:
-            out.append("    wait")
-        out.append("    ;;")
+        lines = [[_prefix(c) + shell(plan, c).replace("\n", "\n    ")] for c in commands]
+        out += node_case(str(node), lines)
     out += router_lines(plan, lang)
     out += ['  *) echo "unknown node: $NODE" >&2; exit 2 ;;', "esac"]
     return "\n".join(out) + "\n"
+
+
+def node_case(node: str, servers: list[list[str]]) -> list[str]:
+    """A ``case`` branch that starts every server of one node: each server's lines (its last
+    the command), in the background with a ``wait`` when there are several."""
+    out = [f"  {node})"]
+    background = len(servers) > 1
+    for lines in servers:
+        *head, command = lines
+        out += ["    " + line for line in head]
+        out.append("    " + command + (" &" if background else ""))
+    if background:
+        out.append("    wait")
+    return [*out, "    ;;"]
 
 
 def container_args(plan: LaunchPlan, command: NodeCommand | None = None) -> list[str]:

@@ -10,35 +10,105 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from engine.alternatives import alternatives, ask
+from engine.alternatives import Alternative, alternatives, ask
 from engine.capacity import capacity, given, price_for
+from engine.decision import Decision, Name
+from engine.diagnose import Diagnosis
+from engine.disagg.choice import choice_of
 from engine.engines import adapter, check_engine
 from engine.errors import InputError
 from engine.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.candidate import Candidate
 from engine.launch.plan import LaunchPlan
+from engine.model.checkpoint import CheckpointFormat
 from engine.present import capacity_words as W
 from engine.present import charts_data as C
 from engine.present import messages as M
+from engine.present.disagg_words import disagg_json, disagg_lines, disagg_shown
 from engine.present.evidence_words import evidence_json, group_json
 from engine.present.k8s import kubernetes_yaml, manifest_name
 from engine.present.render import docker, script, shell
-from engine.scenario import ENGINE_LABELS, Engine, cli_line
+from engine.present.speed_chart import load_caption
+from engine.reuse import Reuse
+from engine.scenario import ENGINE_LABELS, PIN_SIZES, Engine, cli_line
+from engine.software.software_report import SoftwareReport
 from engine.study import Study
 from engine.text.safe import plain
 from engine.text.sources import escape_markdown
-from engine.text.words import say, say_all
+from engine.text.words import as_json, say, say_all
+from engine.verdict import Verdict
 
 UNITS = "bytes; GiB = 2^30 bytes, GB = 10^9 bytes"
+
+
+def diagnosis_json(d: Diagnosis) -> dict[str, Any]:
+    """The model's family, KV cache and weights at the diagnosis's TP (the step 1-2 keys)."""
+    cfg = d.config
+    fam = d.family
+    out: dict[str, Any] = {
+        "architecture": cfg.architecture,
+        "model_type": cfg.model_type,
+        "attention_family": fam.attention_family,
+        "sliding_window": fam.sliding_window,
+        "chunked_local": fam.chunked_local,
+        "moe": fam.moe,
+        "multimodal": fam.multimodal,
+        "fusion": fam.fusion,
+        "num_experts": fam.num_experts,
+        "experts_per_token": fam.experts_per_token,
+        "shared_experts": fam.shared_experts,
+        "mtp_layers": fam.mtp_layers,
+        "linear_kind": fam.linear_kind,
+        "evidence": evidence_json(fam.evidence),
+        "tp": d.kv.tp,
+        "kv_dtype": d.kv.kv_dtype.requested,
+        "kv_dtype_stored": d.kv.kv_dtype.stored,
+        "kv_dtype_note": say(d.kv.kv_dtype.why) if d.kv.kv_dtype.why is not None else "",
+        "block_size": d.kv.block_size,
+        "layer_groups": [
+            {
+                "kind": g.kind,
+                "layers": g.num_layers,
+                "layer_indices": list(g.layers),
+                "bytes_per_token": _num(g.bytes_per_token),
+                "bytes_per_token_per_layer": _num(g.spec.bytes_per_token),
+                "state_bytes_per_request": g.state_bytes_per_request,
+                "window": g.spec.window,
+            }
+            for g in d.kv.groups
+        ],
+        "kv_bytes_per_token": d.kv.kv_bytes_per_token,
+        "state_bytes_per_request": d.kv.state_bytes_per_request,
+        "state_bytes_per_request_padded": d.kv.state_bytes_per_request_padded,
+        "hybrid_block_size": d.kv.hybrid.block_size if d.kv.hybrid else None,
+        "context": d.context,
+        "kv_bytes_per_request": d.kv_bytes_per_request,
+        "sglang": {
+            "kv_dtype_stored": d.sglang.kv_dtype.stored,
+            "kv_bytes_per_token": d.sglang.kv_bytes_per_token,
+            "state_bytes_per_request": d.sglang.state_bytes_per_request,
+            "kv_bytes_per_request": d.sglang.bytes_per_request(d.context),
+            "differs": d.sglang_differs(),
+        },
+        "params_total": d.weights.params_total,
+        "params_active": d.weights.params_active,
+        "weight_bytes": d.weights.weight_bytes,
+        "checkpoint_format": d.weights.format,
+        "units": UNITS,
+    }
+    return out
+
+
+def _num(x: float) -> float | int:
+    return int(x) if float(x).is_integer() else round(x, 4)
 
 
 def diagnose_json(st: Study) -> dict[str, Any]:
     """Family, KV cache, weights and fit (the ``diagnose --json`` keys): the step 1-2 slice of
     the Study plus the chosen layout's users and memory."""
     fit = st.fit
-    out = st.diagnosis.to_json()
-    out["evidence"] = evidence_json(st.family.evidence)
+    out = diagnosis_json(st.diagnosis)
     for group, g in zip(out["layer_groups"], st.diagnosis.kv.groups, strict=True):
         group.update(group_json(g))
     # kv_bytes_per_token is the model's figure (every KV head, TP 1, as the README documents);
@@ -65,7 +135,7 @@ def diagnose_json(st: Study) -> dict[str, Any]:
 def candidate_json(c: Candidate) -> dict[str, Any]:
     s = c.layout.split
     return {
-        "layout": c.layout.describe(),
+        "layout": say(c.layout.name(), markdown=False),
         "replicas": c.layout.replicas,
         "tp": s.tp,
         "dp": s.dp,
@@ -89,7 +159,7 @@ def candidate_json(c: Candidate) -> dict[str, Any]:
         "users_fit": c.users_fit,
         "why_not": say_all(c.why),
         "speed": c.speed.to_json() if c.speed is not None else None,
-        "prefix_reuse": c.reuse.to_json() if c.reuse is not None else None,
+        "prefix_reuse": _reuse_json(c.reuse) if c.reuse is not None else None,
         "memory_formula": say(c.memory_formula()),
         "users_formula": say(c.users_formula()),
     }
@@ -139,7 +209,60 @@ def gates_json(st: Study) -> dict[str, Any]:
 
 def software_json(st: Study, engine: str) -> dict[str, Any]:
     view = st.engines[check_engine(engine)]
-    return view.software.to_json() | {"model": st.model.name}
+    return software_report_json(view.software) | {"model": st.model.name}
+
+
+def checkpoint_json(fmt: CheckpointFormat) -> dict[str, Any]:
+    """The checkpoint format: its facts, ``detail`` and ``notes`` in English, their codes."""
+    return {
+        "name": fmt.name,
+        "weight_dtype": fmt.weight_dtype,
+        "quant_method": fmt.quant_method,
+        "bits": fmt.bits,
+        "group_size": fmt.group_size,
+        "detail": "".join(say(d) for d in fmt.details),
+        "from_model_id": fmt.from_model_id,
+        "source": fmt.source,
+        "notes": say_all(fmt.reasons),
+        "detail_codes": [as_json(d) for d in fmt.details],
+        "note_codes": [as_json(d) for d in fmt.reasons],
+    }
+
+
+def software_report_json(r: SoftwareReport) -> dict[str, Any]:
+    """The documented keys (reasons as English text under ``notes`` and ``flag_reasons``) plus
+    each reason's code and parameters (``note_codes``, ``flag_reason_codes``)."""
+    family = r.family if r.family is None or isinstance(r.family, Name) else say(r.family)
+    return {
+        "engine": r.engine,
+        "architecture": r.architecture,
+        "min_version": r.min_version,
+        "tool_call_parser": r.tool_call_parser,
+        "reasoning_parser": r.reasoning_parser,
+        "checkpoint_format": r.checkpoint_format,
+        "quantization": r.quantization,
+        "extra_flags": list(r.extra_flags),
+        "notes": say_all(r.reasons),
+        "sources": list(r.sources),
+        "engine_version": r.engine_version,
+        "model_type": r.model_type,
+        "family": family.text if isinstance(family, Name) else family,
+        "natively_supported": r.natively_supported,
+        "multimodal": r.multimodal,
+        "checkpoint": checkpoint_json(r.checkpoint),
+        "flag_reasons": {flag: say(d) for flag, d in r.flag_decisions.items()},
+        "note_codes": [as_json(d) for d in r.reasons],
+        "flag_reason_codes": {f: as_json(d) for f, d in r.flag_decisions.items()},
+        "parsers": {
+            "tool_call_from": r.tool_call_parser_from,
+            "reasoning_from": r.reasoning_parser_from,
+            "tool_call_alternatives": list(r.tool_call_alternatives),
+            "reasoning_alternatives": list(r.reasoning_alternatives),
+            "chat_template": r.chat_template,
+            "template_tool_format": r.template_tool_format,
+            "template_thinking_format": r.template_thinking_format,
+        },
+    }
 
 
 def plan_json(plan: LaunchPlan) -> dict[str, Any]:
@@ -160,7 +283,7 @@ def plan_json(plan: LaunchPlan) -> dict[str, Any]:
             "attn_dp": s.dp,
             "pp": s.pp,
             "expert_parallel": s.ep,
-            "description": plan.layout.describe(),
+            "description": say(plan.layout.name(), markdown=False),
             "reason": "; ".join(_layout_reasons(plan)),
         },
         "context": plan.context,
@@ -183,14 +306,14 @@ def plan_json(plan: LaunchPlan) -> dict[str, Any]:
             }
             for c in plan.commands
         ],
-        "env": [e.to_json() for e in plan.env],
-        "flags": [f.to_json() for f in plan.flags],
-        "left_to_engine": [x.to_json() for x in plan.left_to_engine],
+        "env": [{"name": e.name, "value": e.value, **_reason(e.why)} for e in plan.env],
+        "flags": [{"flag": f.flag, "value": f.value, **_reason(f.why)} for f in plan.flags],
+        "left_to_engine": [{"flag": x.flag, **_reason(x.why)} for x in plan.left_to_engine],
         "runnable": plan.runnable,
         "blocked_by": [say(b) for b in plan.blocked_by],
         "blocked_by_codes": [b.to_json() for b in plan.blocked_by],
-        "warnings": list(plan.warnings),
-        "notes": list(plan.notes),
+        "warnings": say_all(plan.warned),
+        "notes": say_all(plan.noted),
         "warning_codes": [w.to_json() for w in plan.warned],
         "note_codes": [n.to_json() for n in plan.noted],
         "kubernetes_yaml": kubernetes_yaml(plan, manifest_name(plan.model_name)),
@@ -208,9 +331,48 @@ def plan_json(plan: LaunchPlan) -> dict[str, Any]:
     }
 
 
+def _reuse_json(r: Reuse) -> dict[str, Any]:
+    """The prefix cache's hits with their formula in English beside its code."""
+    return r.to_json() | {"formula": say(r.formula, markdown=False)}
+
+
+def _targets_json(v: Verdict) -> dict[str, Any]:
+    """The targets' part of the verdict: each target asked, and the layout nearest them."""
+    near = None
+    if v.nearest is not None and v.nearest_speed is not None:
+        near = {
+            "layout": say(v.nearest.name(), markdown=False),
+            "ttft_ms": v.nearest_speed.ttft_ms,
+            "tpot_ms": v.nearest_speed.tpot_ms,
+        }
+    return {"targets": [c.to_json() for c in v.targets], "nearest": near}
+
+
+def alternative_json(a: Alternative) -> dict[str, Any]:
+    """One re-checked change: what changes, the users and context it then serves, on which
+    layout and GPUs, the link that applies it."""
+    return {
+        "change": dict(a.change),
+        "users": a.users,
+        "context": a.context,
+        "layout": say(a.layout.name(), markdown=False),
+        "gpus": a.gpus,
+        "query": dict(a.query),
+        "what": a.what.to_json(),
+        "ttft_ms": a.speed.ttft_ms if a.speed is not None else None,
+        "tpot_ms": a.speed.tpot_ms if a.speed is not None else None,
+    }
+
+
+def _reason(why: Decision) -> dict[str, Any]:
+    """A plan part's reason in English beside its code and parameters."""
+    out = why.to_json()
+    return {"reason": say(why), "code": out["code"], "params": out["params"]}
+
+
 def _layout_reasons(plan: LaunchPlan) -> list[str]:
     flag = adapter(plan.engine).flag("tp")
-    return [f.reason for f in plan.flags if f.flag == flag]
+    return [say(f.why) for f in plan.flags if f.flag == flag]
 
 
 def plan_json_of(st: Study, engine: str) -> dict[str, Any] | None:
@@ -230,12 +392,13 @@ def study_json(st: Study) -> dict[str, Any]:
             "reason": say(st.verdict.reason),
             "reason_code": st.verdict.reason.to_json(),
             "suggestions": [say(st.verdict.fix)] if st.verdict.fix is not None else [],
+            **_targets_json(st.verdict),
         },
         "context": {
             "asked": st.context_asked,
             "planned": st.context,
             "model_limit": st.limit.tokens,
-            "model_limit_formula": st.limit.formula,
+            "model_limit_formula": say(st.limit.why, markdown=False),
         },
         "layout": {
             "pick": candidate_json(found.pick),
@@ -244,7 +407,11 @@ def study_json(st: Study) -> dict[str, Any]:
             "pinned": found.pinned,
             "candidates": [candidate_json(c) for c in found.candidates],
             "rejected": [
-                {"layout": r.layout.describe(), "why": say(r.why), "why_code": r.why.to_json()}
+                {
+                    "layout": say(r.layout.name(), markdown=False),
+                    "why": say(r.why),
+                    "why_code": r.why.to_json(),
+                }
                 for r in found.rejected
             ],
         },
@@ -253,9 +420,10 @@ def study_json(st: Study) -> dict[str, Any]:
         "software": {e: software_json(st, e) for e in st.engines},
         "plans": {e: plan_json_of(st, e) for e in st.engines},
         "speed": speed_json(st),
-        "alternatives": [a.to_json() for a in alternatives(st)],
+        "alternatives": [alternative_json(a) for a in alternatives(st)],
         "capacity": _capacity_json(st),
         "cost": _cost_json(st),
+        "disaggregated": _disagg_json(st),
         "engine_problems": {e: say(v.problem) for e, v in st.engines.items() if v.problem},
         "notes": say_all(st.notes),
         "units": UNITS,
@@ -286,6 +454,12 @@ def _cost_json(st: Study) -> dict[str, Any] | None:
             for c in W.layout_costs(st, price)
         ],
     }
+
+
+def _disagg_json(st: Study) -> dict[str, Any] | None:
+    """The disaggregated candidate at the scenario's request rate (None without one)."""
+    c = choice_of(st)
+    return disagg_json(c, st.scenario.gpus_per_node) if c is not None else None
 
 
 def _capacity_json(st: Study) -> dict[str, Any] | None:
@@ -357,12 +531,23 @@ def _capacity_markdown(st: Study, lang: Lang) -> list[str]:
     return out
 
 
-def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None) -> str:
-    """The whole Study as Markdown to paste into a wiki page or a ticket: the scenario, the
-    verdict, the layout, every headline number with its formula, the gates, the launch
-    commands, the share link and the command that reproduces it. Every text from a config or a
-    user is escaped; commands sit in fences they cannot close."""
+def _disagg_markdown(st: Study, lang: Lang) -> list[str]:
+    """The disaggregated candidate at the scenario's rate: the verdict, the pools, the
+    transfer and the speed, with the formulas (nothing without a rate)."""
+    c = choice_of(st)
+    if c is None:
+        return []
+    head, *lines = disagg_lines(c, lang)
+    out = ["", "## " + t("disagg.page.title", lang), "", escape_markdown(head), ""]
+    out += [f"- {escape_markdown(line)}" for line in lines]
+    shown = disagg_shown(c, lang)
+    if shown:
+        out += ["", _fence("\n".join(f"{x.label}: {x.formula}" for x in shown))]
+    return out
 
+
+def _md_verdict(st: Study, lang: Lang) -> list[str]:
+    """The title, the verdict with its tips, and the re-checked alternatives."""
     s = st.scenario
     v = M.verdict(st, lang)
     name = escape_markdown(st.model.name)
@@ -380,16 +565,19 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
             f"- {escape_markdown(say(a.what, lang))} — {escape_markdown(say(a.result, lang))}"
             for a in alts
         ]
+    return out
+
+
+def _md_scenario(st: Study, lang: Lang) -> list[str]:
+    """The scenario as a table: what was asked, pins and automatic choices said as such."""
+    s = st.scenario
     auto = t("common.auto", lang)
-    pinned = ", ".join(
-        f"{k.upper()} {getattr(s, k)}" for k in ("tp", "dp", "pp", "replicas") if getattr(s, k)
-    )
+    pinned = ", ".join(f"{k.upper()} {getattr(s, k)}" for k in PIN_SIZES if getattr(s, k))
     if s.ep is not None:
         ep = "EP " + t("common.on" if s.ep else "common.off", lang)
         pinned = ", ".join(x for x in (pinned, ep) if x)
     source = t(f"common.source.{st.model.source}", lang)
-    out += ["", "## " + t("report.scenario", lang), ""]
-    out += _table(
+    return ["", "## " + t("report.scenario", lang), "", *_table(
         (t("report.field", lang), t("report.value", lang)),
         [
             (t("report.model", lang), f"{st.model.name} ({source})"),
@@ -406,29 +594,34 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
              auto if s.memory_fraction is None else f"{s.memory_fraction:g}"),
             (t("report.pinned", lang), pinned or auto),
         ],
-    )  # fmt: skip
-    out += ["", "## " + t("report.layout", lang), "", escape_markdown(M.layout_words(st, lang))]
-    reasons, _ = M.layout_reasons(st, lang)
-    out += [f"- {escape_markdown(r)}" for r in reasons]
+    )]  # fmt: skip
+
+
+def _md_speed(st: Study, lang: Lang) -> list[str]:
+    """The pick's speed with its formulas, then the candidates' speeds."""
     speed = C.speed_shown(st, lang)
-    if speed:
-        caption = escape_markdown(C.speed_caption(st, lang))
-        out += ["", "## " + t("overview.speed", lang), "", caption, ""]
-        out += _table(
-            (t("report.quantity", lang), t("report.value", lang), t("report.formula", lang)),
-            [(x.label, f"{x.value} ({x.range})", x.formula) for x in speed],
-        )
-        header = ("flags.col.layout", "flags.col.users", "flags.col.ttft", "flags.col.tpot",
-                  "flags.col.tps")  # fmt: skip
-        rows: list[tuple[object, ...]] = [
-            (say(c.layout.name(), lang), f"{c.users:,}", f"{c.speed.ttft_ms:,.0f}",
-             f"{c.speed.tpot_ms:,.1f}", f"{c.speed.output_tokens_per_s_per_gpu:,.0f}")
-            for c in st.search.candidates[:12]
-            if c.speed is not None
-        ]  # fmt: skip
-        out += ["", *_table(tuple(t(k, lang) for k in header), rows)]
-    out += _capacity_markdown(st, lang)
-    out += ["", "## " + t("report.numbers", lang), ""]
+    if not speed:
+        return []
+    caption = escape_markdown(C.speed_caption(st, lang) + " " + load_caption(st, lang))
+    out = ["", "## " + t("overview.speed", lang), "", caption, ""]
+    out += _table(
+        (t("report.quantity", lang), t("report.value", lang), t("report.formula", lang)),
+        [(x.label, f"{x.value} ({x.range})", x.formula) for x in speed],
+    )
+    header = ("flags.col.layout", "flags.col.users", "flags.col.ttft", "flags.col.tpot",
+              "flags.col.tps")  # fmt: skip
+    rows: list[tuple[object, ...]] = [
+        (say(c.layout.name(), lang), f"{c.users:,}", f"{c.speed.ttft_ms:,.0f}",
+         f"{c.speed.tpot_ms:,.1f}", f"{c.speed.output_tokens_per_s_per_gpu:,.0f}")
+        for c in st.search.candidates[:12]
+        if c.speed is not None
+    ]  # fmt: skip
+    return [*out, "", *_table(tuple(t(k, lang) for k in header), rows)]
+
+
+def _md_numbers(st: Study, lang: Lang) -> list[str]:
+    """Every headline number with its formula, then the hardware gates."""
+    out = ["", "## " + t("report.numbers", lang), ""]
     shown = [
         *C.layout_shown(st, lang),
         *C.kv_headline(st, lang),
@@ -447,28 +640,45 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
         if g.tips:
             line += " " + escape_markdown(t("report.fix", lang, fix=g.tips[0]))
         out.append(line)
+    return out
+
+
+def _md_launch(st: Study, lang: Lang) -> list[str]:
+    """Each engine's launch commands (per node where a copy spans nodes), or why it is blocked."""
+    out: list[str] = []
     for engine, view in st.engines.items():
         plan = view.plan
         if plan is None:
             continue
-        chosen = t("report.chosen", lang) if engine == s.engine else ""
+        chosen = t("report.chosen", lang) if engine == st.scenario.engine else ""
         # the other engine has no "(chosen engine)": its heading must not end in a space
         heading = t("report.launch", lang, engine=ENGINE_LABELS[engine],
                     version=plan.engine_version, chosen=chosen).rstrip()  # fmt: skip
         out += ["", "## " + heading, ""]
         if not plan.runnable:
             why = "; ".join(M.blocked(plan, lang))
-            out.append(escape_markdown(t("report.blocked", lang, why=why)))
-            out.append("")
+            out += [escape_markdown(t("report.blocked", lang, why=why)), ""]
         if len(plan.commands) == 1:
             out.append(_fence(shell(plan), "bash"))
-        else:
-            for c in plan.commands:
-                role = t(f"flags.role.{c.role}", lang)
-                out.append(t("report.node", lang, node=c.node, role=role))
-                out.append("")
-                out.append(_fence(shell(plan, c), "bash"))
-                out.append("")
+            continue
+        for c in plan.commands:
+            role = t(f"flags.role.{c.role}", lang)
+            out += [t("report.node", lang, node=c.node, role=role), ""]
+            out += [_fence(shell(plan, c), "bash"), ""]
+    return out
+
+
+def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None) -> str:
+    """The whole Study as Markdown to paste into a wiki page or a ticket: the scenario, the
+    verdict, the layout, every headline number with its formula, the gates, the launch
+    commands, the share link and the command that reproduces it. Every text from a config or a
+    user is escaped; commands sit in fences they cannot close."""
+    out = [*_md_verdict(st, lang), *_md_scenario(st, lang)]
+    out += ["", "## " + t("report.layout", lang), "", escape_markdown(M.layout_words(st, lang))]
+    reasons, _ = M.layout_reasons(st, lang)
+    out += [f"- {escape_markdown(r)}" for r in reasons]
+    out += [*_md_speed(st, lang), *_capacity_markdown(st, lang), *_disagg_markdown(st, lang)]
+    out += [*_md_numbers(st, lang), *_md_launch(st, lang)]
     if link:
         out += ["", "## " + t("report.link", lang), "", f"<{link}>"]
     command = cli_line(st.scenario)

@@ -8,8 +8,10 @@ from typing import Any
 
 from engine.alternatives import alternatives
 from engine.capacity import capacity, given
+from engine.disagg.choice import choice_of
 from engine.i18n import Lang, t
 from engine.present.capacity_words import capacity_lines
+from engine.present.disagg_words import disagg_lines
 from engine.present.render import shell
 from engine.study import Study
 from engine.text.safe import one_line
@@ -73,7 +75,7 @@ def study_text(st: Study) -> str:
         f"verdict: {st.verdict.status} — {say(st.verdict.reason)}",
         *([f"  fix: {say(st.verdict.fix)}"] if st.verdict.fix is not None else []),
         *[f"  {say(a.what)}: {say(a.result)}" for a in alternatives(st)],
-        f"layout: {st.layout.describe()}",
+        f"layout: {say(st.layout.name(), markdown=False)}",
         *[f"  because {r}" for r in say_all(st.search.reasons)],
         f"context: {st.context:,} tokens (asked {st.context_asked:,}; model limit "
         f"{st.limit.tokens:,})",
@@ -107,6 +109,9 @@ def study_text(st: Study) -> str:
     if cap is not None:
         isl, osl = s.workload(st.context)
         lines += capacity_lines(cap, isl, osl, mine=given(st, cap.rate))
+    pd = choice_of(st)
+    if pd is not None:
+        lines += ["disaggregated:", *[f"  {line}" for line in disagg_lines(pd)]]
     if st.plan is not None:
         lines += ["", shell(st.plan)]
     return "\n".join(lines)

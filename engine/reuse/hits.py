@@ -27,11 +27,18 @@ from typing import Any
 
 from pydantic import Field
 
+from engine.decision import Code, Decimal, Decision
 from engine.engines import Engine
 from engine.engines.memory import Split
 from engine.kv.sizing import KvSizing
 from engine.rules import Loose, load_data
 from engine.scenario import Scenario
+
+# the hits term by term (data/i18n/<lang>/capacity.yaml)
+REUSE_FORMULA = Code(
+    "reuse.formula", "repeated", "unit", "cacheable", "affinity", "resident", "gpu", "in_host",
+    "host", "saved", "isl", "rate",
+)  # fmt: skip
 
 
 class _EngineRule(Loose):
@@ -106,14 +113,21 @@ class Reuse:
         return self.gpu_tokens + self.host_tokens
 
     @property
-    def formula(self) -> str:
-        return (
-            f"repeated = {self.repeated:,} tokens; cacheable = floor({self.repeated:,} / "
-            f"{self.unit}) × {self.unit} = {self.cacheable:,}; GPU hit = {self.affinity:.3g} × "
-            f"{self.resident:.3g} × {self.cacheable:,} = {self.gpu_tokens:,.0f}; host hit = "
-            f"{self.affinity:.3g} × {self.in_host:.3g} × {self.cacheable:,} = "
-            f"{self.host_tokens:,.0f}; hit rate = {self.prefill_saved:,.0f} / {self.isl:,} = "
-            f"{self.hit_rate:.3f}"
+    def formula(self) -> Decision:
+        """The hits term by term: the repeated tokens, what the cache unit keeps of them, the
+        GPU's and the host tier's share, the hit rate."""
+        return REUSE_FORMULA(
+            repeated=self.repeated,
+            unit=self.unit,
+            cacheable=self.cacheable,
+            affinity=Decimal(self.affinity, 3),
+            resident=Decimal(self.resident, 3),
+            gpu=Decimal(self.gpu_tokens, 0),
+            in_host=Decimal(self.in_host, 3),
+            host=Decimal(self.host_tokens, 0),
+            saved=Decimal(self.prefill_saved, 0),
+            isl=self.isl,
+            rate=Decimal(self.hit_rate, 3),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -128,7 +142,7 @@ class Reuse:
             "in_host": self.in_host,
             "affinity": self.affinity,
             "shared_prefix_tokens": self.shared_tokens,
-            "formula": self.formula,
+            "formula_code": self.formula.to_json(),
         }
 
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from engine import errors as E
 from engine.decision import Code, Decision, Name
 from engine.engines import ENGINES, Engine, Setting, adapter
 from engine.engines.cli_table import ENGINES_DIR, table_path
@@ -42,8 +43,13 @@ from engine.model.checkpoint import (
 )
 from engine.model.loader import ChatTemplate
 from engine.rules import DATA_DIR, data_yaml, load_data
-from engine.software.templates import ParserOrigin, TemplateReading, pick_parsers, read_template
-from engine.text.words import as_json, say
+from engine.software.templates import (
+    ParserOrigin,
+    ParserPick,
+    TemplateReading,
+    pick_parsers,
+    read_template,
+)
 from engine.versions import latest, version_key
 
 SOFTWARE_YAML = DATA_DIR / "software.yaml"
@@ -332,8 +338,8 @@ class SoftwareReport:
     ``quantization`` is the ``--quantization`` value to pass, and None when the engine reads
     quant_method from config.json itself (the note names what it resolves to).
     ``extra_flags`` are single tokens (``--flag`` or ``--flag=value``) that the engine's pinned
-    table accepts; ``flag_decisions`` gives each one's reason. ``notes`` and ``flag_reasons`` are
-    the English wording of both, for readers that take text.
+    table accepts; ``flag_decisions`` gives each one's reason. ``family`` is the parser family's
+    name in the table, or, where the chat template decided, a decision naming its format.
 
     ``tool_call_parser_from`` / ``reasoning_parser_from`` say whether the chat template decided
     ("template": its format names the parser, or confirms the table's) or the architecture table
@@ -353,7 +359,7 @@ class SoftwareReport:
     sources: list[str]
     engine_version: str
     model_type: str | None
-    family: str | None
+    family: Name | Decision | None
     natively_supported: bool
     multimodal: Literal["early-fusion", "multimodal"] | None
     checkpoint: CheckpointFormat
@@ -366,51 +372,6 @@ class SoftwareReport:
     template_tool_format: str | None = None  # data/chat_templates.yaml tool format id
     template_thinking_format: str | None = None
 
-    @property
-    def notes(self) -> list[str]:
-
-        return [say(d) for d in self.reasons]
-
-    @property
-    def flag_reasons(self) -> dict[str, str]:
-
-        return {flag: say(d) for flag, d in self.flag_decisions.items()}
-
-    def to_json(self) -> dict[str, Any]:
-        """The documented keys (reasons as English text under ``notes`` and ``flag_reasons``)
-        plus each reason's code and parameters (``note_codes``, ``flag_reason_codes``)."""
-
-        return {
-            "engine": self.engine,
-            "architecture": self.architecture,
-            "min_version": self.min_version,
-            "tool_call_parser": self.tool_call_parser,
-            "reasoning_parser": self.reasoning_parser,
-            "checkpoint_format": self.checkpoint_format,
-            "quantization": self.quantization,
-            "extra_flags": list(self.extra_flags),
-            "notes": self.notes,
-            "sources": list(self.sources),
-            "engine_version": self.engine_version,
-            "model_type": self.model_type,
-            "family": self.family,
-            "natively_supported": self.natively_supported,
-            "multimodal": self.multimodal,
-            "checkpoint": self.checkpoint.to_json(),
-            "flag_reasons": self.flag_reasons,
-            "note_codes": [as_json(d) for d in self.reasons],
-            "flag_reason_codes": {f: as_json(d) for f, d in self.flag_decisions.items()},
-            "parsers": {
-                "tool_call_from": self.tool_call_parser_from,
-                "reasoning_from": self.reasoning_parser_from,
-                "tool_call_alternatives": list(self.tool_call_alternatives),
-                "reasoning_alternatives": list(self.reasoning_alternatives),
-                "chat_template": self.chat_template,
-                "template_tool_format": self.template_tool_format,
-                "template_thinking_format": self.template_thinking_format,
-            },
-        }
-
 
 def _table_source(engine: Engine) -> str:
     return f"data/engines/{table_path(engine, 'flags').relative_to(ENGINES_DIR)}"
@@ -422,6 +383,208 @@ def _reading(template: ChatTemplate | str | None) -> TemplateReading | None:
     if isinstance(template, str):
         return read_template("chat template", template, len(template))
     return read_template(template.file, template.text, template.chars)
+
+
+@dataclass
+class _Said:
+    """What the report gathers as it reads the rows: reasons, sources and the flags to pass
+    (each with its reason; a flag the pinned table lacks is said instead of passed)."""
+
+    engine: Engine
+    reasons: list[Decision] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    flags: dict[str, Decision] = field(default_factory=dict)
+
+    def flag(self, flag: str, reason: Decision) -> None:
+        eng = adapter(self.engine)
+        if eng.lookup(flag) is None:
+            self.reasons.append(
+                FLAG_NOT_IN_TABLE(
+                    flag=Name(flag), engine=Name(self.engine), version=Name(eng.version)
+                )
+            )
+        else:
+            self.flags.setdefault(flag, reason)
+
+
+@dataclass(frozen=True)
+class _Parsers:
+    """The parser family the architecture table matches, and the parsers picked with the chat
+    template's word on them."""
+
+    family: _Family | None
+    rows: _EngineParsers | None
+    reading: TemplateReading | None
+    pick: ParserPick
+    name: Name | Decision | None
+
+
+def _architecture(
+    said: _Said, data: _SoftwareFile, arch: str, engine: Engine
+) -> tuple[_EngineArch | None, bool, list[str]]:
+    """The architecture's row: native support and the minimum releases it states."""
+    row = data.architectures.get(arch)
+    eng_arch: _EngineArch | None = getattr(row, engine) if row is not None else None
+    registry_archs = adapter(engine).registries.model_architectures
+    native = (
+        arch in registry_archs
+        if registry_archs is not None
+        else eng_arch is not None and eng_arch.native
+    )
+    minimums: list[str] = []
+    if eng_arch is not None:
+        said.sources.append(eng_arch.source)
+        if eng_arch.min_version is not None:
+            minimums.append(eng_arch.min_version)
+        if eng_arch.note:
+            said.reasons.append(note(eng_arch.note))
+    else:
+        hint = note(data.engines[engine].unknown_architecture_hint)
+        said.reasons.append(ARCH_UNKNOWN(architecture=Name(arch), engine=Name(engine), hint=hint))
+    return eng_arch, native, minimums
+
+
+def _parsers(
+    said: _Said,
+    data: _SoftwareFile,
+    view: ConfigView,
+    raw: dict[str, Any],
+    model_id: str | None,
+    chat_template: ChatTemplate | str | None,
+    minimums: list[str],
+) -> _Parsers:
+    """The parser family (the architecture table), then the chat template's word on it."""
+    engine = said.engine
+    arch = view.architectures[0] if view.architectures else ""
+    family = next(
+        (f for f in data.parser_families if _matches(f.match, arch, view, raw, model_id)),
+        None,
+    )
+    rows: _EngineParsers | None = getattr(family, engine) if family is not None else None
+    reading = _reading(chat_template)
+    pick = pick_parsers(
+        reading,
+        engine,
+        adapter(engine).version,
+        rows.tool_call_parser if rows is not None else None,
+        rows.reasoning_parser if rows is not None else None,
+    )
+    decided = reading is not None and reading.tool is not None and bool(pick.tool or pick.reasoning)
+    name: Name | Decision | None = Name(family.name) if family is not None else None
+    if family is not None and rows is not None:
+        _family_rows(said, family, rows, minimums)
+    elif decided and reading is not None:
+        name = _template_family(reading)
+    said.reasons.extend(pick.reasons)
+    if decided and reading is not None:
+        said.sources.append(_template_source(reading, engine))
+    if pick.tool is not None:
+        for entry in data.engines[engine].tool_parser_companion_flags:
+            said.flag(entry.flag, note(entry.reason))
+    return _Parsers(family, rows, reading, pick, name)
+
+
+def _family_rows(said: _Said, family: _Family, rows: _EngineParsers, minimums: list[str]) -> None:
+    """What a parser family's row adds: its notes, minimum release, flags and remote code."""
+    said.sources.append(family.source)
+    said.reasons.extend(note(n) for n in family.notes)
+    if rows.min_version is not None:
+        minimums.append(rows.min_version)
+        if rows.min_version_source:
+            said.sources.append(rows.min_version_source)
+    for entry in rows.flags:
+        said.flag(entry.flag, note(entry.reason))
+    trc = family.trust_remote_code
+    if trc is not None and said.engine in trc.engines:
+        said.flag(adapter(said.engine).flag("trust_remote_code"), note(trc.reason))
+        said.sources.append(trc.source)
+
+
+def _no_parser(said: _Said, parsers: _Parsers, arch: str, known: bool) -> None:
+    """Why the report names no tool-call (or any) parser."""
+    tool, reasoning = parsers.pick.tool, parsers.pick.reasoning
+    engine = Name(said.engine)
+    if parsers.family is not None and tool is None:
+        said.reasons.append(NO_TOOL_PARSER(engine=engine, family=Name(parsers.family.name)))
+    elif parsers.family is None and tool is None and reasoning is None:
+        code = NO_PARSER_FAMILY if known else PARSERS_UNKNOWN
+        said.reasons.append(code(architecture=Name(arch)))
+
+
+def _min_version(said: _Said, minimums: list[str], arch: str, known: bool) -> str | None:
+    """The newest minimum release the rows state, said against the pinned release."""
+    version = adapter(said.engine).version
+    engine = Name(said.engine)
+    min_version = latest(minimums) if minimums else None
+    if min_version is None and known:
+        said.reasons.append(MIN_UNKNOWN(engine=engine, architecture=Name(arch)))
+    if min_version is not None and version_key(min_version) > version_key(version):
+        said.reasons.append(
+            MIN_NEWER(engine=engine, min_version=Name(min_version), version=Name(version))
+        )
+    return min_version
+
+
+def _remote_code(said: _Said, view: ConfigView, arch: str, native: bool) -> None:
+    """Custom modeling files the engine has no native class for."""
+    remote = adapter(said.engine).flag("trust_remote_code")
+    engine = Name(said.engine)
+    if view.auto_map and not native:
+        said.flag(remote, REMOTE_CODE(architecture=Name(arch), engine=engine))
+    elif view.auto_map and remote not in said.flags:
+        # said only where the plan leaves the flag out: where the official commands pass it
+        # anyway, their reason stands alone
+        said.reasons.append(REMOTE_CODE_NOT_NEEDED(engine=engine, architecture=Name(arch)))
+
+
+def _multimodal(
+    said: _Said, view: ConfigView, row: _ArchRow | None, arch: str, text_only: bool
+) -> Literal["early-fusion", "multimodal"] | None:
+    """A multimodal checkpoint, and what serving it for text alone takes."""
+    is_mm = view.vision_config is not None or view.audio_config is not None
+    early = row is not None and row.fusion == "early"
+    multimodal: Literal["early-fusion", "multimodal"] | None = (
+        "early-fusion" if early else "multimodal" if is_mm else None
+    )
+    if multimodal is None:
+        return None
+    if row is not None and row.fusion_source:
+        said.sources.append(row.fusion_source)
+    if text_only:
+        said.flag(adapter(said.engine).flag("language_model_only"), LANGUAGE_MODEL_ONLY())
+    elif early:
+        said.reasons.append(EARLY_FUSION(architecture=Name(arch)))
+    else:
+        said.reasons.append(TEXT_ONLY_HINT())
+    return multimodal
+
+
+def _checkpoint(
+    said: _Said, data: _SoftwareFile, view: ConfigView, model_id: str | None
+) -> CheckpointFormat:
+    """The checkpoint's format and what ``--quantization`` the engine makes of it."""
+    engine = said.engine
+    ckpt = detect_format(view, model_id, formats_data())
+    said.sources.append(ckpt.source)
+    said.reasons.extend(ckpt.reasons)
+    fmt_row = next((f for f in data.checkpoint_formats if f.name == ckpt.name), None)
+    method = ckpt.quant_method
+    if fmt_row is not None and method is not None:
+        eng_fmt: FormatEngine = getattr(fmt_row, engine)
+        if eng_fmt.resolves_to is not None:
+            said.reasons.append(
+                QUANT_RESOLVES(
+                    engine=Name(engine), method=Name(method), resolved=Name(eng_fmt.resolves_to)
+                )
+            )
+        if eng_fmt.note:
+            said.reasons.append(note(eng_fmt.note))
+    elif method is not None and method not in adapter(engine).registries.quantization_methods:
+        version = Name(adapter(engine).version)
+        said.reasons.append(
+            QUANT_UNKNOWN(method=Name(method), engine=Name(engine), version=version)
+        )
+    return ckpt
 
 
 def software_report(
@@ -440,185 +603,42 @@ def software_report(
     calls and thinking it writes decide the parsers (``engine.software.templates``).
     """
     if engine not in ENGINES:
-        raise InputError("engine", f"one of {', '.join(ENGINES)}")
+        raise InputError("engine", E.ONE_OF(choices=tuple(Name(e) for e in ENGINES)))
     view = parse_config_view(config)
     data = _data()
-    raw = dict(config)
     arch = view.architectures[0] if view.architectures else ""
-    version = adapter(engine).version
-    reasons: list[Decision] = []
-    sources: list[str] = []
-    flags: dict[str, Decision] = {}
-
-    def add_flag(flag: str, reason: Decision) -> None:
-        if adapter(engine).lookup(flag) is None:
-            reasons.append(
-                FLAG_NOT_IN_TABLE(flag=Name(flag), engine=Name(engine), version=Name(version))
-            )
-        else:
-            flags.setdefault(flag, reason)
-
-    # Architecture: native support and the minimum release.
-    row = data.architectures.get(arch)
-    eng_arch: _EngineArch | None = getattr(row, engine) if row is not None else None
-    registry_archs = adapter(engine).registries.model_architectures
-    native = (
-        arch in registry_archs
-        if registry_archs is not None
-        else eng_arch is not None and eng_arch.native
-    )
-    minimums: list[str] = []
-    if eng_arch is not None:
-        sources.append(eng_arch.source)
-        if eng_arch.min_version is not None:
-            minimums.append(eng_arch.min_version)
-        if eng_arch.note:
-            reasons.append(note(eng_arch.note))
-    else:
-        hint = note(data.engines[engine].unknown_architecture_hint)
-        reasons.append(ARCH_UNKNOWN(architecture=Name(arch), engine=Name(engine), hint=hint))
-
-    # Parser family (the architecture table), then the chat template's word on it.
-    family = next(
-        (f for f in data.parser_families if _matches(f.match, arch, view, raw, model_id)),
-        None,
-    )
-    parsers: _EngineParsers | None = getattr(family, engine) if family is not None else None
-    reading = _reading(chat_template)
-    pick = pick_parsers(
-        reading,
-        engine,
-        version,
-        parsers.tool_call_parser if parsers is not None else None,
-        parsers.reasoning_parser if parsers is not None else None,
-    )
-    tool, reasoning = pick.tool, pick.reasoning
-    family_name = family.name if family is not None else None
-    if family is not None and parsers is not None:
-        sources.append(family.source)
-        reasons.extend(note(n) for n in family.notes)
-        if parsers.min_version is not None:
-            minimums.append(parsers.min_version)
-            if parsers.min_version_source:
-                sources.append(parsers.min_version_source)
-        for entry in parsers.flags:
-            add_flag(entry.flag, note(entry.reason))
-        trc = family.trust_remote_code
-        if trc is not None and engine in trc.engines:
-            add_flag(adapter(engine).flag("trust_remote_code"), note(trc.reason))
-            sources.append(trc.source)
-    elif reading is not None and reading.tool is not None and (tool or reasoning):
-        family_name = _template_family(reading)
-    reasons.extend(pick.reasons)
-    if reading is not None and reading.tool is not None and (tool or reasoning):
-        sources.append(_template_source(reading, engine))
-    if tool is not None:
-        for entry in data.engines[engine].tool_parser_companion_flags:
-            add_flag(entry.flag, note(entry.reason))
-    if family is not None and tool is None:
-        reasons.append(NO_TOOL_PARSER(engine=Name(engine), family=Name(family.name)))
-    elif family is None and tool is None and reasoning is None:
-        if eng_arch is not None:
-            reasons.append(NO_PARSER_FAMILY(architecture=Name(arch)))
-        else:
-            reasons.append(PARSERS_UNKNOWN(architecture=Name(arch)))
-
-    min_version = latest(minimums) if minimums else None
-    if min_version is None and eng_arch is not None:
-        reasons.append(MIN_UNKNOWN(engine=Name(engine), architecture=Name(arch)))
-    if min_version is not None and version_key(min_version) > version_key(version):
-        reasons.append(
-            MIN_NEWER(engine=Name(engine), min_version=Name(min_version), version=Name(version))
-        )
-
-    # Remote code: custom modeling files the engine has no native class for.
-    if view.auto_map and not native:
-        remote = adapter(engine).flag("trust_remote_code")
-        add_flag(remote, REMOTE_CODE(architecture=Name(arch), engine=Name(engine)))
-    elif view.auto_map and adapter(engine).flag("trust_remote_code") not in flags:
-        # said only where the plan leaves the flag out: where the official commands pass it
-        # anyway, their reason stands alone
-        reasons.append(REMOTE_CODE_NOT_NEEDED(engine=Name(engine), architecture=Name(arch)))
-
-    # Multimodal checkpoints served for text only.
-    is_mm = view.vision_config is not None or view.audio_config is not None
-    early = row is not None and row.fusion == "early"
-    multimodal: Literal["early-fusion", "multimodal"] | None = (
-        "early-fusion" if early else "multimodal" if is_mm else None
-    )
-    if multimodal is not None:
-        if row is not None and row.fusion_source:
-            sources.append(row.fusion_source)
-        if text_only:
-            add_flag(adapter(engine).flag("language_model_only"), LANGUAGE_MODEL_ONLY())
-        elif early:
-            reasons.append(EARLY_FUSION(architecture=Name(arch)))
-        else:
-            reasons.append(TEXT_ONLY_HINT())
-
-    # Checkpoint format and what --quantization the engine wants.
-    ckpt = detect_format(view, model_id, formats_data())
-    sources.append(ckpt.source)
-    reasons.extend(ckpt.reasons)
-    fmt_row = next((f for f in data.checkpoint_formats if f.name == ckpt.name), None)
-    if fmt_row is not None and ckpt.quant_method is not None:
-        eng_fmt: FormatEngine = getattr(fmt_row, engine)
-        if eng_fmt.resolves_to is not None:
-            reasons.append(
-                QUANT_RESOLVES(
-                    engine=Name(engine),
-                    method=Name(ckpt.quant_method),
-                    resolved=Name(eng_fmt.resolves_to),
-                )
-            )
-        if eng_fmt.note:
-            reasons.append(note(eng_fmt.note))
-    elif (
-        ckpt.quant_method is not None
-        and ckpt.quant_method not in adapter(engine).registries.quantization_methods
-    ):
-        reasons.append(
-            QUANT_UNKNOWN(
-                method=Name(ckpt.quant_method), engine=Name(engine), version=Name(version)
-            )
-        )
-
-    sources.append(_table_source(engine))
-    # other parsers of this architecture stand only where no template placed the model
-    placed = reading is not None and reading.tool is not None
-    thinks = reading is not None and reading.thinking is not None
-    alternatives = (
-        tuple(a for a in parsers.alternatives if a != tool)
-        if parsers is not None and not placed
-        else ()
-    )
-    reasoning_alternatives = (
-        tuple(a for a in parsers.reasoning_alternatives if a != reasoning)
-        if parsers is not None and not placed and not thinks
-        else ()
-    )
+    said = _Said(engine)
+    eng_arch, native, minimums = _architecture(said, data, arch, engine)
+    parsers = _parsers(said, data, view, dict(config), model_id, chat_template, minimums)
+    _no_parser(said, parsers, arch, known=eng_arch is not None)
+    min_version = _min_version(said, minimums, arch, known=eng_arch is not None)
+    _remote_code(said, view, arch, native)
+    multimodal = _multimodal(said, view, data.architectures.get(arch), arch, text_only)
+    ckpt = _checkpoint(said, data, view, model_id)
+    said.sources.append(_table_source(engine))
+    reading, pick = parsers.reading, parsers.pick
     return SoftwareReport(
         engine=engine,
         architecture=arch,
         min_version=min_version,
-        tool_call_parser=tool,
-        reasoning_parser=reasoning,
+        tool_call_parser=pick.tool,
+        reasoning_parser=pick.reasoning,
         checkpoint_format=ckpt.name,
         quantization=None,
-        extra_flags=list(flags),
-        reasons=tuple(dict.fromkeys(reasons)),
-        sources=_unique(sources),
-        engine_version=version,
+        extra_flags=list(said.flags),
+        reasons=tuple(dict.fromkeys(said.reasons)),
+        sources=_unique(said.sources),
+        engine_version=adapter(engine).version,
         model_type=_model_type(view),
-        family=family_name,
+        family=parsers.name,
         natively_supported=native,
         multimodal=multimodal,
         checkpoint=ckpt,
-        flag_decisions=flags,
+        flag_decisions=said.flags,
         tool_call_parser_from=pick.tool_from,
         reasoning_parser_from=pick.reasoning_from,
-        tool_call_alternatives=alternatives,
-        reasoning_alternatives=reasoning_alternatives,
+        tool_call_alternatives=_alternatives(parsers, thinking=False),
+        reasoning_alternatives=_alternatives(parsers, thinking=True),
         chat_template=reading.file if reading is not None else None,
         template_tool_format=reading.tool.id if reading is not None and reading.tool else None,
         template_thinking_format=(
@@ -627,11 +647,25 @@ def software_report(
     )
 
 
-def _template_family(reading: TemplateReading) -> str:
+def _alternatives(parsers: _Parsers, *, thinking: bool) -> tuple[str, ...]:
+    """Other parsers of this architecture: they stand only where no template placed the model
+    (and, for reasoning, where it states no thinking format)."""
+    reading, rows = parsers.reading, parsers.rows
+    placed = reading is not None and reading.tool is not None
+    if rows is None or placed:
+        return ()
+    if not thinking:
+        return tuple(a for a in rows.alternatives if a != parsers.pick.tool)
+    if reading is not None and reading.thinking is not None:
+        return ()
+    return tuple(a for a in rows.reasoning_alternatives if a != parsers.pick.reasoning)
+
+
+def _template_family(reading: TemplateReading) -> Decision:
     """A family name for a model the table does not know, from its template's tool format."""
 
     assert reading.tool is not None
-    return say(TEMPLATE_FAMILY(format=Name(reading.tool.shown)))
+    return TEMPLATE_FAMILY(format=Name(reading.tool.shown))
 
 
 def _template_source(reading: TemplateReading, engine: Engine) -> str:

@@ -1,11 +1,14 @@
-"""Symptom → ranked causes, for the model and GPU at hand, in the user's language.
+"""Symptom → ranked causes, for the model, the GPU and the plan at hand, in the user's language.
 
 Each symptom has a handful of known causes (``data/troubleshoot.yaml``). A small scoring function
 rates each cause from the model facts and the GPU (a DSA model on an RTX 4090 has a different
-first suspect than a dense GQA model on the same card) and names the facts that moved its score;
-``troubleshoot`` returns the causes best first, each with the mechanism, how to confirm it, the
-fixes, the source of the claim and why it ranks where it does. Every text comes from the message
-catalogs (``data/i18n/<lang>.yaml``, keys ``troubleshoot.*``).
+first suspect than a dense GQA model on the same card), then from the plan the Study made
+(``plan_facts``: EP on or off, experts sliced or whole, DP-attention, the memory fraction pinned,
+the parsers the command sets), and names the facts that moved its score. ``troubleshoot``
+returns the causes best first, each with the mechanism, how to confirm it, the fixes, the source
+of the claim and why it ranks where it does. A cause whose fix would undo one of the plan's own
+choices says what that costs, in the Study's figures, and ranks after every cause that does not.
+Every text comes from the message catalogs (``data/i18n/<lang>.yaml``, keys ``troubleshoot.*``).
 """
 
 from __future__ import annotations
@@ -14,14 +17,18 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from engine import errors as E
+from engine.decision import Code, Name
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.i18n import DEFAULT_LANG, LANGS, Lang, t
+from engine.text.words import say
 from engine.troubleshoot.cause_table import CauseRow, Table, troubleshoot_table
 from engine.troubleshoot.facts import ModelFacts
-from engine.troubleshoot.scoring import BASE, CONDITIONS, problems, score
+from engine.troubleshoot.plan_facts import PLAN_FACTS, PlanFacts, plan_facts
+from engine.troubleshoot.scoring import BASE, CONDITIONS, problems, score, undone
 
-__all__ = ["SYMPTOMS", "Cause", "Symptom", "symptoms", "troubleshoot"]
+__all__ = ["SYMPTOMS", "Cause", "PlanFacts", "Symptom", "plan_facts", "symptoms", "troubleshoot"]
 
 # A parser name the facts lack, as it stands in a command for the user to fill in.
 UNNAMED = "NAME"
@@ -46,6 +53,9 @@ class Cause:
     score_reasons: tuple[tuple[str, float], ...]
     facts: tuple[str, ...]  # the ids of those facts, in the same order after the base
     source: str
+    # the plan's own choice its fix would undo (a plan fact) and what undoing it costs, worded
+    undoes: str | None = None
+    cost: str | None = None
 
 
 @cache
@@ -64,11 +74,15 @@ def symptoms(lang: Lang = DEFAULT_LANG) -> tuple[Symptom, ...]:
 
 
 SYMPTOMS: tuple[Symptom, ...] = symptoms()
+# what the troubleshooter is asked about
+SYMPTOM = Code("error.troubleshoot.symptom", "ids", "got")
+FACTS = Code("error.troubleshoot.facts")
 
 
 def _lang(lang: object) -> Lang:
     if lang not in LANGS:
-        raise InputError("lang", f"one of {', '.join(LANGS)}, got {lang!r}")
+        choices = tuple(Name(x) for x in LANGS)
+        raise InputError("lang", E.ONE_OF_GOT(choices=choices, got=E.got(lang)))
     return lang
 
 
@@ -80,8 +94,8 @@ def _symptom_id(symptom: object) -> str:
             for s in symptoms(lang):
                 if wanted in (s.id, s.label.casefold()):
                     return s.id
-    ids = ", ".join(s.id for s in SYMPTOMS)
-    raise InputError("symptom", f"one of {ids} (or its label), got {symptom!r}")
+    ids = tuple(Name(s.id) for s in SYMPTOMS)
+    raise InputError("symptom", SYMPTOM(ids=ids, got=E.got(symptom)))
 
 
 def _params(f: ModelFacts, gpu: Gpu | None) -> dict[str, Any]:
@@ -102,12 +116,19 @@ def _params(f: ModelFacts, gpu: Gpu | None) -> dict[str, Any]:
     return params
 
 
-def _text(
-    row: CauseRow, name: str, f: ModelFacts, gpu: Gpu | None, lang: Lang, params: dict[str, Any]
-) -> str:
+def _holds(condition: str, f: ModelFacts, gpu: Gpu | None, plan: PlanFacts | None) -> bool:
+    """A variant's condition: a fact of the plan the Study made, or a condition on the model
+    and GPU."""
+    if condition in PLAN_FACTS:
+        return plan is not None and condition in plan.holding
+    return CONDITIONS[condition](f, gpu)
+
+
+def _text(row: CauseRow, name: str, f: ModelFacts, gpu: Gpu | None, lang: Lang,
+          params: dict[str, Any], plan: PlanFacts | None) -> str:  # fmt: skip
     """The cause's text ``name`` (or the variant whose condition holds), filled in."""
     for condition, other in row.variants.get(name, {}).items():
-        if CONDITIONS[condition](f, gpu):
+        if _holds(condition, f, gpu, plan):
             name = other
             break
     return t(f"troubleshoot.cause.{row.id}.{name}", lang, **params)
@@ -118,31 +139,43 @@ def _reason(fact: str, lang: Lang, params: dict[str, Any]) -> str:
     return t(key, lang, **params)
 
 
-def _cause(row: CauseRow, f: ModelFacts, gpu: Gpu | None, lang: Lang) -> Cause:
+def _cause(
+    row: CauseRow, f: ModelFacts, gpu: Gpu | None, lang: Lang, plan: PlanFacts | None
+) -> Cause:
     params = _params(f, gpu)
-    rated = score(row, f, gpu)
+    rated = score(row, f, gpu, plan)
+    undoes = undone(row, plan)
+    cost = plan.costs.get(undoes) if plan is not None and undoes is not None else None
     reasons = tuple((_reason(fact, lang, params), move) for fact, move in rated.moves)
     return Cause(
         id=row.id,
-        title=_text(row, "title", f, gpu, lang, params),
-        why=_text(row, "why", f, gpu, lang, params),
-        check=_text(row, "check", f, gpu, lang, params),
-        fixes=tuple(_text(row, fix.key, f, gpu, lang, params) for fix in row.fixes),
+        title=_text(row, "title", f, gpu, lang, params, plan),
+        why=_text(row, "why", f, gpu, lang, params, plan),
+        check=_text(row, "check", f, gpu, lang, params, plan),
+        fixes=tuple(_text(row, fix.key, f, gpu, lang, params, plan) for fix in row.fixes),
         score=rated.value,
         score_reasons=reasons,
         facts=tuple(fact for fact, _ in rated.moves[1:]),
         source=row.source,
+        undoes=undoes,
+        cost=say(cost, lang) if cost is not None else None,
     )
 
 
 def troubleshoot(
-    symptom: str, facts: ModelFacts, gpu: Gpu | None, lang: str = DEFAULT_LANG
+    symptom: str,
+    facts: ModelFacts,
+    gpu: Gpu | None,
+    lang: str = DEFAULT_LANG,
+    plan: PlanFacts | None = None,
 ) -> list[Cause]:
     """The known causes of ``symptom`` (an id or label from ``SYMPTOMS``), most likely first
-    for this model and GPU, with their texts in ``lang``."""
+    for this model, GPU and plan (``plan_facts`` of the Study; None: the model and GPU alone),
+    with their texts in ``lang``. A cause whose fix undoes the plan's own choice ranks after
+    every one that does not."""
     if not isinstance(facts, ModelFacts):
-        raise InputError("model", "the model's facts (ModelFacts)")
+        raise InputError("model", FACTS())
     language = _lang(lang)
     row = _table().symptom(_symptom_id(symptom))
-    causes = [_cause(c, facts, gpu, language) for c in row.causes]
-    return sorted(causes, key=lambda c: -c.score)
+    causes = [_cause(c, facts, gpu, language, plan) for c in row.causes]
+    return sorted(causes, key=lambda c: (c.undoes is not None, -c.score))

@@ -31,6 +31,8 @@ class CauseRow(_Frozen):
     rate: str = Field(min_length=1)  # a scoring function in scoring.SCORERS
     base: float = Field(ge=0, le=1)
     adjust: dict[str, float] = {}  # fact -> move while it holds
+    plan: dict[str, float] = {}  # a fact of the plan the Study made -> move while it holds
+    reverses: tuple[str, ...] = ()  # plan facts whose choice this cause's fix would undo
     fixes: tuple[FixRow, ...] = Field(min_length=1)
     variants: dict[str, dict[str, str]] = {}  # text -> {condition: other text}
     source: str = Field(min_length=1)

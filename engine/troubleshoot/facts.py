@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from engine import errors as E
+from engine.decision import Name
 from engine.engines import check_engine
 from engine.errors import InputError
 from engine.lint.model import scenario_fields
@@ -54,20 +56,19 @@ class ModelFacts:
 
     def __post_init__(self) -> None:
         if self.attention_family not in ATTENTION_FAMILIES:
-            raise InputError(
-                "attention_family",
-                f"one of {', '.join(ATTENTION_FAMILIES)}, got {self.attention_family!r}",
-            )
+            choices = tuple(Name(f) for f in ATTENTION_FAMILIES)
+            got = E.got(self.attention_family)
+            raise InputError("attention_family", E.ONE_OF_GOT(choices=choices, got=got))
         for name in ("num_attention_heads", "num_kv_heads"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(name, f"a positive whole number, got {value!r}")
+                raise InputError(name, E.POSITIVE(got=E.got(value)))
         for name in ("max_position_embeddings", "attention_block_tokens"):
             value = getattr(self, name)
             if value is not None and (
                 isinstance(value, bool) or not isinstance(value, int) or value < 1
             ):
-                raise InputError(name, f"a positive whole number or nothing, got {value!r}")
+                raise InputError(name, E.POSITIVE_OR_NONE(got=E.got(value)))
 
     @property
     def is_dsa(self) -> bool:

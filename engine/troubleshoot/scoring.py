@@ -22,6 +22,7 @@ from engine.lint import dsa_kernel_path
 from engine.rules import engine_rules
 from engine.troubleshoot.cause_table import CauseRow, Table, troubleshoot_table
 from engine.troubleshoot.facts import ModelFacts
+from engine.troubleshoot.plan_facts import PLAN_FACTS, PlanFacts
 
 BASE = "base"  # the first move of every score: the cause's base
 
@@ -60,9 +61,13 @@ class Scorer:
             raise ValueError(f"{self.observe.__name__} reported undeclared facts {sorted(seen)}")
         return seen
 
-    def __call__(self, cause: CauseRow, facts: ModelFacts, gpu: Gpu | None) -> Score:
+    def __call__(
+        self, cause: CauseRow, facts: ModelFacts, gpu: Gpu | None, plan: PlanFacts | None = None
+    ) -> Score:
         holds = self.holding(facts, gpu)
         moves = tuple((fact, move) for fact, move in cause.adjust.items() if fact in holds)
+        planned = plan.holding if plan is not None else frozenset()
+        moves += tuple((fact, move) for fact, move in cause.plan.items() if fact in planned)
         total = cause.base + sum(move for _, move in moves)
         return Score(clamp(total), ((BASE, cause.base), *moves))
 
@@ -198,9 +203,19 @@ SCORERS: Mapping[str, Scorer] = MappingProxyType(
 )
 
 
-def score(cause: CauseRow, facts: ModelFacts, gpu: Gpu | None) -> Score:
-    """The cause's score for this model and GPU, by the scoring function its row names."""
-    return SCORERS[cause.rate](cause, facts, gpu)
+def score(
+    cause: CauseRow, facts: ModelFacts, gpu: Gpu | None, plan: PlanFacts | None = None
+) -> Score:
+    """The cause's score for this model and GPU, by the scoring function its row names, moved
+    by the facts of the plan the Study made (when given)."""
+    return SCORERS[cause.rate](cause, facts, gpu, plan)
+
+
+def undone(cause: CauseRow, plan: PlanFacts | None) -> str | None:
+    """The plan fact whose choice this cause's fix would undo (None: none of them holds)."""
+    if plan is None:
+        return None
+    return next((fact for fact in cause.reverses if fact in plan.holding), None)
 
 
 # --- conditions that pick between a text and its variant ------------------------------------
@@ -243,9 +258,12 @@ def problems(table: Table) -> list[str]:
         for fact in cause.adjust:
             if fact not in scorer.facts:
                 found.append(f"{cause.id}: {cause.rate} does not report {fact!r}")
+        for fact in (*cause.plan, *cause.reverses):
+            if fact not in PLAN_FACTS:
+                found.append(f"{cause.id}: no plan fact {fact!r}")
         for alternatives in cause.variants.values():
             for condition in alternatives:
-                if condition not in CONDITIONS:
+                if condition not in CONDITIONS and condition not in PLAN_FACTS:
                     found.append(f"{cause.id}: no condition {condition!r}")
     for name in (NO_SM100_KERNELS, FLASH_ATTN_FP8_KV):
         if name not in table.generation_sets:

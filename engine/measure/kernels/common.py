@@ -6,17 +6,15 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
+from engine import errors as E
 from engine.decision import Decision
 from engine.errors import InputError
-from engine.i18n import DEFAULT_LANG, Lang
 from engine.measure.kernel_notes import CPU_TARGET, GPU_TARGET
-from engine.measure.kernels.dims import EngineKv, KernelDims, Sizes
+from engine.measure.kernels.dims import DEVICE, NO_CUDA, EngineKv, KernelDims, Sizes
 from engine.measure.reading import as_printed
-from engine.text.words import as_json, say
 
 
 @dataclass(frozen=True)
@@ -35,29 +33,6 @@ class CheckResult:
     expected: float | None
     unit: str
     why: Decision | None = None
-
-    def note_in(self, lang: Lang) -> str:
-        return say(self.why, lang) if self.why is not None else ""
-
-    @property
-    def note(self) -> str:
-        """The note in English (the JSON's ``note``)."""
-        return self.note_in(DEFAULT_LANG)
-
-    def as_dict(self) -> dict[str, Any]:
-        def clean(x: float | None) -> float | None:
-            return None if x is None or not math.isfinite(x) else x
-
-        return {
-            "name": self.name,
-            "passed": self.passed,
-            "measured": clean(self.measured),
-            "expected": clean(self.expected),
-            "unit": self.unit,
-            "check": self.check,
-            "note": self.note,
-            "note_code": as_json(self.why) if self.why is not None else None,
-        }
 
 
 @dataclass(frozen=True)
@@ -99,9 +74,9 @@ class Ctx:
 
 def resolve_device(device: str) -> torch.device:
     if device not in ("cpu", "cuda"):
-        raise InputError("device", f"cpu or cuda, got {device!r}")
+        raise InputError("device", DEVICE(got=E.got(device)))
     if device == "cuda" and not torch.cuda.is_available():
-        raise InputError("device", "cuda requested but torch.cuda.is_available() is False")
+        raise InputError("device", NO_CUDA())
     return torch.device(device)
 
 

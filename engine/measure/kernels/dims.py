@@ -14,8 +14,24 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from engine import errors as E
+from engine.decision import Code, Name
 from engine.errors import InputError
 from engine.measure.measure_data import measure_facts
+
+# what --model-dims and the kernels' arguments refuse (data/i18n/<lang>/errors.yaml)
+FEWER_THAN = Code("error.kernels.fewer_than", "other", "got")
+SLOTS_PER_GPU = Code("error.kernels.slots_per_gpu", "got")
+NOT_SIZING = Code("error.kernels.not_sizing")
+DIMS_FIELD = Code("error.kernels.dims_field", "fields")
+DIMS_OBJECT = Code("error.kernels.dims_object")
+DIMS_SIZE = Code("error.kernels.dims_size", "most")
+NUMBER_TOO_LONG = Code("error.kernels.number_too_long")
+PRESET_WITH_MODEL = Code("error.kernels.preset_with_model")
+MODEL_OR_PRESET = Code("error.kernels.model_or_preset")
+PRESET = Code("error.kernels.preset", "aliases", "example", "got")
+DEVICE = Code("error.kernels.device", "got")
+NO_CUDA = Code("error.kernels.no_cuda")
 
 # A paged layer group: (name, num_layers, bytes_per_token_per_layer, block_size)
 LayerGroup = tuple[str, int, int, int]
@@ -97,31 +113,38 @@ class KernelDims:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limit:
                 raise InputError(
-                    f"model-dims.{f.name}", f"an integer from 0 to {limit:,}, got {value!r}"
+                    f"model-dims.{f.name}", E.RANGE(low=0, high=limit, got=E.got(value))
                 )
         for required in ("num_layers", "num_heads", "kv_dtype_bytes"):
             if getattr(self, required) == 0:
-                raise InputError(f"model-dims.{required}", "a positive integer")
+                raise InputError(f"model-dims.{required}", E.POSITIVE(got=0))
         if self.num_kv_heads and self.num_heads % self.num_kv_heads:
             raise InputError(
                 "model-dims.num_kv_heads",
-                f"a divisor of num_heads ({self.num_heads}), got {self.num_kv_heads}",
+                E.DIVISOR(of=Name("num_heads"), total=self.num_heads, got=self.num_kv_heads),
             )
         if self.num_linear_layers >= self.num_layers:
-            raise InputError("model-dims.num_linear_layers", "fewer than num_layers")
+            raise InputError(
+                "model-dims.num_linear_layers",
+                FEWER_THAN(other=Name("num_layers"), got=self.num_linear_layers),
+            )
         if self.num_linear_layers and self.linear_conv_kernel_dim < 1:
-            raise InputError("model-dims.linear_conv_kernel_dim", "a positive integer")
+            raise InputError(
+                "model-dims.linear_conv_kernel_dim", E.POSITIVE(got=self.linear_conv_kernel_dim)
+            )
         if self.num_experts and self.experts_per_token > self.num_experts:
-            raise InputError("model-dims.experts_per_token", "at most num_experts")
+            raise InputError(
+                "model-dims.experts_per_token",
+                E.AT_MOST_FIELD(
+                    of=Name("num_experts"), total=self.num_experts, got=self.experts_per_token
+                ),
+            )
         if (
             self.num_experts
             and self.ep_size
             and (self.num_experts % self.ep_size or self.num_redundant_experts % self.ep_size)
         ):
-            raise InputError(
-                "model-dims.ep_size",
-                "a divisor of num_experts and of num_redundant_experts (equal slots per GPU)",
-            )
+            raise InputError("model-dims.ep_size", SLOTS_PER_GPU(got=self.ep_size))
 
     # ---- derived shapes ------------------------------------------------------------------
     @property
@@ -160,7 +183,7 @@ class KernelDims:
         """These dims with fields changed. Changing a shape drops ``kv``: the engine's numbers
         describe the unchanged model (to check other shapes, give their config.json)."""
         if "kv" in changes:
-            raise InputError("model-dims.kv", "a KernelDims field, not the engine's sizing")
+            raise InputError("model-dims.kv", NOT_SIZING())
         keeps_kv = set(changes) <= RUN_SETTINGS | {"name"}
         return replace(self, **changes, kv=self.kv if keeps_kv else None)
 

@@ -81,22 +81,18 @@ def _measure_length(
     )
 
 
-def run(ctx: Ctx) -> list[CheckResult]:
-    real, d = ctx.dims, ctx.work
-    if not d.has_indexer:
-        return [CheckResult(CHECK, "dsa_skipped", True, 0.0, None, "", N.DSA_SKIPPED())]
-    r, width = d.kv_lora_rank, d.mla_latent_dim
-    scale = (d.qk_nope_head_dim + d.qk_rope_head_dim) ** -0.5
-    lengths = ctx.sizes.dsa_lengths
-    k = d.index_topk
-    g = ctx.generator(5)
-    q = ctx.randn(d.num_heads, width, g=g, dtype=ctx.dtype)
-    q_idx = ctx.randn(d.index_num_heads, d.index_head_dim, g=g, dtype=ctx.dtype)
-    w = ctx.randn(d.index_num_heads, g=g, dtype=ctx.dtype).abs()
-    rows: list[CheckResult] = []
-
-    # Correctness, fp32, at the longest N: sparse == dense with non-selected scores masked.
-    n_max = lengths[-1]
+def _sparse_matches_dense(
+    ctx: Ctx,
+    g: torch.Generator,
+    q: torch.Tensor,
+    q_idx: torch.Tensor,
+    w: torch.Tensor,
+    scale: float,
+) -> CheckResult:
+    """Correctness, fp32, at the longest N: sparse == dense with non-selected scores masked."""
+    d = ctx.work
+    r, width, k = d.kv_lora_rank, d.mla_latent_dim, d.index_topk
+    n_max = ctx.sizes.dsa_lengths[-1]
     latent32 = ctx.randn(n_max, width, g=g)
     keys32 = ctx.randn(n_max, d.index_head_dim, g=g)
     top = _select(q_idx.float(), w.float(), keys32, k)
@@ -105,20 +101,27 @@ def run(ctx: Ctx) -> list[CheckResult]:
     masked = torch.full_like(scores, -math.inf)
     masked[:, top] = scores[:, top]
     dense_masked = torch.softmax(masked, dim=-1) @ latent32[:, :r]
-    rows.append(
-        within_row(
-            CHECK,
-            "dsa_sparse_matches_masked_dense",
-            rel_err(sparse, dense_masked),
-            1e-5,
-            "rel",
-            N.DSA_MATCH(k=k, n=Tokens(n_max)),
-        )
+    err = rel_err(sparse, dense_masked)
+    return within_row(
+        CHECK,
+        "dsa_sparse_matches_masked_dense",
+        err,
+        1e-5,
+        "rel",
+        N.DSA_MATCH(k=k, n=Tokens(n_max)),
     )
 
+
+def _by_length(
+    ctx: Ctx, q: torch.Tensor, q_idx: torch.Tensor, w: torch.Tensor, scale: float
+) -> list[CheckResult]:
+    """Bytes and times per decode step at each context length: the sparse read stays flat in N,
+    the indexer's grows with it."""
+    lengths = ctx.sizes.dsa_lengths
+    k = ctx.work.index_topk
     measured = {n: _measure_length(ctx, n, q, q_idx, w, scale) for n in lengths}
-    n_min = lengths[0]
-    rows.append(
+    n_min, n_max = lengths[0], lengths[-1]
+    rows = [
         exact_row(
             CHECK,
             "dsa_sparse_bytes_flat_in_n",
@@ -126,9 +129,7 @@ def run(ctx: Ctx) -> list[CheckResult]:
             1.0,
             "x",
             N.DSA_FLAT(k=k, n_max=Tokens(n_max), n_min=Tokens(n_min)),
-        )
-    )
-    rows.append(
+        ),
         exact_row(
             CHECK,
             "dsa_indexer_bytes_linear_in_n",
@@ -136,61 +137,54 @@ def run(ctx: Ctx) -> list[CheckResult]:
             n_max / n_min,
             "x",
             N.DSA_LINEAR(),
+        ),
+    ]
+    for n, m in measured.items():
+        step = N.DSA_STEP(
+            index=N.ms(m.t_index),
+            k=k,
+            sparse=N.ms(m.t_sparse),
+            dense=N.ms(m.t_dense),
+            speedup=Decimal(m.t_dense / (m.t_index + m.t_sparse), 2),
         )
-    )
-    for n in lengths:
-        m = measured[n]
-        rows.append(
-            timing_row(
-                ctx,
-                CHECK,
-                f"dsa_step_ms_n{n}",
-                m.t_index + m.t_sparse,
-                N.DSA_STEP(
-                    index=N.ms(m.t_index),
-                    k=k,
-                    sparse=N.ms(m.t_sparse),
-                    dense=N.ms(m.t_dense),
-                    speedup=Decimal(m.t_dense / (m.t_index + m.t_sparse), 2),
-                ),
-            )
-        )
-    # FLOPs per decode step and layer at the model's real dims, for contexts up to 1M.
+        rows.append(timing_row(ctx, CHECK, f"dsa_step_ms_n{n}", m.t_index + m.t_sparse, step))
+    return rows
+
+
+def _flops(real: KernelDims) -> list[CheckResult]:
+    """FLOPs per decode step and layer at the model's real dims, for contexts up to 1M."""
+    k = real.index_topk
+    rows = []
     for n in (8192, 32768, 131072, 2**20):
-        cost_dsa = indexer_flops(real, n) + attention_flops(real, min(real.index_topk, n))
-        rows.append(
-            info_row(
-                CHECK,
-                f"dsa_flops_dense_over_dsa_{n}",
-                attention_flops(real, n) / cost_dsa,
-                "x",
-                N.DSA_FLOPS(k=real.index_topk, n=Tokens(n)),
-            )
-        )
+        cost_dsa = indexer_flops(real, n) + attention_flops(real, min(k, n))
+        ratio = attention_flops(real, n) / cost_dsa
+        name = f"dsa_flops_dense_over_dsa_{n}"
+        rows.append(info_row(CHECK, name, ratio, "x", N.DSA_FLOPS(k=k, n=Tokens(n))))
     one_m = 2**20
-    share_at_1m = indexer_flops(real, one_m) / (
-        indexer_flops(real, one_m) + attention_flops(real, real.index_topk)
-    )
-    rows.append(
-        info_row(
-            CHECK,
-            "dsa_indexer_share_of_flops_1m",
-            share_at_1m,
-            "fraction",
-            N.DSA_SHARE(),
-        )
-    )
-    crossover = attention_flops(real, real.index_topk) / indexer_flops(real, 1)
-    rows.append(
-        info_row(
-            CHECK,
-            "dsa_indexer_crossover_tokens",
-            crossover,
-            "tokens",
-            N.DSA_CROSSOVER(),
-        )
-    )
-    rows.extend(_index_share(ctx, q, q_idx, w, scale))
+    share = indexer_flops(real, one_m) / (indexer_flops(real, one_m) + attention_flops(real, k))
+    crossover = attention_flops(real, k) / indexer_flops(real, 1)
+    return [
+        *rows,
+        info_row(CHECK, "dsa_indexer_share_of_flops_1m", share, "fraction", N.DSA_SHARE()),
+        info_row(CHECK, "dsa_indexer_crossover_tokens", crossover, "tokens", N.DSA_CROSSOVER()),
+    ]
+
+
+def run(ctx: Ctx) -> list[CheckResult]:
+    d = ctx.work
+    if not d.has_indexer:
+        return [CheckResult(CHECK, "dsa_skipped", True, 0.0, None, "", N.DSA_SKIPPED())]
+    scale = (d.qk_nope_head_dim + d.qk_rope_head_dim) ** -0.5
+    g = ctx.generator(5)
+    q = ctx.randn(d.num_heads, d.mla_latent_dim, g=g, dtype=ctx.dtype)
+    q_idx = ctx.randn(d.index_num_heads, d.index_head_dim, g=g, dtype=ctx.dtype)
+    w = ctx.randn(d.index_num_heads, g=g, dtype=ctx.dtype).abs()
+    rows = [
+        _sparse_matches_dense(ctx, g, q, q_idx, w, scale),
+        *_by_length(ctx, q, q_idx, w, scale),
+        *_flops(ctx.dims),
+        *_index_share(ctx, q, q_idx, w, scale),
+    ]
     if ctx.on_gpu:
         torch.cuda.empty_cache()
     return rows

@@ -7,14 +7,15 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache, partial
 
+from engine import errors as E
+from engine.decision import Name
 from engine.engines import adapter
 from engine.errors import InputError
 from engine.kv.dtype import DTYPE_BYTES
+from engine.kv.pipeline import model_pipeline
 from engine.kv.sizing import LayerGroup as EngineGroup
-from engine.kv.sizing import size_kv
-from engine.measure.kernels.dims import EngineKv, KernelDims, LayerGroup
+from engine.measure.kernels.dims import PRESET, EngineKv, KernelDims, LayerGroup
 from engine.measure.measure_data import measure_facts
-from engine.model.architecture import build_architecture
 from engine.model.cache_specs import MambaSpec
 from engine.model.config import ModelConfig
 from engine.model.loader import catalog_names, catalog_path, load_catalog
@@ -34,7 +35,7 @@ def engine_kv(cfg: ModelConfig, source: str = "") -> EngineKv:
     kernels' dtype: paged groups with the engine's block size, hybrid alignment, state."""
     engine = measure_facts().kernel_scenario.engine
     kv_dtype = adapter(engine).kv_dtype(KERNEL_KV_DTYPE, cfg, None)
-    sizing = size_kv(build_architecture(cfg), cfg, kv_dtype, tp=1, engine=engine)
+    sizing = model_pipeline(cfg).kv(engine, kv_dtype, 1)
     # one row per token only: a recurrent state is one page per sequence, and a compressed
     # group keeps one entry per several tokens
     paged = [g for g in sizing.groups if g.spec.row_per_token]
@@ -59,7 +60,7 @@ def engine_kv(cfg: ModelConfig, source: str = "") -> EngineKv:
 def kernel_dims(cfg: ModelConfig, name: str | None = None) -> KernelDims:
     """The micro-kernels' dimensions taken from a real config (0 where a family has no such
     part), with the engine's KV numbers for it and the run settings of data/measure.yaml."""
-    arch = build_architecture(cfg)
+    arch = model_pipeline(cfg).arch
     scenario = measure_facts().kernel_scenario
     mla = cfg.kv_lora_rank is not None
     gdn_layers = arch.count("gdn")
@@ -127,8 +128,11 @@ def preset_model(name: str) -> str:
     if path is None:
         raise InputError(
             "model-dims.preset",
-            f"one of {', '.join(aliases)} or a bundled catalog model "
-            f"(e.g. {catalog_names()[0]}); got {name!r}",
+            PRESET(
+                aliases=tuple(Name(a) for a in aliases),
+                example=Name(catalog_names()[0]),
+                got=E.got(name),
+            ),
         )
     return path.stem.replace("__", "/", 1)
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import torch
 
+from engine import errors as E
 from engine.decision import Name
 from engine.errors import InputError
 from engine.measure import kernel_notes as N
@@ -43,11 +44,11 @@ def make_context(
 ) -> Ctx:
     dev = resolve_device(device)
     if concurrency is not None and concurrency < 1:
-        raise InputError("concurrency", "a positive number of requests")
+        raise InputError("concurrency", E.POSITIVE(got=E.got(concurrency)))
     if context is not None and context < 1:
-        raise InputError("context", "a positive number of tokens")
+        raise InputError("context", E.POSITIVE(got=E.got(context)))
     if catalog_gbps is not None and not catalog_gbps > 0:
-        raise InputError("catalog_gbps", "a positive bandwidth in GB/s")
+        raise InputError("catalog_gbps", E.POSITIVE_NUMBER(got=E.got(catalog_gbps)))
     base = Sizes.for_device(dev.type)
     sizes = replace(
         base, concurrency=concurrency or base.concurrency, context=context or base.context
@@ -96,7 +97,13 @@ def run_all(
     if only is not None:
         unknown = sorted(set(only) - set(CHECK_NAMES))
         if unknown:
-            raise InputError("only", f"check names from {', '.join(CHECK_NAMES)}; got {unknown}")
+            raise InputError(
+                "only",
+                E.ONE_OF_GOT(
+                    choices=tuple(Name(n) for n in CHECK_NAMES),
+                    got=tuple(Name(n) for n in unknown),
+                ),
+            )
     results: list[CheckResult] = []
     total = len(selected)
     # The CPU checks are loops of small ops: one thread avoids OpenMP wake-up stalls that make

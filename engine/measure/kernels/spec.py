@@ -10,9 +10,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictInt, ValidationError, create_model
 
+from engine import errors as E
+from engine.decision import Name
 from engine.errors import InputError
 from engine.measure.input_guards import read_utf8
-from engine.measure.kernels.dims import KernelDims
+from engine.measure.kernels.dims import (
+    DIMS_FIELD,
+    DIMS_OBJECT,
+    DIMS_SIZE,
+    NUMBER_TOO_LONG,
+    PRESET_WITH_MODEL,
+    KernelDims,
+)
 from engine.measure.kernels.from_model import preset_dims
 from engine.measure.measure_data import measure_facts
 
@@ -40,19 +49,19 @@ def read_dims_spec(text: str) -> dict[str, Any]:
     if _looks_like_path(source):
         source = read_utf8(source, _FIELD, limit)
     elif len(source.encode("utf-8", "surrogatepass")) > limit:
-        raise InputError(_FIELD, f"a JSON object of at most {limit // 1024} KiB")
+        raise InputError(_FIELD, DIMS_SIZE(most=limit // 1024))
     try:
         data = json.loads(source)
     except json.JSONDecodeError as err:
-        raise InputError(_FIELD, f"a JSON object of KernelDims fields ({err.msg})") from None
-    except RecursionError:
-        raise InputError(_FIELD, "a JSON object of reasonable nesting depth") from None
-    except ValueError:  # an integer past Python's 4,300-digit conversion limit
         raise InputError(
-            _FIELD, "a JSON object of KernelDims fields (a number is too long)"
+            _FIELD, E.JSON(line=err.lineno, column=err.colno, problem=E.json_problem(err.msg))
         ) from None
+    except RecursionError:
+        raise InputError(_FIELD, E.FILE_DEPTH()) from None
+    except ValueError:  # an integer past Python's 4,300-digit conversion limit
+        raise InputError(_FIELD, NUMBER_TOO_LONG()) from None
     if not isinstance(data, dict):
-        raise InputError(_FIELD, "a JSON object of KernelDims fields")
+        raise InputError(_FIELD, DIMS_OBJECT())
     return data
 
 
@@ -66,15 +75,15 @@ def dims_from_spec(spec: dict[str, Any], base: KernelDims | None = None) -> Kern
         first = err.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         expected = (
-            f"a KernelDims field ({', '.join(_SETTABLE)})"
+            DIMS_FIELD(fields=tuple(Name(n) for n in _SETTABLE))
             if first["type"] == "extra_forbidden"
-            else first["msg"]
+            else E.VALID(kind=Name(first["type"]), got=E.got(first.get("input")))
         )
         raise InputError(f"{_FIELD}.{where}" if where else _FIELD, expected) from None
     values = parsed.model_dump(exclude_none=True)
     preset = values.pop("preset", None)
     if base is not None and preset is not None:
-        raise InputError(f"{_FIELD}.preset", "no preset with a model: the model is the base")
+        raise InputError(f"{_FIELD}.preset", PRESET_WITH_MODEL())
     dims = base if base is not None else preset_dims(preset or "default")
     return dims.with_fields(**values) if values else dims
 

@@ -136,11 +136,7 @@ class CacheContext:
     def divides(self, n: int, name: str) -> None:
         """A state split over TP needs a TP size that divides it (vLLM asserts the same)."""
         if n % self.tp:
-            raise InputError(
-                "tp",
-                f"a TP size that divides {name} ({n}); got {self.tp}",
-                expects=E.TP_DIVIDES(what=Name(name), n=n, got=self.tp),
-            )
+            raise InputError("tp", E.TP_DIVIDES(what=Name(name), n=n, got=self.tp))
 
 
 @dataclass(frozen=True)
@@ -167,7 +163,8 @@ class Schedule:
 
 class MixerFamily:
     """One token-mixer family (see the module docstring). Subclasses set ``key`` and the
-    class flags, declare their ``LABEL`` code, and override what applies to them."""
+    class flags, and override what applies to them; the layer strip names the family by the
+    code ``mixer.<key>`` (``LABEL``)."""
 
     key: ClassVar[str] = ""
     LABEL: ClassVar[Code]
@@ -188,6 +185,7 @@ class MixerFamily:
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if cls.key:
+            cls.LABEL = Code(f"mixer.{cls.key}")
             if cls.key in _FAMILIES:
                 raise ValueError(f"mixer family {cls.key!r} registered twice")
             _FAMILIES[cls.key] = cls()
@@ -238,7 +236,7 @@ class MixerFamily:
 
     def layer(self, cfg: ModelConfig, shape: LayerShape) -> LayerPlan:
         """The ``LayerPlan`` of one decoder layer of this family."""
-        raise InputError("layer_types", f"layer {shape.index} cannot be a {self.key} layer")
+        raise InputError("layer_types", E.NOT_THIS_KIND(layer=shape.index, kind=Name(self.key)))
 
     def cache_specs(self, layer: LayerPlan, ctx: CacheContext) -> tuple[CacheSpec, ...]:
         """What one such layer keeps on one TP rank (vLLM ``get_kv_cache_spec``)."""
@@ -296,5 +294,5 @@ def for_layer_kind(kind: str) -> MixerFamily | None:
 def require(v: int | None, name: str) -> int:
     """A state dimension the config must give."""
     if v is None:
-        raise InputError(name, "a positive integer for the linear-attention state; it is missing")
+        raise InputError(name, E.MISSING(what=E.KIND["linear_state"]()))
     return v

@@ -17,7 +17,6 @@ NO_ROPE_STEP = Code("family.evidence.no_rope_layer_interval", "step")
 
 class ChunkedLocal(HeadAttention):
     key = "chunked"
-    LABEL = Code("mixer.chunked")
     layer_kinds = ("chunked_attention",)
     schedule_priority = 20
 

@@ -34,13 +34,9 @@ def _ratios(cfg: ModelConfig) -> list[int]:
     ratios = cfg.compress_ratios or []
     n = cfg.num_hidden_layers
     if len(ratios) < n:
-        raise InputError(
-            "compress_ratios",
-            f"one ratio per layer ({n}), got {len(ratios)}",
-            expects=E.PER_LAYER(layers=n, got=len(ratios)),
-        )
+        raise InputError("compress_ratios", E.PER_LAYER(layers=n, got=len(ratios)))
     if not cfg.sliding_window:
-        raise InputError("sliding_window", "a window size for DeepSeek-V4 compressed attention")
+        raise InputError("sliding_window", E.WINDOW_FOR(kind=E.WINDOW_COMPRESSED()))
     return ratios[:n]
 
 
@@ -59,7 +55,6 @@ def _packed_row(ctx: CacheContext, head_dim: int) -> Decision | None:
 class CompressedAttention(MixerFamily):
     key = "compressed"
     priority = 10  # claimed before MLA: a V4 config may also carry kv_lora_rank
-    LABEL = Code("mixer.compressed")
     attention = True
 
     def claims(self, cfg: ModelConfig) -> bool:

@@ -67,7 +67,6 @@ class FullAttention(HeadAttention):
     caches per-head K/V (data/model_defaults.yaml decoupled_rope_head_model_types)."""
 
     key = "full"
-    LABEL = Code("mixer.full")
     layer_kinds = ("full_attention", "attention", "global_attention", "hybrid", "global")
 
     def layer(self, cfg: ModelConfig, shape: LayerShape) -> LayerPlan:

@@ -4,7 +4,6 @@ q, k, v ``(K-1, (2·head_k_dim·num_k_heads + head_v_dim·num_v_heads)/TP)`` and
 
 from __future__ import annotations
 
-from engine.decision import Code
 from engine.model.cache_specs import MambaSpec
 from engine.model.config import ModelConfig
 from engine.model.mixers.base import CacheContext, require
@@ -14,9 +13,6 @@ from engine.model.mixers.linear import LinearMixer
 class GatedDeltaNet(LinearMixer):
     key = "gdn"
     priority = 20
-    LABEL = Code("mixer.gdn")
-    EVIDENCE = Code("family.evidence.gdn")
-    VARIANT = Code("mixer.state.gdn")
 
     def describes(self, cfg: ModelConfig) -> bool:
         return cfg.linear_num_value_heads is not None and cfg.linear_value_head_dim is not None

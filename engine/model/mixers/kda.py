@@ -5,7 +5,6 @@ q, k and v ``(K-1, 3·heads·head_dim/TP)`` in the model dtype and a recurrent
 
 from __future__ import annotations
 
-from engine.decision import Code
 from engine.model.cache_specs import MambaSpec
 from engine.model.config import ModelConfig
 from engine.model.mixers.base import CacheContext, require
@@ -15,9 +14,6 @@ from engine.model.mixers.linear import LinearMixer
 class KimiDeltaAttention(LinearMixer):
     key = "kda"
     priority = 30
-    LABEL = Code("mixer.kda")
-    EVIDENCE = Code("family.evidence.kda")
-    VARIANT = Code("mixer.state.kda")
 
     def describes(self, cfg: ModelConfig) -> bool:
         return cfg.kda_layers is not None and bool(cfg.kda_num_heads and cfg.kda_head_dim)

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-from engine.decision import Code
 from engine.model.cache_specs import MambaSpec
 from engine.model.config import ModelConfig
 from engine.model.evidence import short
@@ -15,9 +14,6 @@ from engine.model.mixers.linear import LinearMixer
 class LightningAttention(LinearMixer):
     key = "lightning"
     priority = 60
-    LABEL = Code("mixer.lightning")
-    EVIDENCE = Code("family.evidence.lightning")
-    VARIANT = Code("mixer.state.lightning")
 
     def describes(self, cfg: ModelConfig) -> bool:
         return cfg.field("attn_type_list") is not None

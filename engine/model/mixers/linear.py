@@ -19,11 +19,18 @@ LINEAR_KINDS = ("linear_attention", "mamba", "mamba2", "gated_delta_net", "conv"
 
 class LinearMixer(MixerFamily):
     """A linear family: ``describes`` tests its state fields; ``EVIDENCE`` words why those
-    fields mean this mixer; ``VARIANT`` names its state in the KV tables."""
+    fields mean this mixer (``family.evidence.<key>``); ``VARIANT`` names its state in the KV
+    tables (``mixer.state.<key>``)."""
 
     linear: ClassVar[bool] = True
     EVIDENCE: ClassVar[Code]
     VARIANT: ClassVar[Code]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.key:
+            cls.EVIDENCE = Code(f"family.evidence.{cls.key}")
+            cls.VARIANT = Code(f"mixer.state.{cls.key}")
 
     def state_fields(self, cfg: ModelConfig) -> tuple[str, str]:
         """The config fields that describe the state and their values, for the evidence."""

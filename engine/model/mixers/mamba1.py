@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from engine.decision import Code
 from engine.model.cache_specs import MambaSpec
 from engine.model.config import ModelConfig
 from engine.model.mixers.base import CacheContext, require
@@ -13,9 +12,6 @@ from engine.model.mixers.linear import LinearMixer
 class Mamba1(LinearMixer):
     key = "mamba1"
     priority = 50
-    LABEL = Code("mixer.mamba1")
-    EVIDENCE = Code("family.evidence.mamba1")
-    VARIANT = Code("mixer.state.mamba1")
 
     def describes(self, cfg: ModelConfig) -> bool:
         return cfg.ssm_state_size is not None and bool(

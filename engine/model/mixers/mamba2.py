@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-from engine.decision import Code
 from engine.model.cache_specs import MambaSpec
 from engine.model.config import ModelConfig, model_defaults
 from engine.model.mixers.base import CacheContext, require
@@ -27,9 +26,6 @@ def mamba2_inner(cfg: ModelConfig) -> int:
 class Mamba2(LinearMixer):
     key = "mamba2"
     priority = 40
-    LABEL = Code("mixer.mamba2")
-    EVIDENCE = Code("family.evidence.mamba2")
-    VARIANT = Code("mixer.state.mamba2")
 
     def describes(self, cfg: ModelConfig) -> bool:
         return cfg.mamba_num_heads is not None or (

@@ -50,7 +50,6 @@ def projection_params(cfg: ModelConfig, layer: LayerPlan) -> tuple[int, int]:
 class MultiHeadLatent(MixerFamily):
     key = "mla"
     priority = 20
-    LABEL = Code("mixer.mla")
     attention = True
 
     def claims(self, cfg: ModelConfig) -> bool:

@@ -66,7 +66,6 @@ class IndexKeySpec(CacheSpec):
 
 class BlockSparseAttention(HeadAttention):
     key = "msa"
-    LABEL = Code("mixer.msa")
 
     def takes_layers(self, cfg: ModelConfig) -> list[bool] | None:
         sparse = _sparse(cfg)

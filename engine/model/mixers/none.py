@@ -3,14 +3,12 @@ with 0 KV heads in a per-layer list). No weights of its own, no cache."""
 
 from __future__ import annotations
 
-from engine.decision import Code
 from engine.model.config import ModelConfig
 from engine.model.mixers.base import LayerPlan, LayerShape, Mixer, MixerFamily
 
 
 class NoMixer(MixerFamily):
     key = "none"
-    LABEL = Code("mixer.none")
     layer_kinds = ("mlp", "moe", "ffn", "dense")
 
     def layer(self, cfg: ModelConfig, shape: LayerShape) -> LayerPlan:

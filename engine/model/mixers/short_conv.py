@@ -14,9 +14,6 @@ from engine.model.mixers.linear import LinearMixer
 class ShortConvolution(LinearMixer):
     key = "short_conv"
     priority = 10
-    LABEL = Code("mixer.short_conv")
-    EVIDENCE = Code("family.evidence.short_conv")
-    VARIANT = Code("mixer.state.short_conv")
     INDICES = Code("family.evidence.full_attn_idxs")
     schedule_priority = 10
 

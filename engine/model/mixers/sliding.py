@@ -4,6 +4,7 @@ fields of vLLM's mimo_v2_flash.py)."""
 
 from __future__ import annotations
 
+from engine import errors as E
 from engine.decision import Code, Name
 from engine.errors import InputError
 from engine.model.cache_specs import CacheSpec, SlidingWindowSpec
@@ -24,7 +25,6 @@ WINDOW_OFF = Code("family.evidence.sliding_window_off", "window")
 
 class SlidingWindow(HeadAttention):
     key = "sliding"
-    LABEL = Code("mixer.sliding")
     layer_kinds = ("sliding_attention", "sliding_window_attention", "local_attention", "local")
     schedule_priority = 30
 
@@ -68,7 +68,7 @@ class SlidingWindow(HeadAttention):
         i = shape.index
         window = cfg.layer_windows[i] if cfg.layer_windows else cfg.sliding_window
         if not window:
-            raise InputError("sliding_window", f"a window size for sliding layer {i}")
+            raise InputError("sliding_window", E.WINDOW_FOR(kind=E.WINDOW_LAYER(layer=i)))
         kv = cfg.swa_num_key_value_heads or shape.kv_heads
         q = cfg.swa_num_attention_heads or shape.q_heads
         hd, hdv = shape.head_dim, shape.head_dim_v
