@@ -260,6 +260,14 @@ _lock = threading.Lock()
 _cache: OrderedDict[Scenario, tuple[Alternative, ...]] = OrderedDict()
 
 
+def known(st: Study) -> bool:
+    """Whether ``alternatives(st)`` is at hand without studying anything."""
+    if _meets(st):
+        return True
+    with _lock:
+        return st.scenario in _cache
+
+
 def alternatives(st: Study) -> tuple[Alternative, ...]:
     """The re-checked changes that meet the ask, the least change first (none when the Study
     already runs as asked). Computed once per scenario."""

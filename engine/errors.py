@@ -54,6 +54,7 @@ HUB_UNREADABLE = Code("error.hub_unreadable", "repo", "reason")
 # the scenario's cross-field rules
 WITHIN_CONTEXT = Code("error.within_context", "total", "context")
 LAYOUT_FITS = Code("error.layout_fits", "used", "gpus", "per_node", "nodes")
+STUDY_WORK = Code("error.study_work", "most", "got", "layers", "layouts", "gpus")
 # a config.json field
 MISSING = Code("error.config.missing", "what")
 KIND = {
@@ -89,6 +90,7 @@ SURROGATE_KEY = Code("error.config.surrogate_key")
 TP_DIVIDES = Code("error.config.tp_divides", "what", "n", "got")
 # a file or a pasted text
 FILE_SIZE = Code("error.file.size", "most", "got")
+HELD_SIZE = Code("error.file.held", "most", "got")
 FILE_EMPTY = Code("error.file.empty")
 FILE_UTF8 = Code("error.file.utf8", "at")
 FILE_UTF8_CHAR = Code("error.file.utf8_char", "at")

@@ -17,7 +17,7 @@ ENGINE = Path(__file__).resolve().parent.parent / "engine"
 LAYERS: list[tuple[str, list[str]]] = [
     # decisions, errors, data loading, message catalogs
     ("base", ["engine", "engine.errors", "engine.decision", "engine.rules", "engine.i18n",
-              "engine.software.versions"]),
+              "engine.software.versions", "engine.budget"]),
     # how a decision or a config string becomes safe text (no engine knowledge)
     ("words", ["engine.text*"]),
     # reading a config; the GPU catalog; cache-spec arithmetic

@@ -2,36 +2,29 @@
 
 A Scenario names such a config by the sha256 of its normalised content, so the study of a
 scenario stays a pure function of the scenario and two users who upload the same file share
-one cached study. The store is shared by every session and bounded twice: at most
-``MAX_ENTRIES`` configs and at most ``MAX_BYTES`` of memory they hold (a measured bound per
-config, ``BYTES_PER_JSON_BYTE``); the least recently used leaves first.
+one cached study. The store is shared by every session and is one cache of the process's memory
+budget (``engine.budget``): each config is counted by what it holds (``deep_size``), and the
+least recently used entry of any cache leaves first. A config that would hold more than
+``MAX_HELD_BYTES`` of JSON once read (its module listings summarised) is refused by name: no
+real config comes near it, and one entry cannot crowd out every other session's.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from collections import OrderedDict
 
 from engine import errors as E
+from engine.budget import MIB, Cache, size_once
 from engine.errors import InputError
 from engine.model.loader import LoadedModel
 
-MAX_ENTRIES = 256
-# A pruned config holds a few KB (the 3 MB ModelOpt one keeps 1 KB: its per-module listing is
-# summarised); a hostile one up to about 50 MB of Python objects for its 8 MiB cap.
-MAX_BYTES = 256 * 1024 * 1024
+# The largest real config once read is 24 KB of JSON (Nemotron-Super's block_configs, 80
+# layers; the 3.6 MB ModelOpt NVFP4 config keeps 1 KB: its per-module listing is summarised);
+# the same per-layer blocks at the 4,096-layer cap take about 1.2 MB.
+MAX_HELD_BYTES = 2 * MIB
 
-_lock = threading.Lock()
-_models: OrderedDict[str, tuple[LoadedModel, int]] = OrderedDict()
-_total = 0
-
-
-# Python's objects for a parsed config take up to about 8 × its compact JSON length (measured
-# on 8 MB configs: 2.8 × for a list of numbers, 7 × for short strings, 7.6 × for half a million
-# short keys); the store counts that bound, computed from the text the digest hashes anyway.
-BYTES_PER_JSON_BYTE = 8
+_models: Cache[str, LoadedModel] = Cache("configs", size_once)
 
 
 def _canonical(model: LoadedModel) -> str:
@@ -48,38 +41,31 @@ def _digest(text: str) -> str:
 
 
 def put(model: LoadedModel) -> str:
-    """Keep ``model`` and return its digest."""
-    global _total
+    """Keep ``model`` and return its digest; ``InputError`` for a config too large to hold."""
     text = _canonical(model)
+    if len(text) > MAX_HELD_BYTES:
+        raise InputError(
+            "config.json",
+            f"a config of at most {MAX_HELD_BYTES:,} bytes of JSON once its module listings "
+            f"are summarised, got {len(text):,}",
+            expects=E.HELD_SIZE(most=MAX_HELD_BYTES, got=len(text)),
+        )
     digest = _digest(text)
-    size = BYTES_PER_JSON_BYTE * len(text) + 4096
-    with _lock:
-        old = _models.pop(digest, None)
-        if old is not None:
-            _total -= old[1]
-        _models[digest] = (model, size)
-        _total += size
-        while len(_models) > 1 and (len(_models) > MAX_ENTRIES or _total > MAX_BYTES):
-            _, (_, freed) = _models.popitem(last=False)
-            _total -= freed
+    _models.put(digest, model)
     return digest
 
 
 def held() -> tuple[int, int]:
     """(configs held, bytes they hold)."""
-    with _lock:
-        return len(_models), _total
+    return _models.held()
 
 
 def get(digest: str) -> LoadedModel:
-    with _lock:
-        entry = _models.get(digest)
-        if entry is not None:
-            _models.move_to_end(digest)
+    entry = _models.get(digest)
     if entry is None:
         raise InputError(
             "model",
             "an uploaded config.json this server still holds; it has been dropped, upload it again",
             expects=E.UPLOAD_DROPPED(),
         )
-    return entry[0]
+    return entry
