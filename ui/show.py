@@ -74,6 +74,20 @@ class Problem:
     frame: str = ""
     params: tuple[tuple[str, str | int], ...] = ()
 
+    def __post_init__(self) -> None:
+        if self.err is not None:
+            bare(self.err)
+
+
+def bare(err: InputError) -> InputError:
+    """``err`` without what it holds of the call that failed: its traceback's frames (their
+    locals: a pasted text, a parsed config) and the exception it replaced (a JSON error keeps the
+    whole text). A refusal kept in session state then holds only its words."""
+    err.__traceback__ = None
+    err.__context__ = None
+    err.__cause__ = None
+    return err
+
 
 def refusal(err: InputError) -> Markdown:
     """A refused input in the reader's language: the field (as written) and what it expects,

@@ -60,7 +60,10 @@ def _on_paste() -> None:
         st.session_state[S.MODEL_ERROR] = Problem(err, "error.paste")
         if len(text) <= KEEP_FAILED_PASTE_CHARS:
             return
-    # read: the session need not keep the text (up to 8 MiB, twice in Streamlit's widget state)
+    # read: the session need not keep the text (up to 8 MiB). Deleting the key drops the value
+    # the browser sent (Streamlit keeps it until the browser sends another); setting it empties
+    # the box in the browser
+    del st.session_state["w.paste"]
     st.session_state["w.paste"] = ""
 
 

@@ -208,7 +208,7 @@ def build_view() -> View:
         with busy.heavy(is_heavy(s)):
             view = View(s, None, weakref.ref(study(s)))
     except InputError as err:
-        view = View(s, err)
+        view = View(s, show.bare(err))
     st.session_state[VIEW] = view
     return view
 
