@@ -25,9 +25,12 @@ from typing import Any, Generic, TypeVar
 
 MIB = 1024 * 1024
 # The process's caches together: the configs users handed in, the Studies, the downloads and
-# the speed model's shapes. A catalog model's Study holds 0.1-0.5 MB, a held config at most
-# ``engine.model.store.MAX_HELD_BYTES`` of text, about 7 times that as Python objects.
-BUDGET_BYTES = 256 * MIB
+# the speed model's shapes. A catalog model's Study holds 0.1-0.5 MB (so this keeps 250-1,000 of
+# them), a held config at most ``engine.model.store.MAX_HELD_BYTES`` of text, about 7 times that
+# as Python objects. Not more: Python's cyclic garbage collector walks every object the caches
+# hold in each full pass, stopping every session meanwhile (0.2 s per 100,000 objects on the
+# loaded 2-core machine; a DeepSeek-V3 Study holds 1,700 of them).
+BUDGET_BYTES = 128 * MIB
 
 # Objects every entry shares with the process (classes, modules, code, functions' globals) are
 # not the entry's: the walk neither counts them nor goes through them.

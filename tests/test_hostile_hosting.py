@@ -54,8 +54,8 @@ def test_streamlits_upload_limit_is_the_config_loaders_cap() -> None:
 def test_forty_distinct_7_mib_pastes_from_new_sessions_keep_the_server_within_its_bound() -> None:
     """The issue's memory attack on a real server: each paste from a new session (which then
     closes), four kinds in turn (accepted, too large to hold, broken JSON); the server's
-    resident memory after, and at its peak, stays within the idle server + the caches' budget
-    + one request's allowance (README)."""
+    resident memory (and its config reader's) after, and at its peak, stays within the idle
+    server + the caches' budget + the worker + the pastes in flight (README)."""
     from tools.app_server import app_server
     from tools.bench_attacks import TEST_KINDS, memory_attack
 

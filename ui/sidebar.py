@@ -12,9 +12,9 @@ from engine import scenario as SC
 from engine.errors import InputError
 from engine.hardware.gpus import all_gpus
 from engine.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_MIB
-from engine.model.loader import catalog_names, load_model, load_pasted
+from engine.model.loader import catalog_names
 from engine.text.units import gib
-from ui import busy, lang
+from ui import busy, lang, worker
 from ui import state as S
 from ui.lang import T
 from ui.show import Problem
@@ -44,7 +44,7 @@ def _on_upload() -> None:
     name = str(file.name)
     try:
         with busy.heavy(file.size > busy.HEAVY_TEXT_BYTES):
-            S.use_model(load_model(file.getvalue(), name=name))
+            S.use_model(worker.read(file.getvalue(), name))
     except InputError as err:
         st.session_state[S.MODEL_ERROR] = Problem(err, "error.upload", (("file", name),))
 
@@ -55,7 +55,7 @@ def _on_paste() -> None:
         return
     try:
         with busy.heavy(len(text) > busy.HEAVY_TEXT_BYTES):
-            S.use_model(load_pasted(text, name="pasted config.json"))
+            S.use_model(worker.read(text, "pasted config.json"))
     except InputError as err:
         st.session_state[S.MODEL_ERROR] = Problem(err, "error.paste")
         if len(text) <= KEEP_FAILED_PASTE_CHARS:

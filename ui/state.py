@@ -96,11 +96,10 @@ def may_load(say: bool = True) -> bool:
     return True
 
 
-def use_model(loaded: LoadedModel) -> None:
-    """Show a config the user uploaded or pasted (held in memory by its digest; ``InputError``
-    when it is too large to hold)."""
-    loaded = display_model(loaded)
-    digest = store.put(loaded)
+def use_model(held: store.Held) -> None:
+    """Show a config the user uploaded or pasted (held in memory by its digest)."""
+    loaded = display_model(held.model)
+    digest = store.keep(store.Held(loaded, held.digest))  # the name is not in the digest
     st.session_state[MODEL_ERROR] = None
     set_scenario(source="file", model=loaded.name, digest=digest)
 

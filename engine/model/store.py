@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 
 from engine import errors as E
 from engine.budget import MIB, Cache, size_once
+from engine.decision import Decision
 from engine.errors import InputError
-from engine.model.loader import LoadedModel
+from engine.model.loader import LoadedModel, load_model, load_pasted
 
 # The largest real config once read is 24 KB of JSON (Nemotron-Super's block_configs, 80
 # layers; the 3.6 MB ModelOpt NVFP4 config keeps 1 KB: its per-module listing is summarised);
@@ -40,8 +42,16 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def put(model: LoadedModel) -> str:
-    """Keep ``model`` and return its digest; ``InputError`` for a config too large to hold."""
+@dataclass(frozen=True)
+class Held:
+    """A config the store may hold, with its digest."""
+
+    model: LoadedModel
+    digest: str
+
+
+def check(model: LoadedModel) -> Held:
+    """``model`` with its digest; ``InputError`` for a config too large to hold."""
     text = _canonical(model)
     if len(text) > MAX_HELD_BYTES:
         raise InputError(
@@ -50,9 +60,44 @@ def put(model: LoadedModel) -> str:
             f"are summarised, got {len(text):,}",
             expects=E.HELD_SIZE(most=MAX_HELD_BYTES, got=len(text)),
         )
-    digest = _digest(text)
-    _models.put(digest, model)
-    return digest
+    return Held(model, _digest(text))
+
+
+def keep(held: Held) -> str:
+    """Hold a checked config and return its digest."""
+    _models.put(held.digest, held.model)
+    return held.digest
+
+
+def put(model: LoadedModel) -> str:
+    """Keep ``model`` and return its digest; ``InputError`` for a config too large to hold."""
+    return keep(check(model))
+
+
+@dataclass(frozen=True)
+class Refused:
+    """An ``InputError`` as plain parts (an exception with its own constructor does not pickle)."""
+
+    field: str
+    expected: str
+    why: Decision | None
+    expects: Decision | None
+
+    def error(self) -> InputError:
+        return InputError(self.field, self.expected, self.why, expects=self.expects)
+
+
+def read(data: str | bytes, name: str) -> Held | Refused:
+    """A pasted text (``str``) or an uploaded file (``bytes``) read and checked as the store
+    would hold it, or why it is refused. A worker process's entry (ui/worker.py): what it
+    returns pickles, and the parse of up to 8 MiB, which holds Python's interpreter lock for a
+    quarter of a second and more, happens outside the server's process."""
+    try:
+        if isinstance(data, str):
+            return check(load_pasted(data, name))
+        return check(load_model(data, name))
+    except InputError as err:
+        return Refused(err.field, err.expected, err.why, err.expects)
 
 
 def held() -> tuple[int, int]:
