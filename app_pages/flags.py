@@ -4,13 +4,13 @@ the engine, the layouts the search compared, the manifests and the advisors."""
 import streamlit as st
 
 from engine.launch.advisors import engine_advice, moe_comm_advice
-from engine.launch.k8s import KubeOptions, kubernetes_yaml, manifest_name
 from engine.launch.launch_data import launch_facts
 from engine.launch.plan import LaunchPlan
-from engine.launch.render import docker, shell
 from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.artifacts import Artifact
+from engine.present.k8s import KubeOptions, kubernetes_yaml, manifest_name
+from engine.present.render import docker, shell
 from engine.present.study_report import candidate_json
 from engine.scenario import ENGINE_LABELS
 from engine.text.safe import inert

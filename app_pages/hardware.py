@@ -3,7 +3,7 @@ and whether the checkpoint fits."""
 
 import streamlit as st
 
-from engine.hardware.gates import kernel_gates
+from engine.gates import kernel_gates
 from engine.hardware.gpus import gpu_note
 from engine.present import charts_data as C
 from engine.present import messages as M

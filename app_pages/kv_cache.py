@@ -7,10 +7,10 @@ share link; not the rest of the page.
 
 import streamlit as st
 
+from engine.engines import adapter
 from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.scenario import DEFAULT_CONTEXT, ENGINE_LABELS, Scenario
-from engine.software.tables import engine_version
 from engine.study import Study
 from engine.text.words import say
 from ui import charts, show, tables
@@ -231,9 +231,9 @@ def engines(d: Study) -> None:
         {
             "differs": tables.text("", T("kv.col.differs_help")),
             "metric": tables.text(T("kv.col.metric")),
-            "vllm": tables.text(f"{ENGINE_LABELS['vllm']} {engine_version('vllm')}"),
+            "vllm": tables.text(f"{ENGINE_LABELS['vllm']} {adapter('vllm').version}"),
             "sglang": tables.text(
-                f"{ENGINE_LABELS['sglang']} {engine_version('sglang')}", width="medium"
+                f"{ENGINE_LABELS['sglang']} {adapter('sglang').version}", width="medium"
             ),
         },
         key="kv.compare",

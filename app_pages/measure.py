@@ -12,14 +12,14 @@ from typing import Any
 import streamlit as st
 
 from engine.errors import InputError
-from engine.fact_sets import kernel_dims, kernel_layer_groups
-from engine.launch.render import join
 from engine.measure.backcalc import metrics_commands, parse_engine_text
 from engine.measure.first_launch import first_launch_for
 from engine.measure.kernels import PRESETS
 from engine.measure.kernels.dims import LayerGroup
+from engine.measure.kernels.from_model import kernel_dims, kernel_layer_groups
 from engine.perf import calibration
 from engine.present import charts_data as C
+from engine.present.render import join
 from engine.scenario import ENGINE_LABELS
 from engine.text.safe import inert
 from engine.text.sources import clean
@@ -90,7 +90,7 @@ def backcalc() -> None:
         )
         st.info(inert(" ".join(say_all(result.findings, lang))))
         with st.expander(T("measure.evidence")):
-            formula = [say(result.formula, lang), *result.notes]
+            formula = [say(result.formula, lang), *say_all(result.notes, lang)]
             st.code("\n".join(formula), language=None, wrap_lines=True)
             st.markdown("\n".join(f"- {inert(say(e, lang))}" for e in result.evidence))
 

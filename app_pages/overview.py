@@ -3,9 +3,9 @@ engine with its downloads and the report, then the numbers."""
 
 import streamlit as st
 
-from engine.launch.render import shell
 from engine.present import charts_data as C
 from engine.present import messages as M
+from engine.present.render import shell
 from engine.scenario import ENGINE_LABELS
 from engine.text.words import say
 from ui import charts, memo, show

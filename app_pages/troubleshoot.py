@@ -4,11 +4,11 @@ another symptom reruns only them."""
 
 import streamlit as st
 
-from engine.fact_sets import model_facts
 from engine.text.safe import inert
 from engine.text.sources import clean
 from engine.text.units import percent
 from engine.troubleshoot import symptoms, troubleshoot
+from engine.troubleshoot.facts import model_facts
 from ui import show, tables
 from ui import state as S
 from ui.lang import T, current

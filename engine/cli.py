@@ -21,17 +21,16 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from engine.errors import InputError
-from engine.fact_sets import predict_for_source
 from engine.hardware.gpus import aliases, all_gpus
 from engine.i18n import LANGS
-from engine.launch.k8s import KubeOptions, kubernetes_yaml, manifest_name
-from engine.launch.render import script
 from engine.lint import format_report, json_report, lint_command
-from engine.measure.backcalc_cli import add_backcalc_arguments, run_backcalc
+from engine.measure.backcalc_cli import add_backcalc_arguments, predict_for_source, run_backcalc
 from engine.measure.kernels.args import add_kernel_arguments
 from engine.model import store
 from engine.model.loader import HF_ID, load_model
 from engine.perf import calibration
+from engine.present.k8s import KubeOptions, kubernetes_yaml, manifest_name
+from engine.present.render import script
 from engine.present.study_report import (
     diagnose_json,
     gates_json,
@@ -274,7 +273,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def add_kubernetes_arguments(p: argparse.ArgumentParser) -> None:
-    """What a cluster decides and the plan cannot know (engine.launch.k8s.KubeOptions)."""
+    """What a cluster decides and the plan cannot know (engine.present.k8s.KubeOptions)."""
     k = p.add_argument_group("Kubernetes (with --kubernetes)")
     k.add_argument(
         "--kubernetes", action="store_true", help="print the Kubernetes manifests instead"

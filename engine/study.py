@@ -25,7 +25,7 @@ from engine.decision import Bytes, Code, Decimal, Decision, Name, Tokens
 from engine.diagnose import Diagnosis, Options
 from engine.engines import adapter
 from engine.errors import InputError
-from engine.hardware.gates import MAX_TRIED_GPUS, GateReport, gate_report
+from engine.gates import MAX_TRIED_GPUS, GateReport, gate_report
 from engine.hardware.gpus import Gpu, lookup_gpu
 from engine.kv.dtype import KvDtype
 from engine.kv.sizing import KvSizing, size_kv

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from engine.decision import Decimal
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.launch.advisors import (
     PHASES,
@@ -16,12 +17,11 @@ from engine.launch.advisors import (
     moe_comm_advice,
 )
 from engine.rules import DATA_DIR
-from engine.software.tables import flag_table
 from tools import advisor_pairs
 
 
 def assert_real_flags(engine: str, fragments: tuple[str, ...]) -> None:
-    table = flag_table(engine)  # type: ignore[arg-type]
+    table = adapter(engine).flags  # type: ignore[arg-type]
     for fragment in fragments:
         flag, _, value = fragment.partition(" ")
         assert flag in table, (engine, flag)

@@ -20,14 +20,19 @@ from typing import Any
 
 import pytest
 
+from engine.decision import Decision
+from engine.diagnose import Options, diagnose
 from engine.errors import InputError
 from engine.measure.backcalc import (
+    NOTE_STATE,
     BackcalcResult,
     EngineReading,
     backcalculate,
     family_kind,
     parse_engine_text,
+    sizing_notes,
 )
+from engine.model.loader import load_model
 from engine.text.words import say
 
 
@@ -451,10 +456,15 @@ def test_memory_fraction_different_from_the_plan_is_named() -> None:
     assert "gpu_memory_utilization=0.85, not the planned 0.92" in result.explanation
 
 
-def test_notes_from_the_sizing_step_are_appended() -> None:
+def test_notes_from_the_sizing_step_are_appended_in_the_readers_language() -> None:
     reading = parse_engine_text(vllm_log(DSV3_AVAILABLE, DSV3_TOKENS, 8192, DSV3_CONC), None)
-    result = backcalculate(reading, DSV3_BF16, 8, "mla", notes=["61 MLA layers x 1,152 B"])
-    assert result.explanation.endswith("61 MLA layers x 1,152 B")
+    kv = diagnose(load_model("deepseek-ai/DeepSeek-V3").config, Options(tp=8)).kv
+    notes = sizing_notes(kv)
+    assert [n.code for n in notes] == [g.formula().code for g in kv.groups]
+    result = backcalculate(reading, DSV3_BF16, 8, "mla", notes=notes)
+    assert result.explanation.endswith(say(notes[-1]))
+    assert result.explain("ko").endswith(say(notes[-1], "ko"))
+    assert say(notes[-1], "ko") != say(notes[-1])
 
 
 def test_family_names_are_matched_loosely() -> None:
@@ -587,10 +597,10 @@ def test_bad_prediction_and_tp_are_refused() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _predict(source: str, tp: int) -> tuple[float, str, list[str]]:
+def _predict(source: str, tp: int) -> tuple[float, str, list[Decision]]:
     if source != "deepseek-ai/DeepSeek-V3":
         raise InputError("source", f"a known model; got {source!r}")
-    return float(DSV3_BF16), "mla", ["MLA latent 512 + 64, replicated on every TP rank"]
+    return float(DSV3_BF16), "mla", [NOTE_STATE(bytes=1)]
 
 
 def test_cli_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -613,7 +623,7 @@ def test_cli_text_with_metrics(tmp_path: Path, capsys: pytest.CaptureFixture[str
     metrics = tmp_path / "metrics.txt"
     metrics.write_text(LLAMA_VLLM_METRICS)
 
-    def predict(source: str, tp: int) -> tuple[float, str, list[str]]:
+    def predict(source: str, tp: int) -> tuple[float, str, list[Decision]]:
         return float(LLAMA_8B_BF16), "gqa", []
 
     assert cli_main(["m", "--log", str(log), "--metrics", str(metrics)], predict) == 0

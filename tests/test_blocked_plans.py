@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine.launch.k8s import kubernetes_yaml
 from engine.launch.plan import LaunchPlan
-from engine.launch.render import script
 from engine.present.artifacts import docker_script
+from engine.present.k8s import kubernetes_yaml
+from engine.present.render import script
 from engine.scenario import make_scenario
 from engine.study import study
 from tests.test_k8s import schema_errors

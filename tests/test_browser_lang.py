@@ -206,7 +206,7 @@ def test_refusals_and_the_model_s_notes_speak_korean(
 def test_an_uncoded_refusal_is_a_korean_sentence_with_the_english_cited(
     server: str, browser: object
 ) -> None:
-    """A Kubernetes claim name that is no DNS label (engine/launch/k8s.py has no code for it
+    """A Kubernetes claim name that is no DNS label (engine/present/k8s.py has no code for it
     yet): the page says in Korean that the value was refused and quotes the engine's English
     as a citation, which the check leaves out as it does a Sources list."""
     page = _open(browser, _url(server, "flags", "lang=ko"))

@@ -17,13 +17,13 @@ import pytest
 
 from engine.cli import main
 from engine.decision import CODES
+from engine.engines import adapter
 from engine.lint import lint_command
 from engine.model import loader
 from engine.model.loader import load_hub, load_model
 from engine.scenario import make_scenario
 from engine.software import templates
 from engine.software.software_report import software_report
-from engine.software.tables import reasoning_parsers, tool_call_parsers
 from engine.study import study
 from engine.text.words import say
 
@@ -242,10 +242,10 @@ def test_the_template_picks_the_parser_of_its_format(name: str, offline_hub: Pat
         r = software_report(loaded.config.raw, engine, chat_template=loaded.chat_template)  # type: ignore[arg-type]
         assert r.template_tool_format == name.removesuffix("_thinking").removesuffix("_r1")
         if r.tool_call_parser is not None:
-            assert r.tool_call_parser in tool_call_parsers(engine)  # type: ignore[arg-type]
+            assert r.tool_call_parser in adapter(engine).registries.tool_call_parsers  # type: ignore[arg-type]
             assert r.tool_call_parser_from == "template"
         if r.reasoning_parser is not None:
-            assert r.reasoning_parser in reasoning_parsers(engine)  # type: ignore[arg-type]
+            assert r.reasoning_parser in adapter(engine).registries.reasoning_parsers  # type: ignore[arg-type]
         if r.tool_call_parser or r.reasoning_parser:
             assert r.family is not None  # named after the template's format, for the linter
 
@@ -335,7 +335,7 @@ RECIPE_TOOL_PARSERS = {
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
 def test_every_parser_the_recipes_name_reads_a_format_of_the_table(engine: str) -> None:
     read = {p for f in templates.tool_formats() for p in f.parsers(engine)}  # type: ignore[arg-type]
-    assert RECIPE_TOOL_PARSERS[engine] <= tool_call_parsers(engine)  # type: ignore[arg-type]
+    assert RECIPE_TOOL_PARSERS[engine] <= adapter(engine).registries.tool_call_parsers  # type: ignore[arg-type]
     assert RECIPE_TOOL_PARSERS[engine] - read == set()
 
 

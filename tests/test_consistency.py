@@ -20,9 +20,9 @@ import pytest
 from apptest_util import assert_clean, metric_starting, open_app
 
 from engine.cli import main
-from engine.launch.render import shell
 from engine.measure.first_launch import first_launch_for
 from engine.present.artifacts import cli_command
+from engine.present.render import shell
 from engine.scenario import Scenario, make_scenario, to_query
 from engine.study import Study, study
 from engine.text.units import gib

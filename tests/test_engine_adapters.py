@@ -219,7 +219,7 @@ ALLOWED_OPTION_WORDS: dict[str, tuple[frozenset[str], str]] = {
         frozenset({"--device", "--model"}),
         "the micro-kernels' own CLI options",
     ),
-    "engine/launch/render.py": (frozenset({"--device"}), "docker run's --device (ROCm devices)"),
+    "engine/present/render.py": (frozenset({"--device"}), "docker run's --device (ROCm devices)"),
     "engine/lint/codes.py": (
         _options(
             "--attn-dp-size --chunked-prefill-size --context-length --data-parallel-size "

@@ -7,29 +7,18 @@ from pathlib import Path
 
 import pytest
 
+from engine.engines import adapter
+from engine.engines.cli_table import ENGINES_DIR, table_path
 from engine.errors import InputError
-from engine.software.tables import (
-    ENGINES_DIR,
-    attention_backends,
-    engine_version,
-    flag_table,
-    kv_cache_dtypes,
-    lookup_flag,
-    quantization_methods,
-    reasoning_parsers,
-    supported_architectures,
-    table_path,
-    tool_call_parsers,
-)
-from engine.software.versions import at_least, latest, version_key
+from engine.versions import at_least, latest, version_key
 
 # the shared/ folder beside the checkout (the same on CI), where the tables were read from
 SHARED_GT = Path(__file__).resolve().parents[2] / "shared" / "engine-gt"
 
 
 def test_pinned_versions_are_vllm_0_33_0_and_sglang_0_5_23() -> None:
-    assert engine_version("vllm") == "0.33.0"
-    assert engine_version("sglang") == "0.5.23"
+    assert adapter("vllm").version == "0.33.0"
+    assert adapter("sglang").version == "0.5.23"
     assert table_path("vllm", "flags").name == "vllm-0.33.0-flags.json"
     assert table_path("sglang", "registries").name == "sglang-0.5.23-registries.json"
 
@@ -52,8 +41,8 @@ def test_bundled_tables_are_verbatim_copies_of_engine_gt(name: str) -> None:
 
 def test_vllm_serve_has_321_options_and_sglang_534() -> None:
     # Positionals (vLLM's model_tag) are not options; every option is reachable by its flag.
-    v = flag_table("vllm")
-    s = flag_table("sglang")
+    v = adapter("vllm").flags
+    s = adapter("sglang").flags
     assert len({id(i) for i in v.values()}) == 320
     assert len({id(i) for i in s.values()}) == 534
     rows = json.loads(table_path("vllm", "flags").read_text())
@@ -66,18 +55,18 @@ def test_vllm_serve_has_321_options_and_sglang_534() -> None:
 
 
 def test_aliases_map_to_the_canonical_flag() -> None:
-    v = flag_table("vllm")
+    v = adapter("vllm").flags
     assert v["-tp"].flag == "--tensor-parallel-size"
     assert v["-q"].flag == "--quantization"
     assert v["--device-memory-utilization"].flag == "--gpu-memory-utilization"
-    s = flag_table("sglang")
+    s = adapter("sglang").flags
     assert s["--tensor-parallel-size"].flag == "--tp-size"
     assert s["--model"].flag == "--model-path"
     assert s["--ep"].flag == "--ep-size"
 
 
 def test_vllm_boolean_pairs_know_their_off_spelling() -> None:
-    v = flag_table("vllm")
+    v = adapter("vllm").flags
     prefix = v["--disable-prefix-caching"]
     assert prefix.flag == "--enable-prefix-caching"
     assert prefix.is_negation("--disable-prefix-caching")
@@ -92,50 +81,52 @@ def test_vllm_boolean_pairs_know_their_off_spelling() -> None:
 def test_every_boolean_pair_has_exactly_one_off_spelling() -> None:
     for engine in ("vllm", "sglang"):
         rows = json.loads(table_path(engine, "flags").read_text())
-        table = flag_table(engine)
+        table = adapter(engine).flags
         for row in rows:
             if row["action"] in ("EnableDisableAction", "BooleanOptionalAction"):
                 assert len(table[row["flag"]].negations) == 1, row["flag"]
 
 
 def test_vllm_0_33_0_has_no_no_enable_prefix_caching_spelling() -> None:
-    assert "--no-enable-prefix-caching" not in flag_table("vllm")
-    assert lookup_flag("vllm", "--no-enable-prefix-caching") is None
+    assert "--no-enable-prefix-caching" not in adapter("vllm").flags
+    assert adapter("vllm").lookup("--no-enable-prefix-caching") is None
 
 
 def test_sglang_enable_dp_attention_is_deprecated_in_0_5_23() -> None:
-    info = flag_table("sglang")["--enable-dp-attention"]
+    info = adapter("sglang").flags["--enable-dp-attention"]
     assert info.deprecated
     assert not info.takes_value
 
 
 def test_store_true_flags_take_no_value_and_sized_flags_do() -> None:
-    v = flag_table("vllm")
+    v = adapter("vllm").flags
     assert not v["--headless"].takes_value
     assert v["--max-model-len"].takes_value
     assert v["--tool-call-parser"].takes_value
-    s = flag_table("sglang")
+    s = adapter("sglang").flags
     assert not s["--trust-remote-code"].takes_value
     assert s["--mem-fraction-static"].takes_value
 
 
 def test_vllm_quantization_choices_come_from_the_registry_and_are_enforced() -> None:
-    q = flag_table("vllm")["--quantization"]
+    q = adapter("vllm").flags["--quantization"]
     assert q.choices_source == "registry"
     assert q.choices_enforced
-    assert q.choices is not None and set(q.choices) == quantization_methods("vllm")
+    assert (
+        q.choices is not None and set(q.choices) == adapter("vllm").registries.quantization_methods
+    )
     assert {"fp8", "mxfp4", "modelopt_fp4", "compressed-tensors", "awq_marlin"} <= set(q.choices)
 
 
 def test_vllm_kv_cache_dtype_is_an_open_list() -> None:
-    kv = flag_table("vllm")["--kv-cache-dtype"]
+    kv = adapter("vllm").flags["--kv-cache-dtype"]
     assert kv.choices_source == "metavar-open"
     assert not kv.choices_enforced
     assert kv.choices is not None and {"fp8", "fp8_ds_mla", "nvfp4"} <= set(kv.choices)
 
 
 def test_sglang_choices_are_argparse_enforced() -> None:
-    kv = flag_table("sglang")["--kv-cache-dtype"]
+    kv = adapter("sglang").flags["--kv-cache-dtype"]
     assert kv.choices_source == "argparse" and kv.choices_enforced
     assert kv.choices == (
         "auto",
@@ -147,47 +138,51 @@ def test_sglang_choices_are_argparse_enforced() -> None:
         "nvfp4",
         "fp4_mx_block16",
     )
-    assert kv_cache_dtypes("sglang") == frozenset(kv.choices)
+    assert adapter("sglang").registries.kv_cache_dtypes == frozenset(kv.choices)
 
 
 def test_optional_literal_none_is_not_a_choice() -> None:
-    info = flag_table("vllm")["--dcp-comm-backend"]
+    info = adapter("vllm").flags["--dcp-comm-backend"]
     assert info.choices == ("a2a", "ag_rs")
 
 
 def test_int_choices_are_strings_as_typed_on_the_command_line() -> None:
-    info = flag_table("vllm")["--max-lora-rank"]
+    info = adapter("vllm").flags["--max-lora-rank"]
     assert info.choices is not None and "64" in info.choices
 
 
 def test_parser_registries_have_58_42_44_36_names() -> None:
-    assert len(tool_call_parsers("vllm")) == 58
-    assert len(reasoning_parsers("vllm")) == 42
-    assert len(tool_call_parsers("sglang")) == 44
-    assert len(reasoning_parsers("sglang")) == 36
+    assert len(adapter("vllm").registries.tool_call_parsers) == 58
+    assert len(adapter("vllm").registries.reasoning_parsers) == 42
+    assert len(adapter("sglang").registries.tool_call_parsers) == 44
+    assert len(adapter("sglang").registries.reasoning_parsers) == 36
 
 
 def test_deepseek_v31_tool_parser_is_spelled_per_engine() -> None:
-    assert "deepseek_v31" in tool_call_parsers("vllm")
-    assert "deepseekv31" in tool_call_parsers("sglang")
-    assert "deepseekv31" not in tool_call_parsers("vllm")
-    assert "deepseek_v31" not in tool_call_parsers("sglang")
+    assert "deepseek_v31" in adapter("vllm").registries.tool_call_parsers
+    assert "deepseekv31" in adapter("sglang").registries.tool_call_parsers
+    assert "deepseekv31" not in adapter("vllm").registries.tool_call_parsers
+    assert "deepseek_v31" not in adapter("sglang").registries.tool_call_parsers
 
 
 def test_sglang_auto_is_a_cli_choice_but_not_a_parser() -> None:
-    choices = flag_table("sglang")["--tool-call-parser"].choices or ()
+    choices = adapter("sglang").flags["--tool-call-parser"].choices or ()
     assert "auto" in choices
-    assert "auto" not in tool_call_parsers("sglang")
+    assert "auto" not in adapter("sglang").registries.tool_call_parsers
 
 
 def test_attention_backends() -> None:
-    assert {"FLASH_ATTN", "FLASHMLA_SPARSE", "TRITON_MLA"} <= attention_backends("vllm")
-    assert {"fa3", "flashinfer", "trtllm_mla", "dsa"} <= attention_backends("sglang")
+    assert {"FLASH_ATTN", "FLASHMLA_SPARSE", "TRITON_MLA"} <= adapter(
+        "vllm"
+    ).registries.attention_backends
+    assert {"fa3", "flashinfer", "trtllm_mla", "dsa"} <= adapter(
+        "sglang"
+    ).registries.attention_backends
 
 
 def test_bundled_tables_predate_the_architecture_list() -> None:
-    assert supported_architectures("vllm") is None
-    assert supported_architectures("sglang") is None
+    assert adapter("vllm").registries.model_architectures is None
+    assert adapter("sglang").registries.model_architectures is None
 
 
 @pytest.mark.parametrize(
@@ -203,19 +198,19 @@ def test_bundled_tables_predate_the_architecture_list() -> None:
     ],
 )
 def test_lookup_flag_accepts_how_engines_parse(engine: str, token: str, flag: str) -> None:
-    info = lookup_flag(engine, token)  # type: ignore[arg-type]
+    info = adapter(engine).lookup(token)  # type: ignore[arg-type]
     assert info is not None and info.flag == flag
 
 
 def test_lookup_flag_rejects_unknown_and_ambiguous_prefixes() -> None:
-    assert lookup_flag("vllm", "--tp") is None  # vLLM abbreviations are not assumed
-    assert lookup_flag("sglang", "--pp") is None  # --pp-size, --pp-max-micro-batch-size, ...
-    assert lookup_flag("vllm", "--made-up-flag") is None
+    assert adapter("vllm").lookup("--tp") is None  # vLLM abbreviations are not assumed
+    assert adapter("sglang").lookup("--pp") is None  # --pp-size, --pp-max-micro-batch-size, ...
+    assert adapter("vllm").lookup("--made-up-flag") is None
 
 
 def test_unknown_engine_is_an_input_error() -> None:
     with pytest.raises(InputError) as err:
-        flag_table("trtllm")  # type: ignore[arg-type]
+        adapter("trtllm")
     assert err.value.field == "engine"
 
 

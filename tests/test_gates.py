@@ -8,7 +8,7 @@ import json
 import pytest
 
 from engine.errors import InputError
-from engine.hardware.gates import TP_SPLIT, family_gate, kernel_gates, weight_gates
+from engine.gates import TP_SPLIT, family_gate, kernel_gates, weight_gates
 from engine.hardware.gpus import lookup_gpu
 from engine.launch.layout import REJECT_HEADS
 from engine.model.architecture import build_architecture

@@ -32,11 +32,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.errors import InputError
-from engine.launch import k8s, render
 from engine.launch.plan import LEADER, LaunchPlan
 from engine.model import store
 from engine.model.config import normalize
 from engine.model.loader import HF_ID, LoadedModel, load_catalog
+from engine.present import k8s, render
 from engine.present.study_report import plan_json, study_json
 from engine.scenario import Scenario, make_scenario
 from engine.study import Study, study

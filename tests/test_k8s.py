@@ -16,8 +16,8 @@ from referencing import Registry, Resource
 
 from engine.cli import main
 from engine.errors import InputError
-from engine.launch.k8s import KubeOptions, kubernetes_yaml, load_seconds
 from engine.launch.plan import LaunchPlan
+from engine.present.k8s import KubeOptions, kubernetes_yaml, load_seconds
 from tests.study_util import run
 
 
@@ -319,7 +319,7 @@ def test_the_fast_emitter_writes_the_same_manifests_as_pyyamls_own(
 ) -> None:
     # libyaml's emitter folds long quoted strings elsewhere; what the YAML says is the same,
     # for a plan that runs and for a blocked one whose annotations quote long reasons
-    from engine.launch import k8s
+    from engine.present import k8s
 
     blocked = run("moonshotai/Kimi-K2-Instruct", gpu="H100", gpus_per_node=1, users=16).plan
     assert blocked is not None and not blocked.runnable
@@ -334,7 +334,7 @@ def test_the_fast_emitter_writes_the_same_manifests_as_pyyamls_own(
 def test_the_fast_emitter_keeps_a_hostile_string_one_escaped_scalar() -> None:
     # a newline, quotes, $(...), an ESC byte and a Markdown reference link: the manifest holds
     # them escaped inside one double-quoted scalar (no raw ESC, no second line) and reads back
-    from engine.launch import k8s
+    from engine.present import k8s
 
     hostile = 'a\nb "q" $(touch PWNED) \x1b[31m [t][r]\n[r]: https://evil.example'
     text = yaml.dump_all([{"k": hostile}], Dumper=k8s._DUMPER, default_flow_style=False)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from engine.diagnose import Options, diagnose
-from engine.fact_sets import kernel_dims, kernel_layer_groups
 from engine.measure.kernels import PRESETS, preset_dims
 from engine.measure.kernels.__main__ import main
+from engine.measure.kernels.from_model import kernel_dims, kernel_layer_groups
 from engine.measure.kernels.runner import run_all
 from engine.measure.measure_data import measure_facts
 from engine.model.loader import catalog_names, load_catalog, load_model

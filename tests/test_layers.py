@@ -2,7 +2,9 @@
 circle, and no import hidden inside a function (except torch's kernels, loaded on demand).
 
 A module's imports then say what it depends on, and a change to a low layer cannot reach back
-up. The layers, lowest first (a pattern ending in ``*`` is a package and everything in it):
+up. Each folder of the engine is one layer (its modules sit together, and the folders import each
+other without a circle); a module of the engine's root and an entry point are their own. The
+layers, lowest first (a pattern ending in ``*`` is a folder and everything in it):
 """
 
 from __future__ import annotations
@@ -15,34 +17,27 @@ from pathlib import Path
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
 
 LAYERS: list[tuple[str, list[str]]] = [
-    # decisions, errors, data loading, message catalogs
+    # decisions, errors, data loading, message catalogs, the release ordering
     ("base", ["engine", "engine.errors", "engine.decision", "engine.rules", "engine.i18n",
-              "engine.software.versions", "engine.budget"]),
+              "engine.versions", "engine.budget"]),
     # how a decision or a config string becomes safe text (no engine knowledge)
     ("words", ["engine.text*"]),
-    # reading a config; the GPU catalog; cache-spec arithmetic
-    ("config", ["engine.model.config", "engine.model.formats", "engine.model.loader",
-               "engine.model.store",
-                "engine.model.evidence", "engine.model.context_limit", "engine.kv.specs",
-                "engine.hardware.gpus"]),
-    # one adapter per engine: flag spellings, defaults, memory accounting, KV storage
-    ("engines", ["engine.engines*"]),
-    # parsers, versions, checkpoint formats
-    ("software", ["engine.software*"]),
-    # the model's layers, family, weights
+    # the GPU catalog
+    ("hardware", ["engine.hardware*"]),
+    # config.json in: the config, its layers and their cache specs, the family, the checkpoint
+    # format, the weights
     ("model", ["engine.model*"]),
+    # one adapter per engine: flag spellings, defaults, memory accounting, KV storage, where a
+    # layout puts the weights
+    ("engines", ["engine.engines*"]),
+    # parsers, engine releases, what each engine makes of a checkpoint format
+    ("software", ["engine.software*"]),
     # KV sizing per engine
-    ("kv", ["engine.kv*", "engine.present.evidence_words"]),
+    ("kv", ["engine.kv*"]),
     # the hardware gates
-    ("gates", ["engine.hardware*"]),
+    ("gates", ["engine.gates"]),
     # the user's question
     ("scenario", ["engine.scenario", "engine.diagnose"]),
-    # the planner's building blocks
-    ("launch-facts", ["engine.launch.gpu_memory", "engine.launch.launch_data",
-                      "engine.launch.plan_parts",
-                      "engine.launch.advisors", "engine.launch.multinode",
-                      "engine.launch.known_issues", "engine.launch.recipes",
-                      ]),
     # speed
     ("perf", ["engine.perf*"]),
     # the layout search and the plans
@@ -51,10 +46,10 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("study", ["engine.study"]),
     ("alternatives", ["engine.alternatives"]),
     # readers of the Study
-    ("readers", ["engine.lint*", "engine.measure*", "engine.troubleshoot*", "engine.fact_sets"]),
+    ("readers", ["engine.lint*", "engine.measure*", "engine.troubleshoot*"]),
     # the Study in words, tables and files
     ("present", ["engine.present*"]),
-    # entry points
+    # entry points (a package's ``__main__`` is one wherever it sits)
     ("entry", ["engine.cli", "engine.__main__", "engine.measure.kernels.__main__"]),
 ]  # fmt: skip
 
@@ -207,6 +202,53 @@ def test_no_engine_import_hides_inside_a_function() -> None:
 
 def test_the_checks_see_a_planted_upward_import_and_a_planted_circle() -> None:
     planted = {"engine.model.config": {"engine.study"}, "engine.study": {"engine.model.config"}}
-    assert upward(planted) == ["engine.model.config (config) -> engine.study (study)"]
+    assert upward(planted) == ["engine.model.config (model) -> engine.study (study)"]
     assert circles(planted) == [["engine.model.config", "engine.study"]]
     assert circles({"a": {"b"}, "b": {"c"}}) == []
+
+
+def is_entry(module: str) -> bool:
+    return module.endswith(".__main__")
+
+
+def folder_of(module: str) -> str:
+    """The engine's folder a module sits in (``engine.model.mixers.full`` -> ``engine.model``); a
+    module of the engine's root and an entry point are their own."""
+    parts = module.split(".")
+    if is_entry(module) or len(parts) < 2 or not (ENGINE / parts[1]).is_dir():
+        return module
+    return ".".join(parts[:2])
+
+
+def folder_edges(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = defaultdict(set)
+    for a, targets in edges.items():
+        for b in targets:
+            if folder_of(a) != folder_of(b):
+                out[folder_of(a)].add(folder_of(b))
+    return out
+
+
+def test_each_engine_folder_is_one_layer() -> None:
+    layers: dict[str, set[str]] = defaultdict(set)
+    for mod in _modules():
+        layers[folder_of(mod)].add(LAYERS[layer_of(mod)][0])
+    assert {folder: names for folder, names in layers.items() if len(names) > 1} == {}
+
+
+def test_the_layers_name_folders_not_the_files_in_them() -> None:
+    named = [p for _, patterns in LAYERS for p in patterns if not p.endswith("*")]
+    inside = [p for p in named if folder_of(p) != p]
+    assert inside == []
+
+
+def test_the_engines_folders_import_each_other_without_a_circle() -> None:
+    edges, _ = _imports(_modules())
+    assert circles(folder_edges(edges)) == []
+
+
+def test_the_folder_checks_see_a_planted_climb() -> None:
+    planted = {"engine.model.config": {"engine.kv.sizing"}, "engine.kv.sizing": {"engine.model"}}
+    assert circles(folder_edges(planted)) == [["engine.kv", "engine.model"]]
+    assert folder_of("engine.measure.kernels.__main__") == "engine.measure.kernels.__main__"
+    assert folder_of("engine.study") == "engine.study"

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.lint import LintReport, format_report, lint_command
 from engine.lint.rule_data import lint_rules
 from engine.model.loader import load_catalog, load_model
-from engine.software.tables import flag_table
 
 # The inherited command of seed 004 ('GLM-5.2를 띄우는 명령', SGLang, GLM-5.2 NVFP4, 8 × B300).
 GLM52_SGLANG = """python3 -m sglang.launch_server \\
@@ -413,7 +413,7 @@ def test_the_settings_flags_are_the_plans_spellings() -> None:
             if not adapter(engine).has(setting):
                 continue
             flag = flag_for(setting, engine)
-            info = flag_table(engine)[flag]
+            info = adapter(engine).flags[flag]
             assert info.flag == flag, (setting, engine)
             if setting in ("tp", "pp", "dp", "ep"):
                 assert flag in PARALLEL_FLAGS, flag
@@ -429,10 +429,10 @@ def test_every_equivalent_and_rename_is_a_real_flag() -> None:
     rules = lint_rules()
     for engine in ("vllm", "sglang"):
         for eq in getattr(rules.flag_equivalents, engine):
-            assert eq.use in flag_table(engine)
+            assert eq.use in adapter(engine).flags
         for r in rules.renamed_flags[engine]:
-            assert r.use is None or r.use in flag_table(engine)
-            assert r.written not in flag_table(engine)
+            assert r.use is None or r.use in adapter(engine).flags
+            assert r.written not in adapter(engine).flags
 
 
 def test_sglang_prefix_abbreviations_are_infos_and_ambiguous_ones_errors() -> None:

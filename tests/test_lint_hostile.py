@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.cli import main
+from engine.engines import adapter
 from engine.errors import InputError
 from engine.lint import MAX_COMMAND_CHARS, LintReport, format_report, lint_command
 from engine.model.loader import load_catalog
-from engine.software.tables import flag_table
 
 # CPU seconds of the calling thread: a bound on the work an input causes (issue: each hostile
 # case within 1 s), which a busy machine does not inflate; speed itself is `make bench`'s.
@@ -190,7 +190,7 @@ def test_more_arguments_than_any_launch_command_is_an_input_error() -> None:
 # --- generated commands ------------------------------------------------------------------------
 
 FLAGS = [
-    *sorted(set(flag_table("vllm")) | set(flag_table("sglang")))[::3],
+    *sorted(set(adapter("vllm").flags) | set(adapter("sglang").flags))[::3],
     "--enable-moe-ep",
     "--no-enable-prefix-caching",
     "--tp",

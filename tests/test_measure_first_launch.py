@@ -8,15 +8,17 @@ from dataclasses import dataclass
 
 import pytest
 
+from engine.engines import ENGINES, Engine, adapter
 from engine.errors import InputError
 from engine.measure.backcalc import default_port, metrics_commands, minimal_launch
 from engine.measure.first_launch import FirstLayout, first_launch
-from engine.software.tables import ENGINES, Engine, lookup_flag
 
 
 def _not_spelled_as_in_the_table(engine: Engine, flags: set[str]) -> set[str]:
     """Flags the pinned table does not know by exactly this spelling (no SGLang prefixes)."""
-    return {f for f in flags if (info := lookup_flag(engine, f)) is None or f not in info.spellings}
+    return {
+        f for f in flags if (info := adapter(engine).lookup(f)) is None or f not in info.spellings
+    }
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -111,7 +113,7 @@ def test_minimal_launch_refuses_bad_input() -> None:
 
 def test_default_ports_come_from_the_pinned_flag_tables() -> None:
     for engine in ENGINES:
-        info = lookup_flag(engine, "--port")
+        info = adapter(engine).lookup("--port")
         assert info is not None and default_port(engine) == info.default
     assert (default_port("vllm"), default_port("sglang")) == (8000, 30000)
 

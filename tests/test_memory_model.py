@@ -8,8 +8,8 @@ import yaml
 
 from engine.decision import Decimal
 from engine.engines import adapter
+from engine.engines.memory import Split
 from engine.hardware.gpus import lookup_gpu
-from engine.launch.gpu_memory import Split
 from engine.rules import DATA_DIR
 from tests.study_util import run
 

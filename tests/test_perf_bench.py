@@ -121,12 +121,26 @@ def test_throughput_is_checked_on_runs_that_measure_it_themselves() -> None:
 def test_the_speed_caption_quotes_the_recorded_out_of_sample_figures() -> None:
     # the report's and the pages' accuracy claim is the leave-one-architecture-out median of
     # each metric, as data/perf.yaml's fit recorded it, in both languages
-    from engine.i18n import t
+    from engine.present.charts_data import speed_caption
+    from tests.study_util import run
 
     record = _fit_record()["leave_one_model_out"]
     figures = [f"{round(record[m]['median'] * 100)} %" for m in ("tpot", "ttft", "tps_per_gpu")]
+    st = run("meta-llama/Meta-Llama-3.1-8B", gpu="H100", gpus_per_node=8, users=16)
     for lang in ("en", "ko"):
-        caption = t("speed.caption", lang, isl="1", osl="1", users="1", drafts="-")
+        caption = speed_caption(st, lang)
         for figure in figures:
             assert figure in caption, (lang, figure)
         assert "±15" not in caption
+        # and what "likely" spans: the recorded quantiles and the runs they were taken over
+        band = perf_facts().ranges.band("vllm", "nvidia")
+        assert f"{band.rows}" in caption and "10" in caption and "90" in caption
+
+
+def test_the_ranges_are_the_held_out_errors_the_recorded_refits_give() -> None:
+    # data/perf.yaml ranges: recomputed from the leave-one-source-out refits it recorded
+    record = _fit_record()[fit_perf.RANGE_CHECK]
+    fresh = fit_perf.ranges(fit_perf.fit_rows(), fit_perf.prior_factors(), record)
+    written = yaml.safe_load((DATA_DIR / "perf.yaml").read_text(encoding="utf-8"))["ranges"]
+    assert fresh["bands"] == written["bands"]
+    assert tuple(written["quantiles"]) == fit_perf.RANGE_QUANTILES

@@ -9,7 +9,7 @@ import pytest
 from engine.hardware.gpus import all_gpus, lookup_gpu
 from engine.perf.factors import acceptance, perf_facts
 from engine.rules import DATA_DIR
-from tools.perf_rows import MODELS, case_of, cases, config_for, load_rows
+from tools.perf_rows import MEASURED, MODELS, case_of, cases, config_for, load_rows, row_files
 
 
 def test_every_gpu_has_bandwidth_tensor_rates_links_and_a_network_with_sources() -> None:
@@ -108,8 +108,11 @@ def test_each_engine_says_how_it_runs_a_prefill_with_its_code_as_source() -> Non
 
 
 def test_the_measured_rows_are_the_shared_files_and_map_to_bundled_configs() -> None:
+    assert len(load_rows(MEASURED)) == 257
+    # every data/perf/*.jsonl is read, the shared copy first (runs added beside it follow)
+    assert row_files()[0] == MEASURED
     rows = load_rows()
-    assert len(rows) == 257
+    assert rows[:257] == load_rows(MEASURED)
     used, skipped = cases(rows)
     assert len(used) >= 85
     assert {s.why for s in skipped} >= {"disaggregated prefill / decode"}

@@ -14,8 +14,8 @@ import re
 
 import pytest
 
+from engine.engines.memory import Split
 from engine.hardware.gpus import lookup_gpu
-from engine.launch.gpu_memory import Split
 from engine.model.loader import load_catalog
 from engine.perf import Calibration, ModelInputs, Speculative, Speed, estimate, model_inputs
 from engine.perf.attention import mean_attended
@@ -283,8 +283,12 @@ def test_formula_is_numbers_units_and_operators_only() -> None:
     js = s.to_json()
     assert set(js) == {
         "ttft_ms", "tpot_ms", "output_tokens_per_s_per_user", "output_tokens_per_s_per_gpu",
-        "output_tokens_per_s", "bound", "formula",
+        "output_tokens_per_s", "bound", "formula", "ttft_ms_range", "tpot_ms_range",
+        "output_tokens_per_s_per_gpu_range",
     }  # fmt: skip
+    for figure in ("ttft_ms", "tpot_ms", "output_tokens_per_s_per_gpu"):
+        low, high = js[f"{figure}_range"]
+        assert low < js[figure] < high
     codes = {t["op"] for t in js["formula"]["terms"]}
     assert {"decode.moe.experts", "decode.attention.mla", "prefill.moe.experts"} <= codes
     assert all(re.fullmatch(r"[a-z0-9_.]+", c) for c in codes)

@@ -11,15 +11,15 @@ import shlex
 import pytest
 import yaml
 
+from engine.engines import adapter
+from engine.engines.placement import weights_per_gpu
 from engine.errors import InputError
-from engine.launch.gpu_memory import weights_per_gpu
 from engine.launch.layout import Split
 from engine.launch.plan import LaunchPlan, PlanError, checked, launch_facts
-from engine.launch.render import docker, script, shell
 from engine.model.loader import catalog_names
+from engine.present.render import docker, script, shell
 from engine.present.study_report import plan_json
 from engine.scenario import ENGINES
-from engine.software.tables import lookup_flag, reasoning_parsers, tool_call_parsers
 from engine.study import Study
 from tests.study_util import run
 
@@ -53,7 +53,7 @@ def has(p: LaunchPlan, flag: str) -> bool:
 
 def assert_in_tables(p: LaunchPlan) -> None:
     for f in p.flags:
-        info = lookup_flag(p.engine, f.flag)
+        info = adapter(p.engine).lookup(f.flag)
         assert info is not None and not info.deprecated, f.flag
         assert info.takes_value == (f.value is not None), f.flag
         if f.value is not None and info.choices_enforced and info.choices is not None:
@@ -240,8 +240,8 @@ def test_deepseek_v31_tool_parser_per_engine() -> None:
     assert flag_value(v, "--tool-call-parser") == "deepseek_v31"
     assert flag_value(s, "--tool-call-parser") == "deepseekv31"
     assert has(v, "--enable-auto-tool-choice")
-    assert "deepseek_v31" in tool_call_parsers("vllm")
-    assert flag_value(v, "--reasoning-parser") in reasoning_parsers("vllm")
+    assert "deepseek_v31" in adapter("vllm").registries.tool_call_parsers
+    assert flag_value(v, "--reasoning-parser") in adapter("vllm").registries.reasoning_parsers
 
 
 def test_deepseek_r1_gets_its_reasoning_parser() -> None:

@@ -14,8 +14,8 @@ from engine.decision import Decision
 from engine.i18n import catalog
 from engine.launch.known_issues import known_issues, symptom
 from engine.launch.plan import LaunchPlan
-from engine.launch.render import one_line, script
 from engine.present.artifacts import docker_script, launch_artifacts
+from engine.present.render import one_line, script
 from engine.present.study_report import plan_json, study_markdown
 from engine.rules import DATA_DIR
 from engine.scenario import make_scenario

@@ -12,7 +12,7 @@ import pytest
 
 from engine.engines import adapter
 from engine.launch.plan import LaunchPlan
-from engine.launch.render import script
+from engine.present.render import script
 from engine.present.study_report import plan_json, study_json
 from engine.rules import DATA_DIR
 from engine.study import Study

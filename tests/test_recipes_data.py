@@ -12,16 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
+from engine.engines import ENGINES, Engine, adapter
 from engine.hardware.gpus import all_gpus
 from engine.model.loader import catalog_names
 from engine.software.software_report import known_architectures
-from engine.software.tables import (
-    ENGINES,
-    Engine,
-    lookup_flag,
-    reasoning_parsers,
-    tool_call_parsers,
-)
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SECTIONS = {
@@ -162,7 +156,7 @@ def test_every_fact_carries_a_source() -> None:
 
 def test_every_flag_exists_in_the_pinned_engine_table_with_a_value_it_accepts() -> None:
     for engine, owner, use in flag_uses():
-        info = lookup_flag(engine, use["flag"])
+        info = adapter(engine).lookup(use["flag"])
         assert info is not None, (engine, owner, use["flag"])
         assert not info.deprecated, (engine, owner, use["flag"])
         value = use.get("value")
@@ -219,10 +213,10 @@ def test_checkpoint_siblings_name_a_repo_per_format_and_a_bundled_base() -> None
 
 def test_parser_disagreements_record_ours_as_registered_and_theirs_as_checked() -> None:
     registries = {
-        ("vllm", "tool_call"): tool_call_parsers("vllm"),
-        ("vllm", "reasoning"): reasoning_parsers("vllm"),
-        ("sglang", "tool_call"): tool_call_parsers("sglang"),
-        ("sglang", "reasoning"): reasoning_parsers("sglang"),
+        ("vllm", "tool_call"): adapter("vllm").registries.tool_call_parsers,
+        ("vllm", "reasoning"): adapter("vllm").registries.reasoning_parsers,
+        ("sglang", "tool_call"): adapter("sglang").registries.tool_call_parsers,
+        ("sglang", "reasoning"): adapter("sglang").registries.reasoning_parsers,
     }
     for row in recipes()["parser_disagreements"]:
         names = registries[(engine_of(row["engine"]), row["kind"])]
@@ -238,7 +232,10 @@ def test_parser_disagreements_record_ours_as_registered_and_theirs_as_checked() 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_parser_alias_groups_only_name_parsers_of_the_pinned_registries(engine: Engine) -> None:
     block = aliases()[engine]
-    known = {"tool_call": tool_call_parsers(engine), "reasoning": reasoning_parsers(engine)}
+    known = {
+        "tool_call": adapter(engine).registries.tool_call_parsers,
+        "reasoning": adapter(engine).registries.reasoning_parsers,
+    }
     for kind, names in known.items():
         seen: set[str] = set()
         for group in block[kind]:

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from engine.cli import main
-from engine.hardware.gates import GATE_KINDS, GATE_NAME, Gate
+from engine.gates import GATE_KINDS, GATE_NAME, Gate
 from engine.hardware.gpus import all_gpus
 from engine.i18n import t
 from engine.present import messages as M
@@ -213,7 +213,7 @@ def test_clean_removes_tags_and_paths_from_a_sentence() -> None:
 
 
 def test_every_gpu_and_kernel_source_reads_without_tags() -> None:
-    from engine.hardware.gates import kernel_gates
+    from engine.gates import kernel_gates
 
     texts = [g.source for g in all_gpus()] + [g.device_memory_source for g in all_gpus()]
     texts += [kernel_gates().dsa.source, kernel_gates().mla.source]

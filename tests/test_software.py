@@ -8,18 +8,13 @@ from typing import Any
 
 import pytest
 
+from engine.engines import adapter
 from engine.errors import InputError
+from engine.model.checkpoint import detect_checkpoint_format
 from engine.software.software_report import (
     data_problems,
-    detect_checkpoint_format,
     known_architectures,
     software_report,
-)
-from engine.software.tables import (
-    lookup_flag,
-    quantization_methods,
-    reasoning_parsers,
-    tool_call_parsers,
 )
 
 MODELS = Path(__file__).resolve().parent.parent / "data" / "models"
@@ -52,11 +47,11 @@ def test_every_bundled_config_gets_a_report(path: Path, engine: str) -> None:
 def test_every_emitted_name_exists_in_the_engine_registries(path: Path, engine: str) -> None:
     report = software_report(json.loads(path.read_text()), engine)  # type: ignore[arg-type]
     if report.tool_call_parser is not None:
-        assert report.tool_call_parser in tool_call_parsers(engine)  # type: ignore[arg-type]
+        assert report.tool_call_parser in adapter(engine).registries.tool_call_parsers  # type: ignore[arg-type]
     if report.reasoning_parser is not None:
-        assert report.reasoning_parser in reasoning_parsers(engine)  # type: ignore[arg-type]
+        assert report.reasoning_parser in adapter(engine).registries.reasoning_parsers  # type: ignore[arg-type]
     for flag in report.extra_flags:
-        assert lookup_flag(engine, flag) is not None, flag  # type: ignore[arg-type]
+        assert adapter(engine).lookup(flag) is not None, flag  # type: ignore[arg-type]
         assert flag in report.flag_reasons
 
 
@@ -348,7 +343,7 @@ def test_every_format_resolves_to_a_registered_quantization_method() -> None:
             for note in report.notes:
                 if "uses its '" in note:
                     method = note.split("uses its '")[1].split("'")[0]
-                    assert method in quantization_methods(engine)  # type: ignore[arg-type]
+                    assert method in adapter(engine).registries.quantization_methods  # type: ignore[arg-type]
 
 
 def test_bitsandbytes_is_not_a_vllm_0_33_0_method() -> None:

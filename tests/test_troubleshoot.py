@@ -7,15 +7,16 @@ import re
 
 import pytest
 
+from engine.engines import adapter
 from engine.errors import InputError
-from engine.hardware.gates import kernel_gates
+from engine.gates import kernel_gates
 from engine.hardware.gpus import Gpu, all_gpus, lookup_gpu
 from engine.i18n import LANGS, Lang, catalog
-from engine.lint import ModelFacts, ParserNames, dsa_kernel_path
+from engine.lint import dsa_kernel_path
 from engine.software.software_report import known_architectures
-from engine.software.tables import flag_table, lookup_flag
 from engine.troubleshoot import SYMPTOMS, symptoms, troubleshoot
 from engine.troubleshoot.cause_table import troubleshoot_table
+from engine.troubleshoot.facts import ModelFacts, ParserNames
 from engine.troubleshoot.scoring import CONDITIONS, SCORERS, clamp, problems
 
 GLM5 = ModelFacts(
@@ -76,7 +77,7 @@ def test_every_cause_has_mechanism_check_fix_source_and_is_ranked(
 
 
 def test_every_flag_a_fix_names_exists_in_vllm_or_sglang() -> None:
-    known = set(flag_table("vllm")) | set(flag_table("sglang"))
+    known = set(adapter("vllm").flags) | set(adapter("sglang").flags)
     for s in SYMPTOMS:
         for facts in (GLM5, QWEN3_32B, DSV3, QWEN3_NEXT, BASE_MODEL):
             for cause in troubleshoot(s.id, facts, None):
@@ -244,8 +245,12 @@ def test_every_fix_flag_exists_in_its_engines_pinned_table() -> None:
         for fix in cause.fixes:
             for engine, flags in fix.flags.items():
                 for flag in flags:
-                    assert lookup_flag(engine, flag) is not None, (cause.id, engine, flag)
-                    assert flag in flag_table(engine), (cause.id, engine, flag)  # no abbreviation
+                    assert adapter(engine).lookup(flag) is not None, (cause.id, engine, flag)
+                    assert flag in adapter(engine).flags, (
+                        cause.id,
+                        engine,
+                        flag,
+                    )  # no abbreviation
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -29,7 +29,6 @@ import yaml
 from engine.rules import DATA_DIR
 from tools.fit_perf import FITTED_ENGINES
 from tools.perf_rows import (
-    MEASURED,
     Burst,
     Case,
     bursts,
@@ -39,6 +38,7 @@ from tools.perf_rows import (
     median_p90,
     predict,
     predict_burst,
+    row_files,
 )
 
 TARGETS = {"tpot": 0.15, "ttft": 0.35, "tps_per_gpu": 0.15}
@@ -119,11 +119,14 @@ def burst_errors(runs: list[Burst]) -> list[tuple[Burst, float, float]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tools.bench_perf", description=__doc__)
     ap.add_argument("--rows", action="store_true", help="print every row")
-    ap.add_argument("--file", type=Path, default=MEASURED, help="measured rows (JSON lines)")
+    ap.add_argument(
+        "--file", type=Path, default=None, help="measured rows (JSON lines; default: data/perf/*)"
+    )
     args = ap.parse_args(argv)
     rows = load_rows(args.file)
     used, skipped = cases(rows)
-    print(f"\nspeed model vs measured runs ({args.file.name}): {len(rows)} rows, {len(used)} used")
+    where = args.file.name if args.file else ", ".join(f.name for f in row_files())
+    print(f"\nspeed model vs measured runs ({where}): {len(rows)} rows, {len(used)} used")
     for why, n in Counter(s.why for s in skipped).most_common():
         print(f"  skipped {n:>3}: {why}")
     names = {"tpot": "TPOT", "ttft": "TTFT", "tps_per_gpu": "tok/s/GPU"}
@@ -163,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     for engine, signs in ttft_bias(used):
         print(f"{engine:<10}" + "".join(f"{sign:>13}" for sign in signs))
     oos = out_of_sample()
-    if args.file == MEASURED and oos:
+    if args.file is None and oos:
         print("\nout of sample (data/perf.yaml fit, by tools/fit_perf.py): median |error|")
         for name, medians in oos.items():
             cells = "; ".join(

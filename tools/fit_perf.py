@@ -36,6 +36,7 @@ from typing import Any
 
 import yaml
 
+from engine.hardware.gpus import lookup_gpu
 from engine.perf.factors import Factor, Factors, perf_facts
 from engine.rules import DATA_DIR
 from tools.perf_rows import Case, architecture, cases, load_rows, median_p90, predict
@@ -318,6 +319,83 @@ def rescore(
     return _score(pairs)
 
 
+# --- ranges: the out-of-sample errors' quantiles per engine and vendor stack -------------------
+
+RANGE_CHECK = "leave_one_source_out"
+RANGE_QUANTILES = (0.1, 0.9)
+RANGE_MIN_ROWS = 15
+VENDORS = ("nvidia", "amd")
+POOLING = (
+    f"a group (engine, vendor stack) with fewer than {RANGE_MIN_ROWS} held-out runs takes its "
+    "engine's runs on every vendor stack (pooled: engine), one still short takes every run "
+    "(pooled: all)"
+)
+Signed = dict[str, float]
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile of ``values``, linear between order statistics (numpy's default)."""
+    v = sorted(values)
+    pos = q * (len(v) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def signed_errors(c: Case, f: Factors) -> Signed:
+    """log(predicted / measured) of each metric the row measured."""
+    s = predict(c, f)
+    out: Signed = {}
+    for metric, pred, meas in (
+        ("ttft", s.ttft_ms, c.ttft_ms),
+        ("tpot", s.tpot_ms, c.tpot_ms),
+        ("tps_per_gpu", s.output_tokens_per_s_per_gpu, c.tps_per_gpu),
+    ):
+        if meas:
+            out[metric] = math.log(pred / meas)
+    return out
+
+
+def vendor_of(c: Case) -> str:
+    return lookup_gpu(c.gpu).vendor
+
+
+def _band(engine: str, vendor: str, held: Sequence[tuple[Case, Signed]]) -> dict[str, Any]:
+    own = [e for c, e in held if c.engine == engine and vendor_of(c) == vendor]
+    pooled, errs = "own", own
+    if len(errs) < RANGE_MIN_ROWS:
+        pooled, errs = "engine", [e for c, e in held if c.engine == engine]
+    if len(errs) < RANGE_MIN_ROWS:
+        pooled, errs = "all", [e for _, e in held]
+    band: dict[str, Any] = {"engine": engine, "vendor": vendor, "rows": len(errs)}
+    band["pooled"] = pooled
+    for metric in ("ttft", "tpot", "tps_per_gpu"):
+        values = [e[metric] for e in errs if metric in e]
+        lo, hi = (round(quantile(values, q), 3) for q in RANGE_QUANTILES)
+        band[metric] = {"low": lo, "high": hi}
+    return band
+
+
+def ranges(rows: Sequence[Case], base: Factors, record: dict[str, Any]) -> dict[str, Any]:
+    """The ranges section: each held-out row of ``record`` (the leave-one-source-out check)
+    predicted with the factors its refit recorded, its signed errors' quantiles per engine and
+    vendor stack."""
+    refits: dict[str, dict[str, float]] = record["factors"]
+    key = LEAVE_OUT[RANGE_CHECK]
+    held = [
+        (c, signed_errors(c, with_values(base, refits[key(c)]))) for c in rows if key(c) in refits
+    ]
+    return {
+        "quantiles": list(RANGE_QUANTILES),
+        "min_rows": RANGE_MIN_ROWS,
+        "check": RANGE_CHECK,
+        "pooling": POOLING,
+        "command": COMMAND,
+        "date": date.today().isoformat(),
+        "bands": [_band(e, v, held) for e in FITTED_ENGINES for v in VENDORS],
+    }
+
+
 def fit_rows() -> list[Case]:
     used, _ = cases(load_rows())
     return [c for c in used if c.engine in FITTED_ENGINES]
@@ -333,9 +411,26 @@ def _sig(v: float) -> float:
     return float(f"{v:.3g}")
 
 
-def write(factors: Factors, report: dict[str, object]) -> None:
-    doc = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))
+SECTIONS = ("factors", "benchmark", "engines", "speculative", "ranges", "fit")
+
+
+def _dump(doc: dict[str, Any]) -> None:
     header = PERF_YAML.read_text(encoding="utf-8").split("\nfactors:")[0]
+    body = yaml.safe_dump(
+        {k: doc[k] for k in SECTIONS if k in doc}, sort_keys=False, allow_unicode=True, width=100
+    )
+    PERF_YAML.write_text(header + "\n" + body, encoding="utf-8")
+
+
+def write_ranges(section: dict[str, Any]) -> None:
+    """Only the ranges section (``--ranges-only``: from the recorded refits, no refit)."""
+    doc = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))
+    doc["ranges"] = section
+    _dump(doc)
+
+
+def write(factors: Factors, report: dict[str, Any], section: dict[str, Any] | None) -> None:
+    doc = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))
     for name in FIT:
         p = PRIORS[name]
         lo, hi, why = BOUNDS[name]
@@ -352,13 +447,9 @@ def write(factors: Factors, report: dict[str, object]) -> None:
             ),
         }
     doc["fit"] = report
-    body = yaml.safe_dump(
-        {k: doc[k] for k in ("factors", "benchmark", "engines", "speculative", "fit")},
-        sort_keys=False,
-        allow_unicode=True,
-        width=100,
-    )
-    PERF_YAML.write_text(header + "\n" + body, encoding="utf-8")
+    if section is not None:
+        doc["ranges"] = section
+    _dump(doc)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -370,8 +461,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--leave-out", choices=sorted(LEAVE_OUT), action="append", help="only these checks"
     )
+    ap.add_argument(
+        "--ranges-only",
+        action="store_true",
+        help="rewrite only the ranges, from the refits the last fit recorded (no refit)",
+    )
     args = ap.parse_args(argv)
     rows = fit_rows()
+    if args.ranges_only:
+        recorded = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))["fit"][RANGE_CHECK]
+        fresh = ranges(rows, prior_factors(), recorded)
+        print(yaml.safe_dump(fresh, sort_keys=False, width=100))
+        if not args.dry_run:
+            write_ranges(fresh)
+        return 0
     held = {k: float(v) for k, v in (item.split("=", 1) for item in args.fix)}
     base = with_values(prior_factors(), held)
     names = [n for n in FIT if n not in held]
@@ -379,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
     fitted = fit(rows, base, args.iters, names)
     fitted = with_values(base, {n: _sig(getattr(fitted, n).value) for n in names})  # as written
     print(f"loss {loss(rows, fitted, names):.4f}", file=sys.stderr)
-    report: dict[str, object] = {
+    report: dict[str, Any] = {
         "rows": len(rows),
         "command": COMMAND
         + (f" --iters {args.iters}" if args.iters != ITERS else "")
@@ -394,11 +497,12 @@ def main(argv: list[str] | None = None) -> int:
         # each refit starts from the priors, as the main fit did: nothing of the held-out rows
         for name in args.leave_out or list(LEAVE_OUT):
             report[name] = leave_out(rows, base, LEAVE_OUT[name], args.iters, names)
+    section = ranges(rows, base, report[RANGE_CHECK]) if RANGE_CHECK in report else None
     for name in FIT:
         print(f"{name:28} {PRIORS[name].value:>12.4g} -> {getattr(fitted, name).value:.4g}")
-    print(yaml.safe_dump(report, sort_keys=False, width=100))
+    print(yaml.safe_dump({**report, "ranges": section}, sort_keys=False, width=100))
     if not args.dry_run:
-        write(fitted, report)
+        write(fitted, report, section)
         print(f"wrote {PERF_YAML}", file=sys.stderr)
     return 0
 

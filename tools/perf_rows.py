@@ -35,10 +35,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from engine.engines import Engine
+from engine.engines.memory import Split
 from engine.errors import InputError
 from engine.hardware.gpus import lookup_gpu
 from engine.launch.candidate import SearchInputs
-from engine.launch.gpu_memory import Engine, Split
 from engine.launch.layout import evaluate
 from engine.model.config import ModelConfig
 from engine.model.loader import catalog_path, load_model
@@ -47,7 +48,8 @@ from engine.perf.factors import Factors, perf_facts
 from engine.rules import DATA_DIR
 from engine.scenario import make_scenario
 
-MEASURED = DATA_DIR / "perf" / "measured.jsonl"
+PERF_DIR = DATA_DIR / "perf"
+MEASURED = PERF_DIR / "measured.jsonl"
 NODE_GPUS = 8
 # a row that does not state its engine version: aiconfigurator's such rows were measured in
 # 2025 (their notes), before any engine change data/perf.yaml tells apart (SGLang 0.5.10)
@@ -117,8 +119,18 @@ class Skip:
     why: str
 
 
-def load_rows(path: Path = MEASURED) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+def row_files() -> list[Path]:
+    """Every ``data/perf/*.jsonl``: the shared copy first, then the files added beside it
+    (``added.jsonl``: runs found since), so new rows enter the fit and the bench when merged."""
+    return sorted(PERF_DIR.glob("*.jsonl"), key=lambda p: (p != MEASURED, p.name))
+
+
+def load_rows(path: Path | None = None) -> list[dict[str, Any]]:
+    """The rows of ``path``, or of every file of ``row_files()``."""
+    out: list[dict[str, Any]] = []
+    for f in [path] if path is not None else row_files():
+        out += [json.loads(line) for line in f.read_text(encoding="utf-8").splitlines() if line]
+    return out
 
 
 def _num(v: Any) -> float | None:

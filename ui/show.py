@@ -42,7 +42,14 @@ def number(s: Shown) -> None:
 def metrics(items: Sequence[Shown], per_row: int = 4) -> None:
     """Metrics whose formula is one line: it goes in the tooltip, not an expander."""
     for col, item in zip(st.columns(per_row), items, strict=False):
-        col.metric(inert(item.label), inert(item.value, one_line=True), help=inert(item.formula))
+        col.metric(
+            inert(item.label),
+            inert(item.value, one_line=True),
+            delta=inert(item.range, one_line=True) or None,
+            delta_color="off",
+            delta_arrow="off",
+            help=inert(item.formula),
+        )
 
 
 def numbers(items: Sequence[Shown], per_row: int = 3) -> None:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.rules import DATA_DIR
-from engine.software.versions import latest
+from engine.versions import latest
 
 ENGINES_DIR = DATA_DIR / "engines"
 

@@ -1,1 +1,2 @@
-"""Hardware: the GPU catalog and the gates a model must pass on a GPU."""
+"""Hardware: the GPU catalog (``data/gpus.yaml``); the gates a model must pass on a GPU are
+``engine.gates``."""

@@ -72,6 +72,8 @@ class Gpu:
     matmul_bf16_tflops: float | None = None
     matmul_fp8_tflops: float | None = None
     matmul_source: str = ""
+    host_link_bytes_per_s: float = 0.0  # per GPU, one direction, to its host's memory
+    host_link_source: str = ""
 
     @property
     def interconnect_bytes_per_s(self) -> float:
@@ -195,6 +197,7 @@ class _GpuRow(BaseModel):
     scale_up: _ScaleUp | None = None
     network_gbps: float = Field(gt=0)
     network_source: str = Field(min_length=1)
+    host_link: _HostLink
     source: str = Field(min_length=1)
     note: str = ""
     matmul: _Matmul | None = None
@@ -222,6 +225,15 @@ class _GpuRow(BaseModel):
             if fp8 is not None and (self.fp8_tflops is None or fp8 > self.fp8_tflops):
                 raise ValueError(f"{self.key}: a measured FP8 matmul above the FP8 peak")
         return self
+
+
+class _HostLink(BaseModel):
+    """The GPU's link to its host's memory (PCIe, NVLink-C2C), one direction, GB/s."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    gbps: float = Field(gt=0)
+    source: str = Field(min_length=1)
 
 
 class _Matmul(BaseModel):
@@ -298,6 +310,8 @@ def _to_gpu(row: _GpuRow) -> Gpu:
         matmul_bf16_tflops=row.matmul.bf16_tflops if row.matmul else None,
         matmul_fp8_tflops=row.matmul.fp8_tflops if row.matmul else None,
         matmul_source=row.matmul.source if row.matmul else "",
+        host_link_bytes_per_s=row.host_link.gbps * 1e9,
+        host_link_source=row.host_link.source,
     )
 
 

@@ -1,1 +1,2 @@
-"""KV cache: one spec class per cache family, stored dtypes, vLLM and SGLang sizing."""
+"""KV cache: the stored dtypes and vLLM's and SGLang's sizing over the layers' cache specs
+(``engine.model.cache_specs``)."""

@@ -10,8 +10,8 @@ from engine.decision import Code, Decision
 from engine.engines import adapter
 from engine.errors import InputError
 from engine.kv.dtype import DTYPE_BYTES, KvDtype, model_dtype
-from engine.kv.specs import CacheSpec
 from engine.model.architecture import Architecture, LayerPlan
+from engine.model.cache_specs import CacheSpec
 from engine.model.config import ModelConfig
 from engine.model.mixers import CacheContext
 from engine.model.mixers.kv_shared import KV_SHARING

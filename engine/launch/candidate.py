@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 from engine.decision import Code, Decision, Tokens
 from engine.engines import Engine
+from engine.engines.memory import Reserve, Split
+from engine.engines.placement import WeightShare
 from engine.hardware.gpus import Gpu
 from engine.kv.sizing import KvSizing
-from engine.launch.gpu_memory import Reserve, Split, WeightShare
 from engine.launch.known_issues import KnownIssue
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig

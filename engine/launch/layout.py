@@ -18,6 +18,8 @@ from dataclasses import dataclass, replace
 
 from engine.decision import Bytes, Code, Decision, Name, Source, Tokens
 from engine.engines import adapter
+from engine.engines.memory import Reserve, Split, device_memory
+from engine.engines.placement import weights_per_gpu
 from engine.errors import InputError
 from engine.kv.sizing import KvSizing
 from engine.launch.candidate import (
@@ -27,12 +29,6 @@ from engine.launch.candidate import (
     Rejected,
     SearchInputs,
     shortfall,
-)
-from engine.launch.gpu_memory import (
-    Reserve,
-    Split,
-    device_memory,
-    weights_per_gpu,
 )
 from engine.launch.known_issues import Where, avoided, fixes_for, symptom
 from engine.launch.multinode import uses_deepep

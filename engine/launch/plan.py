@@ -10,8 +10,8 @@ set. Two rules hold for every plan:
 * every flag and every enforced choice exists in the engine's pinned CLI table
   (``data/engines/``); a miss is a bug in this module and raises ``PlanError``.
 
-Rendering (shell script, docker, Kubernetes) lives in ``engine.launch.render`` and
-``engine.launch.k8s``; this module decides, it does not format text for a shell.
+Rendering (shell script, docker, Kubernetes) lives in ``engine.present.render`` and
+``engine.present.k8s``; this module decides, it does not format text for a shell.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Literal
 
 from engine.decision import Code, Decision, Name, Percent, Source, Tokens
 from engine.engines import adapter
-from engine.hardware.gates import fit_gate
+from engine.gates import fit_gate
 from engine.kv.sizing import KvSizing
 from engine.launch.candidate import Candidate, Layout
 from engine.launch.flags import (

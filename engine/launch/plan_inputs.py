@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.hardware.gates import GateReport
+from engine.gates import GateReport
 from engine.hardware.gpus import Gpu
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig

@@ -22,8 +22,8 @@ from functools import cache
 from pydantic import Field
 
 from engine.decision import Bytes, Code, Decimal, Decision, Source, Tokens
+from engine.engines.memory import Split
 from engine.launch.candidate import Candidate, SearchInputs
-from engine.launch.gpu_memory import Split
 from engine.model.family import AttentionFamily
 from engine.perf import Speed
 from engine.rules import Strict, load_data

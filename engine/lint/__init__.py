@@ -9,6 +9,7 @@ The report (``engine.lint.findings``) gives each finding once with a code, a sev
 message, a fix and the exact edit, every flag explained, and the corrected command.
 """
 
+from engine.engines import Engine
 from engine.lint.extract import MAX_COMMAND_CHARS
 from engine.lint.findings import (
     Edit,
@@ -19,21 +20,16 @@ from engine.lint.findings import (
     json_report,
 )
 from engine.lint.linter import lint_command
-from engine.lint.model_facts import ATTENTION_FAMILIES, ModelFacts, ParserNames
 from engine.lint.rule_data import Severity
 from engine.lint.rules_hardware import dsa_kernel_path
-from engine.software.tables import Engine
 
 __all__ = [
-    "ATTENTION_FAMILIES",
     "MAX_COMMAND_CHARS",
     "Edit",
     "Engine",
     "Finding",
     "FlagExplanation",
     "LintReport",
-    "ModelFacts",
-    "ParserNames",
     "Severity",
     "dsa_kernel_path",
     "format_report",

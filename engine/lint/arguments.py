@@ -12,11 +12,10 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
-from engine.engines import adapter
-from engine.software.tables import Engine, flag_table
+from engine.engines import Engine, adapter
 
 if TYPE_CHECKING:
-    from engine.software.tables import FlagInfo
+    from engine.engines.cli_table import FlagInfo
 
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 
@@ -64,7 +63,7 @@ def is_flag(token: str) -> bool:
 
 @cache
 def _spellings(engine: Engine) -> tuple[str, ...]:
-    return tuple(sorted(flag_table(engine)))
+    return tuple(sorted(adapter(engine).flags))
 
 
 def prefixed(engine: Engine, prefix: str) -> list[str]:
@@ -81,7 +80,7 @@ def prefixed(engine: Engine, prefix: str) -> list[str]:
 def _lookup(engine: Engine, name: str) -> tuple[FlagInfo | None, str | None, tuple[str, ...]]:
     """The option a spelling names, the full spelling it abbreviates (SGLang: argparse accepts
     a unique prefix), and the candidates when the prefix is ambiguous."""
-    table = flag_table(engine)
+    table = adapter(engine).flags
     if name in table:
         return table[name], None, ()
     eng = adapter(engine)

@@ -11,9 +11,9 @@ share (where a layout runs, the memory figures, what the engine then does) are n
 from __future__ import annotations
 
 from engine.decision import Code
+from engine.engines import ENGINES
 from engine.launch.known_issues import known_issues
 from engine.lint.rule_data import lint_rules
-from engine.software.tables import ENGINES
 
 # --- clauses shared by several findings ---------------------------------------------------------
 

@@ -11,7 +11,6 @@ from engine.lint import codes as C
 from engine.lint.command_scenario import shown
 from engine.lint.findings import FlagExplanation
 from engine.lint.lint_context import Ctx
-from engine.software.tables import flag_table
 
 # What a command cannot say: the workload. The plan's reasons for these read the Study's
 # default users and prefix overlap, so the linter does not repeat them.
@@ -95,7 +94,7 @@ def left_to_engine(ctx: Ctx) -> tuple[FlagExplanation, ...]:
     st = ctx.study or ctx.base
     if st is None or st.plan is None:
         return ()
-    table = flag_table(ctx.engine)
+    table = adapter(ctx.engine).flags
     set_here = {a.canonical for a in ctx.parsed.args if a.canonical is not None}
     out: list[FlagExplanation] = []
     for x in st.plan.left_to_engine:

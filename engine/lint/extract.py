@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import yaml
 
+from engine.engines import ENGINES, Engine, adapter
 from engine.engines import other as other_engine
 from engine.errors import InputError
 from engine.lint.rule_data import lint_rules
@@ -29,7 +30,6 @@ from engine.lint.shell import (
     script_variables,
     tokenize,
 )
-from engine.software.tables import ENGINES, Engine, flag_table
 
 # A launch command or a pod manifest is a few KB; anything far larger is not one.
 MAX_COMMAND_CHARS = 64 * 1024
@@ -364,7 +364,7 @@ def _containers(node: object) -> Iterator[Mapping[str, object]]:
 def _infer_engine(args: list[str]) -> Engine | None:
     counts: dict[Engine, int] = {}
     for engine in ENGINES:
-        table = flag_table(engine)
+        table = adapter(engine).flags
         counts[engine] = sum(1 for a in args if a.startswith("--") and a.split("=")[0] in table)
     best = max(ENGINES, key=lambda e: counts[e])
     other: Engine = other_engine(best)

@@ -9,9 +9,8 @@ from typing import Any, Literal
 import yaml
 
 from engine.decision import Decision
-from engine.engines import adapter
+from engine.engines import Engine, adapter
 from engine.lint.rule_data import SEVERITIES, Severity, finding_rule
-from engine.software.tables import Engine
 from engine.text.safe import json_text, plain
 from engine.text.words import say, sources
 

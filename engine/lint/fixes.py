@@ -13,9 +13,9 @@ from typing import Any
 from engine.alternatives import alternatives
 from engine.decision import Decision
 from engine.engines import Setting, adapter
+from engine.engines.memory import Split
 from engine.errors import InputError
 from engine.launch.candidate import Candidate, Layout
-from engine.launch.gpu_memory import Split
 from engine.launch.layout import divisors, split_problem
 from engine.lint.findings import Edit
 from engine.lint.lint_context import Ctx

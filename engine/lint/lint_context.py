@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.decision import Decision, Name
-from engine.engines import Setting, adapter
+from engine.engines import Engine, Setting, adapter
 from engine.lint import codes as C
 from engine.lint.arguments import Arg, Parsed
 from engine.lint.command_scenario import Settings, ValueProblem, flag_for
@@ -16,7 +16,6 @@ from engine.lint.extract import Invocation
 from engine.lint.findings import Edit, Finding, finding
 from engine.lint.model import ModelChoice
 from engine.lint.rule_data import Severity, lint_rules
-from engine.software.tables import Engine, engine_version
 
 if TYPE_CHECKING:
     from engine.hardware.gpus import Gpu
@@ -44,7 +43,7 @@ class Ctx:
 
     @property
     def label(self) -> str:
-        return f"{adapter(self.engine).label} {engine_version(self.engine)}"
+        return f"{adapter(self.engine).label} {adapter(self.engine).version}"
 
     @property
     def name(self) -> str:

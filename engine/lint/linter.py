@@ -33,7 +33,6 @@ from engine.lint.rule_data import lint_rules
 from engine.lint.shell import Word, shape
 from engine.model.loader import LoadedModel, load_model
 from engine.scenario import DEFAULT_GPU, MAX_GPUS_PER_NODE, MAX_NODES, make_scenario
-from engine.software.tables import engine_version
 from engine.study import study
 
 Rule = Callable[[Ctx], None]
@@ -205,7 +204,7 @@ def _report(
     inv, settings, choice = ctx.inv, ctx.settings, ctx.choice
     return LintReport(
         engine=ctx.engine,
-        engine_version=engine_version(ctx.engine),
+        engine_version=adapter(ctx.engine).version,
         launcher=inv.launcher_text or ENTRYPOINT,
         model=settings.model_id,
         linted_against=choice.loaded.name if choice.loaded is not None else None,

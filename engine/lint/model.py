@@ -16,6 +16,7 @@ from engine.errors import InputError
 from engine.lint import codes as C
 from engine.lint.rule_data import lint_rules
 from engine.model import store
+from engine.model.checkpoint import detect_checkpoint_format
 from engine.model.config import normalize
 from engine.model.formats import Sibling, official_sibling, raw_in_format
 from engine.model.loader import (
@@ -26,7 +27,6 @@ from engine.model.loader import (
     load_catalog,
     load_hub,
 )
-from engine.software.software_report import detect_checkpoint_format
 
 _TOKEN_SPLIT = re.compile(r"[-_.]+")
 MAX_ID_CHARS = 200  # a Hugging Face id or a path; longer is not one (and no file name)

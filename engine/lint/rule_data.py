@@ -9,9 +9,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from engine.engines import ENGINES, Engine, adapter
 from engine.engines import other as other_engine
 from engine.rules import DATA_DIR, Strict, load_data
-from engine.software.tables import ENGINES, Engine, flag_table, lookup_flag
 
 LINT_YAML = DATA_DIR / "lint.yaml"
 
@@ -246,22 +246,22 @@ def data_problems(rules: LintRules) -> list[str]:
     for engine in ENGINES:
         other: Engine = other_engine(engine)
         for eq in getattr(rules.flag_equivalents, engine):
-            if lookup_flag(engine, eq.use) is None:
+            if adapter(engine).lookup(eq.use) is None:
                 problems.append(f"{engine}: equivalent {eq.use} is not a flag")
-            if eq.written != "--enable-moe-ep" and lookup_flag(other, eq.written) is None:
+            if eq.written != "--enable-moe-ep" and adapter(other).lookup(eq.written) is None:
                 problems.append(f"{other}: {eq.written} is not a flag of the other engine")
         for r in rules.renamed_flags[engine]:
-            if r.use is not None and lookup_flag(engine, r.use) is None:
+            if r.use is not None and adapter(engine).lookup(r.use) is None:
                 problems.append(f"{engine}: renamed {r.written} -> {r.use} is not a flag")
             if r.written in _exact_table(engine):
                 problems.append(f"{engine}: {r.written} is still accepted")
         for row in getattr(rules.parser_plugins, engine):
             for flag in (row.parser, row.plugin):
-                if lookup_flag(engine, flag) is None:
+                if adapter(engine).lookup(flag) is None:
                     problems.append(f"{engine}: parser plugin option {flag} is not a flag")
         for rep in rules.deprecated_replacements[engine]:
-            info = lookup_flag(engine, rep.flag)
-            if info is None or not info.deprecated or lookup_flag(engine, rep.use) is None:
+            info = adapter(engine).lookup(rep.flag)
+            if info is None or not info.deprecated or adapter(engine).lookup(rep.use) is None:
                 problems.append(f"{engine}: deprecated {rep.flag} -> {rep.use}")
     for code, rule in rules.findings.items():
         if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", code):
@@ -272,7 +272,7 @@ def data_problems(rules: LintRules) -> list[str]:
 
 
 def _exact_table(engine: Engine) -> frozenset[str]:
-    return frozenset(flag_table(engine))
+    return frozenset(adapter(engine).flags)
 
 
 @cache

@@ -9,7 +9,7 @@ import difflib
 from functools import lru_cache
 
 from engine.decision import Decision, Name, Param, Percent, Source
-from engine.engines import adapter
+from engine.engines import Engine, adapter
 from engine.engines import other as other_engine
 from engine.lint import codes as C
 from engine.lint import rules_hardware
@@ -18,7 +18,6 @@ from engine.lint.command_scenario import shown
 from engine.lint.findings import Edit
 from engine.lint.lint_context import Ctx
 from engine.lint.rule_data import lint_rules
-from engine.software.tables import Engine, flag_table
 
 
 def _choices(code: str, flag: str, value: str, ctx: Ctx, choices: list[str]) -> Decision:
@@ -39,9 +38,9 @@ def _choices(code: str, flag: str, value: str, ctx: Ctx, choices: list[str]) -> 
 
 def spelling(ctx: Ctx) -> None:
     rules = lint_rules()
-    table = flag_table(ctx.engine)
+    table = adapter(ctx.engine).flags
     other: Engine = other_engine(ctx.engine)
-    other_table = flag_table(other)
+    other_table = adapter(other).flags
     ambiguous = {id(arg) for arg, _ in ctx.parsed.ambiguous}
     for arg, candidates in ctx.parsed.ambiguous:
         ctx.add(
@@ -146,11 +145,11 @@ def _near(engine: Engine, name: str) -> list[str]:
     """The closest spelling in the engine's table (names past 100 characters are not flags)."""
     if len(name) > 100:
         return []
-    return difflib.get_close_matches(name, list(flag_table(engine)), n=1, cutoff=0.75)
+    return difflib.get_close_matches(name, list(adapter(engine).flags), n=1, cutoff=0.75)
 
 
 def _equivalent_edit(ctx: Ctx, index: int, use: str, value: str | None) -> Edit:
-    info = flag_table(ctx.engine)[use]
+    info = adapter(ctx.engine).flags[use]
     if info.flag in ctx.parsed.last:  # the command sets it already: keep that one
         return Edit("drop", use, index=index)
     if info.takes_value:

@@ -1,13 +1,13 @@
 """Rules on kernels per GPU: the Study's hardware gates at the command's layout (DSA sparse
 kernels, NVFP4 and FP8 weights, MLA backends, from ``data/kernel_gates.yaml`` through
-``engine.hardware.gates``), and the KV-cache dtype and attention backend the command pins."""
+``engine.gates``), and the KV-cache dtype and attention backend the command pins."""
 
 from __future__ import annotations
 
 from typing import Literal
 
 from engine.decision import Name
-from engine.hardware.gates import KERNEL_RULE, kernel_gates
+from engine.gates import KERNEL_RULE, kernel_gates
 from engine.hardware.gpus import Gpu
 from engine.lint import codes as C
 from engine.lint.command_scenario import shown

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from engine.decision import Bytes, Decision, Name, Param, Percent, Source, Tokens
 from engine.engines import adapter
+from engine.engines.memory import Split
 from engine.errors import InputError
 from engine.kv.dtype import stored_name
-from engine.launch.gpu_memory import Split
 from engine.launch.known_issues import Where, applies
 from engine.launch.known_issues import known_issues as all_known_issues
 from engine.launch.layout import split_problem, stage_share
@@ -25,7 +25,6 @@ from engine.lint.lint_context import Ctx
 from engine.lint.rule_data import lint_rules, same_parser
 from engine.rules import engine_rules
 from engine.software.software_report import SoftwareReport, software_report
-from engine.software.tables import engine_version, reasoning_parsers, tool_call_parsers
 
 GIB = 1 << 30
 
@@ -478,7 +477,11 @@ def parsers(ctx: Ctx) -> None:
 
 
 def _registry(ctx: Ctx, kind: str) -> frozenset[str]:
-    return tool_call_parsers(ctx.engine) if kind == "tool" else reasoning_parsers(ctx.engine)
+    return (
+        adapter(ctx.engine).registries.tool_call_parsers
+        if kind == "tool"
+        else adapter(ctx.engine).registries.reasoning_parsers
+    )
 
 
 def _not_needed(ctx: Ctx, kind: str, architecture: str) -> bool:
@@ -615,7 +618,7 @@ def engine_choices(ctx: Ctx) -> None:
             why = _left_reason(plan, "--block-size") or C.BLOCK_HYBRID()
         else:
             why = C.BLOCK_DSA(
-                version=Name(engine_version("vllm")), block=engine_rules().default_block_size.mla
+                version=Name(adapter("vllm").version), block=engine_rules().default_block_size.mla
             )
         ctx.add(
             "engine-should-choose",

@@ -21,20 +21,20 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from engine.decision import Code, Decimal, Decision, Name, Tokens
-from engine.engines import adapter
+from engine.engines import Engine, adapter
 from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG, Lang
+from engine.kv.sizing import KvSizing
 from engine.measure.first_launch import default_port, first_launch, metrics_commands, minimal_launch
 from engine.measure.input_guards import GIB
 from engine.measure.measure_data import measure_facts
 from engine.measure.read_back import parse_engine_text
 from engine.measure.reading import EngineReading, as_printed
 from engine.rules import engine_rules
-from engine.software.tables import Engine
 from engine.text.words import as_json, say_all
 
 # predict(source, tp) -> (predicted bytes/token per rank, attention family, notes)
-Predict = Callable[[str, int], tuple[float, str, list[str]]]
+Predict = Callable[[str, int], tuple[float, str, Sequence[Decision]]]
 
 __all__ = [
     "BackcalcResult",
@@ -62,14 +62,14 @@ class BackcalcResult:
     bytes_per_token_predicted: float
     ratio: float
     findings: tuple[Decision, ...]
-    notes: tuple[str, ...] = ()
+    notes: tuple[Decision, ...] = ()
     family: str = ""
     tp: int = 1
     evidence: tuple[Decision, ...] = field(default=())
 
     def explain(self, lang: Lang = DEFAULT_LANG) -> str:
         """The findings in ``lang``, one sentence each, then the sizing step's notes."""
-        return " ".join([*say_all(self.findings, lang), *self.notes])
+        return " ".join([*say_all(self.findings, lang), *say_all(self.notes, lang)])
 
     @property
     def explanation(self) -> str:
@@ -155,6 +155,9 @@ MEMORY_FRACTION = Code("measure.memory_fraction", "flag", "value")
 MEMORY_FRACTION_MORE = Code("measure.memory_fraction.more", "flag", "value", "planned", "delta")
 MEMORY_FRACTION_LESS = Code("measure.memory_fraction.less", "flag", "value", "planned", "delta")
 STATE_POOL = Code("measure.state_pool", "slots", "each")
+# the sizing step's notes that follow the findings: each layer group's formula, then these
+NOTE_HYBRID = Code("measure.note.hybrid", "formula")
+NOTE_STATE = Code("measure.note.state", "bytes")
 # The formula under the comparison: the pool's bytes over its tokens.
 PER_TOKEN = Code("measure.formula.per_token", "pool", "tokens", "measured", "predicted", "tp")
 
@@ -275,12 +278,23 @@ def _explain_memory_fraction(reading: EngineReading, planned: float | None) -> D
     return MEMORY_FRACTION(flag=name, value=value)
 
 
+def sizing_notes(kv: KvSizing) -> list[Decision]:
+    """How the prediction was counted: each layer group's formula, the hybrid page alignment,
+    the constant state per request."""
+    notes = [g.formula() for g in kv.groups]
+    if kv.hybrid is not None:
+        notes.append(NOTE_HYBRID(formula=kv.hybrid.formula()))
+    if kv.state_bytes_per_request:
+        notes.append(NOTE_STATE(bytes=kv.state_bytes_per_request))
+    return notes
+
+
 def backcalculate(
     reading: EngineReading,
     predicted_bytes_per_token: float,
     tp: int,
     family: str,
-    notes: Sequence[str] = (),
+    notes: Sequence[Decision] = (),
     *,
     state_bytes_per_sequence: int | None = None,
     planned_memory_fraction: float | None = None,
@@ -359,7 +373,7 @@ def backcalculate(
         bytes_per_token_predicted=float(predicted_bytes_per_token),
         ratio=ratio,
         findings=tuple(d for d in found if d is not None),
-        notes=tuple(note.strip() for note in notes if note.strip()),
+        notes=tuple(notes),
         family=family,
         tp=tp,
         evidence=reading.evidence,

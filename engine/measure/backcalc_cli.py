@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import argparse
 
-from engine.measure.backcalc import BackcalcResult, Predict, backcalculate
+from engine.decision import Decision
+from engine.diagnose import Options, diagnose
+from engine.measure.backcalc import BackcalcResult, Predict, backcalculate, sizing_notes
 from engine.measure.input_guards import read_text
 from engine.measure.read_back import parse_engine_text
+from engine.model.loader import load_model
 
 
 def add_backcalc_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +46,12 @@ def render_human(result: BackcalcResult) -> str:
     width = max(len(name) for name, _ in rows)
     lines = [f"{name:<{width}}  {value}" for name, value in rows]
     return "\n".join([*lines, "", result.explanation])
+
+
+def predict_for_source(source: str, tp: int) -> tuple[float, str, list[Decision]]:
+    """Predicted KV bytes per token per rank, the family and how it was counted."""
+    d = diagnose(load_model(source).config, Options(tp=tp))
+    return float(d.kv.kv_bytes_per_token), d.family.attention_family, sizing_notes(d.kv)
 
 
 def backcalc_files(

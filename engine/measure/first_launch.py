@@ -8,11 +8,10 @@ import shlex
 from dataclasses import dataclass
 from typing import Protocol
 
-from engine.engines import adapter
+from engine.engines import ENGINES, Engine, adapter
 from engine.errors import InputError
 from engine.launch.plan import PARALLEL_FLAGS, LaunchPlan
 from engine.measure.measure_data import measure_facts
-from engine.software.tables import ENGINES, Engine
 
 
 class ParallelLayout(Protocol):

@@ -3,13 +3,12 @@ two texts from one engine, the log winning where both say the same thing."""
 
 from __future__ import annotations
 
-from engine.engines import adapter
+from engine.engines import Engine, adapter
 from engine.errors import InputError
 from engine.measure.input_guards import check_text_size
 from engine.measure.logs import expected_log, parse_log
 from engine.measure.metrics import parse_metrics
 from engine.measure.reading import AT_BLOCKS, EngineReading, Partial, Source, Value
-from engine.software.tables import Engine
 
 
 def _missing_capacity(engine: Engine, source: Source) -> InputError:

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from engine.decision import Code, Decimal, Decision, Name
+from engine.engines import Engine
 from engine.errors import InputError
 from engine.measure.input_guards import BadValue, read_value
 from engine.measure.measure_data import ValueKind
-from engine.software.tables import Engine
 from engine.text.words import say
 
 Value = float | int | str

@@ -1,1 +1,2 @@
-"""The model: config.json in, normalised config, layers, family verdict and weights out."""
+"""The model: config.json in, normalised config, layers with their cache specs, family verdict,
+checkpoint format and weights out."""

@@ -11,10 +11,10 @@ from typing import Any, Literal, get_args
 
 from engine.decision import Code, Decision, Name
 from engine.model.architecture import Architecture, LayerPlan, Mixer
+from engine.model.checkpoint import detect_checkpoint_format
 from engine.model.config import ModelConfig, model_defaults, module_kind
 from engine.model.loader import CheckpointIndex
 from engine.rules import engine_rules
-from engine.software.software_report import detect_checkpoint_format
 
 # activations whose MLP has a gate and an up projection (vLLM MergedColumnParallelLinear
 # gate_up_proj): SwiGLU / GeGLU, gpt-oss / MiniMax-M3's clamped swigluoai, Kimi-K3's SiTU-GLU
@@ -49,7 +49,7 @@ Role = Literal[
     "vision",
 ]
 ROLES: tuple[Role, ...] = get_args(Role)
-# Each role's name (data/i18n/<lang>/kv.yaml code.memory.role; engine.launch.gpu_memory words
+# Each role's name (data/i18n/<lang>/kv.yaml code.memory.role; engine.engines.placement words
 # the per-GPU shares with the same codes).
 ROLE_WORD: dict[Role, Code] = {role: Code(f"memory.role.{role}") for role in ROLES}
 # What the weights report adds to the checkpoint format's own details (data/i18n/<lang>/

@@ -15,14 +15,14 @@ import math
 from dataclasses import dataclass
 
 from engine.kv.sizing import KvSizing, LayerGroup
-from engine.kv.specs import (
+from engine.model.architecture import Architecture
+from engine.model.cache_specs import (
     CompressedSpec,
     FullAttentionSpec,
     IndexerSpec,
     MambaSpec,
     MLAAttentionSpec,
 )
-from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 
 
@@ -36,13 +36,21 @@ class GroupCost:
     flops_per_query: float
 
 
-def mean_attended(prompt: int, window: int | None) -> float:
+def _attended_sum(positions: float, window: int | None) -> float:
+    """Sum over positions 1..x of the tokens each attends to: min(position, window)."""
+    if positions <= 0:
+        return 0.0
+    w = positions if window is None else min(window, positions)
+    return w * (w + 1) / 2 + (positions - w) * w
+
+
+def mean_attended(prompt: int, window: int | None, past: int = 0) -> float:
     """Mean number of earlier tokens (itself included) a prompt token attends to, causally,
-    with at most ``window`` of them: (w(w+1)/2 + (n − w)·w) / n."""
+    with at most ``window`` of them, for the ``prompt`` tokens after ``past`` tokens already
+    cached: (S(past + n) − S(past)) / n, S(x) = w(w+1)/2 + (x − w)·w, w = min(window, x)."""
     if prompt <= 0:
         return 0.0
-    w = prompt if window is None else min(window, prompt)
-    return (w * (w + 1) / 2 + (prompt - w) * w) / prompt
+    return (_attended_sum(past + prompt, window) - _attended_sum(past, window)) / prompt
 
 
 def _q_heads(cfg: ModelConfig, arch: Architecture, g: LayerGroup, tp: int) -> float:
@@ -91,19 +99,20 @@ def decode_costs(
 
 
 def prefill_costs(
-    kv: KvSizing, cfg: ModelConfig, arch: Architecture, prompt: int
+    kv: KvSizing, cfg: ModelConfig, arch: Architecture, prompt: int, past: int = 0
 ) -> list[GroupCost]:
     """Per prompt token on one TP rank: per group the KV bytes it writes and its attention
-    FLOPs, the quadratic term (each token attends to the mean causal span of its group)."""
+    FLOPs, the quadratic term (each token attends to the mean causal span of its group, the
+    ``past`` tokens a prefix cache held included)."""
     topk = cfg.index_topk
-    full = mean_attended(prompt, None)
+    full = mean_attended(prompt, None, past)
     out = []
     for g in kv.groups:
         spec = g.spec
         n = g.num_layers
         written = spec.bytes_per_token * n
         if isinstance(spec, MLAAttentionSpec):
-            span = mean_attended(prompt, topk)
+            span = mean_attended(prompt, topk, past)
             heads = cfg.num_attention_heads / kv.tp
             qk = (cfg.qk_nope_head_dim or 128) + spec.qk_rope_head_dim
             v = cfg.v_head_dim or (cfg.qk_nope_head_dim or 128)
@@ -123,7 +132,7 @@ def prefill_costs(
             elements = sum(math.prod(s) for s in spec.shapes)
             out.append(GroupCost("linear", n, 0.0, 4 * elements * n))
         elif isinstance(spec, FullAttentionSpec):
-            span = mean_attended(prompt, spec.window)
+            span = mean_attended(prompt, spec.window, past)
             heads = _q_heads(cfg, arch, g, kv.tp)
             flops = 2 * heads * (spec.head_size + spec.head_size_v) * span * n
             out.append(GroupCost(spec.kind, n, written, flops))

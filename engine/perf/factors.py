@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from engine.perf.ranges import ErrorBand, Ranges
 from engine.rules import Loose, Strict, load_data
 
 SpecMethod = Literal["mtp", "eagle3"]
@@ -102,11 +103,31 @@ def version_key(version: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+class Median(Loose):
+    median: float = Field(ge=0)
+
+
+class CheckRecord(Loose):
+    """One leave-out check the fit recorded: the pooled held-out median |error| per metric."""
+
+    tpot: Median
+    ttft: Median
+    tps_per_gpu: Median
+
+
+class FitRecord(Loose):
+    """What tools/fit_perf.py recorded of its fit (the pages quote the architecture check)."""
+
+    leave_one_model_out: CheckRecord
+
+
 class PerfFile(Loose):
     factors: Factors
     benchmark: Benchmark
     engines: dict[str, EngineRun]
     speculative: list[Acceptance] = Field(min_length=1)
+    ranges: Ranges
+    fit: FitRecord
 
 
 def prefill_mode(
@@ -133,6 +154,12 @@ def prefill_layer_seconds(f: Factors, mode: PrefillMode) -> float:
 def perf_facts() -> PerfFile:
     """``data/perf.yaml``, validated once."""
     return load_data(PerfFile, "perf.yaml")
+
+
+def error_band(engine: str, vendor: str) -> ErrorBand:
+    """The out-of-sample error band of ``engine`` on ``vendor``'s stack (``data/perf.yaml``
+    ranges)."""
+    return perf_facts().ranges.band(engine, vendor)
 
 
 def acceptance(method: SpecMethod, draft_tokens: int) -> Acceptance:

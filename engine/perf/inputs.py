@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.engines import adapter
+from engine.engines import Engine, adapter
 from engine.hardware.gpus import Gpu
 from engine.kv.dtype import KvDtype
 from engine.kv.sizing import KvSizing, size_kv
-from engine.launch.gpu_memory import Engine
 from engine.model.architecture import Architecture, build_architecture
 from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict, classify

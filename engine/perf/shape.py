@@ -1,7 +1,7 @@
 """What one GPU of a layout holds and runs: weight bytes and parameters by role, the routed
 experts, and the model's layer counts, read from the engine's own objects.
 
-Bytes per GPU are the memory model's (``engine.launch.gpu_memory.weights_per_gpu``: each role split
+Bytes per GPU are the memory model's (``engine.engines.placement.weights_per_gpu``: each role split
 the way the engines' model code splits it); parameters per GPU follow the same divisor, so a
 role's FLOPs are 2 × its parameters on the GPU × the tokens that GPU runs through it. The
 shape is of the whole model at the layout's TP / DP / EP: a pipeline's stages run one after
@@ -16,9 +16,11 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Protocol
 
+from engine.engines import Engine
+from engine.engines.memory import Split
+from engine.engines.placement import weights_per_gpu
 from engine.hardware.gpus import Gpu
 from engine.kv.sizing import KvSizing
-from engine.launch.gpu_memory import Engine, Split, weights_per_gpu
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict

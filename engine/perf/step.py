@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.launch.gpu_memory import Split
+from engine.engines.memory import Split
 from engine.perf.attention import GroupCost
 from engine.perf.comm import ACTIVATION_BYTES, all_reduce, collective, gather_scatter
 from engine.perf.factors import Factors
@@ -29,6 +29,11 @@ class Pass:
     requests: float  # requests on one attention rank
     attention: tuple[GroupCost, ...]  # per request (decode) or per token (prefill)
     attention_per_token: bool  # prefill: attention costs scale with tokens, not requests
+    moe_tokens: float | None = None  # tokens of every rank at the experts (None: tokens × DP)
+
+    def at_experts(self, split: Split) -> float:
+        """Tokens the experts (and DP-attention's gather) see: every rank's."""
+        return self.tokens * split.dp if self.moe_tokens is None else self.moe_tokens
 
 
 def gemm_terms(p: Pass, shape: Shape, split: Split, rates: Rates) -> list[Term]:
@@ -49,7 +54,7 @@ def gemm_terms(p: Pass, shape: Shape, split: Split, rates: Rates) -> list[Term]:
         )
     x = shape.experts
     if x is not None:
-        moe_tokens = p.tokens * split.dp  # every DP rank's tokens meet at the experts
+        moe_tokens = p.at_experts(split)  # every DP rank's tokens meet at the experts
         touched = x.touched(moe_tokens)
         out.append(
             roofline(
@@ -89,6 +94,7 @@ def comm_terms(p: Pass, shape: Shape, split: Split, rates: Rates, gpus_per_node:
     a dispatch and a combine that send each token to the ranks of its top-k experts."""
     tp, dp, group = split.tp, split.dp, split.moe_group
     message = p.tokens * shape.hidden * ACTIVATION_BYTES
+    gathered = p.at_experts(split) * shape.hidden * ACTIVATION_BYTES
     out: list[Term | None] = []
     tp_link = rates.link(tp, gpus_per_node)
     group_link = rates.link(group, gpus_per_node)
@@ -117,7 +123,7 @@ def comm_terms(p: Pass, shape: Shape, split: Split, rates: Rates, gpus_per_node:
         out.append(
             gather_scatter(
                 f"{p.phase}.comm.dp_gather",
-                message * dp,
+                gathered,
                 group,
                 group_link,
                 shape.ffn_layers - moe_layers,

@@ -11,9 +11,9 @@ from functools import cached_property
 from typing import Literal
 
 from engine.i18n import DEFAULT_LANG, Lang, t
-from engine.launch.k8s import kubernetes_yaml, manifest_name
 from engine.launch.plan import LaunchPlan
-from engine.launch.render import blocked_stop, comment, docker, script
+from engine.present.k8s import kubernetes_yaml, manifest_name
+from engine.present.render import blocked_stop, comment, docker, script
 from engine.present.study_report import study_json, study_markdown
 from engine.scenario import cli_line
 from engine.study import Study

@@ -14,14 +14,14 @@ from functools import cache
 
 from engine.decision import Code, Decision, Name
 from engine.engines import ENGINES, adapter, check_engine
+from engine.engines.placement import ROLE_NAME
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.kv.sizing import KvSizing, size_kv
-from engine.launch.gpu_memory import ROLE_NAME
 from engine.launch.layout import stage_share, users_at
 from engine.launch.ranking import layout_rules
-from engine.measure.backcalc import BackcalcResult, EngineReading, backcalculate
+from engine.measure.backcalc import BackcalcResult, EngineReading, backcalculate, sizing_notes
 from engine.model.architecture import FFN_LABELS, Architecture, Mixer, build_architecture
 from engine.model.config import ModelConfig
 from engine.model.context_limit import context_limit
@@ -29,11 +29,11 @@ from engine.model.family import FamilyVerdict, classify
 from engine.model.loader import catalog_names, load_catalog
 from engine.model.weights import Role, weight_report
 from engine.perf import estimate
+from engine.perf.factors import perf_facts
 from engine.present.evidence_words import (
     EvidenceRow,
     evidence_rows,
     formula,
-    formulas,
     group_labels,
 )
 from engine.scenario import DEFAULT_SCENARIO, Engine
@@ -99,6 +99,7 @@ class Shown:
     raw: float
     formula: str
     help: str = ""
+    range: str = ""  # where the measurement likely falls ("likely 21–33"), worded
 
 
 def _where(kv: KvSizing, lang: Lang) -> str:
@@ -574,18 +575,39 @@ def speed_targets(st: Study, lang: Lang = DEFAULT_LANG) -> list[tuple[str, float
 
 
 def speed_caption(st: Study, lang: Lang = DEFAULT_LANG) -> str:
-    """What the speed figures assume: the workload, the load, drafts, and where the rates come
-    from (the catalog × fitted fractions, or measured on this GPU)."""
+    """What the speed figures assume: the workload, the load, drafts, where the rates come
+    from (the catalog × fitted fractions, or measured on this GPU), how far off the model was
+    on models it never saw (``data/perf.yaml`` fit), and what "likely" spans."""
     s = st.scenario
     isl, osl = s.workload(st.context)
     sp = st.fit.speed
-    return t(
+    oos = perf_facts().fit.leave_one_model_out
+    text = t(
         "speed.caption_measured" if sp is not None and sp.measured else "speed.caption",
         lang,
         isl=f"{isl:,}",
         osl=f"{osl:,}",
         users=f"{min(s.users, st.fit.running):,}",
         drafts=t("speed.drafts" if st.mtp else "speed.no_drafts", lang),
+        tpot=percent(oos.tpot.median),
+        ttft=percent(oos.ttft.median),
+        tps=percent(oos.tps_per_gpu.median),
+    )
+    if sp is None:
+        return text
+    low, high = perf_facts().ranges.quantiles
+    band = sp.band
+    return (
+        text
+        + " "
+        + t(
+            f"speed.range_{band.pooled}",
+            lang,
+            low=f"{low * 100:g}",
+            high=f"{high * 100:g}",
+            rows=band.rows,
+            engine=band.engine,
+        )
     )
 
 
@@ -605,23 +627,52 @@ def matmul_ceilings(gpu: Gpu, lang: Lang = DEFAULT_LANG) -> str:
     )
 
 
+def _likely(
+    lang: Lang, value: float, low: float, high: float, fmt: str, unit: str
+) -> tuple[str, str]:
+    """The range's words ("likely 21–33") and its formula: the figure over exp() of the
+    held-out errors' high and low quantiles."""
+    words = t("speed.likely", lang, low=format(low, fmt), high=format(high, fmt))
+    formula = (
+        f"{format(low, fmt)} {unit} … {format(high, fmt)} {unit}"
+        f" = {value:.4g} {unit} / exp(q_high) … {value:.4g} {unit} / exp(q_low)"
+    )
+    return words, formula
+
+
 def speed_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
-    """The pick's TTFT, TPOT and tokens/s, each with its formula."""
+    """The pick's TTFT, TPOT and tokens/s, each with its formula and the range the model's own
+    out-of-sample errors give it (``Speed.*_range``)."""
     sp = st.fit.speed
     if sp is None:
         return []
     f = sp.formula
+    tpot_lo, tpot_hi = sp.tpot_ms_range
+    gpu_lo, gpu_hi = sp.output_tokens_per_s_per_gpu_range
     rows = [
-        ("speed.ttft", f"{sp.ttft_ms:,.0f} ms", sp.ttft_ms, f.ttft),
-        ("speed.tpot", f"{sp.tpot_ms:,.1f} ms", sp.tpot_ms, f.tpot),
-        ("speed.per_user", f"{sp.output_tokens_per_s_per_user:,.1f} tok/s",
-         sp.output_tokens_per_s_per_user, f"1000 ms / {sp.tpot_ms:,.2f} ms"),
-        ("speed.per_gpu", f"{sp.output_tokens_per_s_per_gpu:,.0f} tok/s",
-         sp.output_tokens_per_s_per_gpu, f.per_gpu),
-        ("speed.total", f"{sp.output_tokens_per_s:,.0f} tok/s", sp.output_tokens_per_s,
+        ("speed.ttft", sp.ttft_ms, "ms", ",.0f", sp.ttft_ms_range, f.ttft),
+        ("speed.tpot", sp.tpot_ms, "ms", ",.1f", sp.tpot_ms_range, f.tpot),
+        ("speed.per_user", sp.output_tokens_per_s_per_user, "tok/s", ",.1f",
+         (1000 / tpot_hi, 1000 / tpot_lo), f"1000 ms / {sp.tpot_ms:,.2f} ms"),
+        ("speed.per_gpu", sp.output_tokens_per_s_per_gpu, "tok/s", ",.0f",
+         sp.output_tokens_per_s_per_gpu_range, f.per_gpu),
+        ("speed.total", sp.output_tokens_per_s, "tok/s", ",.0f",
+         (gpu_lo * sp.gpus, gpu_hi * sp.gpus),
          f"{sp.output_tokens_per_s_per_gpu:,.1f} /s × {sp.gpus}"),
     ]  # fmt: skip
-    return [Shown(t(key, lang), value, raw, formula) for key, value, raw, formula in rows]
+    out = []
+    for key, raw, unit, fmt, (low, high), how in rows:
+        words, range_formula = _likely(lang, raw, low, high, fmt, unit)
+        out.append(
+            Shown(
+                t(key, lang),
+                f"{format(raw, fmt)} {unit}",
+                raw,
+                f"{how} ; {range_formula}",
+                range=words,
+            )
+        )
+    return out
 
 
 def context_grid(limit: int, start: int = 1024) -> tuple[int, ...]:
@@ -852,7 +903,7 @@ def measured_vs_predicted(st: Study, reading: EngineReading) -> Measured:
         float(kv.kv_bytes_per_token),
         tp,
         st.family.attention_family,
-        formulas(kv),
+        sizing_notes(kv),
         state_bytes_per_sequence=kv.state_bytes_per_request_padded or None,
         planned_memory_fraction=planned.fraction if planned is not None else None,
     )

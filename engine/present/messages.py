@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.hardware.gates import Gate
+from engine.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.candidate import Layout
 from engine.launch.plan import LaunchPlan

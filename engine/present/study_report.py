@@ -12,15 +12,15 @@ from typing import Any
 
 from engine.alternatives import alternatives, ask
 from engine.engines import adapter, check_engine
-from engine.hardware.gates import Gate
+from engine.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.candidate import Candidate
-from engine.launch.k8s import kubernetes_yaml, manifest_name
 from engine.launch.plan import LaunchPlan
-from engine.launch.render import docker, script, shell
 from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.evidence_words import evidence_json, group_json
+from engine.present.k8s import kubernetes_yaml, manifest_name
+from engine.present.render import docker, script, shell
 from engine.scenario import ENGINE_LABELS, Engine, cli_line
 from engine.study import Study
 from engine.text.safe import plain
@@ -326,7 +326,7 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
         out += ["", "## " + t("overview.speed", lang), "", caption, ""]
         out += _table(
             (t("report.quantity", lang), t("report.value", lang), t("report.formula", lang)),
-            [(x.label, x.value, x.formula) for x in speed],
+            [(x.label, f"{x.value} ({x.range})", x.formula) for x in speed],
         )
         header = ("flags.col.layout", "flags.col.users", "flags.col.ttft", "flags.col.tpot",
                   "flags.col.tps")  # fmt: skip

@@ -8,7 +8,7 @@ from typing import Any
 
 from engine.alternatives import alternatives
 from engine.i18n import Lang, t
-from engine.launch.render import shell
+from engine.present.render import shell
 from engine.study import Study
 from engine.text.safe import one_line
 from engine.text.sources import clean
@@ -58,6 +58,10 @@ def diagnose_text(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _likely(r: tuple[float, float], fmt: str) -> str:
+    return t("speed.likely", "en", low=format(r[0], fmt), high=format(r[1], fmt))
+
+
 def study_text(st: Study) -> str:
     s = st.scenario
     fit = st.fit
@@ -80,9 +84,12 @@ def study_text(st: Study) -> str:
         lines.append(
             f"speed ({isl:,} in / {osl:,} out, {min(s.users, fit.running):,} at once"
             + (", MTP drafts" if st.mtp else "")
-            + f"): TTFT {sp.ttft_ms:,.0f} ms, TPOT {sp.tpot_ms:,.1f} ms, "
+            + f"): TTFT {sp.ttft_ms:,.0f} ms ({_likely(sp.ttft_ms_range, ',.0f')}), "
+            f"TPOT {sp.tpot_ms:,.1f} ms ({_likely(sp.tpot_ms_range, ',.1f')}), "
             f"{sp.output_tokens_per_s_per_user:,.1f} tok/s per user, "
-            f"{sp.output_tokens_per_s_per_gpu:,.0f} per GPU, {sp.output_tokens_per_s:,.0f} in all "
+            f"{sp.output_tokens_per_s_per_gpu:,.0f} per GPU "
+            f"({_likely(sp.output_tokens_per_s_per_gpu_range, ',.0f')}), "
+            f"{sp.output_tokens_per_s:,.0f} in all "
             f"(decode {sp.decode_bound}-bound, prefill {sp.prefill_bound}-bound)"
             + ("; rates measured on this GPU (the calibration given)" if sp.measured else "")
         )

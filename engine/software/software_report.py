@@ -19,36 +19,34 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from engine.decision import Code, Decision, Name
-from engine.engines import Setting, adapter
+from engine.engines import ENGINES, Engine, Setting, adapter
+from engine.engines.cli_table import ENGINES_DIR, table_path
 from engine.errors import InputError
+from engine.model.checkpoint import (
+    CheckpointFormat,
+    ConfigView,
+    FieldValue,
+    FormatEngine,
+    FormatRow,
+    IdHint,
+    NoteId,
+    OptionalNote,
+    detect_format,
+    formats_data,
+    parse_config_view,
+)
 from engine.model.loader import ChatTemplate
 from engine.rules import DATA_DIR, data_yaml, load_data
-from engine.software.tables import (
-    ENGINES,
-    ENGINES_DIR,
-    Engine,
-    engine_version,
-    lookup_flag,
-    quantization_methods,
-    reasoning_parsers,
-    supported_architectures,
-    table_path,
-    tool_call_parsers,
-)
 from engine.software.templates import ParserOrigin, TemplateReading, pick_parsers, read_template
-from engine.software.versions import latest, version_key
 from engine.text.words import as_json, say
+from engine.versions import latest, version_key
 
 SOFTWARE_YAML = DATA_DIR / "software.yaml"
-
-ARCHITECTURES_EXPECTED = 'a non-empty list of model class names, e.g. ["LlamaForCausalLM"]'
-
-FieldValue = str | int | float | bool
 
 
 # ---------------------------------------------------------------------------------------------
@@ -60,10 +58,6 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-# A note written in data/software.yaml: an id whose wording is code.software.note.<id> in the
-# catalogs ("" for none).
-NoteId = Annotated[str, Field(pattern=r"^[a-z0-9_]+$")]
-OptionalNote = Annotated[str, Field(pattern=r"^([a-z0-9_]+)?$")]
 _NOTE_FIELDS = frozenset({"note", "notes", "reason", "detail", "unknown_architecture_hint"})
 
 
@@ -158,35 +152,6 @@ class _Family(_Strict):
     notes: list[NoteId] = []
 
 
-class _FormatEngine(_Strict):
-    resolves_to: str | None
-    note: OptionalNote = ""
-
-
-class _When(_Strict):
-    present: list[str] | None = None
-    fields: dict[str, FieldValue] | None = None
-
-
-class _Format(_Strict):
-    quant_method: str
-    when: _When | None = None
-    name: str
-    weight_dtype: str
-    detail: NoteId
-    vllm: _FormatEngine
-    sglang: _FormatEngine
-    source: str = Field(min_length=1)
-    notes: list[NoteId] = []
-
-
-class _Hint(_Strict):
-    token: str = Field(pattern=r"^[a-z0-9]+$")
-    format: str
-    weight_dtype: str
-    note: OptionalNote = ""
-
-
 class UnregisteredParser(_Strict):
     """A parser name an official command passes that the pinned engine does not register."""
 
@@ -203,8 +168,8 @@ class _SoftwareFile(_Strict):
     architectures: dict[str, _ArchRow]
     parser_families: list[_Family]
     unregistered_recipe_parsers: list[UnregisteredParser] = []
-    checkpoint_formats: list[_Format]
-    model_id_hints: list[_Hint]
+    checkpoint_formats: list[FormatRow]
+    model_id_hints: list[IdHint]
     unquantized_dtypes: dict[str, str]
 
 
@@ -214,9 +179,9 @@ def data_problems(data: _SoftwareFile | None = None) -> list[str]:
     problems: list[str] = []
     for engine in ENGINES:
         tools, reasons, quants = (
-            tool_call_parsers(engine),
-            reasoning_parsers(engine),
-            quantization_methods(engine),
+            adapter(engine).registries.tool_call_parsers,
+            adapter(engine).registries.reasoning_parsers,
+            adapter(engine).registries.quantization_methods,
         )
         meta = data.engines[engine]
         flags = [f.flag for f in meta.tool_parser_companion_flags]
@@ -236,14 +201,18 @@ def data_problems(data: _SoftwareFile | None = None) -> list[str]:
             ]
             flags += [f.flag for f in p.flags]
         for flag in flags:
-            if lookup_flag(engine, flag) is None:
+            if adapter(engine).lookup(flag) is None:
                 problems.append(f"{engine} flag {flag!r} is not in the pinned table")
         for fmt in data.checkpoint_formats:
             resolved = getattr(fmt, engine).resolves_to
             if resolved is not None and resolved not in quants:
                 problems.append(f"{fmt.name}: {engine} quantization {resolved!r}")
     for u in data.unregistered_recipe_parsers:
-        names = tool_call_parsers(u.engine) if u.kind == "tool" else reasoning_parsers(u.engine)
+        names = (
+            adapter(u.engine).registries.tool_call_parsers
+            if u.kind == "tool"
+            else adapter(u.engine).registries.reasoning_parsers
+        )
         if u.name in names:
             problems.append(f"{u.engine} {u.kind} parser {u.name!r} is registered after all")
         if u.instead is not None and u.instead not in names:
@@ -270,39 +239,6 @@ def _data() -> _SoftwareFile:
 # ---------------------------------------------------------------------------------------------
 
 
-class _ConfigView(BaseModel):
-    """The config.json fields these rules read; everything else is kept and ignored."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-    architectures: list[str] | None = None
-    model_type: str | None = None
-    text_config: dict[str, Any] | None = None
-    quantization_config: dict[str, Any] | None = None
-    compression_config: dict[str, Any] | None = None  # older llm-compressor checkpoints
-    auto_map: dict[str, Any] | None = None
-    torch_dtype: str | None = None
-    dtype: str | None = None
-    vision_config: dict[str, Any] | None = None
-    audio_config: dict[str, Any] | None = None
-
-
-def _parse_config(config: Mapping[str, Any]) -> _ConfigView:
-    if not isinstance(config, Mapping):
-        raise InputError("config", "a config.json object (a JSON mapping)")
-    try:
-        view = _ConfigView.model_validate(dict(config))
-    except ValidationError as err:
-        first = err.errors()[0]
-        name = str(first["loc"][0]) if first["loc"] else "config"
-        if name == "architectures":
-            raise InputError("architectures", ARCHITECTURES_EXPECTED) from err
-        raise InputError(name, f"a valid value ({first['msg']})") from err
-    if not view.architectures or not view.architectures[0].strip():
-        raise InputError("architectures", ARCHITECTURES_EXPECTED)
-    return view
-
-
 _MISSING = object()
 
 
@@ -321,12 +257,12 @@ def _get(config: Mapping[str, Any], path: str) -> Any:
     return node
 
 
-def _model_type(view: _ConfigView) -> str | None:
+def _model_type(view: ConfigView) -> str | None:
     text_type = (view.text_config or {}).get("model_type")
     return view.model_type or (text_type if isinstance(text_type, str) else None)
 
 
-def _model_types(view: _ConfigView) -> set[str]:
+def _model_types(view: ConfigView) -> set[str]:
     types = {view.model_type} if view.model_type else set()
     text_type = (view.text_config or {}).get("model_type")
     if isinstance(text_type, str):
@@ -343,7 +279,7 @@ def _id_tokens(model_id: str | None) -> set[str]:
 def _matches(
     m: _Match,
     arch: str,
-    view: _ConfigView,
+    view: ConfigView,
     config: Mapping[str, Any],
     model_id: str | None = None,
 ) -> bool:
@@ -364,278 +300,6 @@ def _matches(
         if isinstance(got, bool) or not isinstance(got, int | float) or got < floor:
             return False
     return True
-
-
-# ---------------------------------------------------------------------------------------------
-# Checkpoint format
-# ---------------------------------------------------------------------------------------------
-
-
-FMT_UNKNOWN_METHOD = Code("software.format.unknown_method", "method")
-FMT_SCHEME = Code("software.format.scheme", "scheme")
-FMT_BITS = Code("software.format.bits", "bits")
-FMT_GROUP = Code("software.format.group", "group")
-FMT_BLOCK = Code("software.format.block", "block")
-FMT_SCALE = Code("software.format.scale_fmt", "scale_fmt")
-FMT_NAMED = Code("software.format.named", "format")
-FMT_UNQUANTIZED = Code("software.format.unquantized", "dtype")
-FMT_NO_DTYPE = Code("software.format.no_dtype")
-FMT_NO_DTYPE_NOTE = Code("software.format.no_dtype_note")
-FMT_ID_CONFLICT = Code("software.format.id_conflict", "hint", "format")
-FMT_FROM_ID = Code("software.format.from_id")
-
-
-def _english(decisions: tuple[Decision, ...], sep: str) -> str:
-    """The English wording, for readers that take text (the launch plan, the weights report)."""
-
-    return sep.join(say(d) for d in decisions)
-
-
-@dataclass(frozen=True)
-class CheckpointFormat:
-    """How the weights are stored, read from ``quantization_config`` (or the model id, or dtype).
-
-    ``weight_dtype`` is what hardware gates care about: "bf16", "fp16", "fp32", "fp8", "nvfp4",
-    "mxfp4", "int4", "int8", "nf4", "bnb-fp4", "mixed" or "unknown". ``details`` word the format
-    (a head and its clauses, joined without a separator) and ``reasons`` the notes on it;
-    ``detail`` and ``notes`` are their English wording.
-    """
-
-    name: str
-    weight_dtype: str
-    quant_method: str | None
-    bits: int | None
-    group_size: int | None
-    details: tuple[Decision, ...]
-    from_model_id: bool
-    source: str
-    reasons: tuple[Decision, ...] = ()
-
-    @property
-    def detail(self) -> str:
-        return _english(self.details, "")
-
-    @property
-    def notes(self) -> tuple[str, ...]:
-
-        return tuple(say(d) for d in self.reasons)
-
-    def to_json(self) -> dict[str, Any]:
-
-        return {
-            "name": self.name,
-            "weight_dtype": self.weight_dtype,
-            "quant_method": self.quant_method,
-            "bits": self.bits,
-            "group_size": self.group_size,
-            "detail": self.detail,
-            "from_model_id": self.from_model_id,
-            "source": self.source,
-            "notes": list(self.notes),
-            "detail_codes": [as_json(d) for d in self.details],
-            "note_codes": [as_json(d) for d in self.reasons],
-        }
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _quant_config(view: _ConfigView) -> dict[str, Any] | None:
-    text_qc = (view.text_config or {}).get("quantization_config")
-    for qc in (view.quantization_config, view.compression_config, text_qc):
-        if isinstance(qc, dict) and qc:
-            return qc
-    return None
-
-
-def _compressed_tensors_scheme(qc: Mapping[str, Any]) -> tuple[str, int | None, int | None, str]:
-    """weight dtype, bits, group size and a one-line scheme from config_groups."""
-    fmt = str(qc.get("format") or "")
-    groups = qc.get("config_groups")
-    weights: Mapping[str, Any] = {}
-    acts: Mapping[str, Any] = {}
-    if isinstance(groups, Mapping) and groups:
-        first = next(iter(groups.values()))
-        if isinstance(first, Mapping):
-            weights = first.get("weights") or {}
-            acts = first.get("input_activations") or {}
-    bits = _int(weights.get("num_bits"))
-    group = _int(weights.get("group_size"))
-    kind = weights.get("type")
-    if "nvfp4" in fmt or (kind == "float" and bits == 4 and group == 16):
-        dtype = "nvfp4"
-    elif "mxfp4" in fmt or (kind == "float" and bits == 4 and group == 32):
-        dtype = "mxfp4"
-    elif kind == "float" and bits == 8:
-        dtype = "fp8"
-    elif kind == "int" and bits is not None:
-        dtype = f"int{bits}"
-    else:
-        dtype = "unknown"
-    a_bits = _int(acts.get("num_bits")) if isinstance(acts, Mapping) else None
-    scheme = f"W{bits or '?'}A{a_bits or 16} {kind or '?'}"
-    if weights.get("strategy"):
-        scheme += f", {weights['strategy']}"
-    if group:
-        scheme += f" group {group}"
-    if fmt:
-        scheme += f" ({fmt})"
-    return dtype, bits, group, scheme
-
-
-def _from_quant_config(qc: dict[str, Any], data: _SoftwareFile) -> CheckpointFormat:
-    method = str(qc.get("quant_method") or "").lower()
-    # ModelOpt checkpoints nest their fields under "quantization" (hf_quant_config.json shape).
-    nested = qc.get("quantization")
-    view = {**qc, **nested} if isinstance(nested, dict) else qc
-    row = next(
-        (
-            f
-            for f in data.checkpoint_formats
-            if f.quant_method == method and (f.when is None or _when(f.when, view))
-        ),
-        None,
-    )
-    if row is None:
-        return CheckpointFormat(
-            name=method or "unknown",
-            weight_dtype="unknown",
-            quant_method=method or None,
-            bits=_int(view.get("bits")),
-            group_size=_int(view.get("group_size")),
-            details=(FMT_UNKNOWN_METHOD(method=Name(method)),),
-            from_model_id=False,
-            source="config.json quantization_config",
-        )
-    bits = _int(view.get("bits")) or _int(view.get("w_bit"))
-    group = _int(view.get("group_size")) or _int(view.get("q_group_size"))
-    details = [note(row.detail)]
-    dtype = row.weight_dtype
-    if method == "compressed-tensors":
-        dtype, bits, group, scheme = _compressed_tensors_scheme(view)
-        details.append(FMT_SCHEME(scheme=Name(scheme)))
-    elif method == "bitsandbytes":
-        if view.get("load_in_4bit"):
-            # bitsandbytes FP4 is dequantized in software: keep it apart from FP4 tensor cores.
-            kind = str(view.get("bnb_4bit_quant_type") or "nf4")
-            bits, dtype = 4, kind if kind == "nf4" else f"bnb-{kind}"
-        elif view.get("load_in_8bit"):
-            bits, dtype = 8, "int8"
-    elif dtype == "int":
-        dtype = f"int{bits}" if bits else "unknown"
-    elif dtype == "from-config":
-        dtype = "unknown"
-    if bits and method in ("awq", "gptq"):
-        details.append(FMT_BITS(bits=bits))
-        if group:
-            details.append(FMT_GROUP(group=group))
-    block = view.get("weight_block_size")
-    if isinstance(block, list) and block:
-        details.append(FMT_BLOCK(block=Name("x".join(str(b) for b in block))))
-    if view.get("scale_fmt"):
-        details.append(FMT_SCALE(scale_fmt=Name(str(view["scale_fmt"]))))
-    return CheckpointFormat(
-        name=row.name,
-        weight_dtype=dtype,
-        quant_method=method,
-        bits=bits,
-        group_size=group,
-        details=tuple(details),
-        from_model_id=False,
-        source=row.source,
-        reasons=tuple(note(n) for n in row.notes),
-    )
-
-
-def _when(when: _When, view: Mapping[str, Any]) -> bool:
-    present = all(view.get(p) is not None for p in when.present or [])
-    fields = all(view.get(k) == v for k, v in (when.fields or {}).items())
-    return present and fields
-
-
-def _hint(model_id: str, data: _SoftwareFile) -> _Hint | None:
-    tokens = set(re.split(r"[-_.]+", model_id.rsplit("/", 1)[-1].lower()))
-    return next((h for h in data.model_id_hints if h.token in tokens), None)
-
-
-def _bits_in_id(model_id: str) -> int | None:
-    """Bit width spelled in a model id ("-AWQ-INT4", "-GPTQ-Int8", "-4bit")."""
-    m = re.search(
-        r"(?:^|[-_.])(?:int(\d+)|(\d+)bit)(?:$|[-_.])", model_id.rsplit("/", 1)[-1].lower()
-    )
-    return int(m.group(1) or m.group(2)) if m else None
-
-
-def detect_checkpoint_format(
-    config: Mapping[str, Any], model_id: str | None = None
-) -> CheckpointFormat:
-    """The checkpoint's storage format: ``quantization_config`` first, then the model id's
-    suffix (``-FP8``, ``-NVFP4``, ``-AWQ`` ...), then the config dtype."""
-    view = _parse_config(config)
-    return _detect(view, model_id, _data())
-
-
-def _detect(view: _ConfigView, model_id: str | None, data: _SoftwareFile) -> CheckpointFormat:
-    qc = _quant_config(view)
-    hint = _hint(model_id, data) if model_id else None
-    if qc is not None:
-        fmt = _from_quant_config(qc, data)
-        if hint is not None and hint.format != fmt.name and hint.weight_dtype != fmt.weight_dtype:
-            conflict = FMT_ID_CONFLICT(hint=Name(hint.format), format=Name(fmt.name))
-            fmt = CheckpointFormat(**{**_fields(fmt), "reasons": (*fmt.reasons, conflict)})
-        return fmt
-    if hint is not None:
-        row = next((f for f in data.checkpoint_formats if f.name == hint.format), None)
-        bits = _bits_in_id(model_id or "")
-        hint_dtype = hint.weight_dtype
-        if hint_dtype == "int":
-            hint_dtype = f"int{bits}" if bits else "unknown"
-        elif hint_dtype == "from-config":
-            hint_dtype = "unknown"
-        reasons = [FMT_FROM_ID()]
-        if hint.note:
-            reasons.append(note(hint.note))
-        return CheckpointFormat(
-            name=hint.format,
-            weight_dtype=hint_dtype,
-            quant_method=row.quant_method if row else None,
-            bits=bits,
-            group_size=None,
-            details=(note(row.detail),) if row else (FMT_NAMED(format=Name(hint.format)),),
-            from_model_id=True,
-            source=f"model id token {hint.token!r} (data/software.yaml model_id_hints)",
-            reasons=tuple(reasons),
-        )
-    text = view.text_config or {}
-    dtype: Any = view.torch_dtype or view.dtype or text.get("torch_dtype") or text.get("dtype")
-    if isinstance(dtype, str) and dtype in data.unquantized_dtypes:
-        name = data.unquantized_dtypes[dtype]
-        return CheckpointFormat(
-            name=name,
-            weight_dtype=name,
-            quant_method=None,
-            bits=None,
-            group_size=None,
-            details=(FMT_UNQUANTIZED(dtype=Name(dtype)),),
-            from_model_id=False,
-            source="config.json torch_dtype",
-        )
-    return CheckpointFormat(
-        name="bf16",
-        weight_dtype="bf16",
-        quant_method=None,
-        bits=None,
-        group_size=None,
-        details=(FMT_NO_DTYPE(),),
-        from_model_id=False,
-        source="config.json (no torch_dtype, no quantization_config)",
-        reasons=(FMT_NO_DTYPE_NOTE(),),
-    )
-
-
-def _fields(fmt: CheckpointFormat) -> dict[str, Any]:
-    return {k: getattr(fmt, k) for k in fmt.__dataclass_fields__}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -777,17 +441,17 @@ def software_report(
     """
     if engine not in ENGINES:
         raise InputError("engine", f"one of {', '.join(ENGINES)}")
-    view = _parse_config(config)
+    view = parse_config_view(config)
     data = _data()
     raw = dict(config)
     arch = view.architectures[0] if view.architectures else ""
-    version = engine_version(engine)
+    version = adapter(engine).version
     reasons: list[Decision] = []
     sources: list[str] = []
     flags: dict[str, Decision] = {}
 
     def add_flag(flag: str, reason: Decision) -> None:
-        if lookup_flag(engine, flag) is None:
+        if adapter(engine).lookup(flag) is None:
             reasons.append(
                 FLAG_NOT_IN_TABLE(flag=Name(flag), engine=Name(engine), version=Name(version))
             )
@@ -797,7 +461,7 @@ def software_report(
     # Architecture: native support and the minimum release.
     row = data.architectures.get(arch)
     eng_arch: _EngineArch | None = getattr(row, engine) if row is not None else None
-    registry_archs = supported_architectures(engine)
+    registry_archs = adapter(engine).registries.model_architectures
     native = (
         arch in registry_archs
         if registry_archs is not None
@@ -893,12 +557,12 @@ def software_report(
             reasons.append(TEXT_ONLY_HINT())
 
     # Checkpoint format and what --quantization the engine wants.
-    ckpt = _detect(view, model_id, data)
+    ckpt = detect_format(view, model_id, formats_data())
     sources.append(ckpt.source)
     reasons.extend(ckpt.reasons)
     fmt_row = next((f for f in data.checkpoint_formats if f.name == ckpt.name), None)
     if fmt_row is not None and ckpt.quant_method is not None:
-        eng_fmt: _FormatEngine = getattr(fmt_row, engine)
+        eng_fmt: FormatEngine = getattr(fmt_row, engine)
         if eng_fmt.resolves_to is not None:
             reasons.append(
                 QUANT_RESOLVES(
@@ -909,7 +573,10 @@ def software_report(
             )
         if eng_fmt.note:
             reasons.append(note(eng_fmt.note))
-    elif ckpt.quant_method is not None and ckpt.quant_method not in quantization_methods(engine):
+    elif (
+        ckpt.quant_method is not None
+        and ckpt.quant_method not in adapter(engine).registries.quantization_methods
+    ):
         reasons.append(
             QUANT_UNKNOWN(
                 method=Name(ckpt.quant_method), engine=Name(engine), version=Name(version)

@@ -21,8 +21,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.decision import Code, Decision, Name
+from engine.engines import ENGINES, Engine, adapter
 from engine.rules import load_data
-from engine.software.tables import ENGINES, Engine, reasoning_parsers, tool_call_parsers
 
 TEMPLATES_YAML = "chat_templates.yaml"
 
@@ -111,7 +111,10 @@ def template_problems(data: _TemplatesFile | None = None) -> list[str]:
     data = data if data is not None else _data()
     problems: list[str] = []
     for engine in ENGINES:
-        tools, reasons = tool_call_parsers(engine), reasoning_parsers(engine)
+        tools, reasons = (
+            adapter(engine).registries.tool_call_parsers,
+            adapter(engine).registries.reasoning_parsers,
+        )
         for fmt in data.tool_formats:
             problems += [
                 f"{fmt.id}: {engine} tool {p!r}" for p in fmt.parsers(engine) if p not in tools

@@ -17,8 +17,8 @@ from typing import Any
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
 from engine.i18n import DEFAULT_LANG, LANGS, Lang, t
-from engine.lint import ModelFacts
 from engine.troubleshoot.cause_table import CauseRow, Table, troubleshoot_table
+from engine.troubleshoot.facts import ModelFacts
 from engine.troubleshoot.scoring import BASE, CONDITIONS, problems, score
 
 __all__ = ["SYMPTOMS", "Cause", "Symptom", "symptoms", "troubleshoot"]

@@ -7,8 +7,8 @@ from functools import cache
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from engine.engines import Engine
 from engine.rules import DATA_DIR, load_data
-from engine.software.tables import Engine
 
 TABLE_YAML = DATA_DIR / "troubleshoot.yaml"
 

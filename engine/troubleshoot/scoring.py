@@ -16,11 +16,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from engine.hardware.gates import kernel_gates
+from engine.gates import kernel_gates
 from engine.hardware.gpus import Gpu
-from engine.lint import ModelFacts, dsa_kernel_path
+from engine.lint import dsa_kernel_path
 from engine.rules import engine_rules
 from engine.troubleshoot.cause_table import CauseRow, Table, troubleshoot_table
+from engine.troubleshoot.facts import ModelFacts
 
 BASE = "base"  # the first move of every score: the cause's base
 

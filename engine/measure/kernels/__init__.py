@@ -7,8 +7,8 @@ model's dims, built from a config through the engine (``from_model``); the byte 
 against the engine's own sizing. ``python -m engine.measure.kernels [--device cpu|cuda] [--json]
 [--model SOURCE | --preset NAME] [--model-dims JSON]``.
 
-The torch- and engine-backed names load on first use: ``engine.fact_sets`` imports the adapters from
-here, and the sizing and back-calculation paths must not pay torch's import for them.
+The torch- and engine-backed names load on first use: the sizing and back-calculation paths
+import from here and must not pay torch's import for them.
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ from engine.errors import InputError
 from engine.kv.dtype import DTYPE_BYTES
 from engine.kv.sizing import LayerGroup as EngineGroup
 from engine.kv.sizing import size_kv
-from engine.kv.specs import MambaSpec
 from engine.measure.kernels.dims import EngineKv, KernelDims, LayerGroup
 from engine.measure.measure_data import measure_facts
 from engine.model.architecture import build_architecture
+from engine.model.cache_specs import MambaSpec
 from engine.model.config import ModelConfig
 from engine.model.loader import catalog_names, catalog_path, load_catalog
 

@@ -9,7 +9,7 @@ earlier layer). Each is one small class that owns, in one place:
 * its **detection**: which config fields describe it, with the evidence row (field → value →
   rule, the rule a ``Decision``) the family page shows;
 * its **layer**: the ``LayerPlan`` it builds from the config for one decoder layer;
-* its **cache spec**: the ``engine.kv.specs`` objects one layer keeps on one TP rank
+* its **cache spec**: the ``engine.model.cache_specs`` objects one layer keeps on one TP rank
   (vLLM's ``get_kv_cache_spec`` of that layer class);
 * its **weights**: the (TP-split, replicated) parameters of its projections;
 * its **label**: a ``Decision`` the catalogs word in each language.
@@ -27,7 +27,7 @@ from typing import ClassVar
 from engine import errors as E
 from engine.decision import Code, Decision, Name
 from engine.errors import InputError
-from engine.kv.specs import CacheSpec
+from engine.model.cache_specs import CacheSpec
 from engine.model.config import ModelConfig, model_defaults
 from engine.model.evidence import Evidence
 from engine.rules import engine_rules

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from engine.decision import Code
-from engine.kv.specs import CacheSpec, ChunkedLocalSpec
+from engine.model.cache_specs import CacheSpec, ChunkedLocalSpec
 from engine.model.config import ModelConfig
 from engine.model.evidence import Evidence
 from engine.model.mixers.base import CacheContext, LayerPlan, LayerShape, Mixer, Schedule

@@ -7,7 +7,7 @@ from __future__ import annotations
 from engine import errors as E
 from engine.decision import Code
 from engine.errors import InputError
-from engine.kv.specs import CacheSpec, CompressedSpec, SlidingWindowSpec
+from engine.model.cache_specs import CacheSpec, CompressedSpec, SlidingWindowSpec
 from engine.model.config import ModelConfig
 from engine.model.evidence import Evidence, short
 from engine.model.mixers.base import (

@@ -7,7 +7,7 @@ DeepSeek-V4's finest-ratio compressed layers; those families call it."""
 from __future__ import annotations
 
 from engine.decision import Code, Decision
-from engine.kv.specs import IndexerSpec
+from engine.model.cache_specs import IndexerSpec
 from engine.model.config import ModelConfig
 from engine.model.evidence import Evidence
 from engine.model.mixers.base import CacheContext

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from engine.decision import Code
-from engine.kv.specs import CacheSpec, FullAttentionSpec
+from engine.model.cache_specs import CacheSpec, FullAttentionSpec
 from engine.model.config import ModelConfig, model_defaults
 from engine.model.evidence import Evidence
 from engine.model.mixers.base import (

@@ -5,7 +5,7 @@ q, k, v ``(K-1, (2·head_k_dim·num_k_heads + head_v_dim·num_v_heads)/TP)`` and
 from __future__ import annotations
 
 from engine.decision import Code
-from engine.kv.specs import MambaSpec
+from engine.model.cache_specs import MambaSpec
 from engine.model.config import ModelConfig
 from engine.model.mixers.base import CacheContext, require
 from engine.model.mixers.linear import LinearMixer

@@ -6,7 +6,7 @@ q, k and v ``(K-1, 3·heads·head_dim/TP)`` in the model dtype and a recurrent
 from __future__ import annotations
 
 from engine.decision import Code
-from engine.kv.specs import MambaSpec
+from engine.model.cache_specs import MambaSpec
 from engine.model.config import ModelConfig
 from engine.model.mixers.base import CacheContext, require
 from engine.model.mixers.linear import LinearMixer

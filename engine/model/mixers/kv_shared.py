@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from engine.decision import Code
-from engine.kv.specs import CacheSpec
+from engine.model.cache_specs import CacheSpec
 from engine.model.config import ModelConfig
 from engine.model.evidence import Evidence
 from engine.model.mixers.base import LayerPlan

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from engine.decision import Code
-from engine.kv.specs import MambaSpec
+from engine.model.cache_specs import MambaSpec
 from engine.model.config import ModelConfig
 from engine.model.evidence import short
 from engine.model.mixers.base import CacheContext

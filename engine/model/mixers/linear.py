@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from engine.decision import Code, Decision
-from engine.kv.specs import CacheSpec, MambaSpec
+from engine.model.cache_specs import CacheSpec, MambaSpec
 from engine.model.config import ModelConfig
 from engine.model.evidence import Evidence
 from engine.model.mixers.base import CacheContext, LayerPlan, LayerShape, Mixer, MixerFamily

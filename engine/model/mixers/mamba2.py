@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from engine.decision import Code
-from engine.kv.specs import MambaSpec
+from engine.model.cache_specs import MambaSpec
 from engine.model.config import ModelConfig, model_defaults
 from engine.model.mixers.base import CacheContext, require
 from engine.model.mixers.linear import LinearMixer

@@ -6,7 +6,7 @@ rank (vLLM ``MLAAttention.get_kv_cache_spec``: ``MLAAttentionSpec``, ``num_kv_he
 from __future__ import annotations
 
 from engine.decision import Code, Decision, Name
-from engine.kv.specs import CacheSpec, MLAAttentionSpec
+from engine.model.cache_specs import CacheSpec, MLAAttentionSpec
 from engine.model.config import ModelConfig
 from engine.model.evidence import Evidence
 from engine.model.mixers.base import (

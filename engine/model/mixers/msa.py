@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from engine.decision import Code, Decision, Name
-from engine.kv.specs import CacheSpec, FullAttentionSpec
+from engine.model.cache_specs import CacheSpec, FullAttentionSpec
 from engine.model.config import ModelConfig
 from engine.model.evidence import Evidence, short
 from engine.model.mixers.base import CacheContext, LayerPlan, LayerShape, Mixer

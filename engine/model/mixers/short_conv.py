@@ -4,7 +4,7 @@ conv_dim/TP)`` in the model dtype (short_conv.py ``ShortConv``)."""
 from __future__ import annotations
 
 from engine.decision import Code
-from engine.kv.specs import MambaSpec
+from engine.model.cache_specs import MambaSpec
 from engine.model.config import ModelConfig
 from engine.model.evidence import Evidence, short
 from engine.model.mixers.base import CacheContext, Mixer, Schedule, require

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from engine.decision import Code, Name
 from engine.errors import InputError
-from engine.kv.specs import CacheSpec, SlidingWindowSpec
+from engine.model.cache_specs import CacheSpec, SlidingWindowSpec
 from engine.model.config import ModelConfig
 from engine.model.evidence import Evidence, short
 from engine.model.mixers.base import CacheContext, LayerPlan, LayerShape, Mixer, Schedule

@@ -1,11 +1,8 @@
-"""Memory of one GPU as the engines count it: the device's own total, the engine's fraction and
-its non-KV reserve, and the weights a parallel layout leaves on each GPU.
-
-vLLM sizes the KV pool as ``total × gpu_memory_utilization − (weights + the profile run's peak
-activations + non-torch memory + CUDA graphs)``; SGLang's ``--mem-fraction-static`` covers the
-weights and the KV pool only, and everything else lives in the remaining ``1 − fraction``. Where
-each parameter block of the model sits under a layout follows the engines' model code (see
-``engine.model.weights.Role``). The rules' numbers live in ``data/memory.yaml`` with sources.
+"""Where a parallel layout puts the model's weights: the bytes of each role (attention and dense
+parts, routed experts, embeddings, the LM head, MTP layers, the vision encoder) on the busiest GPU
+of one copy, as each engine shards that role (``EngineAdapter.weight_divisor``). Which role a
+parameter block has follows the engines' model code (``engine.model.weights.Role``); how the
+rest of a GPU's memory is counted is ``engine.engines.memory``'s.
 """
 
 from __future__ import annotations
@@ -15,22 +12,8 @@ from dataclasses import dataclass
 
 from engine.decision import Code, Decimal, Decision
 from engine.engines import Engine, adapter
-from engine.engines.memory import GIB, Reserve, Split, device_memory, memory_rules
+from engine.engines.memory import Split
 from engine.model.weights import ROLES, Role, WeightReport
-
-__all__ = [
-    "GIB",
-    "Engine",
-    "Reserve",
-    "Split",
-    "WeightShare",
-    "device_memory",
-    "memory_rules",
-    "weights_per_gpu",
-]
-
-
-# --- the parallel layout as the memory rules see it -----------------------------------------
 
 
 @dataclass(frozen=True)

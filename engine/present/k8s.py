@@ -26,7 +26,7 @@ from engine.engines import adapter
 from engine.engines.memory import GIB
 from engine.errors import InputError
 from engine.launch.plan import LEADER, LaunchPlan, NodeCommand, launch_facts
-from engine.launch.render import comment, join, one_line
+from engine.present.render import comment, join, one_line
 from engine.text.words import say
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
