@@ -167,10 +167,10 @@ def _on_calibration() -> None:
     file = st.session_state.get("measure.cal")
     if file is None:
         return
-    try:
-        cal = calibration.parse_calibration(file.getvalue())
+    try:  # physics on the GPU chosen now (engine.perf.physics)
+        cal = calibration.check(calibration.parse_calibration(file.getvalue()), d.gpu)
     except InputError as err:
-        st.session_state["measure.cal_error"] = err
+        st.session_state["measure.cal_error"] = show.bare(err)
         return
     st.session_state["measure.cal_error"] = None
     S.set_scenario(calibration=calibration.put(cal))

@@ -54,6 +54,7 @@ HUB_UNREADABLE = Code("error.hub_unreadable", "repo", "reason")
 # the scenario's cross-field rules
 WITHIN_CONTEXT = Code("error.within_context", "total", "context")
 LAYOUT_FITS = Code("error.layout_fits", "used", "gpus", "per_node", "nodes")
+MEASURED = Code("error.measured", "got", "low", "high", "catalog", "unit", "factor")
 STUDY_WORK = Code("error.study_work", "most", "got", "layers", "layouts", "gpus")
 # a config.json field
 MISSING = Code("error.config.missing", "what")
@@ -91,6 +92,7 @@ TP_DIVIDES = Code("error.config.tp_divides", "what", "n", "got")
 # a file or a pasted text
 FILE_SIZE = Code("error.file.size", "most", "got")
 HELD_SIZE = Code("error.file.held", "most", "got")
+REGULAR_FILE = Code("error.file.regular")
 FILE_EMPTY = Code("error.file.empty")
 FILE_UTF8 = Code("error.file.utf8", "at")
 FILE_UTF8_CHAR = Code("error.file.utf8_char", "at")

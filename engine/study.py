@@ -306,7 +306,7 @@ def _compute(s: Scenario) -> Study:
         asked = limit.tokens
     text_only = fam.multimodal and not s.images
     drafts = has_draft_layers(fam)
-    cal = calibration.get(s.calibration) if s.calibration else None
+    cal = calibration.check(calibration.get(s.calibration), gpu) if s.calibration else None
     model_id = model_id_for(model)
     software = {
         e: software_report(

@@ -207,6 +207,13 @@ def build_view() -> View:
         with busy.heavy(is_heavy(s)):
             view = View(s, None, weakref.ref(study(s)))
     except InputError as err:
+        if s.calibration is not None and err.field.startswith("calibration"):
+            # measured on another GPU than the one now chosen: the speed goes back to the
+            # catalog's figures, and the page says why (the Measure page could not be reached)
+            st.session_state[SCENARIO] = s.replace(calibration=None)
+            warnings = list(st.session_state.get(WARNINGS, []))
+            st.session_state[WARNINGS] = [*warnings, Problem(err, "error.calibration_dropped")]
+            return build_view()
         view = View(s, show.bare(err))
     st.session_state[VIEW] = view
     return view
