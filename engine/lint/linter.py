@@ -139,6 +139,11 @@ def _correct(
             break
     remaining = tuple(f for f in ordered(current.findings) if f.severity != "info")
     text, argv = _rendered(current.inv)
+    if current.inv.not_run is not None:  # nothing the pasted script never runs becomes live
+        why = finding(
+            current.engine, "not-run", C.NOT_RUN(why=current.inv.not_run), C.NOT_RUN_FIX()
+        )
+        return current, "", argv, (why, *remaining)
     if text is None:
         unsafe = finding(
             current.engine, "not-rewritable", C.NOT_REWRITABLE(), C.NOT_REWRITABLE_FIX()
