@@ -233,6 +233,8 @@ def _longest_context(st: Study) -> Alternative | None:
         best = max(best, longest // step * step if longest >= step else longest)
     if best <= 0 or best >= st.context_asked:
         return None
+    if best < (s.input_tokens or 0) + (s.output_tokens or 0):
+        return None  # shorter than the prompt and output the scenario asks for: no scenario
     what = CONTEXT(context=Tokens(best), asked=Tokens(st.context_asked))
     return _try(s, what, s.replace(context=best))
 

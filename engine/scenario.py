@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from types import UnionType
@@ -80,6 +80,10 @@ MAX_CONTEXT = 1 << 26
 MAX_NAME_CHARS = 200  # a model id, a file name or a GPU name; longer is not a name
 MAX_PARALLEL = MAX_GPUS_PER_NODE * MAX_NODES
 MAX_TARGET_MS = 3_600_000.0  # an hour: a latency target beyond it is not a target
+# a target is written to a link and a flag with one decimal: the least it can say is 0.1 ms
+MIN_TARGET_MS = 0.1
+# a SOURCE the CLI reads as a Hugging Face id even where the catalog has the same one
+HUB_PREFIX = "hf://"
 
 
 # --- the table of fields -------------------------------------------------------------------------
@@ -260,7 +264,7 @@ class Scenario(BaseModel):
         ),
     ] = None
     ttft_ms: Annotated[
-        Annotated[float, Field(gt=0, le=MAX_TARGET_MS, allow_inf_nan=False)] | None,
+        Annotated[float, Field(ge=MIN_TARGET_MS, le=MAX_TARGET_MS, allow_inf_nan=False)] | None,
         Spec(
             "ttft",
             "--ttft-ms",
@@ -270,7 +274,7 @@ class Scenario(BaseModel):
         ),
     ] = None
     tpot_ms: Annotated[
-        Annotated[float, Field(gt=0, le=MAX_TARGET_MS, allow_inf_nan=False)] | None,
+        Annotated[float, Field(ge=MIN_TARGET_MS, le=MAX_TARGET_MS, allow_inf_nan=False)] | None,
         Spec(
             "tpot",
             "--tpot-ms",
@@ -684,6 +688,29 @@ def _single(value: str | list[str]) -> str:
     return value
 
 
+def from_text(field: str, text: str) -> Any:
+    """A CLI flag's text as the value of ``field``, read as a link reads it, so a flag accepts
+    what a link does (ASCII digits: no '١٢', no '1_024'); a minus sign is read, so that the
+    field's bounds say what they expect (``--context -5``: at least 1)."""
+    text = text.strip()
+    if text.startswith("-") and field_row(field).kind in (int, float):
+        return -_from_text(field, text[1:])
+    return _from_text(field, text)
+
+
+def whole_number(field: str) -> Callable[[str], int]:
+    """A flag's type: a whole number written in ASCII digits (``InputError`` naming ``field``
+    otherwise; argparse says "a whole number" in its message)."""
+
+    def read(text: str) -> int:
+        if not _DIGITS.fullmatch(text.strip()):
+            raise InputError(field, "a whole number", expects=E.WHOLE_NUMBER())
+        return int(text)
+
+    read.__name__ = "a whole number"
+    return read
+
+
 def _from_text(field: str, text: str) -> Any:
     """A query string value as the type the field takes (InputError naming the field)."""
     row = field_row(field)
@@ -875,7 +902,9 @@ def cli_line(s: Scenario) -> str | None:
     which the command line names by its path): the reproduce line."""
     if s.source == "file":
         return None
-    argv = ["python", "-m", "engine", "study", s.model, *scenario_argv(s)]
+    # a hub id is spelled as the hub's: a bundled config of the same id would win otherwise
+    model = HUB_PREFIX + s.model if s.source == "hub" else s.model
+    argv = ["python", "-m", "engine", "study", model, *scenario_argv(s)]
     return " ".join(shlex.quote(a) for a in argv) + " --json"
 
 

@@ -29,11 +29,12 @@ from engine.launch.plan import LEADER, LaunchPlan, NodeCommand, launch_facts
 from engine.present.render import comment, join, one_line
 from engine.text.words import say
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+# \Z, not $: $ also matches before a trailing newline ("models\n" is no DNS label)
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 _RESOURCE = re.compile(
-    r"^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+    r"^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\Z"
 )
-_NIC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,14}$")
+_NIC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,14}\Z")
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 
 # libyaml's safe emitter where PyYAML was built with it (its Linux wheels are): the same YAML
