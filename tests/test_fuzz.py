@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from engine.cli import main
 from engine.scenario import QUERY_KEYS, from_query
+from tests.budget import examples
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "artifacts" / "fuzz"
@@ -42,7 +43,7 @@ pytestmark = pytest.mark.timeout(600)
 
 def fuzz_settings(n: int) -> Callable[[Any], Any]:
     return settings(
-        max_examples=n,
+        max_examples=examples(n),
         deadline=None,
         derandomize=True,
         database=None,

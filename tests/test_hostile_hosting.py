@@ -61,5 +61,5 @@ def test_forty_distinct_7_mib_pastes_from_new_sessions_keep_the_server_within_it
 
     pids: list[int] = []
     with app_server(on_start=pids.append) as base:
-        m = memory_attack(base, pids[0], 40, TEST_KINDS, at_once=4)
+        m = memory_attack(base, pids[0], 40, TEST_KINDS, at_once=4, page="family")
     assert m.within, (m.idle, m.after, m.peak, m.bound)

@@ -2,6 +2,8 @@
 and to every other session's response time. Over Streamlit's own websocket protocol
 (tools/bench_sessions.py), against one ``streamlit run app.py`` (tools/app_server.py):
 
+0. **work**: the worst-shaped config the bounds accept, its Study and its alternatives in this
+   process: CPU seconds (the figure a session's heavy work holds the interpreter for).
 1. **memory**: ``--pastes`` (40) distinct config.json texts of about 7 MiB, each pasted from a
    new session on Overview (the session opens, pastes, waits for the page, closes), of four
    kinds in turn: the ModelOpt NVFP4 shape (accepted: its module listing is summarised), and
@@ -33,8 +35,12 @@ from pathlib import Path
 
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
+from engine.alternatives import alternatives
 from engine.budget import BUDGET_BYTES, MIB
-from engine.model.loader import MODELS_DIR
+from engine.model import store
+from engine.model.loader import MODELS_DIR, load_pasted
+from engine.scenario import make_scenario
+from engine.study import study
 from tools.app_server import app_server, machine_load
 from tools.bench_sessions import SCRIPT, THINK_S, Session, pct
 from tools.nvfp4_config import nvfp4_config_bytes
@@ -175,10 +181,15 @@ async def _warm(base: str) -> None:
 
 
 def memory_attack(
-    base: str, pid: int, n: int, kinds: tuple[str, ...] = KINDS, at_once: int = 1
+    base: str,
+    pid: int,
+    n: int,
+    kinds: tuple[str, ...] = KINDS,
+    at_once: int = 1,
+    page: str = PAGE,
 ) -> Memory:
-    """``n`` distinct pastes of about 7 MiB of ``kinds`` in turn, one new session each, back to
-    back from ``at_once`` attackers."""
+    """``n`` distinct pastes of about 7 MiB of ``kinds`` in turn, one new session each (on
+    ``page``), back to back from ``at_once`` attackers."""
     asyncio.run(_warm(base))
     idle, _ = rss(pid)
     for _ in pastes(len(kinds), kinds=kinds):  # each kind's bulk made before the clock starts
@@ -187,7 +198,7 @@ def memory_attack(
 
     async def attacker(k: int) -> None:
         for i in range(k, n, at_once):
-            await paste_once(base, bulk(kinds[i % len(kinds)], i))
+            await paste_once(base, bulk(kinds[i % len(kinds)], i), page)
 
     async def run() -> None:
         await asyncio.gather(*(attacker(k) for k in range(at_once)))
@@ -247,6 +258,18 @@ def fairness(base: str, sessions: int, rounds: int) -> dict[str, tuple[list[floa
     }
 
 
+def worst_shape_cpu() -> tuple[float, float]:
+    """CPU seconds of the worst shape's Study and of its alternatives (a fresh config each)."""
+    study(make_scenario())  # imports and data tables first
+    loaded = load_pasted(worst_shape(-1), name="worst.json")
+    s = make_scenario(source="file", model="worst.json", digest=store.put(loaded))
+    t0 = time.process_time()
+    st = study(s)
+    t1 = time.process_time()
+    alternatives(st)
+    return t1 - t0, time.process_time() - t1
+
+
 def _mb(n: int) -> str:
     return f"{n / MIB:,.0f} MB"
 
@@ -258,6 +281,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--only", choices=("memory", "fairness"))
     args = ap.parse_args(argv)
+    if args.only is None:
+        st_cpu, alt_cpu = worst_shape_cpu()
+        print(
+            f"\nthe worst shape in bounds (DeepSeek-V3, 4,096 layers, 65,536 experts, 8 x H200): "
+            f"study {st_cpu:.2f} s + alternatives {alt_cpu:.2f} s of CPU"
+        )
     pids: list[int] = []
     with app_server(on_start=pids.append) as base:
         if args.only != "fairness":
