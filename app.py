@@ -43,7 +43,8 @@ nav = st.navigation(
     {
         T(f"nav.section.{section}"): [page(name, default=name == DEFAULT_PAGE) for name in names]
         for section, names in SECTIONS.items()
-    }
+    },
+    expanded=True,  # every page listed: Streamlit's "View N more" button has no Korean
 )
 
 log = logging.getLogger("serving_playbook")

@@ -4,6 +4,8 @@ picker (choosing reruns only it; "Use this model" reruns the page)."""
 
 import streamlit as st
 
+from engine.capacity.shortlist import shortlist
+from engine.present import capacity_words as W
 from engine.present import charts_data as C
 from ui import state as S
 from ui import tables
@@ -98,7 +100,44 @@ def picker() -> None:
     st.caption(T("choose.now", model=scenario.model, source=T(f"common.source.{scenario.source}")))
 
 
+@st.fragment(key="choose.shortlist")
+def what_runs() -> None:
+    """The bundled models the sidebar's GPUs serve, each with its best checkpoint (studied on
+    demand: every model in every checkpoint it has is a Study)."""
+    s = S.scenario()
+    lang = reading_lang()
+    st.subheader(T("choose.shortlist.title", n=s.total_gpus, gpu=s.gpu))
+    st.caption(T("choose.shortlist.caption", users=f"{s.users:,}", context=f"{s.context or 0:,}"))
+    if not st.toggle(T("choose.shortlist.toggle"), key="choose.shortlist.on"):
+        return
+    with st.spinner(T("choose.shortlist.working")):
+        found = shortlist(s)
+    tables.show(
+        tables.frame(W.shortlist_rows(found, lang), list(W.SHORTLIST_COLUMNS)),
+        {
+            "model": tables.text(T("shortlist.col.model"), pinned=True),
+            "checkpoint": tables.text(T("shortlist.col.checkpoint")),
+            "users": tables.count(T("shortlist.col.users")),
+            "tps_user": tables.decimal(T("shortlist.col.tps_user"), 0),
+            "tpot": tables.decimal(T("shortlist.col.tpot"), 1),
+            "layout": tables.text(T("shortlist.col.layout")),
+            "repo": tables.text(T("shortlist.col.repo")),
+        },
+        key="choose.shortlist.table",
+    )
+    with st.expander(T("shortlist.gated")):
+        tables.show(
+            tables.frame(W.gated_rows(found, lang), ["model", "why"]),
+            {
+                "model": tables.text(T("shortlist.col.model"), pinned=True),
+                "why": tables.text(T("choose.shortlist.why")),
+            },
+            key="choose.shortlist.gated",
+        )
+
+
 st.title(T("nav.choose_model"))
 st.caption(T("choose.caption"))
+what_runs()
 catalog()
 picker()

@@ -9,6 +9,7 @@ from engine.launch.plan import LaunchPlan
 from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.artifacts import Artifact
+from engine.present.bench_script import bench_artifact
 from engine.present.k8s import KubeOptions, kubernetes_yaml, manifest_name
 from engine.present.render import docker, shell
 from engine.present.study_report import candidate_json
@@ -115,6 +116,9 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
                     st.code(shell(p, c), language="bash")
         artifacts = {a.kind: a for a in memo.launch(d, engine, lang)}
         show.downloads(list(artifacts.values()), f"flags.dl.{engine}", not p.runnable)
+        bench_file = bench_artifact(d, engine, lang)  # the benchmark that tests this plan
+        if bench_file is not None:
+            show.download(bench_file, f"flags.dl.{engine}.bench", not p.runnable)
         st.markdown(T("flags.layout", layout=M.layout_name(p.layout, lang)))
         st.markdown("\n".join(f"- {inert(r)}" for r in reasons))
         st.markdown(T("flags.why_each"))

@@ -34,7 +34,7 @@ from engine.launch.ranking import layout_rules
 from engine.launch.recipes import checkpoints_of
 from engine.model import store
 from engine.model.config import normalize
-from engine.model.formats import raw_in_format
+from engine.model.formats import UNQUANTIZED, raw_in_format
 from engine.model.loader import LoadedModel
 from engine.scenario import MAX_GPUS_PER_NODE, MAX_NODES, Scenario, to_query
 from engine.study import Study, study
@@ -49,6 +49,7 @@ FRACTION = Code("alt.fraction", "fraction", "source")
 KV_FP8 = Code("alt.kv_fp8", "dtype")
 BOTH = Code("alt.kv_fp8_fraction", "dtype", "fraction", "source")
 CHECKPOINT = Code("alt.checkpoint", "format", "repo", "source")
+ONLINE_FP8 = Code("alt.online_fp8")
 CHECKPOINT_KV = Code("alt.checkpoint_kv", "format", "repo", "source")
 GPUS_NODE = Code("alt.gpus_node", "n", "gpu")
 GPUS = Code("alt.gpus", "n", "gpu", "per_node", "nodes")
@@ -151,9 +152,14 @@ def _engine_levers(st: Study) -> list[tuple[Decision, Scenario]]:
 
 
 def _checkpoints(st: Study) -> list[tuple[Decision, Scenario, Scenario]]:
-    """(what, the link's scenario naming the sibling, the scenario sized in its format)."""
+    """(what, the link's scenario naming the sibling, the scenario sized in its format); a
+    16-bit checkpoint's own weights quantized to FP8 at load first, where the GPU computes in
+    FP8 (engine.model.quantize)."""
     s = st.scenario
     out: list[tuple[Decision, Scenario, Scenario]] = []
+    if s.quantization == "none" and st.weights.weight_dtype in UNQUANTIZED and st.gpu.fp8:
+        fp8 = s.replace(quantization="fp8")
+        out.append((ONLINE_FP8(), fp8, fp8))
     if s.source == "file":
         return out
     for kind, repo, source in checkpoints_of(st.model.name):

@@ -20,15 +20,26 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from engine.capacity.compare import RATE_NEEDED, compare, compare_json
+from engine.capacity.shortlist import shortlist
+from engine.decision import Name
 from engine.errors import InputError
 from engine.hardware.gpus import aliases, all_gpus
-from engine.i18n import LANGS
+from engine.i18n import LANGS, t
 from engine.lint import format_report, json_report, lint_command
+from engine.measure import bench_compare
 from engine.measure.backcalc_cli import add_backcalc_arguments, predict_for_source, run_backcalc
+from engine.measure.bench_command import bench_plan
+from engine.measure.bench_result import read_result_files
+from engine.measure.input_guards import read_bytes
 from engine.measure.kernels.args import add_kernel_arguments
 from engine.model import store
 from engine.model.loader import HF_ID, load_model
-from engine.perf import calibration
+from engine.perf import calibration, stack_calibration
+from engine.perf.stack_calibration import to_json
+from engine.present.bench_report import comparison_json, comparison_text
+from engine.present.bench_script import bench_json, bench_script
+from engine.present.capacity_words import compare_text, shortlist_text
 from engine.present.k8s import KubeOptions, kubernetes_yaml, manifest_name
 from engine.present.render import script
 from engine.present.study_report import (
@@ -82,6 +93,7 @@ _GROUPS = {
     "context": "workload",
     "users": "workload",
     "prefix_overlap": "workload",
+    "prefix_kind": "workload",
     "latency": "workload",
     "images": "workload",
     "input_tokens": "speed (workload and targets)",
@@ -91,6 +103,12 @@ _GROUPS = {
     "kv_dtype": "memory",
     "memory_fraction": "memory",
     "max_num_seqs": "memory",
+    "quantization": "memory",
+    "kv_offload_gb": "memory",
+    "request_rate": "traffic and cost",
+    "sessions": "traffic and cost",
+    "gpu_price": "traffic and cost",
+    "compare_gpus": "traffic and cost",
 }
 _LAYOUT_GROUP = "layout (pin; default: the layout search chooses)"
 
@@ -116,8 +134,11 @@ def _arg_type(row: FieldRow) -> Callable[[str], Any]:
     return convert
 
 
-def add_scenario_args(p: argparse.ArgumentParser, *, source: bool = True) -> None:
-    """The scenario flags, one per field of the Scenario's table (engine/scenario.py)."""
+def add_scenario_args(
+    p: argparse.ArgumentParser, *, source: bool = True, repeat: tuple[str, ...] = ()
+) -> None:
+    """The scenario flags, one per field of the Scenario's table (engine/scenario.py);
+    ``repeat``: fields whose flag may be given more than once (a list of values)."""
     if source:
         p.add_argument(
             "source",
@@ -144,11 +165,24 @@ def add_scenario_args(p: argparse.ArgumentParser, *, source: bool = True) -> Non
                 row.spec.cli, dest=row.name, type=_arg_type(row), default=_UNSET,
                 choices=row.choices or None, help=help_text,
                 metavar=row.name.upper() if not row.choices else None,
+                action="append" if row.name in repeat else "store",
             )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
 _UNSET: Any = argparse.SUPPRESS  # a flag left out leaves its field to the Scenario's default
+
+
+def _stack_calibration(path: str) -> str:
+    data = read_bytes(path, stack_calibration.FIELD, stack_calibration.MAX_BYTES)
+    return stack_calibration.put(stack_calibration.parse_stack_calibration(data))
+
+
+# the held fields' files, read into the digest the scenario keeps
+HELD_FILES: dict[str, Callable[[str], str]] = {
+    "calibration": lambda path: calibration.put(calibration.load_calibration(Path(path))),
+    "bench_calibration": _stack_calibration,
+}
 
 
 def scenario_from_args(args: argparse.Namespace) -> Scenario:
@@ -162,8 +196,8 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         value = getattr(args, row.name)
         if row.kind is bool and value is None:
             continue
-        if row.name == "calibration":  # a file on the CLI; the scenario holds its digest
-            value = calibration.put(calibration.load_calibration(Path(value)))
+        if row.spec.held:  # a file on the CLI; the scenario holds its digest
+            value = HELD_FILES[row.name](value)
         given[row.name] = value
     return make_scenario(**given)
 
@@ -215,12 +249,67 @@ def _say(text: str) -> None:
 def cmd_study(args: argparse.Namespace) -> int:
 
     st = study(scenario_from_args(args))
+    if args.bench_result:  # calibrated on the user's benchmark: the Study searched again
+        cmp = bench_compare.compare(st, read_result_files(args.bench_result))
+        if args.json:
+            _print({**study_json(cmp.calibrated), "bench": comparison_json(cmp)})
+        else:
+            _say(study_text(cmp.calibrated) + "\n\n" + comparison_text(cmp))
+        return 0
     if args.json:
         _print(study_json(st))
         return 0
 
     _say(study_text(st))
     return 0
+
+
+def cmd_bench_command(args: argparse.Namespace) -> int:
+    """The benchmark that tests the plan, as a script (or its runs as JSON)."""
+    st = study(scenario_from_args(args))
+    bp = bench_plan(st)
+    if bp is None:
+        engine = st.scenario.engine
+        raise InputError(
+            "engine",
+            f"a plan of {engine} for this scenario",
+            expects=bench_compare.NO_PLAN(engine=Name(engine)),
+        )
+    if args.json:
+        _print(bench_json(st, bp))
+    else:
+        _say(bench_script(st, bp, args.lang).rstrip("\n"))
+    return 0
+
+
+def cmd_bench_compare(args: argparse.Namespace) -> int:
+    """Result files against the plan's predictions, the refit, the calibration file."""
+    cmp = bench_compare.compare(
+        study(scenario_from_args(args)), read_result_files(args.bench_result)
+    )
+    if args.save_calibration:
+        Path(args.save_calibration).write_text(to_json(cmp.calibration), encoding="utf-8")
+    if args.json:
+        _print(comparison_json(cmp))
+        return 0
+    text = comparison_text(cmp, args.lang)
+    if args.save_calibration:
+        text += "\n" + t("bench.text.saved", args.lang, path=args.save_calibration)
+    _say(text)
+    return 0
+
+
+def add_bench_result_argument(p: argparse.ArgumentParser, required: bool) -> None:
+    p.add_argument(
+        "--bench-result",
+        nargs="+",
+        metavar="FILE",
+        required=required,
+        default=None,
+        help="result files of the plan's benchmark (bench-command): vllm bench serve "
+        "--save-result JSON or sglang.bench_serving --output-file JSONL; the speeds are then "
+        "calibrated on them",
+    )
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
@@ -282,6 +371,39 @@ def cmd_plan(args: argparse.Namespace) -> int:
         _print(plan_json(plan))
     else:
         _say(script(plan).rstrip("\n"))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Models × GPUs for one traffic: each SOURCE's capacity on every --gpu given."""
+    gpus: list[str] = list(getattr(args, "gpu", None) or [])
+    if gpus:
+        args.gpu = gpus[0]
+        more = [*gpus[1:], *(args.compare_gpus.split(",") if hasattr(args, "compare_gpus") else [])]
+        args.compare_gpus = ",".join(more) or None
+    base = scenario_from_args(args)
+    if base.request_rate is None:
+        raise InputError(
+            "request_rate",
+            "a request rate to compare the models at (--request-rate)",
+            expects=RATE_NEEDED(),
+        )
+    scenarios = [base.replace(**source_fields(src)) for src in args.sources]
+    columns = compare(scenarios, base.request_rate)
+    if args.json:
+        _print(compare_json(columns, base.request_rate))
+    else:
+        _say(compare_text(columns, base))
+    return 0
+
+
+def cmd_shortlist(args: argparse.Namespace) -> int:
+    """The bundled models the GPUs serve, each with its checkpoint, users and speed."""
+    found = shortlist(scenario_from_args(args))
+    if args.json:
+        _print(found.to_json())
+    else:
+        _say(shortlist_text(found))
     return 0
 
 
@@ -396,6 +518,33 @@ def build_parser() -> Parser:
             p.add_argument("--lang", choices=LANGS, default="en", help="language of the text")
         if name == "plan":
             add_kubernetes_arguments(p)
+        if name == "study":
+            add_bench_result_argument(p, required=False)
+    bench_help = "the benchmark that tests the plan: vllm bench serve / sglang.bench_serving sweep"
+    bench = sub.add_parser("bench-command", help=bench_help, description=bench_help)
+    add_scenario_args(bench)
+    bench.add_argument("--lang", choices=LANGS, default="en", help="language of the comments")
+    bench.set_defaults(func=cmd_bench_command)
+    compare_help = "benchmark results against the plan's predictions, and the stack refitted"
+    bc_cmp = sub.add_parser("bench-compare", help=compare_help, description=compare_help)
+    add_scenario_args(bc_cmp)
+    add_bench_result_argument(bc_cmp, required=True)
+    bc_cmp.add_argument(
+        "--save-calibration",
+        metavar="FILE",
+        help="write the calibration (--bench-calibration FILE gives it back)",
+    )
+    bc_cmp.add_argument("--lang", choices=LANGS, default="en", help="language of the text")
+    bc_cmp.set_defaults(func=cmd_bench_compare)
+    cmp_help = "models × GPUs for one traffic: GPUs needed, $/M tokens, TTFT / TPOT, context"
+    cmp = sub.add_parser("compare", help=cmp_help, description=cmp_help)
+    cmp.add_argument("sources", nargs="+", metavar="SOURCE", help="models to compare (as study)")
+    add_scenario_args(cmp, source=False, repeat=("gpu",))
+    cmp.set_defaults(func=cmd_compare)
+    sl_help = "the bundled models the GPUs serve: checkpoint, users, speed, what is gated out"
+    sl = sub.add_parser("shortlist", help=sl_help, description=sl_help)
+    add_scenario_args(sl, source=False)
+    sl.set_defaults(func=cmd_shortlist)
     lint_help = "lint an inherited vLLM / SGLang launch command against the Study of its scenario"
     lint = sub.add_parser("lint", help=lint_help, description=lint_help)
     lint.add_argument("command", help="the command, a launch script or a pod manifest, as text")

@@ -52,6 +52,19 @@ class SourcedBytes(Strict):
     values: dict[str, int]
 
 
+class CompressedMlaPacked(Strict):
+    """DeepSeek-V4's packed fp8 row: NoPE fp8 + RoPE bf16 + one scale byte per group + pad."""
+
+    source: str
+    model_types: list[str]
+    scale_group: int
+    pad_bytes: int
+
+    def row_bytes(self, head_dim: int, rope_dim: int) -> int:
+        nope = head_dim - rope_dim
+        return nope + rope_dim * 2 + nope // self.scale_group + self.pad_bytes
+
+
 class IndexerRule(Strict):
     source: str
     quant_block: int
@@ -144,6 +157,7 @@ class WeightStorage(Strict):
 class EngineRules(Strict):
     mla_model_types: SourcedList
     ds_mla_packed_bytes: SourcedBytes
+    compressed_mla_packed: CompressedMlaPacked
     indexer: IndexerRule
     mamba_ssm_dtype_hooks: SsmDtypeHooks
     sparse_mla_backends: SparseMlaBackends

@@ -84,12 +84,23 @@ MAX_TARGET_MS = 3_600_000.0  # an hour: a latency target beyond it is not a targ
 MIN_TARGET_MS = 0.1
 # a SOURCE the CLI reads as a Hugging Face id even where the catalog has the same one
 HUB_PREFIX = "hf://"
+# 100,000 requests/s: beyond every published serving fleet's load by orders of magnitude (a
+# typo, not a traffic)
+MAX_REQUEST_RATE = 100_000.0
+MAX_GPU_PRICE = 1_000.0  # USD per GPU-hour; list prices are single dollars to tens
+MAX_OFFLOAD_GIB = 65_536.0  # host memory per node given to the KV tier (64 TiB)
+MAX_COMPARED_GPUS = 8
+QUANTIZATIONS = ("none", "fp8")
+PrefixKind = Literal["system", "session"]
 
+
+# a refusal of a value at or below a field's exclusive bound (a rate, a price, a target)
+MORE_THAN = Code("error.more_than", "low")
 
 # --- the table of fields -------------------------------------------------------------------------
 
-Section = Literal["hardware", "engine", "workload", "targets"]
-Widget = Literal["select", "number", "slider", "radio"]
+Section = Literal["hardware", "engine", "workload", "targets", "traffic"]
+Widget = Literal["select", "number", "slider", "radio", "multiselect"]
 
 
 @dataclass(frozen=True)
@@ -127,6 +138,9 @@ class Spec:
     aliases: tuple[str, ...] = ()
     auto: bool = False  # None is a value of its own, spelled "auto" (else None is the default)
     setting: Setting | None = None  # the lint source (None: no engine flag carries it)
+    # a file held by its digest (a calibration): its flag names the file, a link and the
+    # reproduce line cannot carry it
+    held: bool = False
 
 
 class Scenario(BaseModel):
@@ -220,6 +234,34 @@ class Scenario(BaseModel):
             Control("slider", "workload", "sidebar.prefix", "sidebar.prefix_help"),
         ),
     ] = 0
+    prefix_kind: Annotated[
+        PrefixKind,
+        Spec(
+            "reuse",
+            "--prefix-kind",
+            "what repeats: one system prompt shared by every request (system), or each session's "
+            "own history re-sent with its next turn (session)",
+            "a shared system prompt, the simplest repeat",
+            Control(
+                "radio",
+                "workload",
+                "sidebar.prefix_kind",
+                "sidebar.prefix_kind_help",
+                options="sidebar.prefix_kinds",
+            ),
+        ),
+    ] = "system"
+    sessions: Annotated[
+        Annotated[int, Field(strict=True, ge=1, le=MAX_USERS)] | None,
+        Spec(
+            "sessions",
+            "--sessions",
+            "distinct repeated prefixes kept at once: system prompts (system), or live sessions "
+            "whose history returns (session)",
+            "one system prompt, or one session per concurrent user",
+            Control("number", "traffic", "sidebar.sessions", "sidebar.sessions_help"),
+        ),
+    ] = None
     latency: Annotated[
         Latency,
         Spec(
@@ -283,6 +325,69 @@ class Scenario(BaseModel):
             Control("number", "targets", "sidebar.tpot_ms", "sidebar.tpot_help", step=1.0),
         ),
     ] = None
+    request_rate: Annotated[
+        Annotated[float, Field(gt=0, le=MAX_REQUEST_RATE, allow_inf_nan=False)] | None,
+        Spec(
+            "rate",
+            "--request-rate",
+            "requests per second to serve: sizes the GPUs and nodes needed (the concurrency "
+            "follows by Little's law through the speed model)",
+            "no traffic: the GPUs given are sized for the concurrent users",
+            Control(
+                "number", "traffic", "sidebar.request_rate", "sidebar.request_rate_help", step=0.5
+            ),
+        ),
+    ] = None
+    gpu_price: Annotated[
+        Annotated[float, Field(gt=0, le=MAX_GPU_PRICE, allow_inf_nan=False)] | None,
+        Spec(
+            "price",
+            "--gpu-price",
+            "USD per GPU-hour, instead of the listed price (data/gpu_prices.yaml)",
+            "the public on-demand list price of data/gpu_prices.yaml",
+            Control("number", "traffic", "sidebar.gpu_price", "sidebar.gpu_price_help", step=0.1),
+        ),
+    ] = None
+    compare_gpus: Annotated[
+        Annotated[str, Field(max_length=400)] | None,
+        Spec(
+            "vs",
+            "--compare-gpus",
+            "other GPUs to size the same traffic on, comma-separated (python -m engine gpus)",
+            "the scenario's GPU alone",
+            Control("multiselect", "traffic", "sidebar.compare_gpus", "sidebar.compare_gpus_help"),
+        ),
+    ] = None
+    kv_offload_gb: Annotated[
+        Annotated[float, Field(ge=0, le=MAX_OFFLOAD_GIB, allow_inf_nan=False)] | None,
+        Spec(
+            "offload",
+            "--kv-offload-gb",
+            "host memory per node for a CPU tier of the KV cache, GiB (vLLM "
+            "--kv-offloading-size, SGLang --hicache-size)",
+            "no CPU tier",
+            Control(
+                "number", "hardware", "sidebar.kv_offload", "sidebar.kv_offload_help", step=16.0
+            ),
+        ),
+    ] = None
+    quantization: Annotated[
+        Literal["none", "fp8"],
+        Spec(
+            "quant",
+            "--quantization",
+            "online weight quantization of a 16-bit checkpoint at load (fp8: the engine's "
+            "--quantization fp8, where the engine and the GPU support it)",
+            "the checkpoint's own weights",
+            Control(
+                "radio",
+                "engine",
+                "sidebar.quantization",
+                "sidebar.quantization_help",
+                options="sidebar.quantizations",
+            ),
+        ),
+    ] = "none"
     kv_dtype: Annotated[
         str,
         Spec(
@@ -365,6 +470,19 @@ class Scenario(BaseModel):
             "a calibration JSON written by make gpu-check: the speed model uses the rates measured "
             "on that GPU",
             "the catalog's figures times the fitted fractions",
+            held=True,
+        ),
+    ] = None
+    # sha256 of the software stack's factors fitted on the user's benchmark (bench-compare)
+    bench_calibration: Annotated[
+        str | None,
+        Spec(
+            "bcal",
+            "--bench-calibration",
+            "a calibration JSON written by bench-compare --save-calibration: the speed model "
+            "uses the software stack's factors fitted on your benchmark",
+            "data/perf.yaml's factors, fitted on published runs",
+            held=True,
         ),
     ] = None
     speculative: Annotated[
@@ -417,7 +535,27 @@ class Scenario(BaseModel):
     def _ms(cls, v: float | None) -> float | None:
         return None if v is None else round(v, 1)
 
-    @field_validator("digest", "calibration")
+    @field_validator("request_rate", "gpu_price", "kv_offload_gb")
+    @classmethod
+    def _decimal(cls, v: float | None) -> float | None:
+        return None if v is None else round(v, 4)  # what a link and a flag write exactly
+
+    @field_validator("compare_gpus")
+    @classmethod
+    def _compared(cls, v: str | None) -> str | None:
+        """Each name a catalog GPU (its key), in the order given, once; at most eight."""
+        if v is None:
+            return None
+        keys = list(dict.fromkeys(lookup_gpu(n).key for n in v.split(",") if n.strip()))
+        if len(keys) > MAX_COMPARED_GPUS:
+            raise InputError(
+                "compare_gpus",
+                f"at most {MAX_COMPARED_GPUS} GPUs",
+                expects=E.AT_MOST(high=MAX_COMPARED_GPUS),
+            )
+        return ",".join(keys) or None
+
+    @field_validator("digest", "calibration", "bench_calibration")
     @classmethod
     def _digest(cls, v: str | None) -> str | None:
         if v is not None and (len(v) != 64 or any(c not in "0123456789abcdef" for c in v)):
@@ -453,6 +591,20 @@ class Scenario(BaseModel):
         out = self.output_tokens or max(1, min(DEFAULT_OUTPUT_TOKENS, context // 2))
         inp = self.input_tokens or max(1, min(DEFAULT_INPUT_TOKENS, context - out))
         return inp, out
+
+    @property
+    def compared(self) -> tuple[str, ...]:
+        """The GPUs the capacity compares: the scenario's, then the others asked, once each."""
+        others = self.compare_gpus.split(",") if self.compare_gpus else []
+        return tuple(dict.fromkeys([self.gpu, *others]))
+
+    @property
+    def live_prefixes(self) -> int:
+        """Distinct repeated prefixes kept at once: the sessions field, else one system prompt
+        or one session per concurrent user."""
+        if self.sessions is not None:
+            return self.sessions
+        return 1 if self.prefix_kind == "system" else self.users
 
     def replace(self, **changes: Any) -> Scenario:
         """A validated copy with ``changes`` applied (raises InputError naming the field)."""
@@ -530,6 +682,8 @@ def _expected(error: Mapping[str, Any]) -> str:
         return "a finite number"
     if kind == "greater_than_equal":
         return f"at least {ctx.get('ge')}"
+    if kind == "greater_than":
+        return f"more than {ctx.get('gt')}"
     if kind == "less_than_equal":
         return f"at most {ctx.get('le')}"
     if kind == "literal_error":
@@ -559,6 +713,8 @@ def _expects(error: Mapping[str, Any], field: str) -> Decision | None:
         return E.FINITE()
     if kind == "greater_than_equal":
         return E.AT_LEAST(low=ctx["ge"])
+    if kind == "greater_than":
+        return MORE_THAN(low=ctx["gt"])
     if kind == "less_than_equal":
         return E.AT_MOST(high=ctx["le"])
     if kind == "literal_error":
@@ -763,6 +919,9 @@ LINK_INVALID = Code("link.invalid", "key", "value", "expected", "then")
 LINK_DEFAULT = Code("link.then.default", "value")
 LINK_ENGINE = Code("link.then.engine")
 LINK_CALIBRATION = Code("link.calibration")
+LINK_BENCH_CALIBRATION = Code("link.bench_calibration")
+# what a link says when it names a file it cannot carry, per held field
+LINK_HELD = {"calibration": LINK_CALIBRATION, "bench_calibration": LINK_BENCH_CALIBRATION}
 LINK_FILE = Code("link.file", "model")
 LINK_LAYOUT = Code("link.layout", "expected")
 LINK_DETAIL = Code("link.detail", "text")  # an expectation with no code yet, as written
@@ -809,8 +968,9 @@ def from_query(params: Mapping[str, str | list[str]]) -> ParsedQuery:
         good["model"] = legacy_hub
     elif legacy_hub and "source" not in good:
         good["source"], good["model"] = "hub", legacy_hub
-    if good.pop("calibration", None) is not None:
-        warnings.append(LINK_CALIBRATION())
+    for name, code in LINK_HELD.items():
+        if good.pop(name, None) is not None:
+            warnings.append(code())
     if good.get("source") == "file":
         good["source"] = "catalog"
         good.pop("digest", None)
@@ -885,7 +1045,7 @@ def scenario_argv(s: Scenario) -> list[str]:
     argv: list[str] = []
     for row in fields():
         value = getattr(s, row.name)
-        if row.spec.cli is None or row.name == "calibration":  # a file the line cannot name
+        if row.spec.cli is None or row.spec.held:  # a file the line cannot name
             continue
         if row.kind is bool:
             if value is not None and (value or row.optional):

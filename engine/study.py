@@ -21,7 +21,7 @@ from typing import Literal
 
 from engine import errors as E
 from engine.budget import Cache, deep_size, size_once
-from engine.decision import Bytes, Code, Decimal, Decision, Name, Tokens
+from engine.decision import Bytes, Code, Decimal, Decision, Name, Percent, Tokens
 from engine.diagnose import Diagnosis, Options
 from engine.engines import adapter
 from engine.errors import InputError
@@ -34,7 +34,7 @@ from engine.launch.layout import REJECT_ENGINE, count_layouts, evaluate, search,
 from engine.launch.plan import LaunchPlan, build_plan, chunk_tokens, model_id_for
 from engine.launch.plan_inputs import PlanInputs
 from engine.launch.ranking import drafts_pay
-from engine.launch.recipes import speculative_for
+from engine.launch.recipes import required_setting, speculative_for
 from engine.model import store
 from engine.model.architecture import Architecture, build_architecture
 from engine.model.config import ModelConfig
@@ -42,8 +42,11 @@ from engine.model.context_limit import ContextLimit, context_limit
 from engine.model.family import FamilyVerdict, classify
 from engine.model.loader import LoadedModel, load_catalog, load_hub
 from engine.model.mtp import has_draft_layers
+from engine.model.quantize import online_fp8
 from engine.model.weights import WeightReport, weight_report
-from engine.perf import Speculative, Speed, calibration
+from engine.perf import Speculative, Speed, calibration, stack_calibration
+from engine.perf.factors import perf_facts
+from engine.perf.stack_calibration import StackCalibration
 from engine.scenario import ENGINES, MAX_NODES, Engine, Scenario
 from engine.software.software_report import SoftwareReport, software_report
 
@@ -56,6 +59,21 @@ SHORTER_CONTEXT = Code("verdict.shorter_context", "fits", "asked", "layout")
 DOES_NOT_FIT = Code("verdict.does_not_fit", "weights", "layout", "usable", "times")
 BLOCKED = Code("verdict.blocked", "gate", "reason")
 CONTEXT_CAPPED = Code("study.context_capped", "asked", "formula", "limit")
+BENCH_CALIBRATED = Code(
+    "study.bench_calibrated", "engine", "gpu", "layout", "runs", "before", "after"
+)
+
+
+def bench_calibrated(stack: StackCalibration) -> Decision:
+    """The note that the speeds of ``stack.engine`` are calibrated on the user's benchmark."""
+    return BENCH_CALIBRATED(
+        engine=Name(stack.engine),
+        gpu=Name(stack.gpu),
+        layout=Name(stack.layout),
+        runs=stack.runs,
+        before=Percent(stack.error_before),
+        after=Percent(stack.error_after),
+    )
 
 
 @dataclass(frozen=True)
@@ -143,7 +161,8 @@ class Study:
         key = (engine, tp, dtype)
         if key not in self._sizings:
             kvd = _kv_dtype(engine, dtype, self.config, self.gpu)
-            self._sizings[key] = _sizing(self.architecture, self.config, kvd, tp, engine)
+            block = _block(engine, self.config, self.gpu)
+            self._sizings[key] = _sizing(self.architecture, self.config, kvd, tp, engine, block)
         return self._sizings[key]
 
     @property
@@ -194,21 +213,21 @@ def _shape_of(cfg: ModelConfig) -> _Shape:
     return shape
 
 
-_kv_sizings: Cache[tuple[int, str, int, str], tuple[weakref.ref[ModelConfig], KvSizing]] = Cache(
-    "kv sizings", lambda v: size_once(v[1])
-)
+_kv_sizings: Cache[
+    tuple[int, str, int, str, int | None], tuple[weakref.ref[ModelConfig], KvSizing]
+] = Cache("kv sizings", lambda v: size_once(v[1]))
 
 
 def _sizing(
-    arch: Architecture, cfg: ModelConfig, kvd: KvDtype, tp: int, engine: Engine
+    arch: Architecture, cfg: ModelConfig, kvd: KvDtype, tp: int, engine: Engine, block: int | None
 ) -> KvSizing:
-    """``size_kv`` once per config, KV dtype, attention TP and engine: the layout search of
-    every Study of the model (and of each alternative tried) reads the same sizing."""
-    key = (id(cfg), repr(kvd), tp, engine)
+    """``size_kv`` once per config, KV dtype, attention TP, engine and KV block: the layout
+    search of every Study of the model (and of each alternative tried) reads the same sizing."""
+    key = (id(cfg), repr(kvd), tp, engine, block)
     hit = _kv_sizings.get(key)
     if hit is not None and hit[0]() is cfg:
         return hit[1]
-    sizing = size_kv(arch, cfg, kvd, tp, engine)
+    sizing = size_kv(arch, cfg, kvd, tp, engine, block)
     _kv_sizings.put(key, (weakref.ref(cfg), sizing))
     return sizing
 
@@ -286,13 +305,26 @@ def is_heavy(s: Scenario) -> bool:
 
 
 def _kv_dtype(engine: Engine, requested: str, cfg: ModelConfig, gpu: Gpu) -> KvDtype:
+    """What the engine stores for the scenario's KV dtype; ``auto`` is the value the model's
+    recipe requires where it requires one (DeepSeek-V4's fp8: the plan writes it)."""
+    if requested == "auto":
+        requested = required_setting(cfg, engine, gpu, "kv_dtype") or requested
     return adapter(engine).kv_dtype(requested, cfg, gpu.arch)
 
 
+def _block(engine: Engine, cfg: ModelConfig, gpu: Gpu) -> int | None:
+    """The KV block the model's recipe requires (the plan writes it), else None."""
+    value = required_setting(cfg, engine, gpu, "block")
+    return int(value) if value is not None and value.isdigit() else None
+
+
 def _compute(s: Scenario) -> Study:
-    model = resolve_model(s)
-    cfg = model.config
+    model = checkpoint = resolve_model(s)
     gpu = lookup_gpu(s.gpu)
+    if s.quantization == "fp8":  # the weights as the engine holds them after --quantization fp8
+        stored = _shape_of(model.config)[2].weight_dtype
+        model = online_fp8(model, gpu, stored)
+    cfg = model.config
     arch, fam, weights, limit = _shape_of(cfg)
     _check_work(s, cfg, fam.moe)
     notes: list[Decision] = []
@@ -305,12 +337,17 @@ def _compute(s: Scenario) -> Study:
         )
         asked = limit.tokens
     text_only = fam.multimodal and not s.images
-    drafts = has_draft_layers(fam)
+    # the checkpoint's own MTP layers, or a draft model (an EAGLE3 head) the recipe names
+    drafts = has_draft_layers(fam) or speculative_for(cfg, s.engine).draft_model is not None
     cal = calibration.check(calibration.get(s.calibration), gpu) if s.calibration else None
+    stack = stack_calibration.get(s.bench_calibration) if s.bench_calibration else None
+    if stack is not None:
+        notes.append(bench_calibrated(stack))
+    stack_factors = stack.factors_over(perf_facts().factors) if stack is not None else None
     model_id = model_id_for(model)
     software = {
         e: software_report(
-            cfg.raw,
+            checkpoint.config.raw,  # the checkpoint's own format, whatever the engine makes of it
             e,
             model_id if model.source != "file" else None,
             text_only=text_only,
@@ -325,7 +362,8 @@ def _compute(s: Scenario) -> Study:
         def at(tp: int) -> KvSizing:
             key = (engine, tp)
             if key not in sizing_cache:
-                sizing_cache[key] = _sizing(arch, cfg, kv_dtypes[engine], tp, engine)
+                block = _block(engine, cfg, gpu)
+                sizing_cache[key] = _sizing(arch, cfg, kv_dtypes[engine], tp, engine, block)
             return sizing_cache[key]
 
         return at
@@ -336,7 +374,8 @@ def _compute(s: Scenario) -> Study:
             rec = speculative_for(cfg, engine)
             one_config = adapter(engine).speculative_config_json  # vLLM's --speculative-config
             spec = Speculative(
-                "mtp", max(1, rec.num_speculative_tokens if one_config else rec.num_steps)
+                rec.perf_method,
+                max(1, rec.num_speculative_tokens if one_config else rec.num_steps),
             )
         return SearchInputs(
             cfg=cfg,
@@ -353,6 +392,7 @@ def _compute(s: Scenario) -> Study:
             chunk_tokens=chunk_tokens(s.latency, s.images),
             speculative=spec,
             calibration=cal,
+            factors=stack_factors if stack is not None and stack.engine == engine else None,
         )
 
     found, mtp, draft_speeds = _with_or_without_drafts(

@@ -126,6 +126,7 @@ def _differs_by_rule(cfg: ModelConfig) -> set[str]:
     scheme = qc.get("kv_cache_scheme")
     applies = {
         "dsa": is_dsa(cfg),
+        "compressed_mla": cfg.model_type in engine_rules().compressed_mla_packed.model_types,
         "dynamic_fp8_kv_scheme": isinstance(scheme, dict) and scheme.get("dynamic") is True,
     }
     rules = {r.when for r in engine_rules().kv_dtype_differences.rules}
@@ -212,7 +213,7 @@ _LINT_READS = (
 ALLOWED_OPTION_WORDS: dict[str, tuple[frozenset[str], str]] = {
     "engine/cli.py": (frozenset({"--model"}), "the playbook's own CLI option (lint --model)"),
     "engine/scenario.py": (
-        frozenset({"--ep", "--max-num-seqs"}),
+        frozenset({"--ep", "--max-num-seqs", "--quantization"}),
         "the playbook's own CLI options (the scenario table's cli column)",
     ),
     "engine/measure/kernels/args.py": (

@@ -16,6 +16,8 @@ from referencing import Registry, Resource
 
 from engine.cli import main
 from engine.errors import InputError
+from engine.i18n import catalog
+from engine.launch.launch_data import launch_facts
 from engine.launch.plan import LaunchPlan
 from engine.present.k8s import KubeOptions, kubernetes_yaml, load_seconds
 from tests.study_util import run
@@ -95,8 +97,9 @@ def test_bad_names_and_counts_raise_input_error() -> None:
 SCHEMAS = Path(__file__).resolve().parent / "fixtures" / "kubernetes"
 K8S = json.loads((SCHEMAS / "kubernetes-v1.37.0-strict-subset.json").read_text())
 LWS = json.loads((SCHEMAS / "leaderworkerset-v1-subset.json").read_text())
+CD = json.loads((SCHEMAS / "computedomain-v1beta1-subset.json").read_text())
 REGISTRY = Registry().with_resources(
-    [(K8S["$id"], Resource.from_contents(K8S)), (LWS["$id"], Resource.from_contents(LWS))]
+    [(s["$id"], Resource.from_contents(s)) for s in (K8S, LWS, CD)]
 )
 KINDS = {
     "Deployment": "io.k8s.api.apps.v1.Deployment",
@@ -109,6 +112,8 @@ def schema_errors(doc: dict[str, Any]) -> list[str]:
     """Errors against the Kubernetes v1.37 OpenAPI schema (strict) or the LeaderWorkerSet API."""
     if doc["kind"] == "LeaderWorkerSet":
         schema: dict[str, Any] = LWS
+    elif doc["kind"] == "ComputeDomain":
+        schema = CD
     else:
         schema = {"$ref": f"{K8S['$id']}#/$defs/{KINDS[doc['kind']]}"}
     validator = Draft202012Validator(schema, registry=REGISTRY)
@@ -194,7 +199,7 @@ def test_the_model_cache_is_a_named_claim_and_the_token_a_secret() -> None:
         assert cache["persistentVolumeClaim"]["claimName"] == "hf-model-cache-replace-me"
         assert _env(spec)["HF_TOKEN"]["valueFrom"]["secretKeyRef"] == {
             "name": "hf-token-secret",
-            "key": "token",
+            "key": "HF_TOKEN",
             "optional": True,
         }
     named = kubernetes_yaml(p, "m", options=KubeOptions("team-models", "team-hf"))
@@ -204,6 +209,71 @@ def test_the_model_cache_is_a_named_claim_and_the_token_a_secret() -> None:
     assert _env(spec)["HF_TOKEN"]["valueFrom"]["secretKeyRef"]["name"] == "team-hf"
     with pytest.raises(InputError):
         kubernetes_yaml(p, "m", options=KubeOptions(model_cache_claim="Not A Label"))
+
+
+def test_the_token_key_the_pod_reads_is_the_one_the_help_names(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # a Secret made as --hf-token-secret's help (and the Flags page) says is the one read: a gated
+    # model otherwise fails with 401 after apply
+    key = launch_facts().kubernetes.hf_token.key
+    assert main(["plan", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"Secret whose {key} key holds" in help_text
+    for lang in ("en", "ko"):
+        assert key in catalog(lang)["flags.kube.secret_help"], lang
+    (spec,) = _pod_specs(kubernetes_yaml(make("Qwen/Qwen3-8B", "vllm", n=1), "m"))
+    assert _env(spec)["HF_TOKEN"]["valueFrom"]["secretKeyRef"]["key"] == key
+
+
+def test_pods_request_cpu_and_host_memory_beside_their_gpus() -> None:
+    for p in (make("Qwen/Qwen3-8B", "vllm", n=1), two_nodes("vllm")):
+        for spec in _pod_specs(kubernetes_yaml(p, "m")):
+            requests = spec["containers"][0]["resources"]["requests"]
+            gpus = requests["nvidia.com/gpu"]
+            assert int(requests["cpu"]) == 2 * gpus
+            # 6 GiB per GPU plus the memory-backed /dev/shm (32Gi)
+            assert requests["memory"] == f"{6 * gpus + 32}Gi"
+
+
+def test_deepep_over_the_network_always_requests_the_rdma_devices() -> None:
+    # SGLang's DP 16 + EP over two H100 nodes runs DeepEP across InfiniBand: the RDMA resource
+    # is requested even when the cluster names none (a placeholder to replace)
+    p = two_nodes("sglang")
+    assert p.deepep_over_network
+    for spec in _pod_specs(kubernetes_yaml(p, "m")):
+        limits = spec["containers"][0]["resources"]["limits"]
+        assert limits["rdma/rdma_shared_device_a"] == 1
+    for spec in _pod_specs(kubernetes_yaml(p, "m", options=CLUSTER)):
+        assert spec["containers"][0]["resources"]["limits"]["rdma/ib"] == 1
+
+
+def _v4_pro_on_two_gb200_trays(engine: str = "vllm") -> LaunchPlan:
+    st = run("deepseek-ai/DeepSeek-V4-Pro", engine=engine, gpu="GB200", gpus_per_node=4, nodes=2)
+    assert st.plan is not None and st.plan.nodes_per_copy == 2
+    return st.plan
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_two_gb200_trays_get_a_compute_domain_not_rdma(engine: str) -> None:
+    p = _v4_pro_on_two_gb200_trays(engine)
+    assert p.multi_node_nvlink and not p.deepep_over_network
+    out = docs(kubernetes_yaml(p, "m"))
+    assert [d["kind"] for d in out][:2] == ["ComputeDomain", "LeaderWorkerSet"]
+    for d in out:
+        assert schema_errors(d) == [], d["kind"]
+    template = out[0]["spec"]["channel"]["resourceClaimTemplate"]["name"]
+    for spec in _pod_specs(kubernetes_yaml(p, "m")):
+        (claim,) = spec["resourceClaims"]
+        assert claim["resourceClaimTemplateName"] == template
+        c = spec["containers"][0]
+        assert c["resources"]["claims"] == [{"name": claim["name"]}]
+        assert not any(k.startswith("rdma/") for k in c["resources"]["limits"])
+        term = spec["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+        assert term["topologyKey"] == "nvidia.com/gpu.clique"
+        env = _env(spec)
+        assert env["NCCL_MNNVL_ENABLE"]["value"] == "1"
+        assert env["NCCL_CUMEM_ENABLE"]["value"] == "1"
 
 
 def test_multi_node_pods_run_on_the_node_network_with_rdma_and_the_nic() -> None:

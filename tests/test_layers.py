@@ -40,11 +40,15 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("scenario", ["engine.scenario", "engine.diagnose"]),
     # speed
     ("perf", ["engine.perf*"]),
+    # what a request finds in the prefix cache and a CPU tier (handed to the speed model)
+    ("reuse", ["engine.reuse*"]),
     # the layout search and the plans
     ("launch", ["engine.launch*"]),
     # the one computed object, and its re-checked alternatives
     ("study", ["engine.study"]),
     ("alternatives", ["engine.alternatives"]),
+    # a traffic's GPUs, nodes and cost, re-run through the Study
+    ("capacity", ["engine.capacity*"]),
     # readers of the Study
     ("readers", ["engine.lint*", "engine.measure*", "engine.troubleshoot*"]),
     # the Study in words, tables and files

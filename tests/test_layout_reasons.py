@@ -49,6 +49,14 @@ EXTRA: dict[str, dict[str, Any]] = {
         "users": 32,
         "engine": "sglang",
     },
+    # even at the smallest prefill chunk SGLang's fraction holds 27K of the 128K asked
+    "Llama-3.1-8B, SGLang, 1 x L4, 128K": {
+        "model": "meta-llama/Meta-Llama-3.1-8B",
+        "gpu": "L4",
+        "gpus_per_node": 1,
+        "engine": "sglang",
+        "context": 131072,
+    },
     "Llama-3.1-70B, 2 x H100, 32 users": {
         "model": "meta-llama/Llama-3.1-70B-Instruct",
         "gpu": "H100",

@@ -58,6 +58,14 @@ EXCLUDED: dict[str, tuple[set[str], str]] = {
         {"unknown-flag"},
         "vLLM 0.33.0 has no --num-scheduler-steps",
     ),
+    **{
+        f"vllm-deepseek-v4-flash-pd-nixl-{role}-dp4-h200": (
+            {"unknown-flag"},
+            "vLLM 0.33.0 has no --no-disable-hybrid-kv-cache-manager (its EnableDisableAction "
+            "spells it --enable-hybrid-kv-cache-manager); the recipe's image is v0.25.0",
+        )
+        for role in ("prefill", "decode")
+    },
     "sglang-glm5-bf16-tp8-tilelang-mi300x": (
         {"unknown-flag", "does-not-fit"},
         "SGLang 0.5.23 has no --nsa-prefill-backend / --nsa-decode-backend (they are "
@@ -123,6 +131,16 @@ def test_the_corrected_command_of_an_excluded_entry_lints_clean(entry_id: str) -
     entry = next(c for c in commands() if c.id == entry_id)
     corrected = _lint(entry_id).corrected
     assert _problems(_lint_entry(entry, corrected)) == [], corrected
+
+
+def test_the_v4_pd_commands_keep_the_recipes_base_arguments_when_corrected() -> None:
+    for role in ("prefill", "decode"):
+        corrected = _lint(f"vllm-deepseek-v4-flash-pd-nixl-{role}-dp4-h200").corrected
+        for words in ("--block-size 256", "--kv-cache-dtype fp8", "--trust-remote-code"):
+            assert words in corrected, (role, words)
+        # the --no- spelling becomes the same setting's accepted one, not its opposite
+        assert "--enable-hybrid-kv-cache-manager" in corrected
+        assert "--disable-hybrid-kv-cache-manager" not in corrected
 
 
 def test_every_official_command_reads_its_own_engine_and_model() -> None:

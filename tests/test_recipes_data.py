@@ -19,6 +19,7 @@ from engine.software.software_report import known_architectures
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SECTIONS = {
+    "sources",
     "speculative_defaults",
     "speculative",
     "env",

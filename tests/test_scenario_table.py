@@ -70,6 +70,20 @@ def scenarios(draw: Any) -> Scenario:
         "context": context,
         "users": draw(st.integers(min_value=1, max_value=100_000)),
         "prefix_overlap": draw(st.integers(min_value=0, max_value=100)),
+        "prefix_kind": draw(st.sampled_from(["system", "session"])),
+        "sessions": draw(st.one_of(opt(), st.integers(min_value=1, max_value=100_000))),
+        "request_rate": draw(st.one_of(opt(), st.floats(min_value=0.01, max_value=10_000.0))),
+        "gpu_price": draw(st.one_of(opt(), st.floats(min_value=0.01, max_value=500.0))),
+        "compare_gpus": draw(
+            st.one_of(
+                opt(),
+                st.lists(st.sampled_from([g.key for g in all_gpus()]), min_size=1, max_size=3).map(
+                    lambda keys: ",".join(dict.fromkeys(keys))
+                ),
+            )
+        ),
+        "kv_offload_gb": draw(st.one_of(opt(), st.floats(min_value=0.0, max_value=4096.0))),
+        "quantization": draw(st.sampled_from(["none", "fp8"])),
         "latency": draw(st.sampled_from(LATENCY_PRIORITIES)),
         "input_tokens": draw(st.one_of(opt(), st.integers(min_value=1, max_value=cap // 2))),
         "output_tokens": draw(st.one_of(opt(), st.integers(min_value=1, max_value=cap // 2))),
@@ -86,6 +100,7 @@ def scenarios(draw: Any) -> Scenario:
         "ep": draw(st.one_of(opt(), st.booleans())),
         "replicas": draw(st.one_of(opt(), st.sampled_from([1, 2]))),
         "calibration": draw(st.one_of(opt(), DIGEST)),
+        "bench_calibration": draw(st.one_of(opt(), DIGEST)),
         "speculative": draw(st.one_of(opt(), st.booleans())),
         "max_num_seqs": draw(st.one_of(opt(), st.integers(min_value=1, max_value=4096))),
     }
@@ -101,11 +116,15 @@ def scenarios(draw: Any) -> Scenario:
     raise AssertionError("unreachable: an unpinned layout always fits")
 
 
+# the fields held by digest (calibration files): a link and a command line cannot carry them
+HELD_NONE: dict[str, Any] = {r.name: None for r in fields() if r.spec.held}
+
+
 def _catalog_stand_in(s: Scenario) -> Scenario:
     """``s`` as the command line and a link give it back where the model is not a catalog
     name: the calibration and an upload's bytes dropped (a file is named by its path on the
     command line and not at all in a link)."""
-    return s.model_copy(update={"calibration": None, "digest": None, "source": "catalog"})
+    return s.model_copy(update={**HELD_NONE, "digest": None, "source": "catalog"})
 
 
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -119,10 +138,11 @@ def test_a_scenario_survives_the_link_and_the_command_line(s: Scenario) -> None:
     back = from_query(query)
     dropped = []
     expected = s
-    if s.calibration is not None:
-        assert query["cal"] == s.calibration  # the link says a calibration was used
-        dropped.append("calibration")
-        expected = expected.model_copy(update={"calibration": None})
+    for name in HELD_NONE:  # a held file: the link names its digest, and drops it
+        if getattr(s, name) is not None:
+            assert query[field_row(name).spec.query] == getattr(s, name)
+            dropped.append("calibration")
+            expected = expected.model_copy(update={name: None})
     if s.source == "file":
         assert query["src"] == "file" and field_row("digest").spec.query not in query
         dropped.append("config.json")
@@ -134,10 +154,10 @@ def test_a_scenario_survives_the_link_and_the_command_line(s: Scenario) -> None:
     assert back.scenario == expected
 
     argv = scenario_argv(s)
-    assert "--calibration" not in argv
+    assert not {field_row(n).spec.cli for n in HELD_NONE} & set(argv)
     if s.source == "catalog":  # a hub id on the command line is fetched, not parsed
         args = build_parser().parse_args(["study", s.model, *argv])
-        assert scenario_from_args(args) == s.model_copy(update={"calibration": None})
+        assert scenario_from_args(args) == s.model_copy(update=HELD_NONE)
     else:
         args = build_parser().parse_args(["study", "Qwen/Qwen3-8B", *argv])
         assert scenario_from_args(args) == _catalog_stand_in(s).model_copy(

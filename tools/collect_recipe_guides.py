@@ -22,7 +22,8 @@ block, nearest first; the guide's ``Hardware`` prerequisite line (of several, th
 with the checkpoint's precision; of clauses split at ';', the one naming it). A ROCm command
 (ROCm or AITER variables, or the words ROCm / AMD around it) takes the first AMD GPU named
 there, any other the first NVIDIA GPU; a GPU family name shared by several catalog rows ("A100")
-is read as the fuller name the same guide gives it ("A100 80GB"), or not at all. Left out: a
+is read as the fuller name the same guide gives it ("A100 80GB"), or not at all; last, when
+the guide names none, the recipe's meta.hardware if it verified exactly one GPU. Left out: a
 command whose headings name only hardware outside the catalog (TPU, Xeon, H800 ...) and whose
 lead-in names no catalog GPU, a section headed by a system whose GPU differs from the catalog
 row of its name (DGX Station, DGX Spark), placeholders (`vllm serve ...`) and every multi-node
@@ -301,10 +302,16 @@ def _hardware_line(guide_lines: list[str], model: str) -> tuple[str, str] | None
 
 
 def hardware(
-    block: Block, command: str, guide_lines: list[str], model: str, family: dict[str, Gpu]
+    block: Block,
+    command: str,
+    guide_lines: list[str],
+    model: str,
+    family: dict[str, Gpu],
+    verified: tuple[str, ...] = (),
 ) -> tuple[Gpu, str] | None:
     """The GPU the guide names for the command, and the text that names it; None when the guide
-    names none of the catalog for it."""
+    names none of the catalog for it. ``verified``: the recipe's ``meta.hardware`` entries marked
+    verified (``b200: verified``), read last, only when they are one GPU of the catalog."""
     if any(SYSTEMS.search(h) for h in block.headings):
         return None
     near = (*block.headings[-1:], *block.lead)
@@ -330,6 +337,11 @@ def hardware(
         gpu = pick(prerequisite[1])
         if gpu is not None:
             return gpu, prerequisite[0]
+    if len(verified) == 1:  # the recipe verified it on one GPU only
+        quote = f"meta.hardware: {verified[0]}: verified"
+        gpu = pick(verified[0])
+        if gpu is not None:
+            return gpu, quote
     return None
 
 
@@ -374,6 +386,8 @@ def collect(repo: Path) -> list[dict[str, Any]]:
         }
         guide_lines = guide.split("\n")
         family = _family_words(guide)
+        hw_meta = (recipe.get("meta") or {}).get("hardware") or {}
+        verified = tuple(k for k, v in hw_meta.items() if v == "verified")
         n = 0
         for block in blocks(guide):
             for command in commands(block.text):
@@ -390,7 +404,7 @@ def collect(repo: Path) -> list[dict[str, Any]]:
                 size = world_size(words)
                 if size is None or size > 8:
                     continue
-                hw = hardware(block, command, guide_lines, model, family)
+                hw = hardware(block, command, guide_lines, model, family, verified)
                 if hw is None:
                     continue
                 gpu, quote = hw

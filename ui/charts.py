@@ -21,6 +21,8 @@ from typing import Any
 
 import streamlit as st
 
+from engine.present.bench_report import BenchSeries
+from engine.present.capacity_words import CostSeries
 from engine.present.charts_data import (
     LayerStrip,
     MemoryBreakdown,
@@ -373,3 +375,69 @@ def speed(curves: Sequence[SpeedCurve], targets: Sequence[tuple[str, float]]) ->
     fig["layout"]["xaxis"].update(type="log", title={"text": T("chart.speed.x")})
     fig["layout"]["yaxis"].update(title={"text": T("chart.speed.y")})
     return fig
+
+
+def bench(series: BenchSeries) -> Figure:
+    """One figure of the user's benchmark against the number of clients at once: the runs as
+    points, the speed model at each run's load as a line (data/perf.yaml's factors) and a
+    dashed line (refitted on the runs)."""
+    fig = _figure(series.title, height=340)
+    x = list(series.clients)
+    for name, y, style in (
+        (T("bench.chart.measured"), series.measured, {"mode": "markers", "marker": {"size": 9}}),
+        (T("bench.chart.predicted"), series.predicted, {"mode": "lines"}),
+        (T("bench.chart.calibrated"), series.calibrated,
+         {"mode": "lines", "line": {"dash": "dash"}}),
+    ):  # fmt: skip
+        fig["data"].append(
+            {"type": "scatter", "x": x, "y": list(y), "name": _label(name),
+             "hovertemplate": "%{y:,.4g} · %{x:,d}<extra>" + _label(name) + "</extra>", **style}
+        )  # fmt: skip
+    fig["layout"]["xaxis"].update(
+        type="log", title={"text": T("bench.chart.x")}, dtick=math.log10(2), tickformat=",d"
+    )
+    fig["layout"]["yaxis"].update(title={"text": series.title}, rangemode="tozero")
+    return fig
+
+
+def cost_speed(series: Sequence[CostSeries]) -> Figure:
+    """$/M tokens against output tokens/s per user for every layout that serves the traffic,
+    one colour per GPU, the pick of each GPU drawn larger (left and down: cheaper and faster is
+    right and down). Log axes where the points span more than a decade."""
+    fig = _figure(T("chart.cost.title"))
+    for s in series:
+        fig["data"].append(
+            {
+                "type": "scatter",
+                "x": list(s.per_user),
+                "y": list(s.per_million),
+                "customdata": [
+                    [_label(name), n] for name, n in zip(s.layouts, s.gpus, strict=True)
+                ],
+                "name": _label(s.gpu),
+                "mode": "markers",
+                "marker": {"size": [14] + [8] * (len(s.per_user) - 1)},
+                "hovertemplate": "%{customdata[0]} · %{customdata[1]} GPU · $%{y:,.3f}/M · "
+                "%{x:,.1f} tok/s/user<extra>" + _label(s.gpu) + "</extra>",
+            }
+        )
+    xs = [x for s in series for x in s.per_user if x > 0]
+    ys = [y for s in series for y in s.per_million if y > 0]
+    # a log axis (labelled at 1, 2, 5 of each decade) where the points span more than one
+    x_log = bool(xs) and max(xs) > 10 * min(xs)
+    y_log = bool(ys) and max(ys) > 10 * min(ys)
+    fig["layout"]["xaxis"].update(title={"text": T("chart.cost.x")}, tickformat=",.0f",
+                                  **(_decades(xs) if x_log else {}))  # fmt: skip
+    fig["layout"]["yaxis"].update(
+        title={"text": T("chart.cost.y")}, tickprefix="$", tickformat=",.3~f",
+        **(_decades(ys) if y_log else {}),
+    )  # fmt: skip
+    return fig
+
+
+def _decades(values: Sequence[float]) -> dict[str, Any]:
+    """A log axis over ``values`` labelled at 1, 2 and 5 of each decade they cross."""
+    lo, hi = math.floor(math.log10(min(values))), math.ceil(math.log10(max(values)))
+    ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in (1, 2, 5)]
+    ticks = [v for v in ticks if min(values) / 1.5 <= v <= max(values) * 1.5]
+    return {"type": "log", "tickvals": ticks}

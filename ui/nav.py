@@ -4,7 +4,7 @@ this, and the tests and the browser benchmark visit the same list."""
 from __future__ import annotations
 
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "start": ("overview", "choose_model"),
+    "start": ("overview", "choose_model", "capacity", "compare"),
     "diagnosis": (
         "family",
         "kv_cache",

@@ -148,8 +148,18 @@ def control(row: SC.FieldRow) -> None:
     c = row.spec.control
     assert c is not None
     kwargs: dict[str, Any] = {"help": T(c.help) if c.help else None}
-    to_widget = None
-    if c.widget in ("select", "radio"):
+    to_widget = from_widget = None
+    if c.widget == "multiselect":  # a comma-separated list of GPU keys (compare_gpus)
+        gpus = {g.key: g for g in all_gpus()}
+        kwargs["options"] = list(gpus)
+
+        def to_widget(v: Any) -> Any:
+            return [k for k in (v or "").split(",") if k in gpus]
+
+        def from_widget(v: Any) -> Any:
+            return ",".join(v) or None
+
+    elif c.widget in ("select", "radio"):
         kwargs |= _options(row)
         if c.widget == "radio":
             kwargs["horizontal"] = True
@@ -169,9 +179,18 @@ def control(row: SC.FieldRow) -> None:
             def to_widget(v: Any, d: Any = default) -> Any:
                 return d if v is None else v
 
-    names = {"select": "selectbox", "radio": "radio", "number": "number_input", "slider": "slider"}
+    names = {"select": "selectbox", "radio": "radio", "number": "number_input", "slider": "slider",
+             "multiselect": "multiselect"}  # fmt: skip
     widget: Callable[..., Any] = getattr(st, names[c.widget])
-    S.bound(widget, T(c.label), row.name, f"w.{row.name}", to_widget=to_widget, **kwargs)
+    S.bound(
+        widget,
+        T(c.label),
+        row.name,
+        f"w.{row.name}",
+        to_widget=to_widget,
+        from_widget=from_widget,
+        **kwargs,
+    )
 
 
 def _section(section: SC.Section, title: str, columns: int = 1) -> None:
@@ -193,13 +212,19 @@ def _hardware_section() -> None:
     _section("engine", "sidebar.engine")
 
 
+def _expander(section: SC.Section, title: str, icon: str) -> None:
+    """The controls of one section of the table, folded under ``title`` with its caption."""
+    with st.expander(T(f"sidebar.{title}"), icon=icon):
+        st.caption(T(f"sidebar.{title}_caption"))
+        for row in SC.fields():
+            if row.spec.control and row.spec.control.section == section:
+                control(row)
+
+
 def _workload_section() -> None:
     _section("workload", "sidebar.workload")
-    with st.expander(T("sidebar.targets"), icon=":material/speed:"):
-        st.caption(T("sidebar.targets_caption"))
-        for row in SC.fields():
-            if row.spec.control and row.spec.control.section == "targets":
-                control(row)
+    _expander("targets", "targets", ":material/speed:")
+    _expander("traffic", "traffic", ":material/payments:")
 
 
 def share_link(v: S.View) -> str:

@@ -82,12 +82,18 @@ Setting = Literal[
     "speculative_steps",
     "speculative_topk",
     "speculative_draft_tokens",
+    "multi_layer_eagle",
+    "speculative_draft_model",
     "schedule_policy",
     "eplb",
     "eplb_config",
     "eplb_algorithm",
     "eplb_redundant_experts",
     "metrics",
+    "cpu_tier_size",
+    "cpu_tier_backend",
+    "cpu_tier_on",
+    "cpu_tier_ratio",
 ]
 SETTINGS: tuple[Setting, ...] = get_args(Setting)
 
@@ -261,8 +267,15 @@ class EngineAdapter(ABC):
         inside it)."""
         return split.tp * split.dp if self.tp_spans_attention_dp else split.tp
 
-    def merges_copies(self, moe: bool) -> bool:
-        """Can one server hold several whole copies on a node?"""
+    # one server can hold several copies that each run attention DP (SGLang: no, its
+    # --attn-dp-size refuses --dp-size replicas beside it)
+    merges_attention_dp_copies: bool = True
+
+    def merges_copies(self, moe: bool, attention_dp: int = 1) -> bool:
+        """Can one server hold several whole copies (each with ``attention_dp`` attention
+        data-parallel ranks) on a node?"""
+        if attention_dp > 1 and not self.merges_attention_dp_copies:
+            return False
         return self.merges_moe_copies or not moe
 
     @abstractmethod
@@ -284,6 +297,14 @@ class EngineAdapter(ABC):
     def eplb(self, redundant: int) -> list[tuple[Setting, str | None]]:
         """The settings that turn expert-parallel load balancing on with ``redundant``
         replicated hot experts."""
+
+    @abstractmethod
+    def cpu_tier(
+        self, split: Split, gib_per_node: float, per_node: int
+    ) -> list[tuple[Setting, str | None, Decision]]:
+        """The settings (with why) that give this engine a CPU tier behind its KV cache from
+        ``gib_per_node`` GiB of host memory per node of ``per_node`` GPUs, in the unit its
+        options take."""
 
     # Settings that schedule the longest shared prefix first (none: the engine has no such
     # order, and its prefix cache works without one).

@@ -63,6 +63,7 @@ class _ConstantsMb(Loose):
     per_activation_token: float
     per_tp_pp_over_8: float
     floor_above_60gib: float
+    floor_from_gib: float = Field(gt=0)
     per_decode_graph_bs: float
     dp_attention_per_bs_per_dp: float
     dp_attention_extra_above_300_bs: float

@@ -7,6 +7,7 @@ computes it from the GPU, the prefill chunk and the decode CUDA-graph batch
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,6 +43,8 @@ KV_ALIASES = {
     "fp8_ds_mla": "fp8_e4m3",
 }
 
+TIER_ON = Code("plan.tier.sglang_on")
+TIER_SIZE = Code("plan.tier.sglang_size", "gb", "node", "per_node")
 TP_GROUP_ATTENTION_DP = Code("flag.sglang.attention_dp", "dp", "tp", "group", "since", "legacy")
 EXPERT_PARALLEL = Code("flag.sglang.expert_parallel", "experts", "group")
 PP_STAGES = Code("flag.pp_stages", "pp")
@@ -85,6 +88,9 @@ class SglangAdapter(EngineAdapter):
     tp_spans_attention_dp = True
     dp_is_attention_dp_for_moe = False
     merges_moe_copies = True  # --dp-size: "data-parallel replicas of the model"
+    # --attn-dp-size with --dp-size replicas is refused (data/engines/adapters.yaml
+    # attention_dp.flag_added: PR #41818's test 'rejects replicas combined with attention DP')
+    merges_attention_dp_copies = False
     speculative_config_json = False
     pp_spans_ray_nodes = False
     allows_abbreviation = True
@@ -188,6 +194,19 @@ class SglangAdapter(EngineAdapter):
     # playbook's SGLang deployment for shared-prefix workloads: --schedule-policy lpm)
     prefix_schedule: tuple[tuple[Setting, str], ...] = (("schedule_policy", "lpm"),)
 
+    def cpu_tier(
+        self, split: Split, gib_per_node: float, per_node: int
+    ) -> list[tuple[Setting, str | None, Decision]]:
+        """The hierarchical cache and its host pool in GB (10^9 bytes) per TP rank: each rank's
+        scheduler allocates its own (mem_cache/memory_pool_host.py: ``hicache_size * 1e9 //
+        size_per_token``), so a node's memory goes to each GPU evenly."""
+        gb = max(1, math.floor(gib_per_node * (1 << 30) / per_node / 1e9))
+        node = Decimal(gib_per_node, 0, "GiB")
+        return [
+            ("cpu_tier_on", None, TIER_ON()),
+            ("cpu_tier_size", str(gb), TIER_SIZE(gb=gb, node=node, per_node=per_node)),
+        ]
+
     # --- memory -----------------------------------------------------------------------------
 
     def weight_divisor(self, role: str, split: Split, vision_replicated: bool) -> int:
@@ -268,7 +287,7 @@ class SglangAdapter(EngineAdapter):
             graph += _prefill_capture_sizes(chunk) * c.per_prefill_graph_bs_non_mla
         reserved = c.base + activation * c.per_activation_token
         reserved += full_tp * split.pp / 8 * c.per_tp_pp_over_8 + graph
-        if gpu_mem > 60 * 1024:
+        if gpu_mem > c.floor_from_gib * 1024:
             reserved = max(reserved, c.floor_above_60gib)
         if deepep:  # reserve_for_deepep_a2a_mb: DeepEP buffers with decode graphs on
             reserved += c.deepep_a2a

@@ -8,13 +8,14 @@ attention block to the linear-attention state page."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.decision import Bytes, Code, Decision, Name
+from engine.decision import Bytes, Code, Decimal, Decision, Name
 from engine.engines.base import EngineAdapter, FlagChoice, Setting
 from engine.engines.cli_table import FlagInfo, Registries
 from engine.engines.kvstore import (
@@ -57,6 +58,8 @@ KV_ALIASES = {
 }
 
 DP_ATTENTION = Code("flag.vllm.dp_attention", "dp")
+TIER_NATIVE = Code("plan.tier.vllm_backend")
+TIER_SIZE = Code("plan.tier.vllm_size", "gib", "node", "gpus", "per_node")
 DP_REPLICAS = Code("flag.dp_replicas", "n")
 PP_STAGES = Code("flag.pp_stages", "pp")
 EXPERT_PARALLEL = Code("flag.vllm.expert_parallel", "experts", "group")
@@ -66,6 +69,7 @@ KV_HOOK = Code("kv.dtype.vllm_hook", "stored", "model_type", "arch")
 KV_PACKED_BY = Code("kv.dtype.packed_by", "backend", "arch", "asked", "stored", "bytes")
 KV_PACKED = Code("kv.dtype.packed", "stored", "bytes")
 KV_PLAIN = Code("kv.dtype.plain", "backend", "arch", "stored")
+KV_COMPRESSED_PACKED = Code("kv.dtype.compressed_packed", "asked", "stored", "bytes")
 
 
 class _VllmRegistries(BaseModel):
@@ -206,6 +210,20 @@ class VllmAdapter(EngineAdapter):
         num_redundant_experts, the pinned table's default of that option)."""
         return [("eplb", None), ("eplb_config", json.dumps({"num_redundant_experts": redundant}))]
 
+    def cpu_tier(
+        self, split: Split, gib_per_node: float, per_node: int
+    ) -> list[tuple[Setting, str | None, Decision]]:
+        """vLLM's own CPU offloading connector (no other service to run) and its size in GiB
+        for the whole engine, which vLLM splits over the engine's TP × PP ranks
+        (vllm/config/vllm.py _post_init_kv_transfer_config: kv_offloading_size × 2^30 bytes
+        server-wide; every DP rank is an engine of its own): the node's memory × those ranks'
+        share of the node's GPUs."""
+        ranks = split.tp * split.pp
+        gib = math.floor(gib_per_node * ranks / per_node * 100) / 100
+        node = Decimal(gib_per_node, 0, "GiB")
+        size = TIER_SIZE(gib=Decimal(gib, 1, "GiB"), node=node, gpus=ranks, per_node=per_node)
+        return [("cpu_tier_backend", "native", TIER_NATIVE()), ("cpu_tier_size", f"{gib:g}", size)]
+
     # no prefix_schedule: --scheduling-policy is fcfs or priority (the pinned table's choices);
     # the prefix cache reuses blocks in any order
 
@@ -329,6 +347,14 @@ class VllmAdapter(EngineAdapter):
             if is_dsa(cfg) and cfg.model_type in auto_fp8.values and arch in auto_fp8.archs:
                 name = "fp8_e4m3"
                 why = KV_HOOK(stored=Name(name), model_type=Name(cfg.model_type), arch=Name(arch))
+        v4 = engine_rules().compressed_mla_packed
+        fp8 = name == "fp8_ds_mla" or DTYPE_BYTES.get(name) == 1
+        if cfg.model_type in v4.model_types and fp8:
+            # DeepSeek-V4 stores any fp8 request as its packed row (fp8_ds_mla)
+            rope = cfg.qk_rope_head_dim or 0
+            packed = v4.row_bytes(cfg.head_dim or 0, rope)
+            why = KV_COMPRESSED_PACKED(asked=Name(name), stored=Name("fp8_ds_mla"), bytes=packed)
+            return KvDtype(requested, "fp8_ds_mla", 1, packed, why)
         if name in packed_bytes and not is_dsa(cfg):
             raise InputError("kv_dtype", f"{name} is a DSA-only layout; this model has no indexer")
         if is_dsa(cfg):

@@ -61,6 +61,8 @@ class Gpu:
     interconnect: str
     interconnect_gbps: float
     node_gpus: int  # GPUs linked at interconnect_gbps (an HGX node: 8; an NVL72 rack: 72)
+    tray_gpus: int | None  # MNNVL: GPUs of one machine of the NVLink domain (None: no MNNVL)
+    mnnvl_source: str
     scale_up_topology: Literal["switch", "mesh"]  # NVSwitch / PCIe switch, or links GPU to GPU
     peer_link_gbps: float | None  # one GPU-to-GPU link of a mesh, one direction (GB/s)
     scale_up_source: str
@@ -194,6 +196,7 @@ class _GpuRow(BaseModel):
     interconnect: str
     interconnect_gbps: float = Field(gt=0)
     node_gpus: int = Field(ge=1)
+    mnnvl: _Mnnvl | None = None
     scale_up: _ScaleUp | None = None
     network_gbps: float = Field(gt=0)
     network_source: str = Field(min_length=1)
@@ -225,6 +228,15 @@ class _GpuRow(BaseModel):
             if fp8 is not None and (self.fp8_tflops is None or fp8 > self.fp8_tflops):
                 raise ValueError(f"{self.key}: a measured FP8 matmul above the FP8 peak")
         return self
+
+
+class _Mnnvl(BaseModel):
+    """Machines of ``tray_gpus`` GPUs sharing one NVLink domain of the row's ``node_gpus``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tray_gpus: int = Field(ge=1)
+    source: str = Field(min_length=1)
 
 
 class _HostLink(BaseModel):
@@ -300,6 +312,8 @@ def _to_gpu(row: _GpuRow) -> Gpu:
         interconnect=row.interconnect,
         interconnect_gbps=row.interconnect_gbps,
         node_gpus=row.node_gpus,
+        tray_gpus=row.mnnvl.tray_gpus if row.mnnvl is not None else None,
+        mnnvl_source=row.mnnvl.source if row.mnnvl is not None else "",
         scale_up_topology="mesh" if row.scale_up is not None else "switch",
         peer_link_gbps=row.scale_up.peer_gbps if row.scale_up is not None else None,
         scale_up_source=row.scale_up.source if row.scale_up is not None else SWITCH_SOURCE,

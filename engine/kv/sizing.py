@@ -224,8 +224,15 @@ def hybrid_alignment(groups: tuple[LayerGroup, ...], is_mla: bool) -> HybridAlig
 
 
 def size_kv(
-    arch: Architecture, cfg: ModelConfig, kv: KvDtype, tp: int, engine: str = "vllm"
+    arch: Architecture,
+    cfg: ModelConfig,
+    kv: KvDtype,
+    tp: int,
+    engine: str = "vllm",
+    block_size: int | None = None,
 ) -> KvSizing:
+    """The KV accounting at attention TP ``tp``; ``block_size``: a block the launch sets (a
+    recipe's mandatory ``--block-size``), else the engine's own for the model."""
     groups = group_layers(layer_specs(arch, cfg, kv, tp, engine))
     is_mla = any(g.spec.latent for g in groups)
     eng = adapter(engine)
@@ -235,6 +242,8 @@ def size_kv(
         block = hybrid.block_size
     elif eng.token_paged:
         block = 1
+    elif block_size is not None:
+        block = block_size
     else:
         block = rules.default_block_size.mla if is_mla else rules.default_block_size.attention
     return KvSizing(groups, kv, tp, block, hybrid)

@@ -19,6 +19,8 @@ from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict
 from engine.model.weights import WeightReport
 from engine.perf import Calibration, Speculative, Speed
+from engine.perf.factors import Factors
+from engine.reuse import Reuse
 
 LAYOUT_NAME = {
     "split": Code("layout.name.split", "tp"),
@@ -131,6 +133,7 @@ class Candidate:
     # throughput first: the speed at full load, every user that fits (None: other objectives)
     peak: Speed | None = None
     running: int = 0  # requests of the workload's own length the KV holds at once
+    reuse: Reuse | None = None  # what each request finds in the prefix cache at the load
 
     @property
     def throughput(self) -> Speed | None:
@@ -226,3 +229,4 @@ class SearchInputs:
     chunk_tokens: int | None  # the prefill chunk the plan sets
     speculative: Speculative | None = None  # the draft the plan sets (MTP), for the speed
     calibration: Calibration | None = None  # rates measured on the user's GPU
+    factors: Factors | None = None  # the stack's factors fitted on the user's benchmark

@@ -18,7 +18,7 @@ from engine.launch.nodes import copies_per_node
 from engine.launch.plan_inputs import PlanInputs
 from engine.launch.plan_parts import LeftOut, PlanFlag, checked
 from engine.launch.ranking import layout_rules, speed_cost
-from engine.launch.recipes import speculative_for, tool_chat_template
+from engine.launch.recipes import Speculative, recipes_source, speculative_for, tool_chat_template
 from engine.model.family import AttentionFamily
 from engine.scenario import Engine, Scenario
 from engine.software.software_report import SoftwareReport
@@ -63,6 +63,7 @@ PRIORITY = {
 }
 CHUNK = Code("flag.prefill_chunk.priority", "chunk", "priority")
 CHUNK_IMAGES = Code("flag.prefill_chunk.images", "chunk")
+CHUNK_FRACTION = Code("flag.prefill_chunk.fraction", "chunk", "asked", "fraction")
 CHUNK_HYBRID = Code("flag.prefill_chunk.hybrid", "base", "chunk", "blocks", "block")
 CHUNK_KNOWN_ISSUE = Code("flag.prefill_chunk.known_issue", "chunk", "symptom", "source")
 LEFT_BLOCK_HYBRID = Code("left.block.hybrid", "block")
@@ -98,6 +99,10 @@ def draft_why(core: PlanInputs, code: Code, scenario: Scenario | None = None) ->
 MTP_STEPS = Code("flag.mtp.steps")
 MTP_TOPK = Code("flag.mtp.topk")
 MTP_DRAFT = Code("flag.mtp.draft_tokens")
+MTP_MULTI_LAYER = Code("flag.mtp.multi_layer", "source")
+DRAFT_MODEL = Code("flag.mtp.draft_model", "model", "why", "tokens", "source")
+DRAFT_ALGORITHM = Code("flag.mtp.draft_algorithm", "model", "why", "algorithm", "source")
+DRAFT_PATH = Code("flag.mtp.draft_path")
 MM_CACHE = Code("flag.mm.processor_cache")
 MM_ENCODER_DP = Code("flag.mm.encoder_dp", "tp")
 CONTEXT_FITS = Code("flag.context.fits", "asked", "limit", "formula")
@@ -112,7 +117,7 @@ def parallel_flags(
     engine: Engine, lay: Layout, fit: Candidate, moe: bool, experts: Decision, per_node: int
 ) -> list[PlanFlag]:
     eng = adapter(engine)
-    merged = copies_per_node(lay, per_node) if eng.merges_copies(moe) else 1
+    merged = copies_per_node(lay, per_node) if eng.merges_copies(moe, lay.split.dp) else 1
     why_tp = (
         LAYOUT(
             layout=Name(lay.describe()),
@@ -290,6 +295,13 @@ def chunk_flags(
             symptom=symptom(issue),
             source=Source(f"{issue.source}: '{issue.quote}'"),
         )
+    elif fit is not None and fit.chunk_tokens is not None and fit.chunk_tokens < chunk:
+        # the engine's own memory fraction is computed from the chunk: the layout search
+        # lowered it until that fraction holds the weights and the KV
+        why = CHUNK_FRACTION(
+            chunk=Tokens(fit.chunk_tokens), asked=Tokens(chunk), fraction=Decimal(fit.fraction, 3)
+        )
+        chunk = fit.chunk_tokens
     elif images:
         why = CHUNK_IMAGES(chunk=Tokens(chunk))
     else:
@@ -312,30 +324,42 @@ def chunk_flags(
     return [checked(engine, eng.flag("prefill_chunk"), str(chunk), why)], left, notes
 
 
+def _speculative_json(spec: Speculative, amd: bool) -> str:
+    """vLLM's --speculative-config: the method and draft tokens, the draft model where the
+    recipe names one, and its other keys (those for AMD GPUs on AMD)."""
+    config: dict[str, object] = {"method": spec.method}
+    if spec.draft_model is not None:
+        config["model"] = spec.draft_model
+    config["num_speculative_tokens"] = spec.num_speculative_tokens
+    if spec.draft_tensor_parallel_size is not None:
+        config["draft_tensor_parallel_size"] = spec.draft_tensor_parallel_size
+    extra = spec.config_amd if amd and spec.config_amd is not None else spec.config
+    config.update(dict(extra))
+    return json.dumps(config, separators=(",", ":"))
+
+
 def mtp_flags(engine: Engine, core: PlanInputs) -> list[PlanFlag]:
     eng = adapter(engine)
     layers = core.family.mtp_layers
     why = draft_why(core, SPEC_SPEED)
     spec = speculative_for(core.cfg, engine)
+    source = Source(spec.source)
     if eng.speculative_config_json:
-        value = json.dumps(
-            {"method": spec.method, "num_speculative_tokens": spec.num_speculative_tokens},
-            separators=(",", ":"),
-        )
-        reason = MTP_ONE_CONFIG(
-            layers=layers,
-            why=why,
-            tokens=spec.num_speculative_tokens,
-            source=Source(spec.source),
+        value = _speculative_json(spec, core.gpu.vendor == "amd")
+        tokens = spec.num_speculative_tokens
+        reason = (
+            DRAFT_MODEL(model=Name(spec.draft_model), why=why, tokens=tokens, source=source)
+            if spec.draft_model is not None
+            else MTP_ONE_CONFIG(layers=layers, why=why, tokens=tokens, source=source)
         )
         return [checked(engine, eng.flag("speculative"), value, reason)]
-    reason = MTP_ALGORITHM(
-        layers=layers,
-        why=why,
-        algorithm=Name(spec.algorithm),
-        source=Source(spec.source),
+    algo = Name(spec.algorithm)
+    reason = (
+        DRAFT_ALGORITHM(model=Name(spec.draft_model), why=why, algorithm=algo, source=source)
+        if spec.draft_model is not None
+        else MTP_ALGORITHM(layers=layers, why=why, algorithm=algo, source=source)
     )
-    return [
+    out = [
         checked(engine, eng.flag("speculative"), spec.algorithm, reason),
         checked(engine, eng.flag("speculative_steps"), str(spec.num_steps), MTP_STEPS()),
         checked(engine, eng.flag("speculative_topk"), str(spec.eagle_topk), MTP_TOPK()),
@@ -343,6 +367,16 @@ def mtp_flags(engine: Engine, core: PlanInputs) -> list[PlanFlag]:
             engine, eng.flag("speculative_draft_tokens"), str(spec.num_draft_tokens), MTP_DRAFT()
         ),
     ]
+    if spec.draft_model is not None:
+        draft = eng.flag("speculative_draft_model")
+        out.append(checked(engine, draft, spec.draft_model, DRAFT_PATH()))
+    elif eng.has("multi_layer_eagle") and (spec.multi_layer or layers > 1):
+        # a checkpoint with several MTP layers drafts one step with each (SGLang's
+        # multi-layer EAGLE), as the cookbook's Step-3.5 and MiMo-V2-Flash commands run them
+        source = Source(recipes_source("multi_layer_eagle"))
+        why = MTP_MULTI_LAYER(source=source)
+        out.append(checked(engine, eng.flag("multi_layer_eagle"), None, why))
+    return out
 
 
 def mm_flags(engine: Engine, lay: Layout) -> list[PlanFlag]:

@@ -15,6 +15,7 @@ from engine.engines import Engine
 from engine.engines.memory import GIB, Split, device_memory
 from engine.hardware.gpus import Gpu
 from engine.launch.recipes import Match
+from engine.launch.topology import over_network
 from engine.model.config import ModelConfig
 from engine.rules import Strict, load_data
 
@@ -24,6 +25,7 @@ class _When(Strict):
     dp_attention: bool | None = None
     ep: bool | None = None
     multi_node: bool | None = None
+    network: bool | None = None  # the copy's GPUs are joined by a network (past one NVLink domain)
     generations: list[str] | None = None
     max_device_gib: float | None = None
     min_weights_share: float | None = Field(default=None, ge=0, le=1)
@@ -102,6 +104,7 @@ def applies(issue: KnownIssue, engine: Engine, where: Where) -> bool:
         w.dp_attention is None or (s.dp > 1) == w.dp_attention,
         w.ep is None or s.ep == w.ep,
         w.multi_node is None or (s.gpus > where.per_node) == w.multi_node,
+        w.network is None or over_network(where.gpu, s.gpus, where.per_node) == w.network,
         w.generations is None or where.gpu.generation in w.generations,
         w.max_device_gib is None or memory / GIB <= w.max_device_gib,
         w.min_weights_share is None or where.weights_per_gpu >= w.min_weights_share * memory,

@@ -80,6 +80,21 @@ class _Probes(Strict):
 class _MultiNodeNetwork(Strict):
     host_network: bool
     capabilities: list[str]
+    rdma_resource: str = Field(pattern=r"^[a-z0-9][-a-z0-9.]*/[A-Za-z0-9][-A-Za-z0-9_.]*$")
+    rdma_source: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+
+
+class _PodRequests(Strict):
+    cpu_per_gpu: int = Field(ge=1)
+    memory_gib_per_gpu: int = Field(ge=1)
+    source: str = Field(min_length=1)
+
+
+class _ComputeDomain(Strict):
+    api_version: str = Field(min_length=1)
+    claim: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+    clique_label: str = Field(min_length=1)
     source: str = Field(min_length=1)
 
 
@@ -89,11 +104,16 @@ class _Kubernetes(Strict):
     model_cache: _ModelCache
     hf_token: _HfToken
     probes: _Probes
+    pod_requests: _PodRequests
+    compute_domain: _ComputeDomain
     multi_node_network: _MultiNodeNetwork
 
 
 class _Router(Strict):
     argv: list[str] = Field(min_length=1)
+    # the same router started by hand beside a launch script: the servers listed by address
+    script_argv: list[str] = Field(min_length=1)
+    policy: str = Field(min_length=1)
     image: str | None = None
     source: str = Field(min_length=1)
 
@@ -105,11 +125,25 @@ class _NicEnv(Strict):
     source: str = Field(min_length=1)
 
 
+class _MnnvlVar(Strict):
+    name: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*$")
+    value: str
+    engine: Engine | None = None  # None: both engines read it
+
+
+class _Mnnvl(Strict):
+    env: list[_MnnvlVar] = Field(min_length=1)
+    env_source: str = Field(min_length=1)
+    all_to_all: dict[Engine, str]
+    all_to_all_source: str = Field(min_length=1)
+
+
 class _MultiNode(Strict):
     vllm_dp_rpc_port: int = Field(ge=1, le=65535)
     vllm_master_port: int = Field(ge=1, le=65535)
     sglang_dist_init_port: int = Field(ge=1, le=65535)
     nic_env: _NicEnv
+    mnnvl: _Mnnvl
     hybrid_lb_source: str = Field(min_length=1)
     source: str = Field(min_length=1)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from engine.decision import Bytes, Code, Decision, Name, Source, Tokens
 from engine.engines import adapter
-from engine.engines.memory import Reserve, Split, device_memory
+from engine.engines.memory import GIB, Reserve, Split, device_memory, memory_rules
 from engine.engines.placement import weights_per_gpu
 from engine.errors import InputError
 from engine.kv.sizing import KvSizing
@@ -30,14 +30,16 @@ from engine.launch.candidate import (
     SearchInputs,
     shortfall,
 )
-from engine.launch.known_issues import Where, avoided, fixes_for, symptom
+from engine.launch.known_issues import KnownIssue, Where, avoided, fixes_for, symptom
 from engine.launch.multinode import uses_deepep
+from engine.launch.nodes import copies_per_node, merges_copies
 from engine.launch.ranking import layout_rules, rank_parts, reasons, with_speed
 from engine.model.architecture import Architecture
 from engine.model.config import ModelConfig
 from engine.model.family import FamilyVerdict
 from engine.model.weights import is_gated
-from engine.perf import Speed, spread
+from engine.perf import PrefixReuse, Speed, spread
+from engine.reuse import Reuse, layout_reuse
 from engine.scenario import Scenario
 
 
@@ -194,6 +196,7 @@ def stage_share(cfg: ModelConfig, pp: int) -> float:
 
 
 FRACTION_SCENARIO = Code("memory.fraction.scenario")
+CHUNK_FRACTION = Code("memory.fraction.smaller_chunk", "base", "chunk", "asked")
 FRACTION_KNOWN_ISSUE = Code("memory.fraction.known_issue", "issue", "source")
 WHY_WEIGHTS = Code("layout.why.weights", "weights", "usable")
 WHY_CONTEXT = Code("layout.why.context", "fits", "asked")
@@ -207,7 +210,8 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         inp.engine,
         s,
         num_layers=cfg.num_hidden_layers,
-        mtp=inp.mtp,
+        # drafts from the checkpoint's MTP layers load them; a separate draft head does not
+        mtp=inp.mtp and (inp.speculative is None or inp.speculative.method == "mtp"),
         vision=inp.vision,
         vision_replicated=inp.vision and s.tp > 1,
     )
@@ -221,27 +225,7 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
     chunk = next((f.fix.prefill_chunk for f in fixes if f.fix and f.fix.prefill_chunk), None)
     chunk = chunk or inp.chunk_tokens
     decode_bs = _decode_graph_bs(inp, scenario, replicas, s)
-    fraction_why: Decision
-    if scenario.memory_fraction:
-        fraction, fraction_why = scenario.memory_fraction, FRACTION_SCENARIO()
-    elif fixed_fraction is not None:
-        fraction = fixed_fraction
-        fixing = [f for f in fixes if f.fix and f.fix.memory_fraction]
-        fraction_why = FRACTION_KNOWN_ISSUE(
-            issue=symptom(fixing[0]),
-            source=Source("; ".join(f"{f.source}: {f.quote}" for f in fixing)),
-        )
-    else:
-        fraction, fraction_why = eng.default_fraction(
-            inp.gpu,
-            s,
-            chunk_tokens=chunk,
-            mla=inp.family.attention_family.latent,
-            vision=_vision_dims(cfg) if inp.vision else None,
-            decode_graph_bs=decode_bs,
-            deepep=uses_deepep(s, scenario.gpus_per_node),
-        )
-        fraction_why = eng.fraction_note(fraction_why)
+    fraction, fraction_why, engine_own = _fraction(inp, scenario, s, chunk, decode_bs, fixes)
     pinned = scenario.memory_fraction is None and (
         fixed_fraction is not None or decode_bs is not None
     )
@@ -250,6 +234,11 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
     kv = inp.kv_at(s.tp)
     stage = stage_share(cfg, s.pp)
     room = _room(inp, usable, w_gpu, reserve, kv, stage, s, replicas)
+    if engine_own and not eng.fraction_covers_everything and reserve is None:
+        smaller = _chunk_with_room(inp, scenario, replicas, s, chunk, decode_bs, w_gpu, room)
+        if smaller is not None:
+            chunk, fraction, fraction_why, room = smaller
+            usable = int(memory * fraction)
     max_num_seqs = scenario.max_num_seqs
     default_seqs = eng.default_max_num_seqs(inp.gpu)
     if max_num_seqs is not None:
@@ -306,11 +295,14 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
     isl, osl = scenario.workload(context)
     _, running = users_at(kv, space, min(isl + osl, context), s, replicas, stage)
     running = min(running, max_num_seqs * s.dp * replicas) if max_num_seqs else running
-    speed = peak = None
+    speed = peak = reuse = None
     if weights_fit and context >= 1:
-        speed = _speed(inp, scenario, replicas, s, chunk, context, min(scenario.users, running))
+        load = min(scenario.users, running)
+        reuse = candidate_reuse(inp, scenario, replicas, s, space, context, load)
+        speed = _speed(inp, scenario, replicas, s, chunk, context, load, reuse)
         if scenario.latency == "throughput" and running > scenario.users:
-            peak = _speed(inp, scenario, replicas, s, chunk, context, running)  # full load
+            full = candidate_reuse(inp, scenario, replicas, s, space, context, running)
+            peak = _speed(inp, scenario, replicas, s, chunk, context, running, full)  # full load
     return Candidate(
         layout=Layout(replicas, s),
         weights_per_gpu=w_gpu,
@@ -340,7 +332,108 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         speed=speed,
         peak=peak,
         running=running,
+        reuse=reuse,
     )
+
+
+def candidate_reuse(
+    inp: SearchInputs,
+    scenario: Scenario,
+    replicas: int,
+    s: Split,
+    space: int,
+    context: int,
+    concurrent: int,
+) -> Reuse | None:
+    """What each request finds in the prefix cache (and a CPU tier) on this layout at this
+    load (engine.reuse): None when no part of a prompt repeats."""
+    if scenario.prefix_overlap <= 0 or space <= 0:
+        return None
+    merged = replicas if merges_copies(inp.engine, inp.family.moe) else 1
+    merged = min(merged, copies_per_node(Layout(replicas, s), scenario.gpus_per_node))
+    return layout_reuse(
+        inp.engine,
+        inp.kv_at(s.tp),
+        scenario,
+        context,
+        space_per_gpu=space,
+        stage=stage_share(inp.cfg, s.pp),
+        split=s,
+        copies=replicas,
+        concurrent=concurrent,
+        behind_one_endpoint=max(1, merged),
+    )
+
+
+def _fraction(
+    inp: SearchInputs,
+    scenario: Scenario,
+    s: Split,
+    chunk: int | None,
+    decode_bs: int | None,
+    fixes: tuple[KnownIssue, ...],
+) -> tuple[float, Decision, bool]:
+    """The memory fraction the layout is sized with, why, and whether it is the engine's own
+    (computed from the prefill chunk and the decode batch) rather than a chosen or fixed one."""
+    fixing = [f for f in fixes if f.fix and f.fix.memory_fraction]
+    if scenario.memory_fraction:
+        return scenario.memory_fraction, FRACTION_SCENARIO(), False
+    if fixing:
+        assert fixing[0].fix is not None and fixing[0].fix.memory_fraction is not None
+        why = FRACTION_KNOWN_ISSUE(
+            issue=symptom(fixing[0]),
+            source=Source("; ".join(f"{f.source}: {f.quote}" for f in fixing)),
+        )
+        return fixing[0].fix.memory_fraction, why, False
+    eng = adapter(inp.engine)
+    fraction, why = eng.default_fraction(
+        inp.gpu,
+        s,
+        chunk_tokens=chunk,
+        mla=inp.family.attention_family.latent,
+        vision=_vision_dims(inp.cfg) if inp.vision else None,
+        decode_graph_bs=decode_bs,
+        deepep=uses_deepep(s, scenario.gpus_per_node),
+    )
+    return fraction, eng.fraction_note(why), True
+
+
+def _chunk_with_room(
+    inp: SearchInputs,
+    scenario: Scenario,
+    replicas: int,
+    s: Split,
+    chunk: int | None,
+    decode_bs: int | None,
+    weights: int,
+    room: _Room,
+) -> tuple[int, float, Decision, _Room] | None:
+    """A smaller prefill chunk where the engine's own fraction is computed from it (SGLang
+    reserves activations for the chunk outside its static pool), on a small card (60 GiB or
+    less: no 10 GiB floor, SGLang's own chunk 4,096 or less), where at the chunk asked
+    that fraction leaves no room for the weights and one request of the context: the largest chunk,
+    halving down to the engine's smallest activation term, where it does (else the one that
+    gives the longest request). None: the chunk stays (it is what the priority asked)."""
+    own = adapter(inp.engine).default_prefill_chunk(inp.gpu, s)
+    asked = chunk or own
+    floor = memory_rules().sglang_static_memory.mem_fraction_static_default.constants_mb
+    memory = device_memory(inp.gpu)
+    small = memory <= floor.floor_from_gib * GIB  # no 10 GiB floor: the chunk's reserve rules
+    if room.context_fits or asked <= own or not small:
+        # a card the engine itself gives a chunk this large is not short of room for it
+        return None
+    kv, stage = inp.kv_at(s.tp), stage_share(inp.cfg, s.pp)
+    options: list[tuple[int, float, Decision, _Room]] = []
+    tried = asked // 2
+    while tried >= floor.min_activation_tokens:
+        fraction, why, _ = _fraction(inp, scenario, s, tried, decode_bs, ())
+        got = _room(inp, int(memory * fraction), weights, None, kv, stage, s, replicas)
+        options.append((tried, fraction, CHUNK_FRACTION(base=why, chunk=tried, asked=asked), got))
+        if got.context_fits:
+            break  # the largest chunk that holds a request of the whole context
+        tried //= 2
+    best = max(options, key=lambda o: (o[3].max_ctx, o[0]), default=None)
+    return best if best is not None and best[3].max_ctx > room.max_ctx else None
 
 
 def _speed(
@@ -351,11 +444,12 @@ def _speed(
     chunk: int | None,
     context: int,
     concurrent: int,
+    reuse: Reuse | None = None,
 ) -> Speed | None:
     """The layout's speed with ``concurrent`` requests spread over its copies as they spread
     (``engine.perf.spread``: below one request per copy, or where they do not divide, some
     copies run fewer or are idle), each of the workload's input and output tokens at this
-    context."""
+    context, with the prompt tokens the prefix cache holds (``reuse``) not prefilled."""
     if concurrent < 1:
         return None
     isl, osl = scenario.workload(context)
@@ -371,6 +465,8 @@ def _speed(
             inp.speculative,
             gpus_per_node=scenario.gpus_per_node,
             calibration=inp.calibration,
+            factors=inp.factors,
+            reuse=PrefixReuse(reuse.gpu_tokens, reuse.host_tokens) if reuse else None,
         )
     except InputError:
         return None

@@ -15,12 +15,13 @@ def copies_per_node(lay: Layout, per_node: int) -> int:
     return max(1, per_node // lay.split.gpus) if lay.split.gpus <= per_node else 1
 
 
-def merges_copies(engine: Engine, moe: bool) -> bool:
+def merges_copies(engine: Engine, moe: bool, attention_dp: int = 1) -> bool:
     """Can one server hold several full copies on a node? vLLM's --data-parallel-size does for
     a dense model (its DP ranks are independent replicas); for a MoE model vLLM spreads the
     experts over the DP ranks, a different layout, so copies stay separate servers. SGLang's
-    --dp-size is "data-parallel replicas of the model" for both."""
-    return adapter(engine).merges_copies(moe)
+    --dp-size is "data-parallel replicas of the model" for both, but not beside attention DP:
+    copies that run it are separate servers."""
+    return adapter(engine).merges_copies(moe, attention_dp)
 
 
 def _multi_node_args(engine: Engine, lay: Layout, per_node: int, rank: int) -> list[str]:
@@ -60,7 +61,7 @@ def node_commands(
             )
         return tuple(out)
     copies = copies_per_node(lay, per_node)
-    if copies == 1 or merges_copies(engine, moe):
+    if copies == 1 or merges_copies(engine, moe, lay.split.dp):
         return tuple(NodeCommand(n, "server", 0, tuple(base), None, port) for n in range(s.nodes))
     size = lay.split.gpus
     for node in range(s.nodes):

@@ -22,7 +22,9 @@ from typing import Literal
 from engine.decision import Code, Decision, Name, Percent, Source, Tokens
 from engine.engines import adapter
 from engine.gates import fit_gate
+from engine.kv.dtype import stored_name
 from engine.kv.sizing import KvSizing
+from engine.launch.cache_tier import tier_bytes_per_node, tier_flags
 from engine.launch.candidate import Candidate, Layout
 from engine.launch.flags import (
     PARALLEL_FLAGS,
@@ -40,7 +42,7 @@ from engine.launch.flags import (
 )
 from engine.launch.known_issues import symptom
 from engine.launch.launch_data import LaunchFacts, launch_facts
-from engine.launch.multinode import a2a_flags, nic_env
+from engine.launch.multinode import a2a_flags, deepep_over_network, mnnvl_env, nic_env
 from engine.launch.nodes import node_commands
 from engine.launch.plan_inputs import PlanInputs
 from engine.launch.plan_parts import (
@@ -57,10 +59,13 @@ from engine.launch.plan_parts import (
     split_token,
 )
 from engine.launch.recipes import (
+    RecipeFlag,
     base_flags_for,
     env_for,
     is_base_checkpoint,
 )
+from engine.launch.router import Router, plan_router
+from engine.launch.topology import multi_node_nvlink
 from engine.model.family import AttentionFamily
 from engine.model.loader import LoadedModel
 from engine.scenario import Engine, Scenario
@@ -113,6 +118,12 @@ class LaunchPlan:
     prefix_overlap: float
     port: int
     checkpoint_bytes: int = 0  # every stored tensor of the checkpoint (what a node reads)
+    # how a copy over several nodes is wired: DeepEP's kernels over the NICs (RDMA), or the
+    # trays of one NVLink domain (GB200 / GB300 NVL72: an IMEX channel, no network for NCCL)
+    deepep_over_network: bool = False
+    multi_node_nvlink: bool = False
+    router: Router | None = None  # the prefix-aware router in front of several servers
+    host_cache_bytes_per_node: int = 0  # host memory a node gives the KV cache's CPU tier
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -196,7 +207,9 @@ PORT = Code("flag.port")
 LEFT_EP_SLICED = Code("left.expert_parallel.sliced", "group")
 LEFT_EP_ONE_GPU = Code("left.expert_parallel.one_gpu")
 LEFT_QUANTIZATION = Code("left.quantization", "format", "engine")
+ONLINE_FP8 = Code("flag.quantization.online_fp8")
 RECIPE = Code("flag.recipe", "reason", "source")
+RECIPE_REQUIRED = Code("flag.recipe_required", "reason", "source")
 TEXT_ONLY = Code("flag.language_model_only", "fusion")
 LEFT_MTP_BUSY = Code("left.speculative.busy", "why")
 LEFT_PREFIX_USED = Code("left.prefix_cache.used", "overlap")
@@ -243,17 +256,20 @@ def build_plan(
         left.append(LeftOut(eng.flag("ep"), LEFT_EP_SLICED(group=lay.split.moe_group)))
     elif fam.moe and lay.split.moe_group == 1:
         left.append(LeftOut("expert parallel", LEFT_EP_ONE_GPU()))
-    flags += a2a_flags(engine, lay.split, s.gpus_per_node)
+    flags += a2a_flags(engine, lay.split, s.gpus_per_node, core.gpu)
     if lay.split.dp > 1 and eng.has("dp_hybrid_lb") and lay.split.gpus > s.gpus_per_node:
         source = Source(facts.multi_node.hybrid_lb_source)
         flags.append(checked(engine, eng.flag("dp_hybrid_lb"), None, HYBRID_LB(source=source)))
 
-    left.append(
-        LeftOut(
-            eng.flag("quantization"),
-            LEFT_QUANTIZATION(format=Name(sw.checkpoint_format), engine=Name(eng.label)),
+    if s.quantization == "fp8":  # a 16-bit checkpoint quantized to FP8 as the engine loads it
+        flags.append(checked(engine, eng.flag("quantization"), "fp8", ONLINE_FP8()))
+    else:
+        left.append(
+            LeftOut(
+                eng.flag("quantization"),
+                LEFT_QUANTIZATION(format=Name(sw.checkpoint_format), engine=Name(eng.label)),
+            )
         )
-    )
     base = core.model.source != "file" and is_base_checkpoint(core.model.name, sw)
     pf, pl, pn = parser_flags(engine, sw, base)
     flags += pf
@@ -274,19 +290,27 @@ def build_plan(
         why = sw.flag_decisions.get(token) or sw.flag_decisions.get(flag)
         flags.append(checked(engine, flag, value, why or SOFTWARE_REPORT()))
         have.add(flag)
-    for rf in base_flags_for(cfg, engine, core.gpu, sw):
+    for rf in base_flags_for(cfg, engine, core.gpu, sw, fit.context):
         info = eng.lookup(rf.flag)
         canonical = info.flag if info is not None else rf.flag
+        if _required_here(rf, canonical, s, engine) and canonical not in have:
+            # a value the recipe makes mandatory: the Study sized with it (KV dtype, block)
+            why = RECIPE_REQUIRED(reason=rf.reason, source=Source(rf.source))
+            flags.append(as_spelled(engine, rf.flag, rf.value, why))
+            have.update({rf.flag, canonical})
+            continue
         if canonical in STUDY_DECIDED:
             shown = rf.flag + (f" {rf.value}" if rf.value is not None else "")
             also = RECIPE_ALSO(flag=Name(shown), reason=rf.reason, source=Source(rf.source))
             recipe_also.append((rf.flag, also))
             continue
-        if rf.flag in have or canonical in have:
+        # a `--config.key` form sets one key of a dict option: two keys are two settings
+        key = rf.flag if "." in rf.flag.lstrip("-") else canonical
+        if rf.flag in have or key in have:
             continue
         why = RECIPE(reason=rf.reason, source=Source(rf.source))
         flags.append(as_spelled(engine, rf.flag, rf.value, why))
-        have.update({rf.flag, canonical})
+        have.update({rf.flag, key})
         left = [x for x in left if x.flag != canonical]
     lm_only = eng.flag("language_model_only")
     if core.text_only and lm_only not in have:
@@ -299,8 +323,12 @@ def build_plan(
     flags += mf
     left += ml
     kf, kl = kv_flags(engine, core, s, kv, fit)
-    flags += kf
+    flags += [f for f in kf if f.flag not in have]  # a recipe's mandatory KV dtype is set
     left += kl
+    tf, tl, tn = tier_flags(engine, s, lay.split)  # the CPU tier behind the KV cache
+    flags += tf
+    left += tl
+    notes += tn
     cf, cl, cn = chunk_flags(
         engine,
         kv,
@@ -331,8 +359,11 @@ def build_plan(
             else LEFT_PREFIX_UNUSED(overlap=overlap),
         )
     )
-    env = list(env_for(cfg, engine, core.gpu, sw))
-    env += [e for e in nic_env(lay.split, s.gpus_per_node) if e.name not in {x.name for x in env}]
+    env = list(env_for(cfg, engine, core.gpu, sw, core.mtp))
+    fabric = nic_env(lay.split, s.gpus_per_node) + mnnvl_env(
+        engine, core.gpu, lay.split, s.gpus_per_node
+    )
+    env += [e for e in fabric if e.name not in {x.name for x in env}]
     have = {f.flag for f in flags}
     left = [x for x in left if x.flag not in have]
     warnings: list[Decision] = []
@@ -370,6 +401,7 @@ def build_plan(
     notes += [also for flag, also in recipe_also if flag not in fixed]
     commands = node_commands(engine, eng.program(model_id), flags, lay, s, fam.moe)
     notes += _balancer_notes(commands, lay, s)
+    router = plan_router(engine, s, commands, model_id)
     return LaunchPlan(
         engine=engine,
         engine_version=eng.version,
@@ -394,7 +426,22 @@ def build_plan(
         prefix_overlap=s.prefix_overlap / 100,
         port=facts.port,
         checkpoint_bytes=core.weights.checkpoint_bytes or core.weights.weight_bytes,
+        deepep_over_network=deepep_over_network(engine, core.gpu, lay.split, s.gpus_per_node),
+        multi_node_nvlink=multi_node_nvlink(core.gpu, lay.split, s.gpus_per_node),
+        router=router,
+        host_cache_bytes_per_node=tier_bytes_per_node(s),
     )
+
+
+def _required_here(rf: RecipeFlag, canonical: str, s: Scenario, engine: Engine) -> bool:
+    """A flag the recipe makes mandatory that the plan writes as the recipe does: every one but
+    a KV dtype the scenario chose itself (the plan then writes the scenario's)."""
+    if not rf.required:
+        return False
+    eng = adapter(engine)
+    if canonical != eng.flag("kv_dtype") or s.kv_dtype == "auto":
+        return True
+    return rf.value is not None and stored_name(rf.value) == stored_name(s.kv_dtype)
 
 
 def _balancer_notes(commands: tuple[NodeCommand, ...], lay: Layout, s: Scenario) -> list[Decision]:

@@ -24,6 +24,7 @@ from pydantic import Field
 from engine.decision import Bytes, Code, Decimal, Decision, Source, Tokens
 from engine.engines.memory import Split
 from engine.launch.candidate import Candidate, SearchInputs
+from engine.launch.topology import nvlink_gpus
 from engine.model.family import AttentionFamily
 from engine.perf import Speed
 from engine.rules import Strict, load_data
@@ -81,7 +82,8 @@ def rank_parts(
     deficit: int,
 ) -> tuple[tuple[str, float], ...]:
     """One candidate's rank, part by part (smaller is better)."""
-    per_node = scenario.gpus_per_node
+    # a node, or the rack's NVLink domain where its trays share one (GB200 / GB300 NVL72)
+    per_node = _domain(inp, scenario)
     want_dp = prefers_dp_attention(inp, scenario)
     moe = inp.family.moe
     # style: 0 = the shape the playbook wants for this model and workload
@@ -311,6 +313,11 @@ def deciding_part(pick: Candidate, rival: Candidate) -> str | None:
     )
 
 
+def _domain(inp: SearchInputs, scenario: Scenario) -> int:
+    """GPUs of one NVLink domain: a node's, or the rack's where its trays share one."""
+    return nvlink_gpus(inp.gpu, scenario.gpus_per_node)
+
+
 def compare(
     inp: SearchInputs, scenario: Scenario, pick: Candidate, rival: Candidate
 ) -> Decision | None:
@@ -356,7 +363,7 @@ def compare(
             pick=p, rival=r, pick_users=pick.users, rival_users=rival.users, asked=scenario.users
         )
     if part == "sliced_across_nodes":
-        return VS_SLICED_NODES(pick=p, rival=r, per_node=scenario.gpus_per_node)
+        return VS_SLICED_NODES(pick=p, rival=r, per_node=_domain(inp, scenario))
     if part in ("targets", "speed_bound", "speed") and pick.speed and rival.speed:
         ps, rs = pick.speed, rival.speed
         ms = "ms"
@@ -403,9 +410,9 @@ def compare(
             rival_tpot=Decimal(rs.tpot_ms, 1, ms),
         )
     if part == "tp_in_node":
-        return VS_TP_IN_NODE(pick=p, rival=r, per_node=scenario.gpus_per_node)
+        return VS_TP_IN_NODE(pick=p, rival=r, per_node=_domain(inp, scenario))
     if part == "copy_in_node":
-        return VS_COPY_IN_NODE(pick=p, rival=r, per_node=scenario.gpus_per_node)
+        return VS_COPY_IN_NODE(pick=p, rival=r, per_node=_domain(inp, scenario))
     if part == "style":
         return _style(inp, scenario, p, r)
     if part == "dsa_kernels":

@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from engine.decision import Code, Decision, Source
+from engine.engines import Setting, adapter
 from engine.hardware.gpus import Gpu
 from engine.launch.launch_data import launch_facts
 from engine.launch.plan_parts import EnvVar
@@ -67,6 +68,10 @@ class _VllmSpec(Loose):
     method: str
     num_speculative_tokens: int = Field(ge=1)
     draft_model: str | None = None
+    draft_tensor_parallel_size: int | None = Field(default=None, ge=1)
+    # more keys of --speculative-config, and those that differ on AMD GPUs
+    config: dict[str, str] = Field(default_factory=dict)
+    config_amd: dict[str, str] | None = None
     source: str = Field(min_length=1)
 
 
@@ -75,6 +80,8 @@ class _SglangSpec(Loose):
     num_steps: int = Field(ge=1)
     eagle_topk: int = Field(ge=1)
     num_draft_tokens: int = Field(ge=2)
+    multi_layer: bool = False  # --enable-multi-layer-eagle: every MTP layer of the checkpoint
+    draft_model: str | None = None  # --speculative-draft-model-path (EAGLE3 heads)
     source: str = Field(min_length=1)
 
 
@@ -103,6 +110,7 @@ class _Env(Loose):
     generations: list[str] | None = None
     weight_dtype: str | None = None
     optional: bool = False
+    drafts: bool = False  # only where the plan drafts (speculative decoding on)
     vars: list[_Var] = Field(min_length=1)
     source: str = Field(min_length=1)
 
@@ -119,6 +127,8 @@ class _BaseFlags(Loose):
     match: Match
     generations: list[str] | None = None
     weight_dtype: str | None = None
+    above_context: int | None = Field(default=None, ge=1)  # only past this many tokens
+    required: bool = False  # the recipe marks them mandatory on every platform
     flags: list[_Flag] = Field(min_length=1)
     source: str = Field(min_length=1)
 
@@ -135,6 +145,7 @@ class _ChatTemplate(Loose):
 
 
 class RecipesFile(Loose):
+    sources: dict[str, str]
     speculative_defaults: _SpecDefaults
     speculative: list[_Speculative]
     env: list[_Env]
@@ -156,6 +167,11 @@ NOTES: dict[str, Code] = {
         + [f.reason for row in recipes().base_flags for f in row.flags]
     )
 }
+
+
+def recipes_source(key: str) -> str:
+    """The source of a rule that reads the rows (data/recipes.yaml ``sources``)."""
+    return recipes().sources[key]
 
 
 def note(note_id: str) -> Decision:
@@ -180,23 +196,25 @@ class Speculative:
     eagle_topk: int
     num_draft_tokens: int
     source: str
+    multi_layer: bool = False  # SGLang drafts with each of the checkpoint's MTP layers
+    # a separate draft model (an EAGLE3 head) this engine's row names, instead of MTP layers
+    draft_model: str | None = None
+    config: tuple[tuple[str, str], ...] = ()  # vLLM: more --speculative-config keys
+    config_amd: tuple[tuple[str, str], ...] | None = None
+    draft_tensor_parallel_size: int | None = None
 
-
-def _mtp_row(row: _Speculative) -> bool:
-    """A row that drafts with the checkpoint's own layers (not a separate draft model)."""
-    return row.vllm is None or row.vllm.draft_model is None
+    @property
+    def perf_method(self) -> Literal["mtp", "eagle3"]:
+        """How the speed model counts the drafts' acceptance."""
+        return "eagle3" if self.draft_model is not None else "mtp"
 
 
 def speculative_for(cfg: ModelConfig, engine: Engine) -> Speculative:
-    """MTP draft settings: the first row whose match fits and names this engine, else the
-    engines' documented defaults."""
+    """Draft settings: the first row whose match fits and names this engine (its MTP layers or
+    a draft model the recipe names), else the engines' documented MTP defaults."""
     data = recipes()
     row = next(
-        (
-            r
-            for r in data.speculative
-            if _mtp_row(r) and getattr(r, engine) is not None and r.match.matches(cfg)
-        ),
+        (r for r in data.speculative if getattr(r, engine) is not None and r.match.matches(cfg)),
         None,
     )
     v = row.vllm if row is not None and row.vllm is not None else data.speculative_defaults.vllm
@@ -207,6 +225,7 @@ def speculative_for(cfg: ModelConfig, engine: Engine) -> Speculative:
     )
     own = getattr(row, engine) if row is not None else None  # this engine's row, else default
     source = (own if own is not None else getattr(data.speculative_defaults, engine)).source
+    draft = own.draft_model if own is not None else None
     return Speculative(
         v.method,
         v.num_speculative_tokens,
@@ -215,16 +234,26 @@ def speculative_for(cfg: ModelConfig, engine: Engine) -> Speculative:
         s.eagle_topk,
         s.num_draft_tokens,
         source,
+        s.multi_layer,
+        draft,
+        tuple(v.config.items()),
+        tuple(v.config_amd.items()) if v.config_amd is not None else None,
+        v.draft_tensor_parallel_size,
     )
 
 
-def env_for(cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport) -> list[EnvVar]:
+def env_for(
+    cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport, drafts: bool = False
+) -> list[EnvVar]:
     """Environment variables the recipes set for this model, engine, GPU generation and
-    checkpoint format (rows marked optional are left for the user)."""
+    checkpoint format (rows marked optional are left for the user; rows for speculative
+    decoding only where the plan drafts)."""
     out: list[EnvVar] = []
     seen: set[str] = set()
     for row in recipes().env:
         if row.engine != engine or row.optional or not row.match.matches(cfg):
+            continue
+        if row.drafts and not drafts:
             continue
         if not _applies(row.generations, row.weight_dtype, gpu, sw):
             continue
@@ -242,19 +271,53 @@ class RecipeFlag:
     value: str | None
     reason: Decision
     source: str
+    required: bool = False  # the recipe marks it mandatory: written, linted, never removed
 
 
 def base_flags_for(
-    cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport
+    cfg: ModelConfig, engine: Engine, gpu: Gpu, sw: SoftwareReport, context: int | None = None
 ) -> list[RecipeFlag]:
+    """The flags the recipes pass for this model, engine, GPU, checkpoint and ``context`` (a
+    row for long contexts only where the context is known and longer)."""
     return [
-        RecipeFlag(f.flag, f.value, note(f.reason), row.source)
+        RecipeFlag(f.flag, f.value, note(f.reason), row.source, row.required)
         for row in recipes().base_flags
         if row.engine == engine
         and row.match.matches(cfg)
         and _applies(row.generations, row.weight_dtype, gpu, sw)
+        and (row.above_context is None or (context or 0) > row.above_context)
         for f in row.flags
     ]
+
+
+def required_flags(cfg: ModelConfig, engine: Engine, gpu: Gpu | None) -> list[RecipeFlag]:
+    """The flags the model's own recipe marks mandatory for this engine and GPU generation
+    (whatever the checkpoint format: the recipes state them for every variant)."""
+    return [
+        RecipeFlag(f.flag, f.value, note(f.reason), row.source, True)
+        for row in recipes().base_flags
+        if row.required
+        and row.engine == engine
+        and row.match.matches(cfg)
+        and (gpu is None or row.generations is None or gpu.generation in row.generations)
+        for f in row.flags
+    ]
+
+
+def required_setting(
+    cfg: ModelConfig, engine: Engine, gpu: Gpu | None, setting: Setting
+) -> str | None:
+    """The value the model's recipe requires for one of the engine's settings (the KV dtype,
+    the block size), or None: the Study sizes with it and the plan writes it."""
+    eng = adapter(engine)
+    if not eng.has(setting):
+        return None
+    flag = eng.flag(setting)
+    for rf in required_flags(cfg, engine, gpu):
+        info = eng.lookup(rf.flag)
+        if info is not None and info.flag == flag:
+            return rf.value
+    return None
 
 
 @dataclass(frozen=True)

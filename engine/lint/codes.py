@@ -234,6 +234,8 @@ CAPACITY = Code(
     "lint.kv_dtype_capacity", "flag", "value", "engine", "stored", "bytes", "auto", "gpu"
 )
 CAPACITY_FIX = Code("lint.kv_dtype_capacity.fix")
+REQUIRED_MISSING = Code("lint.recipe_required.missing", "words", "reason", "source")
+REQUIRED_VALUE = Code("lint.recipe_required.value", "flag", "value", "wanted", "reason", "source")
 SHOULD_CHOOSE = Code("lint.engine_should_choose", "flag", "value", "reason")
 SHOULD_CHOOSE_FIX = Code("lint.engine_should_choose.fix", "flag")
 DSA_PHASES = Code("lint.engine_should_choose.dsa_phases")

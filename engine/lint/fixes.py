@@ -126,7 +126,7 @@ def study_layout(ctx: Ctx) -> LayoutFix | None:
     fits = [c for c in ranked if c.weights_fit]
     runs = [c for c in fits if c.context_fits] or fits
     for c in runs:
-        if c.layout.replicas > 1 and not eng.merges_copies(moe):
+        if c.layout.replicas > 1 and not eng.merges_copies(moe, c.layout.split.dp):
             continue  # several copies of this model are several servers
         return _as_flags(ctx, c, st.scenario.total_gpus)
     return None

@@ -8,12 +8,12 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from engine.engines import adapter
+from engine.engines import EngineAdapter, adapter
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu, lookup_gpu
 from engine.kv.dtype import SHARED_KV_DTYPES
 from engine.lint import codes as C
-from engine.lint import rules_flags, rules_hardware, rules_model, rules_shell
+from engine.lint import rules_flags, rules_hardware, rules_model, rules_recipe, rules_shell
 from engine.lint.arguments import parse
 from engine.lint.command_scenario import read_settings
 from engine.lint.correct import apply_edits, shell_text
@@ -55,6 +55,7 @@ RULES: tuple[Rule, ...] = (
     rules_model.experts,
     rules_model.parsers,
     rules_model.engine_choices,
+    rules_recipe.recipe_required,
     rules_model.known_issues,
     rules_hardware.gates,
     rules_hardware.nvfp4,
@@ -161,8 +162,16 @@ def _fixed(ctx: Ctx) -> Invocation:
     detached line is attached, a doubled subcommand is already gone from the arguments)."""
     fixes = [e for f in ordered(ctx.findings) if f.severity != "info" for e in f.edits]
     edits = list(dict.fromkeys(fixes))  # two findings may propose the same layout: apply it once
+    keep = rules_recipe.protected(ctx)  # a recipe's mandatory flag is never removed
+    eng = adapter(ctx.engine)
+    edits = [e for e in edits if not (e.kind == "drop" and _canonical(eng, e.flag) in keep)]
     args = apply_edits(ctx.inv.args, dict(ctx.parsed.spans()), edits, ctx.inv.detached)
     return dataclasses.replace(ctx.inv, args=tuple(args), detached=(), notes=())
+
+
+def _canonical(eng: EngineAdapter, written: str) -> str:
+    info = eng.lookup(written)
+    return info.flag if info is not None else written
 
 
 def _rendered(inv: Invocation) -> tuple[str | None, list[str]]:

@@ -124,9 +124,18 @@ def spelling(ctx: Ctx) -> None:
                 (edit,),
             )
             continue
-        # a unique prefix first (`--tensor` for --tensor-parallel-size), then a near spelling
+        # `--no-X` of an on/off pair the engine spells `--enable-Y` / `--disable-Y` means the
+        # other spelling of the pair, never X itself (a near match would invert it); then a
+        # unique prefix (`--tensor` for --tensor-parallel-size), then a near spelling
         owners = {table[k].flag for k in prefixed(ctx.engine, name)} if len(name) > 3 else set()
-        close = sorted(owners) if len(owners) == 1 else _near(ctx.engine, name)
+        opposite = _opposite(ctx.engine, name)
+        close = (
+            [opposite]
+            if opposite is not None
+            else sorted(owners)
+            if len(owners) == 1
+            else _near(ctx.engine, name)
+        )
         ctx.add(
             "unknown-flag",
             C.UNKNOWN(flag=Name(shown(name, 60)), engine=ctx.engine_name),
@@ -138,6 +147,21 @@ def spelling(ctx: Ctx) -> None:
                 else Edit("drop", name, index=arg.index),
             ),
         )
+
+
+def _opposite(engine: Engine, name: str) -> str | None:
+    """``--no-enable-Y`` / ``--no-disable-Y``, which the engine does not accept, as the spelling
+    it does accept for the same setting (``--disable-Y`` / ``--enable-Y``), or None."""
+    if not name.startswith("--no-"):
+        return None
+    rest = name[len("--no-") :]
+    for said, means in (("enable-", "--disable-"), ("disable-", "--enable-")):
+        if rest.startswith(said):
+            other = means + rest[len(said) :]
+            info = adapter(engine).lookup(other)
+            if info is not None and other in info.spellings:
+                return other
+    return None
 
 
 @lru_cache(maxsize=1024)

@@ -514,7 +514,7 @@ def _recipe_sets(ctx: Ctx, flag: str, value: str | None) -> bool:
     sw = base.engines[ctx.engine].software
     return any(
         rf.flag == flag and (rf.value == value or value is None)
-        for rf in base_flags_for(base.config, ctx.engine, base.gpu, sw)
+        for rf in base_flags_for(base.config, ctx.engine, base.gpu, sw, ctx.settings.context)
     )
 
 

@@ -31,6 +31,10 @@ COMPRESSED = Code("kv.formula.compressed", "entry", "dtype_bytes", "ratio", "byt
 COMPRESSED_INDEXED = Code(
     "kv.formula.compressed_indexed", "entry", "indexer", "dtype_bytes", "ratio", "bytes"
 )
+# DeepSeek-V4's packed fp8 row (vLLM): NoPE fp8 + RoPE bf16 + scale bytes + pad
+V4_ROW = Code("kv.formula.v4_row", "nope", "rope", "scales", "pad", "bytes")
+SLIDING_PACKED = Code("kv.formula.sliding_packed", "row", "window")
+COMPRESSED_PACKED = Code("kv.formula.compressed_packed", "row", "ratio", "bytes")
 STATE = Code("kv.formula.state", "variant", "parts", "bytes")
 STATE_PART = Code("kv.formula.state_part", "dims", "dtype_bytes", "dtype")
 PLUS = Code("kv.formula.plus", "a", "b")
@@ -152,6 +156,8 @@ class SlidingWindowSpec(FullAttentionSpec):
         return SLIDING_LABEL(window=Tokens(self.sliding_window))
 
     sliding_window: int
+    packed: Decision | None = None  # a packed row (DeepSeek-V4 fp8): its formula
+    packed_bytes: int | None = None
 
     @property
     def kind(self) -> str:
@@ -161,7 +167,15 @@ class SlidingWindowSpec(FullAttentionSpec):
     def window(self) -> int | None:
         return self.sliding_window
 
+    @property
+    def bytes_per_token(self) -> float:
+        if self.packed_bytes is not None:
+            return float(self.num_kv_heads * self.packed_bytes)
+        return super().bytes_per_token
+
     def formula(self) -> Decision:
+        if self.packed is not None:
+            return SLIDING_PACKED(row=self.packed, window=Tokens(self.sliding_window))
         return SLIDING(base=super().formula(), window=Tokens(self.sliding_window))
 
 
@@ -288,6 +302,10 @@ class CompressedSpec(CacheSpec):
     ratio: int
     dtype_bytes: int
     indexer_dim: int = 0
+    packed: Decision | None = None  # a packed row (DeepSeek-V4 fp8): its formula
+    packed_bytes: int | None = None
+    indexer_row: Decision | None = None  # with a packed row: the indexer's own row
+    indexer_bytes: int = 0
 
     @property
     def kind(self) -> str:
@@ -295,6 +313,8 @@ class CompressedSpec(CacheSpec):
 
     @property
     def entry_bytes(self) -> int:
+        if self.packed_bytes is not None:
+            return self.packed_bytes + self.indexer_bytes
         return (self.entry_dim + self.indexer_dim) * self.dtype_bytes
 
     @property
@@ -306,6 +326,9 @@ class CompressedSpec(CacheSpec):
 
     def formula(self) -> Decision:
         per_token = Decimal(self.bytes_per_token, 2)
+        if self.packed is not None:
+            row = self.packed if self.indexer_row is None else plus((self.packed, self.indexer_row))
+            return COMPRESSED_PACKED(row=row, ratio=self.ratio, bytes=per_token)
         if self.indexer_dim:
             return COMPRESSED_INDEXED(
                 entry=self.entry_dim,

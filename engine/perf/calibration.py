@@ -9,11 +9,8 @@ does not see the engine's scheduler.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
-import threading
-from collections import OrderedDict
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -21,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from engine import errors as E
 from engine.errors import InputError
 from engine.hardware.gpus import Gpu
+from engine.perf.held import Held
 from engine.perf.physics import measured
 
 
@@ -52,8 +50,7 @@ class Calibration(BaseModel):
 MAX_CALIBRATION_BYTES = 65_536  # a calibration is a few hundred bytes of JSON
 MAX_HELD = 256
 
-_lock = threading.Lock()
-_held: OrderedDict[str, Calibration] = OrderedDict()
+_held: Held[Calibration] = Held(MAX_HELD)
 
 
 def parse_calibration(data: bytes | str) -> Calibration:
@@ -114,18 +111,11 @@ def load_calibration(path: Path) -> Calibration:
 
 def put(cal: Calibration) -> str:
     """Hold ``cal`` and return its digest (a Scenario names a calibration by it)."""
-    digest = hashlib.sha256(cal.model_dump_json().encode()).hexdigest()
-    with _lock:
-        _held[digest] = cal
-        _held.move_to_end(digest)
-        while len(_held) > MAX_HELD:
-            _held.popitem(last=False)
-    return digest
+    return _held.put(cal)
 
 
 def get(digest: str) -> Calibration:
-    with _lock:
-        cal = _held.get(digest)
+    cal = _held.get(digest)
     if cal is None:
         raise InputError("calibration", "a calibration this server still holds: upload it again")
     return cal

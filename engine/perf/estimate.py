@@ -238,13 +238,16 @@ def spread(
     gpus_per_node: int | None = None,
     calibration: Calibration | None = None,
     reuse: PrefixReuse | None = None,
+    factors: Factors | None = None,
+    prompts_per_client: float | None = None,
 ) -> Speed:
     """The speed of ``replicas`` copies serving ``requests`` at once between them, spread as
     requests spread: requests mod replicas copies run ceil(requests / replicas), the others
     floor(requests / replicas), and a copy with none is idle. Tokens/s is every copy's output
     (per GPU: over all the copies' GPUs, idle ones included); TTFT and TPOT are the means over
     the requests, as a benchmark of that load reports them, and tokens/s per user is 1 / TPOT.
-    The phases, bounds and formulas under them are the busier copies'."""
+    The phases, bounds and formulas under them are the busier copies'. ``factors`` and
+    ``prompts_per_client`` go to ``estimate`` as they are."""
     if replicas < 1 or requests < 1:
         bad = replicas if replicas < 1 else requests
         raise InputError(
@@ -254,7 +257,8 @@ def spread(
         )
     q, busier = divmod(requests, replicas)
     kw: dict[str, Any] = {
-        "gpus_per_node": gpus_per_node, "calibration": calibration, "reuse": reuse
+        "gpus_per_node": gpus_per_node, "calibration": calibration, "reuse": reuse,
+        "factors": factors, "prompts_per_client": prompts_per_client,
     }  # fmt: skip
     if not busier:
         return estimate(inp, split, replicas, q, isl, osl, speculative, **kw)

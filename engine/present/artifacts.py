@@ -20,7 +20,9 @@ from engine.study import Study
 from engine.text.safe import json_text
 from engine.text.words import say
 
-Kind = Literal["script", "docker", "kubernetes", "json", "markdown", "command"]
+Kind = Literal[
+    "script", "docker", "kubernetes", "json", "markdown", "command", "bench", "calibration"
+]
 
 
 @dataclass(frozen=True)

@@ -552,6 +552,7 @@ def speed_curves(st: Study, lang: Lang = DEFAULT_LANG) -> list[SpeedCurve]:
                 sp = estimate(
                     inp, lay.split, 1, load, isl, osl, inp.speculative,
                     gpus_per_node=s.gpus_per_node, calibration=inp.calibration,
+                    factors=inp.factors,
                 )  # fmt: skip
                 output += copies * sp.output_tokens_per_s
                 per_user += copies * load * sp.output_tokens_per_s_per_user
@@ -593,6 +594,8 @@ def speed_caption(st: Study, lang: Lang = DEFAULT_LANG) -> str:
         ttft=percent(oos.ttft.median),
         tps=percent(oos.tps_per_gpu.median),
     )
+    if st.search_inputs is not None and st.search_inputs.factors is not None:
+        text += " " + t("bench.calibrated_caption", lang)
     if sp is None:
         return text
     low, high = perf_facts().ranges.quantiles

@@ -169,17 +169,20 @@ def _container(
 ) -> dict[str, Any]:
     split = adapter(plan.engine).command_words  # vllm serve | python3 -m sglang.launch_server
     limits: dict[str, Any] = {_resource(plan): gpus}
-    if opts.rdma_resource is not None and plan.nodes_per_copy > 1:
-        limits[opts.rdma_resource] = 1
+    rdma = _rdma_resource(plan, opts)
+    if rdma is not None:
+        limits[rdma] = 1
     c: dict[str, Any] = {
         "name": "engine",
         "image": plan.image,
         "command": argv[:split],
         "args": argv[split:],
         "env": _env(plan, opts, host),
-        "resources": {"limits": limits, "requests": dict(limits)},
+        "resources": {"limits": limits, "requests": {**limits, **_host_requests(plan, gpus)}},
         "volumeMounts": _mounts(),
     }
+    if plan.multi_node_nvlink:  # the IMEX channel of the copy's ComputeDomain
+        c["resources"]["claims"] = [{"name": launch_facts().kubernetes.compute_domain.claim}]
     if host:
         caps = launch_facts().kubernetes.multi_node_network.capabilities
         c["securityContext"] = {"capabilities": {"add": list(caps)}}
@@ -187,6 +190,43 @@ def _container(
         c["ports"] = [{"name": "http", "containerPort": port, "protocol": "TCP"}]
         c.update(_probes(plan, port))
     return c
+
+
+def _rdma_resource(plan: LaunchPlan, opts: KubeOptions) -> str | None:
+    """The RDMA device-plugin resource a pod requests: the one named, on every pod of a copy
+    over nodes; where DeepEP's kernels cross the network, always (a placeholder name when none
+    is given), since they cannot start without the RDMA devices."""
+    if plan.nodes_per_copy <= 1:
+        return None
+    if opts.rdma_resource is not None:
+        return opts.rdma_resource
+    if plan.deepep_over_network:
+        return launch_facts().kubernetes.multi_node_network.rdma_resource
+    return None
+
+
+def _host_requests(plan: LaunchPlan, gpus: int) -> dict[str, str]:
+    """CPU cores and host memory per GPU, plus the memory-backed /dev/shm and the host memory
+    the engine pins for the KV cache's CPU tier (its GPUs' share of the node's), so the
+    scheduler places the pod where that memory is free."""
+    kube = launch_facts().kubernetes
+    r = kube.pod_requests
+    gib = r.memory_gib_per_gpu * gpus + _gib(kube.shm_size) + _tier_gib(plan, gpus)
+    return {"cpu": str(r.cpu_per_gpu * gpus), "memory": f"{gib}Gi"}
+
+
+def _gib(quantity: str) -> int:
+    """A ``<n>Gi`` / ``<n>Mi`` quantity in whole GiB, rounded up."""
+    n = int(quantity[:-2])
+    return n if quantity.endswith("Gi") else -(-n // 1024)
+
+
+def _tier_gib(plan: LaunchPlan, gpus: int) -> int:
+    """GiB of host memory a pod's engine pins for the KV cache's CPU tier."""
+    if plan.host_cache_bytes_per_node <= 0:
+        return 0
+    share = plan.host_cache_bytes_per_node * min(gpus, plan.gpus_per_node) / plan.gpus_per_node
+    return math.ceil(share / GIB)
 
 
 def _metadata(plan: LaunchPlan, name: str) -> dict[str, Any]:
@@ -295,6 +335,8 @@ def _lws(plan: LaunchPlan, name: str, groups: int, opts: KubeOptions) -> dict[st
         if host:
             spec["hostNetwork"] = True
             spec["dnsPolicy"] = "ClusterFirstWithHostNet"
+        if plan.multi_node_nvlink:
+            spec.update(_nvlink_domain_pod(name))
         return spec
 
     leader_labels = {**_labels(name), "role": "leader"}
@@ -320,6 +362,55 @@ def _lws(plan: LaunchPlan, name: str, groups: int, opts: KubeOptions) -> dict[st
     }
 
 
+# LeaderWorkerSet labels every pod of one group with its group's key
+# (api/leaderworkerset/v1 leaderworkerset_types.go: GroupUniqueHashLabelKey).
+_GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"
+
+
+def _channel_template(name: str) -> str:
+    return f"{name}-imex-channel"
+
+
+def _nvlink_domain_pod(name: str) -> dict[str, Any]:
+    """What a pod of a copy over trays of one NVLink domain adds: the ComputeDomain's IMEX
+    channel as a resource claim, and every pod of its group on one NVLink partition."""
+    cd = launch_facts().kubernetes.compute_domain
+    return {
+        "resourceClaims": [
+            {"name": cd.claim, "resourceClaimTemplateName": _channel_template(name)}
+        ],
+        "affinity": {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": {
+                            "matchExpressions": [{"key": _GROUP_KEY, "operator": "Exists"}],
+                            "matchLabels": _labels(name),
+                        },
+                        "matchLabelKeys": [_GROUP_KEY],
+                        "topologyKey": cd.clique_label,
+                    }
+                ]
+            }
+        },
+    }
+
+
+def _compute_domain(plan: LaunchPlan, name: str) -> dict[str, Any]:
+    """The ComputeDomain (NVIDIA DRA Driver for GPUs) whose IMEX channels let the pods of a copy
+    map each other's GPU memory over the rack's NVLink."""
+    cd = launch_facts().kubernetes.compute_domain
+    return {
+        "apiVersion": cd.api_version,
+        "kind": "ComputeDomain",
+        "metadata": {"name": f"{name}-nvlink", "labels": _labels(name)},
+        "spec": {
+            "numNodes": 0,
+            "channel": {"resourceClaimTemplate": {"name": _channel_template(name)}},
+        },
+    }
+
+
 def router_command(plan: LaunchPlan, name: str, servers: int) -> list[str]:
     """The prefix-aware router for ``servers`` engine servers (``data/launch.yaml`` routers)."""
     urls = [f"http://{name}-{i}.{name}:{plan.port}" for i in range(servers)]
@@ -341,7 +432,8 @@ def _router_configmap(plan: LaunchPlan, name: str, servers: int) -> dict[str, An
         "metadata": {"name": f"{name}-router", "labels": {"app.kubernetes.io/name": name}},
         "data": {
             "README": (
-                f"{servers} servers each keep their own prefix cache: send traffic through this "
+                (say(plan.router.why) + ". " if plan.router is not None else "")
+                + f"{servers} servers each keep their own prefix cache: send traffic through this "
                 "prefix-aware router, not only the round-robin Service. "
                 f"Image: {router.image or plan.image}. Source: {router.source}."
             ),
@@ -400,6 +492,8 @@ def kubernetes_yaml(
             _lws(plan, name, servers, opts),
             _service(plan, name, selector),
         ]
+        if plan.multi_node_nvlink:
+            docs.insert(0, _compute_domain(plan, name))
     else:
         docs = [
             _deployment(plan, name, servers, per_pod, opts),

@@ -53,6 +53,33 @@ def join(argv: tuple[str, ...] | list[str]) -> str:
     return " ".join(word(t) for t in argv)
 
 
+# A router word: a URL list whose hosts may be the node-address variables the script asks for
+_ROUTER_WORD = re.compile(r"^(?:[A-Za-z0-9:/._,@+=-]|\$\{NODE[0-9]{1,3}_ADDR\})+$")
+
+
+def router_word(token: str) -> str:
+    """One word of the router's command: a URL list naming ``${NODEn_ADDR}`` stays expandable
+    (double quotes around nothing but safe characters and those variables); anything else is
+    quoted as ``word`` quotes it."""
+    if "${NODE" in token and _ROUTER_WORD.match(token):
+        return f'"{token}"'
+    return word(token)
+
+
+def router_lines(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> list[str]:
+    """The script's ``router)`` case: the prefix-aware router in front of the servers, with its
+    reason and the node addresses it needs."""
+    r = plan.router
+    if r is None:
+        return []
+    nodes = sorted({int(n) for n in re.findall(r"\$\{NODE([0-9]+)_ADDR\}", " ".join(r.argv))})
+    lines = ["  router)", "    " + comment(t("script.router", lang, why=said(r.why, lang)))]
+    lines += [f'    : "${{NODE{n}_ADDR:?set NODE{n}_ADDR to the address of node {n}}}"'
+              for n in nodes]  # fmt: skip
+    lines += ["    " + " ".join(router_word(tok) for tok in r.argv), "    ;;"]
+    return lines
+
+
 def shell(plan: LaunchPlan, command: NodeCommand | None = None) -> str:
     """One node's command, an option per line with ``\\`` continuations."""
     argv = list((command or plan.commands[0]).argv)
@@ -167,6 +194,7 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
         if background:
             out.append("    wait")
         out.append("    ;;")
+    out += router_lines(plan, lang)
     out += ['  *) echo "unknown node: $NODE" >&2; exit 2 ;;', "esac"]
     return "\n".join(out) + "\n"
 

@@ -11,11 +11,14 @@ import re
 from typing import Any
 
 from engine.alternatives import alternatives, ask
+from engine.capacity import capacity, given, price_for
 from engine.engines import adapter, check_engine
+from engine.errors import InputError
 from engine.gates import Gate
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.candidate import Candidate
 from engine.launch.plan import LaunchPlan
+from engine.present import capacity_words as W
 from engine.present import charts_data as C
 from engine.present import messages as M
 from engine.present.evidence_words import evidence_json, group_json
@@ -86,6 +89,7 @@ def candidate_json(c: Candidate) -> dict[str, Any]:
         "users_fit": c.users_fit,
         "why_not": say_all(c.why),
         "speed": c.speed.to_json() if c.speed is not None else None,
+        "prefix_reuse": c.reuse.to_json() if c.reuse is not None else None,
         "memory_formula": say(c.memory_formula()),
         "users_formula": say(c.users_formula()),
     }
@@ -190,6 +194,17 @@ def plan_json(plan: LaunchPlan) -> dict[str, Any]:
         "warning_codes": [w.to_json() for w in plan.warned],
         "note_codes": [n.to_json() for n in plan.noted],
         "kubernetes_yaml": kubernetes_yaml(plan, manifest_name(plan.model_name)),
+        "router": (
+            {
+                "argv": list(plan.router.argv),
+                "reason": say(plan.router.why),
+                "reason_code": plan.router.why.to_json(),
+                "source": plan.router.source,
+            }
+            if plan.router is not None
+            else None
+        ),
+        "host_cache_bytes_per_node": plan.host_cache_bytes_per_node,
     }
 
 
@@ -239,10 +254,46 @@ def study_json(st: Study) -> dict[str, Any]:
         "plans": {e: plan_json_of(st, e) for e in st.engines},
         "speed": speed_json(st),
         "alternatives": [a.to_json() for a in alternatives(st)],
+        "capacity": _capacity_json(st),
+        "cost": _cost_json(st),
         "engine_problems": {e: say(v.problem) for e, v in st.engines.items() if v.problem},
         "notes": say_all(st.notes),
         "units": UNITS,
     }
+
+
+def _cost_json(st: Study) -> dict[str, Any] | None:
+    """What the scenario's GPUs cost at the asked load: the price and its source, and each
+    candidate layout's $/hour and $/M tokens (None: no price is known for this GPU)."""
+    s = st.scenario
+    price = price_for(s.gpu, s.gpu_price)
+    if price is None:
+        return None
+    return {
+        "gpu_price": price.usd_per_hour,
+        "price_source": price.source or "user",
+        "price_date": price.date,
+        "layouts": [
+            {
+                "layout": c.layout,
+                "pick": c.pick,
+                "gpus": c.gpus,
+                "cost_per_hour": c.cost_per_hour,
+                "cost_per_million_output_tokens": c.per_million_output,
+                "cost_per_million_tokens": c.per_million,
+                "formula": c.formula,
+            }
+            for c in W.layout_costs(st, price)
+        ],
+    }
+
+
+def _capacity_json(st: Study) -> dict[str, Any] | None:
+    found = capacity(st.scenario)
+    if found is None:
+        return None
+    mine = given(st, found.rate)
+    return {**found.to_json(), "given": mine.to_json() if mine is not None else None}
 
 
 # --- the Markdown report ------------------------------------------------------------------------
@@ -264,6 +315,45 @@ def _table(header: tuple[str, ...], rows: list[tuple[object, ...]]) -> list[str]
     out = ["| " + " | ".join(_cell(h) for h in header) + " |"]
     out.append("|" + "---|" * len(header))
     out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _capacity_markdown(st: Study, lang: Lang) -> list[str]:
+    """Capacity and cost: each GPU's answer for the rate (or why none serves it), else the
+    cost of the sidebar's GPUs at the asked load, each with its price's source."""
+    s = st.scenario
+    price = price_for(s.gpu, s.gpu_price)
+    out = ["", "## " + t("report.capacity", lang), ""]
+    if s.request_rate is not None:
+        try:
+            cap = capacity(s)
+        except InputError as err:
+            return [*out, escape_markdown(say(err.decision, lang))]
+        assert cap is not None
+        isl, osl = s.workload(st.context)
+        head, *lines = W.capacity_lines(cap, isl, osl, lang, given(st, cap.rate))
+        out += [escape_markdown(head), ""]
+        out += [f"- {escape_markdown(line.strip())}" for line in lines]
+        pick = cap.primary.pick
+        if pick is not None:
+            out += ["", _fence(pick.formula)]
+    else:
+        costs = [c for c in W.layout_costs(st, price, lang) if c.pick]
+        for c in costs:
+            out += _table(
+                (t("report.quantity", lang), t("report.value", lang), t("report.formula", lang)),
+                [(t("capacity.col.per_million", lang), W.money(c.per_million, 3), c.formula),
+                 (t("capacity.col.cost_per_hour", lang), W.money(c.cost_per_hour), "")],
+            )  # fmt: skip
+    if price is None:
+        out += ["", escape_markdown(t("capacity.page.no_price", lang, gpu=s.gpu))]
+    elif price.own:
+        out += ["", escape_markdown(t("capacity.page.own_price", lang, gpu=s.gpu,
+                                      usd=f"{price.usd_per_hour:g}"))]  # fmt: skip
+    else:
+        out += ["", escape_markdown(t("capacity.page.price", lang, gpu=s.gpu,
+                                      usd=f"{price.usd_per_hour:g}", date=price.date or "",
+                                      source=price.source or ""))]  # fmt: skip
     return out
 
 
@@ -337,6 +427,7 @@ def study_markdown(st: Study, lang: Lang = DEFAULT_LANG, link: str | None = None
             if c.speed is not None
         ]  # fmt: skip
         out += ["", *_table(tuple(t(k, lang) for k in header), rows)]
+    out += _capacity_markdown(st, lang)
     out += ["", "## " + t("report.numbers", lang), ""]
     shown = [
         *C.layout_shown(st, lang),

@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from engine.alternatives import alternatives
+from engine.capacity import capacity, given
 from engine.i18n import Lang, t
+from engine.present.capacity_words import capacity_lines
 from engine.present.render import shell
 from engine.study import Study
 from engine.text.safe import one_line
@@ -79,6 +81,7 @@ def study_text(st: Study) -> str:
         f"{fit.kv_space_per_gpu / GIB:,.1f} GiB for KV; users that fit: {fit.users:,}",
     ]
     sp = fit.speed
+    calibrated = st.search_inputs is not None and st.search_inputs.factors is not None
     if sp is not None:
         isl, osl = s.workload(st.context)
         lines.append(
@@ -92,7 +95,18 @@ def study_text(st: Study) -> str:
             f"{sp.output_tokens_per_s:,.0f} in all "
             f"(decode {sp.decode_bound}-bound, prefill {sp.prefill_bound}-bound)"
             + ("; rates measured on this GPU (the calibration given)" if sp.measured else "")
+            + ("; calibrated on your benchmark" if calibrated else "")
         )
+    r = fit.reuse
+    if r is not None:
+        lines.append(
+            f"prefix cache: {r.hit_rate:.0%} of each prompt found ({r.gpu_tokens:,.0f} tokens on "
+            f"the GPU, {r.host_tokens:,.0f} in the CPU tier; hits land every {r.unit:,} tokens)"
+        )
+    cap = capacity(s)
+    if cap is not None:
+        isl, osl = s.workload(st.context)
+        lines += capacity_lines(cap, isl, osl, mine=given(st, cap.rate))
     if st.plan is not None:
         lines += ["", shell(st.plan)]
     return "\n".join(lines)

@@ -5,9 +5,15 @@ also index (DSA). vLLM 0.33.0 sizes it with ``tokens_per_state = ratio``."""
 from __future__ import annotations
 
 from engine import errors as E
-from engine.decision import Code
+from engine.decision import Code, Decision
 from engine.errors import InputError
-from engine.model.cache_specs import CacheSpec, CompressedSpec, SlidingWindowSpec
+from engine.model.cache_specs import (
+    V4_ROW,
+    CacheSpec,
+    CompressedSpec,
+    IndexerSpec,
+    SlidingWindowSpec,
+)
 from engine.model.config import ModelConfig
 from engine.model.evidence import Evidence, short
 from engine.model.mixers.base import (
@@ -36,6 +42,18 @@ def _ratios(cfg: ModelConfig) -> list[int]:
     if not cfg.sliding_window:
         raise InputError("sliding_window", "a window size for DeepSeek-V4 compressed attention")
     return ratios[:n]
+
+
+def _packed_row(ctx: CacheContext, head_dim: int) -> Decision | None:
+    """The packed fp8 row's formula when the engine stores one (vLLM's DeepSeek-V4 fp8 layout:
+    NoPE fp8 + RoPE bf16 + one scale byte per group + pad), else None."""
+    packed = ctx.mla_packed_bytes
+    if packed is None:
+        return None
+    rope = ctx.cfg.qk_rope_head_dim or 0
+    nope = head_dim - rope
+    scales_and_pad = packed - nope - 2 * rope
+    return V4_ROW(nope=nope, rope=rope, scales=scales_and_pad - 1, pad=1, bytes=packed)
 
 
 class CompressedAttention(MixerFamily):
@@ -77,12 +95,31 @@ class CompressedAttention(MixerFamily):
 
     def cache_specs(self, layer: LayerPlan, ctx: CacheContext) -> tuple[CacheSpec, ...]:
         assert layer.window is not None
-        raw = SlidingWindowSpec(ctx.kv_dtype, 1, layer.head_dim, 0, ctx.kv_bytes, layer.window)
+        row = _packed_row(ctx, layer.head_dim)
+        packed = ctx.mla_packed_bytes
+        raw = SlidingWindowSpec(
+            ctx.kv_dtype, 1, layer.head_dim, 0, ctx.kv_bytes, layer.window, row, packed
+        )
         if layer.compress_ratio <= 0:
             return (raw,)
         idx = (ctx.cfg.index_head_dim or 0) if layer.indexer else 0
+        if row is None or not idx:
+            compressed = CompressedSpec(
+                ctx.kv_dtype, layer.head_dim, layer.compress_ratio, ctx.kv_bytes, idx, row, packed
+            )
+            return (compressed, raw)
+        # the indexer keys keep their fp8 + fp32-scale row beside the packed entry (vLLM)
+        keys = IndexerSpec(ctx.kv_dtype, idx, ctx.indexer_quant_block, ctx.indexer_scale_bytes)
         compressed = CompressedSpec(
-            ctx.kv_dtype, layer.head_dim, layer.compress_ratio, ctx.kv_bytes, idx
+            ctx.kv_dtype,
+            layer.head_dim,
+            layer.compress_ratio,
+            ctx.kv_bytes,
+            idx,
+            row,
+            packed,
+            keys.formula(),
+            int(keys.bytes_per_token),
         )
         return (compressed, raw)
 
