@@ -56,9 +56,9 @@ def test_the_worst_shape_in_bounds_builds_its_layers_once_for_the_study_and_its_
         built.append(cfg.num_hidden_layers)
         return real_build(cfg)
 
-    def size(arch: Any, cfg: Any, kvd: Any, tp: int, engine: str) -> Any:
+    def size(arch: Any, cfg: Any, kvd: Any, tp: int, engine: str, block: Any = None) -> Any:
         sized.append((tp, engine, repr(kvd)))
-        return real_size(arch, cfg, kvd, tp, engine)
+        return real_size(arch, cfg, kvd, tp, engine, block)
 
     monkeypatch.setattr(study_mod, "build_architecture", build)
     monkeypatch.setattr(study_mod, "size_kv", size)
