@@ -312,6 +312,22 @@ def read_ansi_c(text: str, j: int) -> tuple[str, int]:
     raise _balanced_error("$'", text.count("\n", 0, j) + 1)
 
 
+def _read_heredocs(
+    text: str, j: int, tokens: list[Token], pending: list[tuple[int, Word]]
+) -> tuple[int, int]:
+    """Each pending here-document's body, from ``text[j]`` on: its ``<<`` token becomes a
+    Heredoc. (The index after the bodies, the lines they took.)"""
+    used = 0
+    for at, word in pending:
+        op = tokens[at]
+        body, j, lines = heredoc_body(text, j, word.text, op.text == "<<-")
+        quoted = any(isinstance(p, Quoted) for p in word.parts)
+        tokens[at] = Heredoc(op.text, op.line, word.text, quoted, body)
+        used += lines
+    pending.clear()
+    return j, used
+
+
 def tokenize(text: str) -> Tokens:
     """Words and operators of ``text``; ``InputError("command", ...)`` on unclosed quotes.
     Each word keeps its parts apart: bare text (``str``), quoted text (``Quoted``) and
@@ -368,18 +384,6 @@ def tokenize(text: str) -> Tokens:
             in_word = True
             word_line = line
 
-    def read_heredocs(j: int) -> int:
-        """Each pending here-document's body, from ``text[j]`` on: its token becomes a Heredoc."""
-        nonlocal line
-        for at, word in pending:
-            op = tokens[at]
-            body, j, used = heredoc_body(text, j, word.text, op.text == "<<-")
-            quoted = any(isinstance(p, Quoted) for p in word.parts)
-            tokens[at] = Heredoc(op.text, op.line, word.text, quoted, body)
-            line += used
-        pending.clear()
-        return j
-
     def continuation_at(j: int) -> None:
         """``\\`` at j-1 and a newline at j: note a continuation onto a blank line or the end."""
         k = j + 1
@@ -429,7 +433,8 @@ def tokenize(text: str) -> Tokens:
             end_word()
             tokens.append(Op("\n", line))
             line += 1
-            i = read_heredocs(i + 1) if pending else i + 1
+            i, used = _read_heredocs(text, i + 1, tokens, pending)
+            line += used
         elif c == "#" and not in_word:
             end = text.find("\n", i)
             i = n if end < 0 else end
@@ -525,8 +530,7 @@ def tokenize(text: str) -> Tokens:
             add(text[i:end], False)
             i = end
     end_word()
-    if pending:  # the text ends on the line of a here-document's command: an empty body
-        read_heredocs(n)
+    _read_heredocs(text, n, tokens, pending)  # a here-document on the last line: no body
     return Tokens(tuple(tokens), tuple(dangling))
 
 
