@@ -832,6 +832,7 @@ AUTO = "auto"
 # fields whose empty query value means "not set" (the engine's or the search's choice)
 _OPTIONAL_FIELDS = frozenset(r.name for r in fields() if r.optional and r.default is None)
 _DIGITS = re.compile(r"[0-9]{1,12}")
+_CLI_INT = re.compile(r"-?[0-9]+")  # a flag's bound says "at most" past 12 digits
 _DECIMAL = re.compile(r"[0-9]{1,7}(\.[0-9]{1,6})?|\.[0-9]{1,6}")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -845,12 +846,19 @@ def _single(value: str | list[str]) -> str:
 
 
 def from_text(field: str, text: str) -> Any:
-    """A CLI flag's text as the value of ``field``, read as a link reads it, so a flag accepts
-    what a link does (ASCII digits: no '١٢', no '1_024'); a minus sign is read, so that the
-    field's bounds say what they expect (``--context -5``: at least 1)."""
+    """A CLI flag's text as the value of ``field``: ASCII only and no ``_`` (``int`` and
+    ``float`` read '١٢' and '1_024'; a link does not), then the field's own bounds say what they
+    expect (``--tp`` of 60 digits: at most …; ``--memory-fraction nan``: a finite number)."""
     text = text.strip()
-    if text.startswith("-") and field_row(field).kind in (int, float):
-        return -_from_text(field, text[1:])
+    kind = field_row(field).kind
+    if kind is int:
+        if not _CLI_INT.fullmatch(text):
+            raise InputError(field, "a whole number", expects=E.WHOLE_NUMBER())
+        return int(text)
+    if kind is float:
+        if not text.isascii() or "_" in text:
+            raise InputError(field, "a decimal number", expects=E.DECIMAL())
+        return float(text)
     return _from_text(field, text)
 
 

@@ -225,8 +225,10 @@ def test_every_page_renders_its_content_in_the_readers_language(
     try:
         lines = _read(page, "default", name, lang)
         seen = "\n".join(line for area in lines.values() for _, line in area)
-        must_see, charts = PAGES_EN[name]
-        for text in must_see if lang == "en" else PAGES_KO[name]:
+        # a page with no key texts listed yet (test_browser.py) shows at least its own title
+        title = t(f"nav.{name}", lang)  # type: ignore[arg-type]
+        must_see, charts = PAGES_EN.get(name, ([title], 0))
+        for text in must_see if lang == "en" else PAGES_KO.get(name, [title]):
             assert text in seen, (name, lang, text)
         page.wait_for_function(ALL_DRAWN, arg=charts)  # type: ignore[attr-defined]
         _no_metric_cut(page)

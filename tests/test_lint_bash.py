@@ -30,6 +30,7 @@ NEVER_RUN = [
     ("uncalled function", "serve() {{\n  {cmd}\n}}\necho ready\n"),
     ("uncalled function keyword", "function serve {{\n  {cmd}\n}}\n"),
     ("function called before it is defined", "serve 2>/dev/null\nserve() {{ {cmd}; }}\n"),
+    ("function called only in a dead branch", "serve() {{ {cmd}; }}\nif false; then serve; fi\n"),
     ("if false", "if false; then\n  {cmd}\nfi\n"),
     ("else of if true", "if true; then\n  echo hi\nelse\n  {cmd}\nfi\n"),
     ("while false", "while false; do\n  {cmd}\ndone\n"),
@@ -82,6 +83,7 @@ LIVE = [
     ),
     ("a quoted heredoc into bash", "bash <<'EOF'\n{cmd}\nEOF\n"),
     ("a called function", "serve() {{\n  {cmd}\n}}\nserve\n"),
+    ("a function called in a branch", "serve() {{\n  {cmd}\n}}\nif true; then serve; fi\n"),
     ("a branch bash cannot decide", 'if [ -n "$X" ]; then\n  {cmd}\nfi\n'),
     ("an exit in a subshell", "( exit 0 )\n{cmd}\n"),
 ]

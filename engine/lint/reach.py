@@ -54,6 +54,7 @@ class _Walk:
     chain: Decision | None = None  # why the command after && / || cannot run
     functions: dict[str, int] = field(default_factory=dict)  # name -> index of its definition
     member: dict[int, str] = field(default_factory=dict)  # command index -> enclosing function
+    called: dict[int, str] = field(default_factory=dict)  # command index -> the name it runs
 
     def dead(self) -> Decision | None:
         for f in self.frames:
@@ -176,6 +177,8 @@ def reach(cmds: Sequence[Command]) -> list[Decision | None]:
             walk.functions.setdefault(walk.pending_function, k)
         if why is None and not walk.conditional() and _ends_shell(words, cmd, before):
             walk.exited = (cmd.line, cmd.subshell)
+        if words:
+            walk.called[k] = words[0]  # after then / do / { …: the command's own first word
         out.append(why)
         before, before_words = cmd, words
     return _functions(cmds, walk, out)
@@ -190,8 +193,8 @@ def _functions(
     changed = True
     while changed:
         changed = False
-        for k, cmd in enumerate(cmds):
-            first = cmd.words[0].text if cmd.words else ""
+        for k in range(len(cmds)):
+            first = walk.called.get(k, "")
             if first not in walk.functions or first in called or out[k] is not None:
                 continue
             caller = walk.member.get(k)

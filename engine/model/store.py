@@ -19,7 +19,15 @@ from engine import errors as E
 from engine.budget import MIB, Cache, size_once
 from engine.decision import Decision
 from engine.errors import InputError
-from engine.model.loader import LoadedModel, load_model, load_pasted
+from engine.model.config import prune
+from engine.model.loader import (
+    BOM,
+    LoadedModel,
+    load_model,
+    load_pasted,
+    parse_json_bytes,
+    parse_json_text,
+)
 
 # The largest real config once read is 24 KB of JSON (Nemotron-Super's block_configs, 80
 # layers; the 3.6 MB ModelOpt NVFP4 config keeps 1 KB: its per-module listing is summarised);
@@ -87,11 +95,49 @@ class Refused:
         return InputError(self.field, self.expected, self.why, expects=self.expects)
 
 
+# a text whose summarised JSON is this many times the bound is refused before the per-node
+# checks of the full read (most of its time on 8 MiB of bulk); nearer the bound, the full read
+# measures exactly what it would hold
+_PLAINLY = 1.25
+
+
+def _plainly_too_large(data: str | bytes) -> Refused | None:
+    """The refusal of a text whose JSON, once its module listings are summarised, is plainly too
+    large to hold: read after the parse and the summary alone. None: the full read decides."""
+    if len(data) <= MAX_HELD_BYTES * _PLAINLY:
+        return None
+    text = data.strip().removeprefix(BOM).strip() if isinstance(data, str) else None
+    if text is not None and not text.startswith("{"):
+        return None  # the full read says what it expects
+    try:
+        raw = parse_json_bytes(data) if isinstance(data, bytes) else parse_json_text(text or "")
+    except InputError as err:  # what the full read's parse would say first, said once
+        return Refused(err.field, err.expected, err.why, err.expects)
+    try:
+        if not isinstance(raw, dict):
+            return None
+        size = len(json.dumps(prune(dict(raw)), separators=(",", ":"), default=str))
+    except (InputError, RecursionError, ValueError, TypeError):
+        return None  # the full read says what is wrong, and where
+    if size <= MAX_HELD_BYTES * _PLAINLY:
+        return None
+    return Refused(
+        "config.json",
+        f"a config of at most {MAX_HELD_BYTES:,} bytes of JSON once its module listings are "
+        f"summarised, got {size:,}",
+        None,
+        E.HELD_SIZE(most=MAX_HELD_BYTES, got=size),
+    )
+
+
 def read(data: str | bytes, name: str) -> Held | Refused:
     """A pasted text (``str``) or an uploaded file (``bytes``) read and checked as the store
     would hold it, or why it is refused. A worker process's entry (ui/worker.py): what it
     returns pickles, and the parse of up to 8 MiB, which holds Python's interpreter lock for a
     quarter of a second and more, happens outside the server's process."""
+    plainly = _plainly_too_large(data)
+    if plainly is not None:
+        return plainly
     try:
         if isinstance(data, str):
             return check(load_pasted(data, name))
