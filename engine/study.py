@@ -392,6 +392,7 @@ def _compute(s: Scenario) -> Study:
             chunk_tokens=chunk_tokens(s.latency, s.images),
             speculative=spec,
             calibration=cal,
+            engine_version=adapter(engine).version,  # the plan's release: how it runs a step
             factors=stack_factors if stack is not None and stack.engine == engine else None,
         )
 

@@ -13,7 +13,7 @@ from engine.i18n import t
 from engine.measure.bench_command import bench_plan
 from engine.measure.bench_compare import target_of
 from engine.perf.factors import perf_facts
-from engine.perf.refit import with_values
+from engine.perf.refit import value_of, with_values
 from engine.perf.user_fit import BenchPoint, figures, predict
 from engine.scenario import make_scenario
 from engine.study import study
@@ -29,7 +29,8 @@ def _results() -> list[tuple[str, bytes]]:
     bp = bench_plan(st)
     assert bp is not None
     base = perf_facts().factors
-    true = with_values(base, {"step_seconds": base.step_seconds.value * 3})
+    step = "vllm/nvidia.step_seconds"  # the stack the plan runs on (engine.perf.stack)
+    true = with_values(base, {step: value_of(base, step) * 3})
     out = []
     for run in bp.runs[:4]:
         point = BenchPoint(run.concurrency, bp.isl, bp.osl, 10, 1, 1, 1)

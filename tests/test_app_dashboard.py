@@ -18,7 +18,7 @@ from engine.model.loader import HUB_BUNDLED, HUB_UNREACHABLE, load_catalog
 
 def test_overview_opens_with_the_verdict_then_the_command_and_its_downloads() -> None:
     at = open_app("overview")
-    assert at.success[0].value.startswith("**Runs** — TP 8 + EP: 19 users fit")
+    assert at.success[0].value.startswith("**Runs** — TP 8: 19 users fit")
     assert "One copy of the model on 8 × H200" in texts(at)
     assert at.code[0].value.startswith("vllm serve deepseek-ai/DeepSeek-V3 \\\n")
     labels = [b.label for b in at.get("download_button")]

@@ -59,7 +59,7 @@ def test_flags_gives_a_command_with_reasons() -> None:
     flags = next(t.value for t in at.dataframe if list(t.value.columns) == columns)
     row = flags[flags["flag"] == "--tensor-parallel-size"].iloc[0]
     assert row["value"] == "8"
-    assert row["reason"].startswith("TP 8 + EP: chosen by the layout search")
+    assert row["reason"].startswith("TP 8: chosen by the layout search")
 
 
 def test_measure_back_calculates_the_pool_against_step_2() -> None:

@@ -21,7 +21,7 @@ from engine.measure.bench_compare import compare, target_of
 from engine.measure.bench_result import read_result
 from engine.perf import stack_calibration
 from engine.perf.factors import Factors, perf_facts
-from engine.perf.refit import with_values
+from engine.perf.refit import value_of, with_values
 from engine.perf.stack_calibration import StackCalibration, parse_stack_calibration
 from engine.perf.user_fit import BenchPoint, Target, bounds, figures, predict
 from engine.scenario import make_scenario
@@ -32,10 +32,17 @@ from tests.bench_files import sglang_file, sglang_line, vllm_file, vllm_result
 LLAMA = ["meta-llama/Meta-Llama-3.1-8B", "--gpu", "H100", "--gpus", "1", "--users", "64"]
 
 
-def slower(**times: float) -> Factors:
-    """data/perf.yaml's factors with some multiplied: a known stack change."""
+def slower(times: dict[str, float]) -> Factors:
+    """data/perf.yaml's factors with some multiplied (a global factor, or a software stack's
+    cost: ``engine/vendor.cost``): a known stack change."""
     base = perf_facts().factors
-    return with_values(base, {n: getattr(base, n).value * k for n, k in times.items()})
+    return with_values(base, {n: value_of(base, n) * k for n, k in times.items()})
+
+
+VLLM = "vllm/nvidia"  # the software stack the plans below run on (engine.perf.stack)
+SGLANG = "sglang/nvidia"
+STEP = f"{VLLM}.step_seconds"
+KERNEL = f"{VLLM}.kernel_seconds"
 
 
 def measured_runs(bp: BenchPlan, target: Target, true: Factors) -> list[tuple[int, Any]]:
@@ -75,7 +82,10 @@ def test_vllm_results_of_a_slower_stack_calibrate_the_model_to_within_10_percent
                              users=64))  # fmt: skip
     bp = bench_plan(st)
     assert bp is not None
-    true = slower(step_seconds=4, request_seconds=3, layer_seconds=2, hbm_fraction=0.8)
+    true = slower(
+        {f"{VLLM}.step_seconds": 4, f"{VLLM}.request_seconds": 3, f"{VLLM}.kernel_seconds": 2,
+         "hbm_fraction": 0.8}
+    )  # fmt: skip
     given = measured_runs(bp, target_of(st), true)
     files = []
     for run, (c, (ttft, tpot, tps)) in zip(bp.runs, given, strict=True):
@@ -107,7 +117,10 @@ def test_sglang_results_of_a_slower_moe_stack_calibrate_the_model_to_within_10_p
                              engine="sglang", users=32))  # fmt: skip
     bp = bench_plan(st)
     assert bp is not None and bp.tool.result == "sglang_jsonl"
-    true = slower(moe_layer_seconds=4, prefill_layer_seconds=2, tensor_fraction=0.6)
+    true = slower(
+        {f"{SGLANG}.kernel_seconds": 4, f"{SGLANG}.prefill_kernel_seconds": 2,
+         "tensor_fraction": 0.6}
+    )  # fmt: skip
     given = measured_runs(bp, target_of(st), true)
     lines = [
         sglang_line(c, run.num_prompts, bp.isl, bp.osl, ttft, tpot, tps * bp.gpus)
@@ -116,12 +129,12 @@ def test_sglang_results_of_a_slower_moe_stack_calibrate_the_model_to_within_10_p
     runs = read_result(sglang_file(lines), "sglang.jsonl")
     cmp = compare(st, runs)
     assert cmp.fit.error_before > 0.10 >= cmp.fit.error_after
-    assert "moe_layer_seconds" in cmp.fit.values
+    assert f"{SGLANG}.kernel_seconds" in cmp.fit.values
     assert median_error(cmp.calibrated, given, bp) <= 0.10
     assert cmp.calibration.engine == "sglang" and cmp.calibration.runs == len(bp.runs)
 
 
-def _calibration(**factors: float) -> StackCalibration:
+def _calibration(factors: dict[str, float]) -> StackCalibration:
     return StackCalibration(
         engine="vllm", engine_version="0.33.0", gpu="H100 SXM", model="Qwen/Qwen3-8B",
         layout="2 replicas of TP 4", runs=10, factors=factors, error_before=0.4,
@@ -131,8 +144,8 @@ def _calibration(**factors: float) -> StackCalibration:
 
 def test_a_stack_with_slow_collectives_ranks_replicas_above_tensor_parallelism() -> None:
     s = make_scenario(model="Qwen/Qwen3-8B", gpu="H100", gpus_per_node=8, users=64)
-    _, high = bounds(perf_facts().factors, "collective_latency_seconds")
-    digest = stack_calibration.put(_calibration(collective_latency_seconds=high))
+    _, high = bounds(perf_facts().factors, f"{VLLM}.collective_latency_seconds")
+    digest = stack_calibration.put(_calibration({f"{VLLM}.collective_latency_seconds": high}))
     before, after = study(s), study(s.replace(bench_calibration=digest))
     assert before.layout.split.tp > 1
     assert after.layout.split.tp < before.layout.split.tp  # fewer all-reduces win now
@@ -141,7 +154,7 @@ def test_a_stack_with_slow_collectives_ranks_replicas_above_tensor_parallelism()
 
 
 def _file(**changes: Any) -> bytes:
-    doc = json.loads(_calibration(step_seconds=0.002).model_dump_json())
+    doc = json.loads(_calibration({STEP: 0.002}).model_dump_json())
     doc.update(changes)
     return json.dumps(doc).encode()
 
@@ -149,13 +162,13 @@ def _file(**changes: Any) -> bytes:
 @pytest.mark.parametrize(
     ("data", "named"),
     [
-        (_file(factors={"step_seconds": 1e-300}), "step_seconds"),
-        (_file(factors={"step_seconds": 1e300}), "step_seconds"),
+        (_file(factors={STEP: 1e-300}), STEP),
+        (_file(factors={STEP: 1e300}), STEP),
         (_file(factors={"tensor_fraction": 1.5}), "tensor_fraction"),
         (_file(factors={"bus_efficiency": 0.9}), "bus_efficiency"),  # not a fitted factor
         (_file(factors={"made_up": 1.0}), "made_up"),
         (_file(error_after=math.inf), "error_after"),
-        (_file().replace(b'"step_seconds": 0.002', b'"step_seconds": NaN'), "step_seconds"),
+        (_file().replace(f'"{STEP}": 0.002'.encode(), f'"{STEP}": NaN'.encode()), STEP),
         (_file(engine="trtllm"), "engine"),
         (_file(extra=1), "extra"),
         (b"{", "bench_calibration"),
@@ -175,12 +188,12 @@ def test_a_bad_calibration_on_the_cli_is_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tmp_path / "cal.json"
-    bad.write_bytes(_file(factors={"layer_seconds": 1e-300}))
+    bad.write_bytes(_file(factors={KERNEL: 1e-300}))
     assert main(["study", *LLAMA, "--bench-calibration", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "layer_seconds" in err
+    assert err.count("\n") == 1 and KERNEL in err
     good = tmp_path / "good.json"
-    hostile = _calibration(layer_seconds=5e-5).model_copy(update={"layout": "\x1b[2J$(touch X)"})
+    hostile = _calibration({KERNEL: 5e-6}).model_copy(update={"layout": "\x1b[2J$(touch X)"})
     good.write_text(stack_calibration.to_json(hostile))
     assert main(["study", *LLAMA, "--bench-calibration", str(good), "--json"]) == 0
     notes = _strict(capsys.readouterr().out)["notes"]

@@ -47,8 +47,9 @@ def test_every_tp_the_search_offers_divides_the_heads() -> None:
 
 def test_mla_moe_at_low_concurrency_is_tp_plus_ep() -> None:
     st = run("deepseek-ai/DeepSeek-V3", gpus_per_node=8, users=16, context=8192)
-    assert (st.layout.tp, st.layout.dp, st.layout.ep) == (8, 1, True)
+    assert (st.layout.tp, st.layout.dp) == (8, 1)
     # both shapes fit every user: the speed, or the playbook's TP + EP below 128 users, decides
+    # (EP's busiest rank at 16 users reads more experts than a slice of each: engine.perf.balance)
     codes = [r.code for r in st.search.reasons]
     assert {"layout.vs.speed.throughput", "layout.vs.style.tp_ep"} & set(codes)
 
@@ -63,7 +64,7 @@ def test_mla_moe_whose_users_do_not_fit_at_tp_takes_dp_attention_for_the_memory(
 
 def test_mla_moe_at_high_concurrency_uses_dp_attention_to_stop_latent_replication() -> None:
     st = run("deepseek-ai/DeepSeek-V3", gpus_per_node=8, users=512)
-    assert (st.layout.tp, st.layout.dp, st.layout.ep) == (1, 8, True)
+    assert (st.layout.tp, st.layout.dp) == (1, 8)  # EP or the experts sliced: the speed decides
     # the latent is stored once per request, not on every rank: more users fit than at TP 8
     tp8 = run("deepseek-ai/DeepSeek-V3", gpus_per_node=8, users=512, tp=8, dp=1)
     assert st.fit.users > tp8.fit.users

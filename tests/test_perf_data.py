@@ -8,6 +8,7 @@ import pytest
 
 from engine.hardware.gpus import all_gpus, lookup_gpu
 from engine.perf.factors import acceptance, perf_facts
+from engine.perf.stack import STACK_COSTS
 from engine.rules import DATA_DIR
 from tools.perf_rows import MEASURED, MODELS, case_of, cases, config_for, load_rows, row_files
 
@@ -72,9 +73,15 @@ def test_an_unmeasured_gpu_takes_the_median_share_of_its_vendors_measured_gpus()
 def test_every_factor_and_acceptance_length_names_its_source() -> None:
     facts = perf_facts()
     for name, factor in facts.factors:
+        if name == "stacks":
+            continue
         assert factor.source, name
         if factor.fitted:
             assert "fit_perf" in factor.source or "initial" in factor.source, name
+    for stack in facts.factors.stacks:  # every software stack's cost, fitted or derived
+        for cost in STACK_COSTS:
+            factor = getattr(stack, cost)
+            assert factor.source and ("prior" in factor.source or stack.like), (stack.key, cost)
     assert not facts.factors.bus_efficiency.fitted  # NCCL's own figure, not fitted
     for row in facts.speculative:
         assert row.source and row.accepted_tokens_per_step <= row.draft_tokens + 1

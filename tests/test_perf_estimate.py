@@ -19,7 +19,9 @@ from engine.hardware.gpus import lookup_gpu
 from engine.model.loader import load_catalog
 from engine.perf import Calibration, ModelInputs, Speculative, Speed, estimate, model_inputs
 from engine.perf.attention import mean_attended
-from engine.perf.factors import Factor, Factors, perf_facts
+from engine.perf.balance import poisson_max
+from engine.perf.factors import Factors, perf_facts
+from engine.perf.stack import STACK_COSTS, Factor
 from engine.perf.terms import Term
 
 H100_BW = 3.35e12
@@ -29,28 +31,28 @@ NVLINK = 450e9
 
 
 def round_factors(**values: float) -> Factors:
-    base = {
+    """Round physics, every software stack's fixed costs zero but a 10 us collective latency;
+    ``values`` override a global factor or a stack cost (on every stack)."""
+    glob = {
         "hbm_fraction": 0.8,
         "tensor_fraction": 0.5,
-        "layer_seconds": 0.0,
-        "moe_layer_seconds": 0.0,
-        "prefill_layer_seconds": 0.0,
-        "eager_prefill_layer_seconds": 0.0,
-        "step_seconds": 0.0,
-        "request_step_seconds": 0.0,
-        "request_seconds": 0.0,
-        "collective_latency_seconds": 10e-6,
         "network_latency_seconds": 30e-6,
         "bus_efficiency": 0.82,
     }
-    base.update(values)
+    costs = dict.fromkeys(STACK_COSTS, 0.0)
+    costs["collective_latency_seconds"] = 10e-6
+    for k, v in values.items():
+        (glob if k in glob else costs)[k] = v
     f = perf_facts().factors
-    return f.model_copy(
-        update={
-            k: Factor(value=v, unit=getattr(f, k).unit, fitted=False, source="test")
-            for k, v in base.items()
-        }
+
+    def factor(v: float, unit: str) -> Factor:
+        return Factor(value=v, unit=unit, fitted=False, source="test")
+
+    stacks = tuple(
+        s.model_copy(update={c: factor(v, "s") for c, v in costs.items()}) for s in f.stacks
     )
+    update = {k: factor(v, getattr(f, k).unit) for k, v in glob.items()}
+    return f.model_copy(update={**update, "stacks": stacks})
 
 
 def inputs(model: str, gpu: str, engine: str = "vllm") -> ModelInputs:
@@ -99,10 +101,18 @@ def test_moe_step_reads_the_expected_distinct_experts() -> None:
     assert moe.bytes == pytest.approx(48 * touched * 9_437_184)
     assert moe.flops == pytest.approx(2 * 48 * 16 * 8 * 4_718_592)
     assert moe.seconds == pytest.approx(moe.bytes / (H100_BW * 0.8))
-    # over 2 GPUs the expected bytes per GPU halve, expert-parallel or sliced alike
-    for ep in (False, True):
-        s2 = estimate(inp, Split(2, ep=ep), 1, 16, 1024, 1024, factors=round_factors())
-        assert term(s2.decode.terms, "decode.moe.experts").bytes == pytest.approx(moe.bytes / 2)
+    # sliced over 2 GPUs (TP-MoE) the bytes per GPU halve; placed whole (EP), the layer waits
+    # for the rank the 128 picks crowd most: E[max] of 2 Poisson(64) = 68.5 picks, touching
+    # 64 (1 - (1 - 1/64)^68.5) = 42.92 of its 64 experts, not 82.42 / 2 = 41.21
+    sliced = estimate(inp, Split(2), 1, 16, 1024, 1024, factors=round_factors())
+    assert term(sliced.decode.terms, "decode.moe.experts").bytes == pytest.approx(moe.bytes / 2)
+    ep = estimate(inp, Split(2, ep=True), 1, 16, 1024, 1024, factors=round_factors())
+    picks = poisson_max(64.0, 2)
+    assert 68 < picks < 69
+    on_rank = 64 * (1 - (1 - 1 / 64) ** picks)
+    assert term(ep.decode.terms, "decode.moe.experts").bytes == pytest.approx(
+        48 * on_rank * 9_437_184
+    )
 
 
 def test_mla_decode_reads_one_latent_per_token_on_every_tp_rank_and_runs_absorbed() -> None:
@@ -287,8 +297,8 @@ def test_formula_is_numbers_units_and_operators_only() -> None:
         "output_tokens_per_s_per_gpu_range",
     }  # fmt: skip
     for figure in ("ttft_ms", "tpot_ms", "output_tokens_per_s_per_gpu"):
-        low, high = js[f"{figure}_range"]
-        assert low < js[figure] < high
+        low, high = js[f"{figure}_range"]  # not always around the figure: a model off one way
+        assert 0 < low < high  # on held-out runs puts it to one side
     codes = {t["op"] for t in js["formula"]["terms"]}
     assert {"decode.moe.experts", "decode.attention.mla", "prefill.moe.experts"} <= codes
     assert all(re.fullmatch(r"[a-z0-9_.]+", c) for c in codes)
@@ -365,10 +375,10 @@ def test_an_infinity_fabric_mesh_gives_a_tp_group_its_links_not_the_aggregate() 
     from engine.perf.rates import achieved_rates
 
     f = round_factors()
-    mi300x = achieved_rates(lookup_gpu("MI300X"), f)
+    mi300x = achieved_rates(lookup_gpu("MI300X"), f, 10e-6)
     for tp, links in ((2, 1), (4, 3), (8, 7)):
         assert mi300x.link(tp, 8).bytes_per_s == pytest.approx(links * 64e9 * 0.82)
-    h200 = achieved_rates(lookup_gpu("H200"), f)
+    h200 = achieved_rates(lookup_gpu("H200"), f, 10e-6)
     assert h200.link(2, 8).bytes_per_s == h200.link(8, 8).bytes_per_s == NVLINK * 0.82
     # Llama-3.1-70B, TP 2 at 16 users: 160 all-reduces of 16 × 8,192 × 2 B, half sent per GPU
     inp = inputs("meta-llama/Meta-Llama-3.1-70B", "MI300X")
@@ -408,15 +418,16 @@ def test_prefill_dispatch_is_first_token_latency_set_by_how_the_engine_runs_pref
     assert prefill_mode("sglang", None, **{**plain, "amd": True}) == "eager"
     assert prefill_mode("sglang", None, **{**plain, "dp_attention": True}) == "eager"
     assert prefill_mode("vllm", "0.10.2", **{**plain, "amd": True}) == "compiled"
-    # Llama-3.1-8B, 32 layers, one user of 1,024 tokens: the eager engine's first token comes
-    # 32 × (4 − 1) ms later; its prefill is the same GPU work, so TPOT barely moves (only the
-    # longer cycle thins the queue for the prefill slot)
-    f = round_factors(prefill_layer_seconds=1e-3, eager_prefill_layer_seconds=4e-3)
+    # Llama-3.1-8B, 32 layers of 10 kernels (2 norms, 5 attention, 3 FFN: data/perf.yaml kernels),
+    # one user of 1,024 tokens: the eager engine's first token comes 320 × (0.4 − 0.1) ms later;
+    # its prefill is the same GPU work, so TPOT barely moves (only the longer cycle thins the
+    # queue for the prefill slot)
+    f = round_factors(prefill_kernel_seconds=1e-4, eager_kernel_seconds=4e-4)
     old = estimate(inputs("meta-llama/Meta-Llama-3.1-8B", "H100 SXM", "sglang"), Split(1), 1,
                    1, 1024, 256, factors=f, engine_version="0.5.9")  # fmt: skip
     new = estimate(inputs("meta-llama/Meta-Llama-3.1-8B", "H100 SXM", "sglang"), Split(1), 1,
                    1, 1024, 256, factors=f)  # fmt: skip
-    assert old.ttft_ms - new.ttft_ms == pytest.approx(32 * 3e-3 * 1e3)
+    assert old.ttft_ms - new.ttft_ms == pytest.approx(320 * 3e-4 * 1e3)
     assert old.prefill.seconds == new.prefill.seconds
     many = [
         estimate(inputs("meta-llama/Meta-Llama-3.1-8B", "H100 SXM", "sglang"), Split(1), 1, 64,
@@ -426,9 +437,9 @@ def test_prefill_dispatch_is_first_token_latency_set_by_how_the_engine_runs_pref
     assert many[0].tpot_ms == pytest.approx(many[1].tpot_ms, rel=1e-3)
     assert many[0].ttft_ms > many[1].ttft_ms
     # a TensorRT-LLM run through the vLLM adapter prefills as TensorRT-LLM does (eagerly):
-    # the same GPU work, its first token 32 × (4 − 1) ms later than vLLM's
+    # the same GPU work, its first token 320 × (0.4 − 0.1) ms later than vLLM's
     vllm = inputs("meta-llama/Meta-Llama-3.1-8B", "H100 SXM")
     as_vllm = estimate(vllm, Split(1), 1, 1, 1024, 256, factors=f)
     as_trt = estimate(vllm, Split(1), 1, 1, 1024, 256, factors=f, runs_as="trtllm")
-    assert as_trt.ttft_ms - as_vllm.ttft_ms == pytest.approx(32 * 3e-3 * 1e3)
+    assert as_trt.ttft_ms - as_vllm.ttft_ms == pytest.approx(320 * 3e-4 * 1e3)
     assert as_trt.prefill.seconds == as_vllm.prefill.seconds

@@ -61,7 +61,7 @@ def test_a_prefill_pool_waits_longer_as_its_rate_nears_what_it_drains() -> None:
     inp = inputs("meta-llama/Meta-Llama-3.1-8B", "H100")
     costs = copy_model(inp, Split(1), 8192, 256, factors=F).costs()
     pool = Scheduler()
-    service = costs.prompt_seconds
+    service = costs.prompt(1.0)
     assert pool.prefill_pool(costs, 0.5 / service) == pytest.approx(service * (1 + 0.5))
     assert pool.prefill_pool(costs, 0.9 / service) == pytest.approx(service * (1 + 4.5))
     assert pool.prefill_pool(costs, 1.0 / service) == math.inf

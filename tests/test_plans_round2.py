@@ -80,7 +80,7 @@ def test_the_default_decode_batch_would_shrink_a_dp_16_pool_to_a_third() -> None
 def test_deepseek_r1_on_8_h200_at_512_users_with_sglang_runs_dp_attention_8() -> None:
     st = run("deepseek-ai/DeepSeek-R1", engine="sglang", gpu="H200", gpus_per_node=8, users=512)
     s = st.layout.split
-    assert (st.layout.replicas, s.tp, s.dp, s.ep) == (1, 1, 8, True)
+    assert (st.layout.replicas, s.tp, s.dp) == (1, 1, 8)  # EP or sliced: the speed decides
     assert st.plan is not None and flags(st.plan)["--cuda-graph-max-bs-decode"] == "64"
 
 

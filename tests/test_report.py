@@ -151,7 +151,7 @@ def test_the_markdown_report_holds_scenario_verdict_numbers_commands_and_link() 
     st = run("deepseek-ai/DeepSeek-V3")
     md = study_markdown(st, "en", LINK)
     assert md.startswith("# Serving Playbook report: deepseek-ai/DeepSeek-V3 on 1 × 8 H200\n")
-    assert "**Runs** — TP 8 + EP: 19 users fit at 32,768 tokens" in md
+    assert "**Runs** — TP 8: 19 users fit at 32,768 tokens" in md
     assert "| KV per token (one GPU at TP 8) | 70,272 B |" in md
     assert "= 70,272 B/token" in md  # the formula beside the number
     assert "```bash\nvllm serve deepseek-ai/DeepSeek-V3 \\\n" in md

@@ -19,29 +19,39 @@ the same shape (other measured runs).
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import yaml
 
+from engine.perf.refit import with_values
 from engine.rules import DATA_DIR
+from tools import fit_perf
 from tools.fit_perf import FITTED_ENGINES
+from tools.perf_pairs import TIE, agreement, pairs
 from tools.perf_rows import (
     Burst,
     Case,
     bursts,
     cases,
     errors,
+    family_of,
     load_rows,
     median_p90,
     predict,
     predict_burst,
     row_files,
+    vendor_of,
 )
 
-TARGETS = {"tpot": 0.15, "ttft": 0.35, "tps_per_gpu": 0.15}
+# issue 27's targets, leave-one-source-out: every row, and the AMD rows alone
+TARGETS = {"tpot": 0.12, "ttft": 0.30, "tps_per_gpu": 0.12}
+AMD_TARGETS = {"tpot": 0.20, "ttft": 0.40, "tps_per_gpu": 0.20}
 METRICS = ("tpot", "ttft", "tps_per_gpu")
 
 
@@ -62,16 +72,35 @@ def _errors(rows: list[Case]) -> dict[str, list[float]]:
     return out
 
 
-def table(used: list[Case]) -> list[tuple[str, dict[str, list[float]]]]:
-    groups: list[tuple[str, list[Case]]] = [("all rows", used)]
-    for source in sorted({c.source for c in used}):
-        groups.append((source, [c for c in used if c.source == source]))
-    for engine in sorted({c.engine for c in used}):
-        groups.append((f"engine: {engine}", [c for c in used if c.engine == engine]))
-    return [(name, _errors(rows)) for name, rows in groups]
-
-
 LOADS = ((1, 8, "1-8"), (9, 64, "9-64"), (65, 10**9, ">64"))
+
+
+def load_band(c: Case) -> str:
+    return next(label for lo, hi, label in LOADS if lo <= c.concurrency <= hi)
+
+
+def vendor_stack(c: Case) -> str:
+    """The engine on its vendor's stack (CUDA on NVIDIA, ROCm on AMD)."""
+    stack = "ROCm" if vendor_of(c) == "amd" else "CUDA"
+    return f"{c.engine} on {stack}"
+
+
+BREAKDOWNS: tuple[tuple[str, Callable[[Case], str]], ...] = (
+    ("source", lambda c: c.source),
+    ("engine", lambda c: c.engine),
+    ("vendor stack", vendor_stack),
+    ("family", family_of),
+    ("concurrency", load_band),
+)
+
+
+def table(used: list[Case]) -> list[tuple[str, dict[str, list[float]]]]:
+    """Median and p90 |error| over every row, then by each breakdown."""
+    groups: list[tuple[str, list[Case]]] = [("all rows", used)]
+    for label, key in BREAKDOWNS:
+        for value in sorted({key(c) for c in used}):
+            groups.append((f"{label}: {value}", [c for c in used if key(c) == value]))
+    return [(name, _errors(rows)) for name, rows in groups]
 
 
 def ttft_bias(used: list[Case]) -> list[tuple[str, list[str]]]:
@@ -92,7 +121,9 @@ def ttft_bias(used: list[Case]) -> list[tuple[str, list[str]]]:
 
 
 PERF_YAML = DATA_DIR / "perf.yaml"
-OUT_OF_SAMPLE = ("leave_one_model_out", "leave_one_gpu_out", "leave_one_source_out")
+OUT_OF_SAMPLE = (
+    "leave_one_model_out", "leave_one_gpu_out", "leave_one_source_out", "leave_one_vendor_out"
+)  # fmt: skip
 
 
 def out_of_sample() -> dict[str, dict[str, float]]:
@@ -100,10 +131,13 @@ def out_of_sample() -> dict[str, dict[str, float]]:
     doc = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))
     record = doc.get("fit") or {}
     return {
-        name: {m: float(record[name][m]["median"]) for m in METRICS}
+        name: {m: float(record[name][m].get("median", math.nan)) for m in METRICS}
         for name in OUT_OF_SAMPLE
         if name in record
     }
+
+
+NAMES = {"tpot": "TPOT", "ttft": "TTFT", "tps_per_gpu": "tok/s/GPU"}
 
 
 def burst_errors(runs: list[Burst]) -> list[tuple[Burst, float, float]]:
@@ -114,6 +148,147 @@ def burst_errors(runs: list[Burst]) -> list[tuple[Burst, float, float]]:
         if p is not None:
             out.append((b, p, abs(p - b.output_tps) / b.output_tps))
     return out
+
+
+def _print_table(used: list[Case]) -> None:
+    top = "".join(f"  {NAMES[m]:^17}" for m in METRICS)
+    sub = "".join(f"  {'median':>6} {'p90':>6} {'n':>3}" for _ in METRICS)
+    print(f"\n{'|error| in sample':<58}{top}\n{'':<58}{sub}")
+    for name, errs in table(used):
+        print(f"{name[:57]:<58}" + "".join(f"  {_cell(errs[m])}" for m in METRICS))
+    other = [c for c in used if c.engine not in FITTED_ENGINES]
+    if other:
+        kinds = ", ".join(sorted({c.engine for c in other}))
+        print(
+            f"{len(other)} rows of another engine ({kinds}): run through the vLLM adapter (its "
+            "chunk budget, step and request costs) but prefilled the way that engine runs a "
+            "prefill (data/perf.yaml engines; TensorRT-LLM: eagerly, its default), and never "
+            "fitted: the factors are fitted on the vLLM and SGLang rows only"
+        )
+    derived = sum(1 for c in used if c.tps_derived)
+    print(
+        f"tokens/s per GPU: {len(used) - derived} rows state it, {derived} derived from the row's "
+        "own TTFT and TPOT (concurrency x OSL / (TTFT + (OSL - 1) x TPOT) / GPUs)"
+    )
+    print("\nTTFT predicted / measured - 1, median (n), by concurrency")
+    print(f"{'':<10}" + "".join(f"{label:>13}" for _, _, label in LOADS))
+    for engine, signs in ttft_bias(used):
+        print(f"{engine:<10}" + "".join(f"{sign:>13}" for sign in signs))
+
+
+def _verdict(errs: dict[str, list[float]], targets: dict[str, float]) -> str:
+    cells = []
+    for m in METRICS:
+        if not errs[m]:
+            cells.append(f"{NAMES[m]} - (no row)")
+            continue
+        med = statistics.median(errs[m])
+        ok = "ok" if med <= targets[m] else "MISSED"
+        cells.append(f"{NAMES[m]} {med:.1%} (target <= {targets[m]:.0%}) {ok}")
+    return "; ".join(cells)
+
+
+def held_out(check: str) -> list[tuple[Case, dict[str, float]]]:
+    """Each fitted row's |error| predicted by the refit that left its group out (the factors
+    data/perf.yaml's fit recorded for ``check``; no refit)."""
+    doc = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))
+    record = (doc.get("fit") or {}).get(check) or {}
+    refits = record.get("factors") or {}
+    key = fit_perf.LEAVE_OUT[check]
+    base = fit_perf.prior_factors()
+    out = []
+    for c in fit_perf.recorded_rows():
+        if key(c) in refits:
+            e = errors(c, predict(c, with_values(base, refits[key(c)])))
+            found = {"tpot": e.tpot, "ttft": e.ttft, "tps_per_gpu": e.tps}
+            out.append((c, {m: v for m, v in found.items() if v is not None}))
+    return out
+
+
+def _by_metric(rows: list[tuple[Case, dict[str, float]]]) -> dict[str, list[float]]:
+    return {m: [e[m] for _, e in rows if m in e] for m in METRICS}
+
+
+def _print_out_of_sample() -> None:
+    oos = out_of_sample()
+    print("\nout of sample (data/perf.yaml fit, by tools/fit_perf.py): median |error|")
+    for name, medians in oos.items():
+        cells = "; ".join(
+            f"{NAMES[m]} {medians[m]:.1%}" if math.isfinite(medians[m]) else f"{NAMES[m]} -"
+            for m in METRICS
+        )
+        print(f"  {name.replace('_', ' ')}: {cells}")
+    loso = held_out("leave_one_source_out")
+    print(f"\nleave one source out, every fitted row: {_verdict(_by_metric(loso), TARGETS)}")
+    amd = [(c, e) for c, e in loso if vendor_of(c) == "amd"]
+    print(f"leave one source out, AMD rows ({len(amd)}): {_verdict(_by_metric(amd), AMD_TARGETS)}")
+    for label, key in BREAKDOWNS[1:]:
+        for value in sorted({key(c) for c, _ in loso}):
+            group = _by_metric([(c, e) for c, e in loso if key(c) == value])
+            cells = "  ".join(f"{NAMES[m]} {_cell(group[m])}" for m in METRICS)
+            print(f"  {label + ': ' + value:<44} {cells}")
+
+
+def _print_pairs(used: list[Case]) -> None:
+    found = pairs(used, predict)
+    share = agreement(found)
+    same = [p for p in found if p.same_load]
+    print(
+        f"\nranked like the measurements: {len(found)} pairs of layouts of one model on one GPU, "
+        f"engine and workload (measurements {TIE:.0%} or more apart)"
+        + (f": ordered as measured on {share:.0%} (target >= 80 %)" if share is not None else "")
+    )
+    same_share = agreement(same)
+    if same_share is not None:
+        print(f"  at the same concurrency ({len(same)}): {same_share:.0%}")
+    for p in found:
+        if not p.agree:
+            print(f"  misordered {p.metric}: {p.a.id} ({_lay(p.a)}) vs {p.b.id} ({_lay(p.b)})")
+
+
+def _lay(c: Case) -> str:
+    return (
+        f"TP {c.tp}"
+        + (f" DP {c.dp}" if c.dp > 1 else "")
+        + (" EP" if c.ep else "")
+        + (f" c{c.concurrency}")
+    )
+
+
+def _print_bursts(rows: list[dict[str, Any]]) -> list[tuple[Burst, float, float]]:
+    runs = burst_errors(bursts(rows))
+    if runs:
+        b_med, b_p90, b_n = median_p90([e for _, _, e in runs])
+        print(
+            f"\noutput tokens/s measured on its own: {b_n} runs that send every prompt at once "
+            f"(fixed ISL / OSL, no concurrency cap): median |error| {b_med:.1%}, p90 {b_p90:.1%}. "
+            "Assumed: the engine runs as many as its KV pool and request cap hold (the layout "
+            "search's count), each such wave sent at once, so the run's rate is the closed "
+            "loop's at that many requests with one prompt per client"
+        )
+        for engine in sorted({b.engine for b, _, _ in runs}):
+            e_med, e_p90, e_n = median_p90([e for b, _, e in runs if b.engine == engine])
+            print(f"  engine: {engine:<8} median {e_med:.1%}  p90 {e_p90:.1%}  n {e_n}")
+    return runs
+
+
+def _print_rows(used: list[Case], runs: list[tuple[Burst, float, float]]) -> None:
+    print()
+    for c in used:
+        s = predict(c)
+        print(
+            f"{c.id:<14} {c.model[:30]:<30} {c.gpu:<9} {c.engine:<7} TP{c.tp:<2} "
+            f"{'EP ' if c.ep else '   '}c{c.concurrency:<4} {c.isl}/{c.osl:<5} "
+            f"TPOT {c.tpot_ms or 0:8.2f} / {s.tpot_ms:8.2f}  "
+            f"TTFT {c.ttft_ms or 0:9.1f} / {s.ttft_ms:9.1f}  "
+            f"tok/s/GPU {c.tps_per_gpu or 0:8.1f} / {s.output_tokens_per_s_per_gpu:8.1f}"
+        )
+    for b, p, _ in runs:
+        print(
+            f"{b.id:<14} {b.config[:30]:<30} {b.gpu:<9} {b.engine:<7} TP{b.tp:<2} "
+            f"burst {b.prompts:<5} {b.isl}/{b.osl:<5} output tok/s {b.output_tps:9.1f} / "
+            f"{p:9.1f}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,86 +304,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nspeed model vs measured runs ({where}): {len(rows)} rows, {len(used)} used")
     for why, n in Counter(s.why for s in skipped).most_common():
         print(f"  skipped {n:>3}: {why}")
-    names = {"tpot": "TPOT", "ttft": "TTFT", "tps_per_gpu": "tok/s/GPU"}
-    top = "".join(f"  {names[m]:^17}" for m in METRICS)
-    sub = "".join(f"  {'median':>6} {'p90':>6} {'n':>3}" for _ in METRICS)
-    print(f"\n{'|error|':<58}{top}\n{'':<58}{sub}")
-    for name, errs in table(used):
-        print(f"{name[:57]:<58}" + "".join(f"  {_cell(errs[m])}" for m in METRICS))
-    overall = dict(table(used)[:1])["all rows"]
-    verdict = []
-    for m in METRICS:
-        med = statistics.median(overall[m]) if overall[m] else float("nan")
-        ok = "ok" if med <= TARGETS[m] else "MISSED"
-        verdict.append(f"{m} median {med:.1%} (target <= {TARGETS[m]:.0%}) {ok}")
-    print("\n" + "; ".join(verdict))
-    other = [c for c in used if c.engine not in FITTED_ENGINES]
-    if other:
-        fitted = table([c for c in used if c.engine in FITTED_ENGINES])[0][1]
-        cells = "; ".join(
-            f"{names[m]} {statistics.median(fitted[m]):.1%}" for m in METRICS if fitted[m]
-        )
-        kinds = ", ".join(sorted({c.engine for c in other}))
-        print(
-            f"{len(other)} rows of another engine ({kinds}): run through the vLLM adapter (its "
-            "chunk budget, step and request costs) but prefilled the way that engine runs a "
-            "prefill (data/perf.yaml engines; TensorRT-LLM: eagerly, its default), and never "
-            "fitted: the factors are fitted on the vLLM and SGLang rows only. The vLLM and SGLang "
-            f"rows alone ({len(used) - len(other)}): {cells}"
-        )
-    derived = sum(1 for c in used if c.tps_derived)
-    print(
-        f"tokens/s per GPU: {len(used) - derived} rows state it, {derived} derived from the row's "
-        "own TTFT and TPOT (concurrency x OSL / (TTFT + (OSL - 1) x TPOT) / GPUs)"
-    )
-    print("\nTTFT predicted / measured - 1, median (n), by concurrency")
-    print(f"{'':<10}" + "".join(f"{label:>13}" for _, _, label in LOADS))
-    for engine, signs in ttft_bias(used):
-        print(f"{engine:<10}" + "".join(f"{sign:>13}" for sign in signs))
-    oos = out_of_sample()
-    if args.file is None and oos:
-        print("\nout of sample (data/perf.yaml fit, by tools/fit_perf.py): median |error|")
-        for name, medians in oos.items():
-            cells = "; ".join(
-                f"{names[m]} {medians[m]:.1%} ({'ok' if medians[m] <= TARGETS[m] else 'MISSED'})"
-                for m in METRICS
-            )
-            print(f"  {name.replace('_', ' ')}: {cells}")
-    runs = burst_errors(bursts(rows))
-    if runs:
-        b_med, b_p90, b_n = median_p90([e for _, _, e in runs])
-        print(
-            f"\noutput tokens/s measured on its own: {b_n} runs that send every prompt at once "
-            f"(fixed ISL / OSL, no concurrency cap): median |error| {b_med:.1%}, p90 {b_p90:.1%}. "
-            "Assumed: the engine runs as many as its KV pool and request cap hold (the layout "
-            "search's count), each such wave sent at once, so the run's rate is the closed "
-            "loop's at that many requests with one prompt per client"
-        )
-        for engine in sorted({b.engine for b, _, _ in runs}):
-            e_med, e_p90, e_n = median_p90([e for b, _, e in runs if b.engine == engine])
-            print(f"  engine: {engine:<8} median {e_med:.1%}  p90 {e_p90:.1%}  n {e_n}")
+    _print_table(used)
+    if args.file is None:
+        _print_out_of_sample()
+    _print_pairs(used)
+    runs = _print_bursts(rows)
     start = time.perf_counter()
     for c in used:
         predict(c)
     per = (time.perf_counter() - start) / max(len(used), 1) * 1e3
     print(f"estimate(): {per:.3f} ms per row (warm)")
     if args.rows:
-        print()
-        for c in used:
-            s = predict(c)
-            print(
-                f"{c.id:<14} {c.model[:30]:<30} {c.gpu:<9} {c.engine:<7} TP{c.tp:<2} "
-                f"{'EP ' if c.ep else '   '}c{c.concurrency:<4} {c.isl}/{c.osl:<5} "
-                f"TPOT {c.tpot_ms or 0:8.2f} / {s.tpot_ms:8.2f}  "
-                f"TTFT {c.ttft_ms or 0:9.1f} / {s.ttft_ms:9.1f}  "
-                f"tok/s/GPU {c.tps_per_gpu or 0:8.1f} / {s.output_tokens_per_s_per_gpu:8.1f}"
-            )
-        for b, p, _ in runs:
-            print(
-                f"{b.id:<14} {b.config[:30]:<30} {b.gpu:<9} {b.engine:<7} TP{b.tp:<2} "
-                f"burst {b.prompts:<5} {b.isl}/{b.osl:<5} output tok/s {b.output_tps:9.1f} / "
-                f"{p:9.1f}"
-            )
+        _print_rows(used, runs)
     return 0
 
 

@@ -1,12 +1,18 @@
-"""Fit the speed model's global factors on the measured rows and write them to data/perf.yaml.
+"""Fit the speed model's factors on the measured rows and write them to data/perf.yaml.
 
     python -m tools.fit_perf              # fit, check by leaving out, write data/perf.yaml
+    python -m tools.fit_perf --jobs 2     # the leave-out refits two at a time
     python -m tools.fit_perf --dry-run    # fit and print, write nothing
     python -m tools.fit_perf --no-leave-out
+    python -m tools.fit_perf --derive-only  # only the derived stacks (like x scales), no refit
+    python -m tools.fit_perf --ranges-only  # only the ranges, from the recorded refits
 
-The rows are ``data/perf/measured.jsonl`` (a copy of shared/perf/measured.jsonl) whose conditions
-are complete (``tools.perf_rows``: each run once), run by vLLM or SGLang (TensorRT-LLM rows are
-benched, not fitted: another engine). The loss is the mean |log(predicted / measured)| of TPOT
+The rows are every ``data/perf/*.jsonl`` whose conditions are complete (``tools.perf_rows``:
+each run once), run by vLLM or SGLang (TensorRT-LLM rows are benched, not fitted: another
+engine). What is fitted: the global physics (HBM and tensor fractions) and, for each software
+stack (``engine.perf.stack``: an engine on a vendor's stack) with runs of its own, the costs its
+runs exercise (``fit_names``); a stack with none keeps its like's costs times its scales.
+The loss is the mean |log(predicted / measured)| of TPOT
 plus half that of TTFT (TTFT is the noisier figure), an L1 loss so that rows the model cannot
 describe pull the fit no more than any other row, plus a penalty that pulls each factor toward
 a prior read from a source (``PRIORS``): SCALE × the sum of squared z-scores of log(value)
@@ -19,9 +25,12 @@ TTFT 52, 38, 37, 35 %, TPOT 19, 16, 15, 16 %; each GPU: TTFT 52, 46, 34, 35 %, T
 Factors are searched in log space by Nelder-Mead from the priors, within bounds that each say
 why (``BOUNDS``).
 
-Afterwards the fit is checked out of sample three ways: leaving out each architecture, each
-GPU, and each source of rows (refitted without them, from the priors, then scored on them
-alone); ``fit`` in data/perf.yaml records the in-sample and out-of-sample errors and the command.
+Afterwards the fit is checked out of sample four ways: leaving out each architecture, each
+GPU, each source and each vendor of rows (refitted without them, from the priors, then scored on
+them alone); ``fit`` in data/perf.yaml records the in-sample and out-of-sample errors, the
+command and the rows it used, and ``ranges`` the held-out errors' quantiles the speeds' ranges
+come from. On 79 rows a full run takes ~10 minutes on one core; each refit's time grows with the
+rows and the stacks they exercise.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import argparse
 import math
 import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -38,9 +48,19 @@ import yaml
 
 from engine.hardware.gpus import lookup_gpu
 from engine.perf.factors import Factors, perf_facts
-from engine.perf.refit import nelder_mead, with_values
+from engine.perf.refit import derive, nelder_mead, split_name, value_of, with_values
+from engine.perf.stack import STACK_COSTS
 from engine.rules import DATA_DIR
-from tools.perf_rows import Case, architecture, cases, load_rows, median_p90, predict
+from tools.perf_rows import (
+    Case,
+    architecture,
+    cases,
+    load_rows,
+    median_p90,
+    predict,
+    row_prefill_mode,
+    vendor_of,
+)
 
 PERF_YAML = DATA_DIR / "perf.yaml"
 FITTED_ENGINES = ("vllm", "sglang")
@@ -75,28 +95,30 @@ PRIORS: dict[str, Prior] = {
         "BF16 peak on H100 SXM); serving GEMMs are smaller than the best shape and 'around 50 % "
         "MFU is considered a win' (0.62 of an H100's MAMF): 0.75 between them",
     ),
-    "layer_seconds": Prior(
-        3e-5,
-        1.0,
-        "[order of magnitude] ~10 kernels per decoder layer inside a CUDA graph at a few us each "
-        "(aiconfigurator mem_empirical_constant_latency: 3 us per memory op)",
+}
+
+# the software stacks' costs (engine.perf.stack), each stack with measured runs pulled toward these
+COST_PRIORS: dict[str, Prior] = {
+    "kernel_seconds": Prior(
+        3e-6,
+        0.7,
+        "one kernel of a replayed CUDA graph: its launch gap and a tiny kernel's own floor, a few "
+        "us (aiconfigurator mem_empirical_constant_latency: 3 us per memory op; a graph replay "
+        "costs ~0.58 us per node of submission, ahrefs/ocannl issue #488)",
     ),
-    "moe_layer_seconds": Prior(
-        2e-5,
-        1.0,
-        "[order of magnitude] routing, top-k, permute and combine: a handful more kernels",
+    "eager_kernel_seconds": Prior(
+        1e-4,
+        0.7,
+        "[order of magnitude] one fused kernel's worth of eager PyTorch: several unfused ops, "
+        "each Python, the dispatcher and a launch (~6.4 us per individual CUDA launch + sync, "
+        "ahrefs/ocannl issue #488)",
     ),
-    "prefill_layer_seconds": Prior(
-        8e-4,
+    "prefill_kernel_seconds": Prior(
+        6.7e-5,
         0.5,
-        "aiconfigurator vllm_backend._prefill_dispatch_overhead_ms: 0.8 ms x num_layers, "
-        "'calibrated against the full silicon corpus (947 vLLM agg entries)'",
-    ),
-    "eager_prefill_layer_seconds": Prior(
-        3e-3,
-        1.0,
-        "[order of magnitude] an eager layer launches each op from Python: ~50-100 kernels "
-        "at ~30-50 us of host time each",
+        "aiconfigurator vllm_backend._prefill_dispatch_overhead_ms: 0.8 ms x num_layers "
+        "('calibrated against the full silicon corpus (947 vLLM agg entries)') over ~12 kernels "
+        "per layer (data/perf.yaml kernels)",
     ),
     "step_seconds": Prior(
         1e-3,
@@ -124,21 +146,54 @@ PRIORS: dict[str, Prior] = {
 BOUNDS: dict[str, tuple[float, float, str]] = {
     "hbm_fraction": (0.3, 1.0, "a share of the datasheet's bandwidth"),
     "tensor_fraction": (0.1, 1.0, "a share of the GPU's measured matmul ceiling"),
-    "layer_seconds": (1e-6, 2e-4, "at least one kernel launch, at most a graph-less layer"),
-    "moe_layer_seconds": (1e-6, 5e-4, "as layer_seconds, for the MoE layer's extra kernels"),
-    "prefill_layer_seconds": (1e-5, 5e-3, "host dispatch of one eager layer: 10 us to 5 ms"),
-    "eager_prefill_layer_seconds": (1e-5, 1e-2, "host dispatch of one eager layer: to 10 ms"),
+    "kernel_seconds": (3e-7, 3e-5, "a graph-replayed kernel: 0.3 us to 30 us"),
+    "eager_kernel_seconds": (3e-6, 1e-3, "a host-launched kernel: a launch (3 us) to 1 ms"),
+    "prefill_kernel_seconds": (1e-7, 1e-3, "a compiled prefill's dispatch per kernel: to 1 ms"),
     "step_seconds": (1e-5, 0.02, "a scheduler pass: above 10 us, below a 20 ms stall"),
     "request_step_seconds": (1e-8, 2e-4, "below a decode step's own floor per request"),
     "request_seconds": (1e-4, 0.3, "a request's fixed cost: 0.1 ms to 300 ms"),
     "collective_latency_seconds": (1e-6, 1e-4, "NVLink / PCIe hop: 1 us to 100 us"),
 }
-FIT = tuple(BOUNDS)
+GLOBAL = ("hbm_fraction", "tensor_fraction")
+
+
+def prior_of(name: str) -> Prior:
+    """A factor's prior: a global one's, a stack cost's, or for a stack derived from a like
+    (an AMD row fitted once it has runs of its own) the like's prior times its scale."""
+    key, cost = split_name(name)
+    if key is None:
+        return PRIORS[cost]
+    p = COST_PRIORS[cost]
+    stack = next((s for s in perf_facts().factors.stacks if s.key == key), None)
+    scale = stack.scales.get(cost) if stack is not None else None
+    if scale is None:
+        return p
+    return Prior(p.value * scale.value, p.sigma, f"{p.source}; x {scale.value:g}: {scale.source}")
 
 
 def _clip(name: str, v: float) -> float:
-    lo, hi, _ = BOUNDS[name]
+    lo, hi, _ = BOUNDS[split_name(name)[1]]
     return min(max(v, lo), hi)
+
+
+def fit_names(rows: Sequence[Case]) -> list[str]:
+    """The factors the rows constrain: the global ones, and each cost of a stack its rows
+    exercise (a compiled prefill's dispatch only where a row prefills compiled, an eager one
+    only where a row prefills eagerly)."""
+    names = list(GLOBAL)
+    used: dict[str, set[str]] = {}
+    for c in rows:
+        key = f"{c.adapter}/{lookup_gpu(c.gpu).vendor}"
+        mode = row_prefill_mode(c)
+        used.setdefault(key, set()).add(
+            "eager_kernel_seconds" if mode == "eager" else "prefill_kernel_seconds"
+        )
+    for key in sorted(used):
+        always = [
+            c for c in STACK_COSTS if c not in ("eager_kernel_seconds", "prefill_kernel_seconds")
+        ]
+        names += [f"{key}.{c}" for c in STACK_COSTS if c in always or c in used[key]]
+    return names
 
 
 def data_loss(rows: Sequence[Case], factors: Factors) -> tuple[float, int]:
@@ -160,26 +215,26 @@ def penalty(values: dict[str, float]) -> float:
     """Half the sum of squared z-scores of log(value) against each prior."""
     z2 = 0.0
     for name, v in values.items():
-        p = PRIORS[name]
+        p = prior_of(name)
         z2 += ((math.log(v) - math.log(p.value)) / p.sigma) ** 2
     return z2 / 2
 
 
-def loss(rows: Sequence[Case], factors: Factors, names: Sequence[str] = FIT) -> float:
+def loss(rows: Sequence[Case], factors: Factors, names: Sequence[str]) -> float:
     """Mean |log error| + SCALE × penalty / terms: SCALE × the negative log posterior per term."""
     total, n = data_loss(rows, factors)
     n = max(n, 1)
-    values = {name: getattr(factors, name).value for name in names}
+    values = {name: value_of(factors, name) for name in names}
     return total / n + SCALE * penalty(values) / n
 
 
-def fit(rows: Sequence[Case], base: Factors, iters: int, names: Sequence[str] = FIT) -> Factors:
+def fit(rows: Sequence[Case], base: Factors, iters: int, names: Sequence[str]) -> Factors:
     """Factors minimising ``loss`` on ``rows``, searched on log(value) from the priors."""
 
     def decode(x: list[float]) -> dict[str, float]:
         return {name: _clip(name, math.exp(v)) for name, v in zip(names, x, strict=True)}
 
-    x = [math.log(getattr(base, name).value) for name in names]
+    x = [math.log(value_of(base, name)) for name in names]
     for step in (0.5, 0.2):  # a restart from the best point with a fresh simplex
         x = nelder_mead(
             lambda v: loss(rows, with_values(base, decode(v)), names), x, step, iters // 2
@@ -202,10 +257,11 @@ def _score(pairs: Sequence[tuple[Case, Factors]]) -> Scores:
             errs["tps_per_gpu"].append(
                 abs(s.output_tokens_per_s_per_gpu - c.tps_per_gpu) / c.tps_per_gpu
             )
-    out = {}
+    out: Scores = {}
     for k, v in errs.items():
         med, p90, n = median_p90(v)
-        out[k] = {"median": round(med, 3), "p90": round(p90, 3), "rows": n}
+        # no held-out row (a vendor left out while every row is that vendor's): nothing to say
+        out[k] = {"median": round(med, 3), "p90": round(p90, 3), "rows": n} if n else {"rows": 0}
     return out
 
 
@@ -225,7 +281,14 @@ LEAVE_OUT: dict[str, Callable[[Case], str]] = {
     "leave_one_model_out": architecture,
     "leave_one_gpu_out": gpu_name,
     "leave_one_source_out": source_name,
+    "leave_one_vendor_out": vendor_of,
 }
+
+
+def _refit(args: tuple[list[Case], Factors, int, list[str]]) -> dict[str, float]:
+    train, base, iters, names = args
+    fitted = fit(train, base, iters, names)
+    return {n: _sig(value_of(fitted, n)) for n in names}
 
 
 def leave_out(
@@ -233,30 +296,36 @@ def leave_out(
     base: Factors,
     key: Callable[[Case], str],
     iters: int,
-    names: Sequence[str] = FIT,
+    names: Sequence[str],
+    jobs: int = 1,
 ) -> dict[str, object]:
-    """Refit without each group, score the group with that fit: pooled errors over all groups,
-    and each group's own."""
+    """Refit without each group (``jobs`` refits at once), score the group with that fit: pooled
+    errors over all groups, and each group's own."""
     groups = sorted({key(c) for c in rows})
+    work = []
+    for g in groups:
+        train = [c for c in rows if key(c) != g]
+        if train and len(train) < len(rows):
+            work.append((g, (train, base, iters, list(names))))
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            fitted = list(pool.map(_refit, [w for _, w in work]))
+    else:
+        fitted = [_refit(w) for _, w in work]
     held: list[tuple[Case, Factors]] = []
     per_group: dict[str, Scores] = {}
     refits: dict[str, dict[str, float]] = {}
-    for g in groups:
-        train = [c for c in rows if key(c) != g]
-        test = [c for c in rows if key(c) == g]
-        if not train or not test:
-            continue
-        fitted = fit(train, base, iters, names)
-        refits[g] = {n: _sig(getattr(fitted, n).value) for n in names}
-        rounded = with_values(base, refits[g])  # as recorded, so a rescore gives these figures
-        pairs = [(c, rounded) for c in test]
+    for (g, _), values in zip(work, fitted, strict=True):
+        refits[g] = values
+        rounded = with_values(base, values)  # as recorded, so a rescore gives these figures
+        pairs = [(c, rounded) for c in rows if key(c) == g]
         held += pairs
         per_group[g] = _score(pairs)
-        print(f"  left out {g}: {len(test)} rows", file=sys.stderr, flush=True)
+        print(f"  left out {g}: {len(pairs)} rows", file=sys.stderr, flush=True)
     result: dict[str, object] = {"groups": groups}
     result.update(_score(held))
     result["per_group"] = {
-        g: {m: s[m]["median"] for m in ("tpot", "ttft", "tps_per_gpu")}
+        g: {m: s[m].get("median") for m in ("tpot", "ttft", "tps_per_gpu")}
         for g, s in per_group.items()
     }
     result["factors"] = refits
@@ -310,10 +379,6 @@ def signed_errors(c: Case, f: Factors) -> Signed:
     return out
 
 
-def vendor_of(c: Case) -> str:
-    return lookup_gpu(c.gpu).vendor
-
-
 def _band(engine: str, vendor: str, held: Sequence[tuple[Case, Signed]]) -> dict[str, Any]:
     own = [e for c, e in held if c.engine == engine and vendor_of(c) == vendor]
     pooled, errs = "own", own
@@ -355,17 +420,33 @@ def fit_rows() -> list[Case]:
     return [c for c in used if c.engine in FITTED_ENGINES]
 
 
+def recorded_rows() -> list[Case]:
+    """The rows the recorded fit was made on (``fit.row_ids``): rows added to data/perf since
+    enter the next fit, and the recorded figures stay what the code computes on theirs."""
+    doc = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))
+    ids = (doc.get("fit") or {}).get("row_ids")
+    rows = fit_rows()
+    return rows if ids is None else [c for c in rows if c.id in set(ids)]
+
+
 def prior_factors() -> Factors:
     """data/perf.yaml's factors with every fitted one at its prior: where each fit starts, so
     a rerun does not depend on the values the last run wrote."""
-    return with_values(perf_facts().factors, {n: p.value for n, p in PRIORS.items()})
+    f = perf_facts().factors
+    values = {n: p.value for n, p in PRIORS.items()}
+    for stack in f.stacks:
+        if stack.like is None:
+            values.update({f"{stack.key}.{c}": COST_PRIORS[c].value for c in STACK_COSTS})
+    return derive(with_values(f, values))
 
 
 def _sig(v: float) -> float:
     return float(f"{v:.3g}")
 
 
-SECTIONS = ("factors", "benchmark", "engines", "speculative", "ranges", "fit")
+SECTIONS = (
+    "factors", "kernels", "benchmark", "engines", "speculative", "routing", "ranges", "fit"
+)  # fmt: skip
 
 
 def _dump(doc: dict[str, Any]) -> None:
@@ -383,23 +464,46 @@ def write_ranges(section: dict[str, Any]) -> None:
     _dump(doc)
 
 
-def write(factors: Factors, report: dict[str, Any], section: dict[str, Any] | None) -> None:
+def _written(name: str, value: float, unit: str, rows: int, fitted: bool) -> dict[str, Any]:
+    """One factor as data/perf.yaml keeps it: its value, and its prior's source (and the fit's)."""
+    p = prior_of(name)
+    lo, hi, why = BOUNDS[split_name(name)[1]]
+    prior = f"prior {p.value:g} (log sigma {p.sigma:g}): {p.source}; bounds {lo:g} to {hi:g}: {why}"
+    how = (
+        f"fitted by tools/fit_perf.py on data/perf/*.jsonl, {rows} vLLM / SGLang runs, "
+        f"{date.today().isoformat()}; "
+        if fitted
+        else "not fitted (no measured run exercises it): "
+    )
+    return {"value": _sig(value), "unit": unit, "fitted": fitted, "source": how + prior}
+
+
+def written_factors(factors: Factors, names: Sequence[str], rows: int) -> dict[str, Any]:
+    """The factors section as tools/fit_perf.py writes it: each fitted factor with its prior and
+    source, each derived stack at its like's costs × its scales."""
+    out = factors.model_dump()
+    for name in GLOBAL:
+        unit = getattr(factors, name).unit
+        out[name] = _written(name, value_of(factors, name), unit, rows, name in names)
+    fitted = {split_name(n)[0] for n in names}
+    for i, stack in enumerate(factors.stacks):
+        if stack.like is not None and stack.key not in fitted:
+            continue
+        for cost in STACK_COSTS:
+            name = f"{stack.key}.{cost}"
+            unit = getattr(stack, cost).unit
+            out["stacks"][i][cost] = _written(name, stack.cost(cost), unit, rows, name in names)
+    return out
+
+
+def write(
+    factors: Factors,
+    names: Sequence[str],
+    report: dict[str, Any],
+    section: dict[str, Any] | None,
+) -> None:
     doc = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))
-    for name in FIT:
-        p = PRIORS[name]
-        lo, hi, why = BOUNDS[name]
-        doc["factors"][name] = {
-            "value": _sig(getattr(factors, name).value),
-            "unit": getattr(factors, name).unit,
-            "fitted": True,
-            "source": (
-                f"fitted by tools/fit_perf.py on data/perf/measured.jsonl (= shared/perf/"
-                f"measured.jsonl), {report['rows']} vLLM / SGLang runs, "
-                f"{date.today().isoformat()}; "
-                f"prior {p.value:g} (log sigma {p.sigma:g}): {p.source}; bounds {lo:g} to {hi:g}: "
-                f"{why}"
-            ),
-        }
+    doc["factors"] = written_factors(factors, names, report["rows"])
     doc["fit"] = report
     if section is not None:
         doc["ranges"] = section
@@ -412,8 +516,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-leave-out", action="store_true", help="skip the leave-out checks")
     ap.add_argument("--iters", type=int, default=ITERS, help="Nelder-Mead iterations")
     ap.add_argument("--fix", action="append", default=[], help="NAME=VALUE: hold a factor")
+    ap.add_argument("--jobs", type=int, default=1, help="leave-out refits run at once")
     ap.add_argument(
         "--leave-out", choices=sorted(LEAVE_OUT), action="append", help="only these checks"
+    )
+    ap.add_argument(
+        "--derive-only",
+        action="store_true",
+        help="rewrite only the derived stacks (their like's costs x their scales), no refit",
     )
     ap.add_argument(
         "--ranges-only",
@@ -422,6 +532,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     rows = fit_rows()
+    if args.derive_only:
+        doc = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))
+        derived = derive(perf_facts().factors).model_dump()
+        doc["factors"]["stacks"] = [
+            new if new["like"] else old
+            for new, old in zip(derived["stacks"], doc["factors"]["stacks"], strict=True)
+        ]
+        if not args.dry_run:
+            _dump(doc)
+        return 0
     if args.ranges_only:
         recorded = yaml.safe_load(PERF_YAML.read_text(encoding="utf-8"))["fit"][RANGE_CHECK]
         fresh = ranges(rows, prior_factors(), recorded)
@@ -431,13 +551,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     held = {k: float(v) for k, v in (item.split("=", 1) for item in args.fix)}
     base = with_values(prior_factors(), held)
-    names = [n for n in FIT if n not in held]
+    names = [n for n in fit_names(rows) if n not in held]
     print(f"fitting {len(names)} factors on {len(rows)} rows", file=sys.stderr, flush=True)
     fitted = fit(rows, base, args.iters, names)
-    fitted = with_values(base, {n: _sig(getattr(fitted, n).value) for n in names})  # as written
+    fitted = with_values(base, {n: _sig(value_of(fitted, n)) for n in names})  # as written
     print(f"loss {loss(rows, fitted, names):.4f}", file=sys.stderr)
     report: dict[str, Any] = {
         "rows": len(rows),
+        "row_ids": sorted(c.id for c in rows),
         "command": COMMAND
         + (f" --iters {args.iters}" if args.iters != ITERS else "")
         + "".join(f" --fix {k}={v:g}" for k, v in held.items()),
@@ -450,13 +571,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_leave_out:
         # each refit starts from the priors, as the main fit did: nothing of the held-out rows
         for name in args.leave_out or list(LEAVE_OUT):
-            report[name] = leave_out(rows, base, LEAVE_OUT[name], args.iters, names)
+            report[name] = leave_out(rows, base, LEAVE_OUT[name], args.iters, names, args.jobs)
     section = ranges(rows, base, report[RANGE_CHECK]) if RANGE_CHECK in report else None
-    for name in FIT:
-        print(f"{name:28} {PRIORS[name].value:>12.4g} -> {getattr(fitted, name).value:.4g}")
+    for name in names:
+        print(f"{name:44} {prior_of(name).value:>12.4g} -> {value_of(fitted, name):.4g}")
     print(yaml.safe_dump({**report, "ranges": section}, sort_keys=False, width=100))
     if not args.dry_run:
-        write(fitted, report, section)
+        write(fitted, names, report, section)
         print(f"wrote {PERF_YAML}", file=sys.stderr)
     return 0
 

@@ -44,7 +44,7 @@ from engine.launch.layout import evaluate
 from engine.model.config import ModelConfig
 from engine.model.loader import catalog_path, load_model
 from engine.perf import ModelInputs, Speed, estimate, model_inputs
-from engine.perf.factors import Factors, perf_facts
+from engine.perf.factors import Factors, PrefillMode, perf_facts, prefill_mode
 from engine.rules import DATA_DIR
 from engine.scenario import make_scenario
 
@@ -110,6 +110,7 @@ class Case:
     tps_derived: bool
     prompts_per_client: float | None = None  # None: data/perf.yaml's benchmark convention
     engine_version: str = OLDEST  # the row's, else older than any the speed model tells apart
+    eager: bool = False  # its launch flags turn CUDA graphs off (--enforce-eager, ...)
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,30 @@ def case_of(row: dict[str, Any]) -> Case | Skip:
         rid, source, model, config, _precision(str(row.get("weight_precision") or "")),
         str(gpu), engine, adapter, tp_i, dp, ep_size > 1, pp, int(conc), int(isl), int(osl),
         tpot, ttft, tps, derived, prompts / conc if prompts else None, version,
+        runs_eager(row),
     )  # fmt: skip
+
+
+EAGER_FLAGS = ("--enforce-eager", "--disable-cuda-graph")
+
+
+def runs_eager(row: dict[str, Any]) -> bool:
+    """Whether the launch flags a row states (``launch_flags``, verbatim) turn CUDA graphs off:
+    vLLM's ``--enforce-eager``, SGLang's ``--disable-cuda-graph``."""
+    flags = str(row.get("launch_flags") or "").split()
+    return any(f in EAGER_FLAGS or f.split("=")[0] in EAGER_FLAGS for f in flags)
+
+
+def vendor_of(c: Case) -> str:
+    """The row's GPU vendor (its software stack: CUDA on NVIDIA, ROCm on AMD)."""
+    return lookup_gpu(c.gpu).vendor
+
+
+def family_of(c: Case) -> str:
+    """The row's model family as the speed model sees it: its attention and FFN kind."""
+    fam = inputs_for(c.config, c.precision, c.gpu, c.adapter).family
+    attention = fam.attention_family.value + (" + sliding" if fam.sliding_window else "")
+    return f"{attention} {'MoE' if fam.moe else 'dense'}"
 
 
 def architecture(c: Case) -> str:
@@ -269,7 +293,17 @@ def predict(c: Case, factors: Factors | None = None) -> Speed:
     return estimate(
         inp, split, 1, c.concurrency, c.isl, c.osl, gpus_per_node=NODE_GPUS, factors=factors,
         prompts_per_client=c.prompts_per_client, engine_version=c.engine_version,
-        runs_as=runs_as(c.engine, c.adapter),
+        runs_as=runs_as(c.engine, c.adapter), eager=c.eager,
+    )  # fmt: skip
+
+
+def row_prefill_mode(c: Case) -> PrefillMode:
+    """How the row's engine runs its prefill (data/perf.yaml engines)."""
+    if c.eager:
+        return "eager"
+    return prefill_mode(
+        runs_as(c.engine, c.adapter) or c.adapter, c.engine_version,
+        amd=lookup_gpu(c.gpu).vendor == "amd", dp_attention=c.dp > 1, pipeline=c.pp > 1,
     )  # fmt: skip
 
 

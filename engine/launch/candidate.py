@@ -229,4 +229,6 @@ class SearchInputs:
     chunk_tokens: int | None  # the prefill chunk the plan sets
     speculative: Speculative | None = None  # the draft the plan sets (MTP), for the speed
     calibration: Calibration | None = None  # rates measured on the user's GPU
+    engine_version: str | None = None  # the plan's engine release (None: the pinned one)
+    eager: bool = False  # the plan's flags turn CUDA graphs off (--enforce-eager, ...)
     factors: Factors | None = None  # the stack's factors fitted on the user's benchmark

@@ -297,12 +297,15 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
     running = min(running, max_num_seqs * s.dp * replicas) if max_num_seqs else running
     speed = peak = reuse = None
     if weights_fit and context >= 1:
+        # every user asked for, the copies admitting what their KV and request cap hold; the
+        # prefix cache's hits at the requests they run at once
+        admit = max(1, running // replicas)
         load = min(scenario.users, running)
         reuse = candidate_reuse(inp, scenario, replicas, s, space, context, load)
-        speed = _speed(inp, scenario, replicas, s, chunk, context, load, reuse)
+        speed = _speed(inp, scenario, replicas, s, chunk, context, scenario.users, admit, reuse)
         if scenario.latency == "throughput" and running > scenario.users:
             full = candidate_reuse(inp, scenario, replicas, s, space, context, running)
-            peak = _speed(inp, scenario, replicas, s, chunk, context, running, full)  # full load
+            peak = _speed(inp, scenario, replicas, s, chunk, context, running, admit, full)
     return Candidate(
         layout=Layout(replicas, s),
         weights_per_gpu=w_gpu,
@@ -444,12 +447,15 @@ def _speed(
     chunk: int | None,
     context: int,
     concurrent: int,
+    admit: int,
     reuse: Reuse | None = None,
 ) -> Speed | None:
     """The layout's speed with ``concurrent`` requests spread over its copies as they spread
     (``engine.perf.spread``: below one request per copy, or where they do not divide, some
     copies run fewer or are idle), each of the workload's input and output tokens at this
-    context, with the prompt tokens the prefix cache holds (``reuse``) not prefilled."""
+    context, with the prompt tokens the prefix cache holds (``reuse``) not prefilled; a copy
+    runs at most ``admit`` at once (its KV pool and request cap), the others wait for a slot.
+    The plan's engine version and execution mode come with ``inp``."""
     if concurrent < 1:
         return None
     isl, osl = scenario.workload(context)
@@ -465,6 +471,9 @@ def _speed(
             inp.speculative,
             gpus_per_node=scenario.gpus_per_node,
             calibration=inp.calibration,
+            max_running=admit,
+            engine_version=inp.engine_version,
+            eager=inp.eager,
             factors=inp.factors,
             reuse=PrefixReuse(reuse.gpu_tokens, reuse.host_tokens) if reuse else None,
         )

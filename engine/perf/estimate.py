@@ -28,6 +28,7 @@ DP ranks). This module joins them and writes the formula.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -35,19 +36,20 @@ from engine import errors as E
 from engine.engines import adapter
 from engine.engines.memory import Split
 from engine.errors import InputError
+from engine.perf.balance import popularity_sigma, rank_skew
 from engine.perf.calibration import Calibration
 from engine.perf.factors import (
     Factors,
     error_band,
     perf_facts,
-    prefill_layer_seconds,
     prefill_mode,
 )
 from engine.perf.opmodel import CopyModel, Speculative
 from engine.perf.rates import achieved_rates
 from engine.perf.scheduler import Load, PrefixReuse, Scheduler, Timeline
-from engine.perf.shape import PerfInputs, model_shape
+from engine.perf.shape import PerfInputs, Shape, model_shape
 from engine.perf.speed import Formula, Speed
+from engine.perf.step import EpBalance
 from engine.perf.terms import Term, total
 
 __all__ = ["Speculative", "Speed", "chunk_budget", "copy_model", "estimate", "spread"]
@@ -90,9 +92,13 @@ def copy_model(
     engine_version: str | None = None,
     runs_as: str | None = None,
     reuse: PrefixReuse | None = None,
+    redundant_experts: int = 0,
+    eager: bool = False,
 ) -> CopyModel:
     """The op model of one copy at this workload (see ``estimate`` for the arguments)."""
     f = factors or perf_facts().factors
+    stack = f.stack(inp.engine, inp.gpu.vendor)
+    shape = model_shape(inp, split)
     mode = prefill_mode(
         runs_as or inp.engine, engine_version, amd=inp.gpu.vendor == "amd",
         dp_attention=split.dp > 1, pipeline=split.pp > 1,
@@ -100,18 +106,40 @@ def copy_model(
     return CopyModel(
         inp=inp,
         split=split,
-        shape=model_shape(inp, split),
+        shape=shape,
         kv=inp.kv_at(split.tp),
-        rates=achieved_rates(inp.gpu, f, calibration),
-        f=f,
+        rates=achieved_rates(inp.gpu, f, stack.cost("collective_latency_seconds"), calibration),
+        stack=stack,
+        mode="eager" if eager else "graph",
+        prefill_mode="eager" if eager else mode,
         node=gpus_per_node or inp.gpu.node_gpus,
         isl=isl,
         osl=osl,
         speculative=speculative,
         budget=chunk_budget(inp, split),
         reuse=reuse,
-        dispatch_layer_seconds=prefill_layer_seconds(f, mode),
+        eb=ep_balance(shape, split, redundant_experts),
     )
+
+
+def scheduler(inp: PerfInputs, split: Split, runs_as: str | None = None) -> Scheduler:
+    """How one copy of ``split`` schedules on ``inp``'s engine (its DP balance: data/perf.yaml
+    engines)."""
+    balance = perf_facts().engines[runs_as or inp.engine].dp_balance
+    return Scheduler(split.dp, split.pp, balance)
+
+
+def ep_balance(shape: Shape, split: Split, redundant: int) -> EpBalance | None:
+    """How routed tokens land on the EP ranks of ``split`` (None: experts sliced, or no MoE):
+    the router's popularity (``data/perf.yaml`` routing) over the ranks, with ``redundant``
+    EPLB copies."""
+    x = shape.experts
+    if x is None or not split.ep or x.group <= 1:
+        return None
+    routing = perf_facts().routing
+    sigma = popularity_sigma(routing.hottest_over_mean, routing.experts)
+    skew = rank_skew(x.count, x.group, redundant, sigma)
+    return EpBalance(skew, (x.count + redundant) / x.group)
 
 
 def estimate(
@@ -131,6 +159,8 @@ def estimate(
     engine_version: str | None = None,
     runs_as: str | None = None,
     reuse: PrefixReuse | None = None,
+    redundant_experts: int = 0,
+    eager: bool = False,
 ) -> Speed:
     """The speed of ``replicas`` copies cut as ``split``, each serving ``concurrency`` requests
     of ``isl`` input and ``osl`` output tokens. ``gpus_per_node``: where collectives leave
@@ -145,15 +175,19 @@ def estimate(
     depends on it); ``runs_as``: the engine whose way of running a prefill (``data/perf.yaml``
     engines) applies when it is not the adapter's (the accuracy bench's TensorRT-LLM rows, run
     through the vLLM adapter); ``reuse``: prompt tokens per request a prefix cache holds (GPU
-    hits not prefilled; host-tier hits not prefilled but copied back first)."""
+    hits not prefilled; host-tier hits not prefilled but copied back first);
+    ``redundant_experts``: EPLB's redundant expert copies (``--ep-num-redundant-experts``);
+    ``eager``: the launch turns CUDA graphs off (``--enforce-eager``, SGLang's
+    ``--disable-cuda-graph``): every kernel of a step is launched by the host."""
     _check(replicas, concurrency, isl, osl)
     model = copy_model(
         inp, split, isl, osl, speculative, gpus_per_node=gpus_per_node, calibration=calibration,
         factors=factors, engine_version=engine_version, runs_as=runs_as, reuse=reuse,
+        redundant_experts=redundant_experts, eager=eager,
     )  # fmt: skip
     waves = prompts_per_client or perf_facts().benchmark.prompts_per_client
     load = Load(concurrency, osl, waves, max_running)
-    line = Scheduler(split.dp, split.pp).closed_loop(model.costs(), load)
+    line = scheduler(inp, split, runs_as).closed_loop(model.costs(), load)
     return _speed(model, line, load, replicas, runs_as)
 
 
@@ -162,7 +196,7 @@ def _speed(
 ) -> Speed:
     """The Speed of ``model`` run as ``line``, with its phases, range and formula."""
     split, inp = model.split, model.inp
-    decode = model.decode_pass(line.micro, line.micro * split.dp)
+    decode = model.decode_pass(line.micro, math.ceil(line.running / split.pp))
     draft = model.draft_pass(line.micro)
     prefill = model.prefill_chunk()
     per_gpu = line.per_copy / split.gpus
@@ -194,7 +228,7 @@ def _formula(
     prefill_terms: tuple[Term, ...],
     draft: Any,
 ) -> Formula:
-    costs_latency = model.f.request_seconds.value
+    costs_latency = model.stack.cost("request_seconds")
     dispatch = model.dispatch_seconds()
     reload = model.reload_seconds()
     fixed_text = f"{_ms(costs_latency)} + {_ms(dispatch)}" + (f" + {_ms(reload)}" if reload else "")
@@ -238,6 +272,10 @@ def spread(
     gpus_per_node: int | None = None,
     calibration: Calibration | None = None,
     reuse: PrefixReuse | None = None,
+    redundant_experts: int = 0,
+    max_running: int | None = None,
+    engine_version: str | None = None,
+    eager: bool = False,
     factors: Factors | None = None,
     prompts_per_client: float | None = None,
 ) -> Speed:
@@ -246,8 +284,9 @@ def spread(
     floor(requests / replicas), and a copy with none is idle. Tokens/s is every copy's output
     (per GPU: over all the copies' GPUs, idle ones included); TTFT and TPOT are the means over
     the requests, as a benchmark of that load reports them, and tokens/s per user is 1 / TPOT.
-    The phases, bounds and formulas under them are the busier copies'. ``factors`` and
-    ``prompts_per_client`` go to ``estimate`` as they are."""
+    The phases, bounds and formulas under them are the busier copies'. ``max_running``: what one
+    copy runs at once (the rest of its requests wait for a slot); ``factors``,
+    ``prompts_per_client`` and the other arguments go to ``estimate`` as they are."""
     if replicas < 1 or requests < 1:
         bad = replicas if replicas < 1 else requests
         raise InputError(
@@ -258,6 +297,8 @@ def spread(
     q, busier = divmod(requests, replicas)
     kw: dict[str, Any] = {
         "gpus_per_node": gpus_per_node, "calibration": calibration, "reuse": reuse,
+        "redundant_experts": redundant_experts, "max_running": max_running,
+        "engine_version": engine_version, "eager": eager,
         "factors": factors, "prompts_per_client": prompts_per_client,
     }  # fmt: skip
     if not busier:

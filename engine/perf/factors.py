@@ -1,13 +1,13 @@
 """The speed model's few fitted fractions and fixed costs (``data/perf.yaml``), read once.
 
-Physics plus a handful of global factors: the achieved share of HBM bandwidth and of dense
-tensor throughput, a kernel floor per layer, the host's dispatch per layer of a prefill, the
-engine's cost per step and per running request, a fixed cost per request's first token, and the
-collectives' latency and bus efficiency. None is per model, per GPU, per engine or per row;
-``tools/fit_perf.py`` fits them on ``data/perf/measured.jsonl`` (a copy of
-shared/perf/measured.jsonl), each pulled toward a prior with its source, and writes them back
-with the fit's errors and its leave-one-model-, GPU- and source-out checks. ``benchmark`` is how
-the measured runs were driven (prompts per client), which TTFT depends on.
+Physics, global: the achieved share of HBM bandwidth and of the matmul ceiling, the link's bus
+efficiency and the network's latency. Fixed costs, per software stack (``engine.perf.stack``:
+an engine on a vendor's stack): the kernel floor, the host's launch and dispatch, the engine's
+cost per step, per running request and per request, the collectives' latency. None is per
+model, per GPU or per row; ``tools/fit_perf.py`` fits them on ``data/perf/*.jsonl``, each pulled
+toward a prior with its source, and writes them back with the fit's errors and its leave-one-
+model-, GPU- and source-out checks. ``benchmark`` is how the measured runs were driven (prompts
+per client), which TTFT depends on.
 """
 
 from __future__ import annotations
@@ -15,39 +15,52 @@ from __future__ import annotations
 from functools import cache
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
+from engine.perf.balance import DpBalance
 from engine.perf.ranges import ErrorBand, Ranges
+from engine.perf.stack import Factor, Kernels, Stack
 from engine.rules import Loose, Strict, load_data
 
 SpecMethod = Literal["mtp", "eagle3"]
 
 
-class Factor(Strict):
-    """One number with its unit and where it comes from (``fitted``: by tools/fit_perf.py)."""
-
-    value: float = Field(ge=0)
-    unit: str
-    fitted: bool
-    source: str = Field(min_length=1)
-
-
 class Factors(Strict):
-    """``data/perf.yaml`` factors. Fractions are of the catalog's figures: the HBM bandwidth and
-    the measured matmul ceiling."""
+    """``data/perf.yaml`` factors: the physics, global (fractions of the catalog's figures: the
+    HBM bandwidth and the measured matmul ceiling), and the fixed costs of each software stack.
+    ``estimate(factors=...)`` runs the model on another set (a refit, a calibration on a user's
+    benchmark: ``with_stack`` replaces one stack's costs)."""
 
     hbm_fraction: Factor  # weights and KV streamed per step, of the HBM bandwidth
     tensor_fraction: Factor  # GEMMs and attention math, of the GPU's achievable matmul rate
-    layer_seconds: Factor  # kernel floor per decoder layer per step (norms, RoPE, launches)
-    moe_layer_seconds: Factor  # the MoE layer's own floor: routing, top-k, permute, combine
-    prefill_layer_seconds: Factor  # host dispatch per layer of a compiled prefill (no graph)
-    eager_prefill_layer_seconds: Factor  # the same for a prefill run eagerly, op by op
-    step_seconds: Factor  # scheduler, sampler and launch cost of one step (both engines)
-    request_step_seconds: Factor  # per running request per step (sampling, bookkeeping)
-    request_seconds: Factor  # per request, once: tokenize, schedule, first sample, detokenize
-    collective_latency_seconds: Factor  # one collective inside a node / NVLink domain
     network_latency_seconds: Factor  # one collective that crosses nodes
     bus_efficiency: Factor  # achieved share of the link bandwidth in a collective
+    stacks: tuple[Stack, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_stacks(self) -> Factors:
+        keys = [s.key for s in self.stacks]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"stacks listed twice: {sorted(k for k in keys if keys.count(k) > 1)}")
+        for s in self.stacks:
+            if s.like is not None and s.like not in keys:
+                raise ValueError(f"{s.key}: like {s.like} is no stack")
+        return self
+
+    def stack(self, engine: str, vendor: str) -> Stack:
+        """The stack of ``engine`` on ``vendor``'s GPUs; an engine with no row of its own (the
+        bench's TensorRT-LLM rows run through the vLLM adapter) is never asked here."""
+        for s in self.stacks:
+            if s.engine == engine and s.vendor == vendor:
+                return s
+        raise KeyError(f"no software stack for {engine} on {vendor}")
+
+    def with_stack(self, stack: Stack) -> Factors:
+        """These factors with ``stack`` in place of the row of the same key (validated)."""
+        if stack.key not in {s.key for s in self.stacks}:
+            raise KeyError(f"no software stack {stack.key}")
+        rows = [(stack if s.key == stack.key else s).model_dump() for s in self.stacks]
+        return Factors.model_validate({**self.model_dump(), "stacks": rows})
 
 
 class Acceptance(Strict):
@@ -77,11 +90,23 @@ class EngineRun(Strict):
     model code or captured piecewise CUDA graphs: a few launches per layer) or ``eager`` (the
     model's Python runs op by op, every kernel launched by the host). ``eager_before``: the
     version from which ``prefill`` holds (older ones ran eagerly); ``eager_when``: the cases in
-    which even the current version falls back to eager."""
+    which even the current version falls back to eager. ``dp_balance``: how it spreads requests
+    over DP-attention ranks (``engine.perf.balance``)."""
 
     prefill: PrefillMode
     eager_before: str | None = None
     eager_when: tuple[EagerWhen, ...] = ()
+    source: str = Field(min_length=1)
+    dp_balance: DpBalance
+    dp_balance_source: str = Field(min_length=1)
+
+
+class Routing(Strict):
+    """How unevenly a MoE router picks its experts: the hottest expert's load over the mean, as
+    measured on a model of ``experts`` experts (``engine.perf.balance.popularity_sigma``)."""
+
+    hottest_over_mean: float = Field(ge=1)
+    experts: int = Field(ge=2)
     source: str = Field(min_length=1)
 
 
@@ -126,6 +151,8 @@ class PerfFile(Loose):
     benchmark: Benchmark
     engines: dict[str, EngineRun]
     speculative: list[Acceptance] = Field(min_length=1)
+    kernels: Kernels
+    routing: Routing
     ranges: Ranges
     fit: FitRecord
 
@@ -142,12 +169,6 @@ def prefill_mode(
     if any(when[w] for w in run.eager_when):
         return "eager"
     return run.prefill
-
-
-def prefill_layer_seconds(f: Factors, mode: PrefillMode) -> float:
-    """Host dispatch per layer of a prefill step run ``mode``."""
-    factor = f.eager_prefill_layer_seconds if mode == "eager" else f.prefill_layer_seconds
-    return factor.value
 
 
 @cache

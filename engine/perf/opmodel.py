@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from engine.engines.memory import Split
 from engine.kv.sizing import KvSizing
 from engine.perf.attention import GroupCost, decode_costs, mla_context_flops, prefill_costs
-from engine.perf.factors import Factors, SpecMethod, acceptance
+from engine.perf.factors import PrefillMode, SpecMethod, acceptance, perf_facts
 from engine.perf.rates import Rates
 from engine.perf.scheduler import Costs, DecodeStep, PrefixReuse
 from engine.perf.shape import PerfInputs, Shape
 from engine.perf.speed import Phase
-from engine.perf.step import Pass, forward
+from engine.perf.stack import ExecMode, Kernels, Stack, StepKernels
+from engine.perf.step import EpBalance, Overheads, Pass, forward
 from engine.perf.terms import Term, fixed, phase_bound, roofline, total
 
 
@@ -36,12 +38,24 @@ def phase(terms: tuple[Term, ...]) -> Phase:
     return Phase(total(terms), phase_bound(terms), terms)
 
 
+def step_kernels(table: Kernels, shape: Shape, groups: tuple[GroupCost, ...]) -> StepKernels:
+    """Kernels one pass launches through every layer: each layer's norms, its attention group's
+    kernels, its FFN's (dense, or the MoE's with its shared experts)."""
+    x = shape.experts
+    moe_layers = x.layers if x is not None else 0
+    layers = table.norms * shape.layers + sum(table.of(g.kind) * g.layers for g in groups)
+    layers += table.dense_ffn * max(0, shape.ffn_layers - moe_layers)
+    shared = any(r.role == "shared_experts" for r in shape.roles)
+    moe = moe_layers * (table.moe + (table.shared_experts if shared else 0))
+    return StepKernels(layers, moe, shape.layers)
+
+
 def _draft_pass(
     shape: Shape,
     costs: tuple[GroupCost, ...],
     requests: float,
     rates: Rates,
-    f: Factors,
+    oh: Overheads,
 ) -> tuple[Term, ...]:
     """One draft pass for ``requests`` requests: the MTP layers (or, for EAGLE, one decoder
     layer of the target's size), the LM head for their logits, one layer's KV and the layer
@@ -88,7 +102,7 @@ def _draft_pass(
                 rates.bf16_flops,
             )
         )
-    terms.append(fixed("draft.overhead.layers", f.layer_seconds.value))
+    terms.append(fixed("draft.overhead.layers", oh.layer_seconds))
     return tuple(terms)
 
 
@@ -102,19 +116,21 @@ class CopyModel:
     shape: Shape
     kv: KvSizing
     rates: Rates
-    f: Factors
+    stack: Stack  # the software stack's fixed costs (engine.perf.stack)
+    mode: ExecMode  # how a decode step runs: replayed graphs, or eager
+    prefill_mode: PrefillMode  # how a prefill pass is dispatched: compiled, or eager
     node: int  # GPUs per node: where collectives leave the scale-up domain
     isl: int
     osl: int
     speculative: Speculative | None
     budget: int
     reuse: PrefixReuse | None
-    dispatch_layer_seconds: float  # the host's dispatch of one layer of a prefill pass
+    eb: EpBalance | None = None  # how routed tokens land on EP ranks (None: no EP)
     # passes already run, by their arguments (the scheduler and the page ask for the same ones)
     _groups: dict[str, tuple[GroupCost, ...]] = field(
         default_factory=dict, repr=False, compare=False
     )
-    _passes: dict[tuple[str, float, float], tuple[Term, ...]] = field(
+    _passes: dict[tuple[str, float, float, float], tuple[Term, ...]] = field(
         default_factory=dict, repr=False, compare=False
     )
 
@@ -152,18 +168,35 @@ class CopyModel:
     def decode_pass(self, busiest: float, total_requests: float) -> Phase:
         """The verify (or plain decode) pass: ``busiest`` requests on the busiest attention
         rank's micro-batch, ``total_requests`` over every rank's (they meet at the experts)."""
-        key = ("decode", busiest, total_requests)
+        key = ("decode", busiest, total_requests, 0.0)
         if key not in self._passes:
             q = 1 + (self.speculative.draft_tokens if self.speculative else 0)
             costs = self._decode_costs()
             p = Pass("decode", busiest * q, busiest * q, busiest, costs, False, total_requests * q)
-            self._passes[key] = forward(p, self.shape, self.split, self.rates, self.f, self.node)
+            self._passes[key] = self._forward(p)
         return phase(self._passes[key])
+
+    def _forward(self, p: Pass) -> tuple[Term, ...]:
+        return forward(p, self.shape, self.split, self.rates, self.overheads, self.node, self.eb)
+
+    @cached_property
+    def kernels(self) -> StepKernels:
+        return step_kernels(perf_facts().kernels, self.shape, self._decode_costs())
+
+    @cached_property
+    def overheads(self) -> Overheads:
+        """The stack's fixed costs of a decode step at its execution mode."""
+        s = self.stack
+        per_kernel = s.cost("eager_kernel_seconds" if self.mode == "eager" else "kernel_seconds")
+        return Overheads(
+            per_kernel, self.kernels, s.cost("step_seconds"), s.cost("request_step_seconds")
+        )
 
     def draft_pass(self, busiest: float) -> Phase | None:
         if self.speculative is None:
             return None
-        return phase(_draft_pass(self.shape, self._decode_costs(), busiest, self.rates, self.f))
+        costs = self._decode_costs()
+        return phase(_draft_pass(self.shape, costs, busiest, self.rates, self.overheads))
 
     def decode(self, busiest: float, total_requests: float) -> DecodeStep:
         verify = self.decode_pass(busiest, total_requests)
@@ -172,29 +205,37 @@ class CopyModel:
         step = verify.seconds + (drafts * draft.seconds if draft else 0.0)
         return DecodeStep(verify.seconds, step, self.accepted)
 
-    def chunk_terms(self, tokens: int, requests: int) -> tuple[Term, ...]:
-        """One prefill pass of ``tokens`` prompt tokens over ``requests`` requests on a rank."""
-        key = ("prefill", tokens, requests)
+    def chunk_terms(
+        self, tokens: int, requests: int, at_experts: float | None = None
+    ) -> tuple[Term, ...]:
+        """One prefill pass of ``tokens`` prompt tokens over ``requests`` requests on a rank,
+        the experts seeing ``at_experts`` tokens of every rank (None: this rank's alone)."""
+        experts = float(tokens if at_experts is None else at_experts)
+        key = ("prefill", tokens, requests, experts)
         if key not in self._passes:
-            p = Pass("prefill", tokens, requests, requests, self._prefill_costs(), True)
-            self._passes[key] = forward(p, self.shape, self.split, self.rates, self.f, self.node)
+            costs = self._prefill_costs()
+            p = Pass("prefill", tokens, requests, requests, costs, True, experts)
+            self._passes[key] = self._forward(p)
         return self._passes[key]
 
-    def chunk(self, tokens: int, requests: int) -> float:
-        return total(self.chunk_terms(tokens, requests))
+    def chunk(self, tokens: int, requests: int, at_experts: float | None = None) -> float:
+        return total(self.chunk_terms(tokens, requests, at_experts))
 
     def prefill_chunk(self) -> Phase:
         """The first (full) chunk of one request's prompt, as the pages show it."""
         return phase(self.chunk_terms(min(self.prompt_tokens, self.budget), 1))
 
-    def prompt_seconds(self) -> float:
-        """One request's prompt alone, in chunks of the budget; each chunk after the first (and
-        the first after a cached prefix) re-expands the MLA latents of the tokens before it."""
+    def prompt_seconds(self, ratio: float = 1.0) -> float:
+        """One request's prompt, in chunks of the budget, while the experts see ``ratio`` × its
+        tokens (other DP ranks' prompts prefilled in the same steps); each chunk after the first
+        (and the first after a cached prefix) re-expands the MLA latents of the tokens before
+        it."""
         n, budget = self.prompt_tokens, self.budget
         full, last = divmod(n, budget)
-        own = self.chunk(min(n, budget), 1) * max(full, 1)
+        first_chunk = min(n, budget)
+        own = self.chunk(first_chunk, 1, ratio * first_chunk) * max(full, 1)
         if full and last:
-            own += self.chunk(last, 1)
+            own += self.chunk(last, 1, ratio * last)
         chunks = full + (1 if last else 0)
         past = self.cached_tokens
         first = 0 if past else 1
@@ -205,12 +246,11 @@ class CopyModel:
         return own + flops / self.rates.bf16_flops
 
     def dispatch_seconds(self) -> float:
-        """The host's dispatch of a prompt's prefill passes (latency, not GPU time)."""
-        return (
-            self.shape.layers
-            * self.dispatch_layer_seconds
-            * max(1, math.ceil(self.prompt_tokens / self.budget))
-        )
+        """The host's dispatch of a prompt's prefill passes, every kernel of each (latency, not
+        GPU time): compiled (a few launches per captured piece) or eager (op by op)."""
+        name = "eager_kernel_seconds" if self.prefill_mode == "eager" else "prefill_kernel_seconds"
+        passes = max(1, math.ceil(self.prompt_tokens / self.budget))
+        return self.kernels.total * self.stack.cost(name) * passes
 
     def reload_seconds(self) -> float:
         """The host-tier hits' KV copied back to each GPU over its host link (each GPU loads
@@ -225,9 +265,9 @@ class CopyModel:
         return Costs(
             decode=self.decode,
             chunk=self.chunk,
-            prompt_seconds=self.prompt_seconds(),
+            prompt=self.prompt_seconds,
             dispatch_seconds=self.dispatch_seconds(),
-            request_seconds=self.f.request_seconds.value,
+            request_seconds=self.stack.cost("request_seconds"),
             reload_seconds=self.reload_seconds(),
             budget=self.budget,
             prompt_tokens=self.prompt_tokens,

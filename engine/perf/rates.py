@@ -66,9 +66,13 @@ class Rates:
         return self.link(2, gpus_per_node)
 
 
-def achieved_rates(gpu: Gpu, f: Factors, calibration: Calibration | None = None) -> Rates:
+def achieved_rates(
+    gpu: Gpu, f: Factors, collective_latency: float, calibration: Calibration | None = None
+) -> Rates:
+    """The GPU's rates: the catalog's × the fitted fractions (or a calibration's); a collective
+    inside the scale-up domain pays ``collective_latency`` (the software stack's)."""
     eff = f.bus_efficiency.value
-    latency = f.collective_latency_seconds.value
+    latency = collective_latency
     network = Link(gpu.network_bytes_per_s * eff, f.network_latency_seconds.value)
     tensor = f.tensor_fraction.value
     bf16 = gpu.achievable_tensor_flops("bf16") * tensor

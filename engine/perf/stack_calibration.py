@@ -22,8 +22,8 @@ from engine.engines import Engine
 from engine.errors import InputError
 from engine.perf.factors import Factors, perf_facts
 from engine.perf.held import Held
-from engine.perf.refit import with_values
-from engine.perf.user_fit import bounds, fitted_names
+from engine.perf.refit import fitted_names, with_values
+from engine.perf.user_fit import bounds
 
 FIELD = "bench_calibration"
 MAX_BYTES = 65_536  # a few hundred bytes of JSON

@@ -22,8 +22,8 @@ from pydantic import Field
 from engine.engines.memory import Split
 from engine.perf.calibration import Calibration
 from engine.perf.estimate import Speculative, Speed, spread
-from engine.perf.factors import Factor, Factors
-from engine.perf.refit import nelder_mead, with_values
+from engine.perf.factors import Factors
+from engine.perf.refit import fitted_names, nelder_mead, unit_of, value_of, with_values
 from engine.perf.shape import PerfInputs
 from engine.rules import Strict, load_data
 
@@ -109,22 +109,19 @@ def measured(point: BenchPoint) -> tuple[float, float, float]:
     return point.ttft_ms, point.tpot_ms, point.tokens_per_s_per_gpu
 
 
-def fitted_names(base: Factors) -> tuple[str, ...]:
-    """The factors data/perf.yaml marks fitted, in the object's own order."""
-    return tuple(
-        name
-        for name in type(base).model_fields
-        if isinstance(getattr(base, name), Factor) and getattr(base, name).fitted
-    )
+def stack_key(target: Target) -> str:
+    """The software stack the target runs on (``engine.perf.stack``): its engine on its GPU's
+    vendor."""
+    return f"{target.inp.engine}/{target.inp.gpu.vendor}"
 
 
 def bounds(base: Factors, name: str) -> tuple[float, float]:
     """Where ``name`` may go: within the bound factor of its global value, and a share (unit
     1) never above the whole."""
-    f = getattr(base, name)
+    value = value_of(base, name)
     k = fit_facts().bound_factor
-    high = f.value * k
-    return f.value / k, min(high, 1.0) if f.unit == "1" else high
+    high = value * k
+    return value / k, min(high, 1.0) if unit_of(base, name) == "1" else high
 
 
 def _relative_errors(target: Target, points: Sequence[BenchPoint], f: Factors) -> list[float]:
@@ -137,7 +134,7 @@ def _relative_errors(target: Target, points: Sequence[BenchPoint], f: Factors) -
 
 def _moved(target: Target, points: Sequence[BenchPoint], base: Factors, name: str) -> bool:
     """Does doubling ``name`` change any prediction by the sensitivity or more?"""
-    value = getattr(base, name).value
+    value = value_of(base, name)
     doubled = with_values(base, {name: value * 2})
     limit = math.log1p(fit_facts().sensitivity)
     for p in points:
@@ -205,7 +202,7 @@ class _Loss:
             pairs = zip(self.weights, figures(predict(self.target, p, f)), measured(p), strict=True)
             total += sum(w * abs(math.log(got / want)) for w, got, want in pairs)
         z2 = sum(
-            ((math.log(v) - math.log(getattr(self.base, n).value)) / self.sigma) ** 2
+            ((math.log(v) - math.log(value_of(self.base, n))) / self.sigma) ** 2
             for n, v in values.items()
         )
         return total / self.terms + self.prior_weight * z2 / 2 / self.terms
@@ -214,14 +211,15 @@ class _Loss:
 def fit_stack(target: Target, points: Sequence[BenchPoint], base: Factors) -> StackFit:
     """``base`` refitted on ``points``: every fitted factor the points move, from its value in
     ``base``, within its bounds, with at most the fit's budget of evaluations."""
-    names = [n for n in fitted_names(base) if _moved(target, points, base, n)]
-    held = tuple(n for n in fitted_names(base) if n not in names)
+    mine = fitted_names(base, stack_key(target))
+    names = [n for n in mine if _moved(target, points, base, n)]
+    held = tuple(n for n in mine if n not in names)
     before = statistics.median(_relative_errors(target, points, base))
     if not names or not points:
         return StackFit({}, held, 0, before, before, base)
     loss = _Loss(target, points, base, names)
     budget = _Budget(loss, fit_facts().max_evaluations)
-    x = [math.log(getattr(base, n).value) for n in names]
+    x = [math.log(value_of(base, n)) for n in names]
     for step in (0.5, 0.2):  # a restart from the best point with a fresh simplex
         x = nelder_mead(budget, x, step, budget.most)
     values = {n: float(f"{v:.4g}") for n, v in loss.decode(x).items()}

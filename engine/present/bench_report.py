@@ -13,7 +13,8 @@ import pandas as pd  # type: ignore[import-untyped]
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.measure.bench_compare import KEYS, Comparison
 from engine.measure.bench_data import bench_facts
-from engine.perf.factors import Factor, perf_facts
+from engine.perf.factors import perf_facts
+from engine.perf.refit import unit_of, value_of
 from engine.perf.stack_calibration import StackCalibration, to_json
 from engine.present.artifacts import Artifact
 from engine.text.safe import plain
@@ -124,8 +125,14 @@ def factor_rows(cmp: Comparison) -> list[dict[str, Any]]:
     base = perf_facts().factors
     out = []
     for name, value in cmp.fit.values.items():
-        f: Factor = getattr(base, name)
-        out.append({"factor": name, "unit": f.unit, "global": f.value, "fitted": value})
+        out.append(
+            {
+                "factor": name,
+                "unit": unit_of(base, name),
+                "global": value_of(base, name),
+                "fitted": value,
+            }
+        )
     return out
 
 

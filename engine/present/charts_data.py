@@ -38,6 +38,7 @@ from engine.present.evidence_words import (
 )
 from engine.scenario import DEFAULT_SCENARIO, Engine
 from engine.study import Study
+from engine.text.sources import ENGINE_NAMES
 from engine.text.units import (
     GB,
     GIB,
@@ -609,7 +610,7 @@ def speed_caption(st: Study, lang: Lang = DEFAULT_LANG) -> str:
             low=f"{low * 100:g}",
             high=f"{high * 100:g}",
             rows=band.rows,
-            engine=band.engine,
+            engine=ENGINE_NAMES.get(band.engine, band.engine),
         )
     )
 
