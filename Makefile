@@ -8,7 +8,7 @@ RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: run install test lint typecheck unit browser bench gpu-check clean
+.PHONY: run install test test-all lint typecheck unit browser bench gpu-check clean
 
 $(RUN_STAMP): requirements.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -43,9 +43,16 @@ unit: $(DEV_STAMP)
 
 browser: $(DEV_STAMP)
 	bash tools/install_browser.sh
-	$(BIN)/pytest -q -m browser -n 3  # the browser tests mostly wait for pages: three at once
+	$(BIN)/pytest -q -m "browser and not full" -n 3  # they mostly wait for pages: three at once
 
+# `make test` runs a quarter of each slow property test's examples and the browser checks minus
+# the exhaustive matrices (tests/budget.py); `make test-all` runs all of them.
 test: lint typecheck unit browser
+
+test-all: lint typecheck $(DEV_STAMP)
+	bash tools/install_browser.sh
+	PLAYBOOK_FULL_TESTS=1 $(BIN)/pytest -q -n 2 -m "not browser"
+	PLAYBOOK_FULL_TESTS=1 $(BIN)/pytest -q -m browser -n 3
 
 bench: $(DEV_STAMP)
 	bash tools/install_browser.sh

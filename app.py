@@ -21,7 +21,7 @@ if str(ROOT) not in sys.path:  # AppTest and `streamlit run` from elsewhere
 from engine.errors import InputError  # noqa: E402
 from engine.text.safe import Markdown  # noqa: E402
 from engine.text.words import say  # noqa: E402
-from ui import show, sidebar  # noqa: E402
+from ui import busy, show, sidebar  # noqa: E402
 from ui import state as S  # noqa: E402
 from ui.lang import T, current  # noqa: E402
 from ui.nav import DEFAULT_PAGE, SECTIONS  # noqa: E402
@@ -78,3 +78,4 @@ for warning in st.session_state.get(S.WARNINGS, []):  # the link's notes, a chan
     else:
         st.warning(Markdown(say(warning, current())))
 guarded(nav.run)
+busy.settle_gc()  # once per process, after its first page

@@ -5,6 +5,7 @@ command's own words (flags, values, model ids) stay as written. The command box 
 are a fragment: linting reruns only them."""
 
 from collections.abc import Iterable
+from functools import partial
 
 import streamlit as st
 
@@ -14,7 +15,7 @@ from engine.lint import Finding, FlagExplanation, LintReport, lint_command
 from engine.scenario import ENGINE_LABELS
 from engine.text.sources import SourceRef, escape_markdown, refs
 from engine.text.words import say
-from ui import show
+from ui import busy, show
 from ui import state as S
 from ui.lang import T, current
 
@@ -101,7 +102,11 @@ def checker() -> None:
     if not isinstance(last, str) or not last.strip():
         return
 
-    report = show.or_error(lint_command, last, d.model, d.gpu, s.total_gpus, hub=True)
+    # each hub fetch counts against the session's loads; a lint studies up to dozens of
+    # scenarios (its corrections' alternatives): the heavy-work slot
+    with busy.heavy():
+        fetch = partial(S.may_load, False)
+        report = show.or_error(lint_command, last, d.model, d.gpu, s.total_gpus, hub=fetch)
     if report is None:
         return
 

@@ -178,7 +178,7 @@ def _bench_outcome(files: list[Any]) -> object:
         with st.spinner(T("bench.fitting")):
             return compare(d, runs)
     except InputError as err:
-        return err
+        return show.bare(err)  # kept in session state: not the files its traceback holds
 
 
 def _bench_result(cmp: Comparison) -> None:
@@ -261,7 +261,7 @@ def _on_upload(held: HeldFile) -> None:
     try:
         item = held.parse(file.getvalue())
     except InputError as err:
-        st.session_state[f"{held.key}_error"] = err
+        st.session_state[f"{held.key}_error"] = show.bare(err)  # no traceback kept with the file
         return
     st.session_state[f"{held.key}_error"] = None
     S.set_scenario(**held.changes(item))
@@ -291,7 +291,9 @@ def held_file(held: HeldFile) -> None:
 
 GPU_CALIBRATION = HeldFile(
     "measure.cal", "calibration", "measure.calibration_upload", "measure.calibration_clear",
-    calibration.parse_calibration, lambda cal: {"calibration": calibration.put(cal)},
+    # physics on the GPU chosen now (engine.perf.physics)
+    lambda data: calibration.check(calibration.parse_calibration(data), d.gpu),
+    lambda cal: {"calibration": calibration.put(cal)},
     calibration.get,
     lambda cal: T("measure.calibration_used", gpu=inert(cal.gpu_name, one_line=True)),
 )  # fmt: skip

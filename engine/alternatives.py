@@ -273,6 +273,8 @@ def _longest_context(st: Study) -> Alternative | None:
         best = max(best, longest // step * step if longest >= step else longest)
     if best <= 0 or best >= st.context_asked:
         return None
+    if best < (s.input_tokens or 0) + (s.output_tokens or 0):
+        return None  # shorter than the prompt and output the scenario asks for: no scenario
     what = CONTEXT(context=Tokens(best), asked=Tokens(st.context_asked))
     return _try(s, what, s.replace(context=best))
 
@@ -346,6 +348,14 @@ def _compute(st: Study) -> tuple[Alternative, ...]:
 MAX_CACHED = 256
 _lock = threading.Lock()
 _cache: OrderedDict[Scenario, tuple[Alternative, ...]] = OrderedDict()
+
+
+def known(st: Study) -> bool:
+    """Whether ``alternatives(st)`` is at hand without studying anything."""
+    if _meets(st):
+        return True
+    with _lock:
+        return st.scenario in _cache
 
 
 def alternatives(st: Study) -> tuple[Alternative, ...]:

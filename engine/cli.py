@@ -57,7 +57,18 @@ from engine.present.study_report import (
     study_json,
 )
 from engine.present.text import diagnose_text, software_text, study_text
-from engine.scenario import AUTO, FieldRow, Group, Scenario, catalog_name, fields, make_scenario
+from engine.scenario import (
+    AUTO,
+    HUB_PREFIX,
+    FieldRow,
+    Group,
+    Scenario,
+    catalog_name,
+    fields,
+    from_text,
+    make_scenario,
+    whole_number,
+)
 from engine.study import study
 from engine.text.safe import json_text, plain
 from engine.text.units import gib
@@ -107,10 +118,8 @@ def _arg_type(row: FieldRow) -> Callable[[str], Any]:
     def convert(text: str) -> Any:
         if row.spec.auto and text.strip().lower() == AUTO:
             return None
-        if row.kind is int:
-            return int(text)
-        if row.kind is float:
-            return float(text)
+        if row.kind in (int, float):
+            return from_text(row.name, text)  # as a link reads it: ASCII digits only
         return text
 
     convert.__name__ = "a whole number" if row.kind is int else row.kind.__name__
@@ -192,6 +201,11 @@ def source_fields(source: str) -> dict[str, Any]:
     text) loaded here and held by digest."""
 
     text = source.strip()
+    if text.startswith(HUB_PREFIX):  # the hub's own, where a bundled config has the same id
+        repo = text.removeprefix(HUB_PREFIX)
+        if not HF_ID.match(repo):
+            raise InputError("source", E.HUB_PREFIX(prefix=Name(HUB_PREFIX), got=E.got(text)))
+        return {"source": "hub", "model": repo}
     name = catalog_name(text)
     if name is not None:
         return {"source": "catalog", "model": name}
@@ -541,7 +555,7 @@ def build_parser() -> Parser:
         help="the model SOURCE to check against when the command's own config cannot be loaded",
     )
     lint.add_argument("--gpu", help="GPU name from the catalog (memory and kernel checks)")
-    lint.add_argument("--gpus", type=int, help="GPUs available in all")
+    lint.add_argument("--gpus", type=whole_number("gpus"), help="GPUs available in all")
     lint.add_argument("--json", action="store_true", help="print JSON")
     lint.add_argument(
         "--strict", action="store_true", help="exit 1 on a warning too (default: on an error)"

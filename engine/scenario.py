@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from types import UnionType
@@ -84,8 +84,12 @@ MAX_PARALLEL = MAX_GPUS_PER_NODE * MAX_NODES
 MAX_TARGET_MS = 3_600_000.0  # an hour: a latency target beyond it is not a target
 MAX_RDMA_DEVICES = 16  # RDMA devices a node names for the KV transfer (eight GPUs, two ports)
 MAX_RDMA_CHARS = 400
-_RDMA = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
+_RDMA = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}\Z")
 RDMA_NAMES = Code("error.rdma_devices", "most")
+# a target is written to a link and a flag with one decimal: the least it can say is 0.1 ms
+MIN_TARGET_MS = 0.1
+# a SOURCE the CLI reads as a Hugging Face id even where the catalog has the same one
+HUB_PREFIX = "hf://"
 # 100,000 requests/s: beyond every published serving fleet's load by orders of magnitude (a
 # typo, not a traffic)
 MAX_REQUEST_RATE = 100_000.0
@@ -326,7 +330,7 @@ class Scenario(BaseModel):
         ),
     ] = None
     ttft_ms: Annotated[
-        Annotated[float, Field(gt=0, le=MAX_TARGET_MS, allow_inf_nan=False)] | None,
+        Annotated[float, Field(ge=MIN_TARGET_MS, le=MAX_TARGET_MS, allow_inf_nan=False)] | None,
         Spec(
             "ttft",
             "--ttft-ms",
@@ -336,7 +340,7 @@ class Scenario(BaseModel):
         ),
     ] = None
     tpot_ms: Annotated[
-        Annotated[float, Field(gt=0, le=MAX_TARGET_MS, allow_inf_nan=False)] | None,
+        Annotated[float, Field(ge=MIN_TARGET_MS, le=MAX_TARGET_MS, allow_inf_nan=False)] | None,
         Spec(
             "tpot",
             "--tpot-ms",
@@ -875,6 +879,7 @@ AUTO = "auto"
 # fields whose empty query value means "not set" (the engine's or the search's choice)
 _OPTIONAL_FIELDS = frozenset(r.name for r in fields() if r.optional and r.default is None)
 _DIGITS = re.compile(r"[0-9]{1,12}")
+_CLI_INT = re.compile(r"-?[0-9]+")  # a flag's bound says "at most" past 12 digits
 _DECIMAL = re.compile(r"[0-9]{1,7}(\.[0-9]{1,6})?|\.[0-9]{1,6}")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -885,6 +890,36 @@ def _single(value: str | list[str]) -> str:
     if isinstance(value, list):
         return value[-1] if value else ""
     return value
+
+
+def from_text(field: str, text: str) -> Any:
+    """A CLI flag's text as the value of ``field``: ASCII only and no ``_`` (``int`` and
+    ``float`` read '١٢' and '1_024'; a link does not), then the field's own bounds say what they
+    expect (``--tp`` of 60 digits: at most …; ``--memory-fraction nan``: a finite number)."""
+    text = text.strip()
+    kind = field_row(field).kind
+    if kind is int:
+        if not _CLI_INT.fullmatch(text):
+            raise InputError(field, E.WHOLE_NUMBER())
+        return int(text)
+    if kind is float:
+        if not text.isascii() or "_" in text:
+            raise InputError(field, E.DECIMAL())
+        return float(text)
+    return _from_text(field, text)
+
+
+def whole_number(field: str) -> Callable[[str], int]:
+    """A flag's type: a whole number written in ASCII digits (``InputError`` naming ``field``
+    otherwise; argparse names the field in its message)."""
+
+    def read(text: str) -> int:
+        if not _DIGITS.fullmatch(text.strip()):
+            raise InputError(field, E.WHOLE_NUMBER())
+        return int(text)
+
+    read.__name__ = field
+    return read
 
 
 def _from_text(field: str, text: str) -> Any:
@@ -1070,5 +1105,7 @@ def cli_line(s: Scenario) -> str | None:
     which the command line names by its path): the reproduce line."""
     if s.source == "file":
         return None
-    argv = ["python", "-m", "engine", "study", s.model, *scenario_argv(s)]
+    # a hub id is spelled as the hub's: a bundled config of the same id would win otherwise
+    model = HUB_PREFIX + s.model if s.source == "hub" else s.model
+    argv = ["python", "-m", "engine", "study", model, *scenario_argv(s)]
     return " ".join(shlex.quote(a) for a in argv) + " --json"

@@ -13,13 +13,12 @@ page re-render or a second CLI slice costs a dictionary lookup.
 
 from __future__ import annotations
 
-import json
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engine import errors as E
+from engine.budget import Cache, deep_size, size_once
 from engine.decision import Code, Decision, Name, Percent, Tokens
 from engine.diagnose import Diagnosis, Options
 from engine.engines import adapter
@@ -30,7 +29,7 @@ from engine.kv.dtype import KvDtype
 from engine.kv.pipeline import ModelPipeline, model_pipeline
 from engine.kv.sizing import KvSizing
 from engine.launch.candidate import Candidate, Layout, LayoutSearch, SearchInputs
-from engine.launch.layout import REJECT_ENGINE, evaluate, search, split_problem
+from engine.launch.layout import REJECT_ENGINE, count_layouts, evaluate, search, split_problem
 from engine.launch.plan import LaunchPlan, build_plan, chunk_tokens, model_id_for
 from engine.launch.plan_inputs import PlanInputs
 from engine.launch.ranking import drafts_pay
@@ -43,7 +42,6 @@ from engine.model.family import FamilyVerdict
 from engine.model.loader import LoadedModel, load_catalog, load_hub
 from engine.model.mtp import has_draft_layers
 from engine.model.quantize import online_fp8
-from engine.model.store import BYTES_PER_JSON_BYTE
 from engine.model.weights import WeightReport
 from engine.perf import Speculative, Speed, calibration, stack_calibration
 from engine.perf.factors import perf_facts
@@ -175,6 +173,74 @@ def resolve_model(s: Scenario) -> LoadedModel:
         return load_hub(s.model)
     assert s.digest is not None
     return store.get(s.digest)
+
+
+# --- what is computed once per distinct scenario, and what a Study costs ---------------------
+
+# the fewest GPUs of a kind for a scenario's model, engine and workload: a tiny value, its key a
+# Scenario (a few hundred bytes), so each entry is counted at this bound
+_FEWEST_ENTRY_BYTES = 4096
+_fewest: Cache[tuple[Scenario, bool], tuple[int | None]] = Cache(
+    "fewest GPUs", lambda _: _FEWEST_ENTRY_BYTES
+)
+
+
+def _fewest_cached(inp: SearchInputs, s: Scenario) -> int | None:
+    """``_fewest_gpus``, once per scenario up to what it varies (the nodes, a pinned layout, the
+    users): the alternatives study the same model on many GPU counts."""
+    key = (s.model_copy(update=_TRIAL | {"gpus_per_node": s.gpus_per_node, "nodes": 1}), inp.mtp)
+    hit = _fewest.get(key)
+    if hit is None:
+        hit = _fewest.put(key, (_fewest_gpus(inp, s),))
+    return hit[0]
+
+
+# --- what a Study costs, known before it starts ------------------------------------------------
+
+# The search evaluates every layout the GPUs allow; what grows with the model's layers (its
+# architecture, its KV sizing per attention TP) is built once per config, and one layout's
+# evaluation reads the model's counts, so layers × layouts bounds a Study's work from above (the
+# MoE experts change a count, not the work). 4,096 layers (the config's own cap) × 19 layouts
+# (8 GPUs) is 77,824 and takes about 0.3 s of CPU with its alternatives; a catalog model on 128
+# nodes of 64 GPUs 22,631.
+MAX_WORK = 1_000_000
+# Above this a Study not yet cached waits for the process's heavy-work slot (ui/busy.py).
+HEAVY_WORK = 20_000
+
+
+def work(s: Scenario, layers: int, moe: bool) -> int:
+    """Layers × the layouts the search walks for ``s``."""
+    return layers * count_layouts(s, moe)
+
+
+def _check_work(s: Scenario, cfg: ModelConfig, moe: bool) -> None:
+    layouts = count_layouts(s, moe)
+    got = cfg.num_hidden_layers * layouts
+    if got > MAX_WORK:
+        raise InputError(
+            "gpus",
+            E.STUDY_WORK(
+                most=MAX_WORK,
+                got=got,
+                layers=cfg.num_hidden_layers,
+                layouts=layouts,
+                gpus=s.total_gpus,
+            ),
+        )
+
+
+def is_heavy(s: Scenario) -> bool:
+    """Whether studying ``s`` is heavy work not done yet: a Study not cached whose config comes
+    from the hub (fetched and parsed) or whose layers × layouts pass ``HEAVY_WORK``."""
+    if s in _cache:
+        return False
+    if s.source == "hub":
+        return True
+    try:
+        cfg = resolve_model(s).config
+    except InputError:
+        return False
+    return work(s, cfg.num_hidden_layers, moe=True) > HEAVY_WORK
 
 
 # --- computing it ---------------------------------------------------------------------------------
@@ -310,6 +376,7 @@ def _compute(s: Scenario) -> Study:
     model = _served(s, checkpoint, gpu)
     cfg = model.config
     pipe = model_pipeline(cfg)
+    _check_work(s, cfg, pipe.family.moe)
     fam = pipe.family
     limit = context_limit(cfg)
     if s.images and not fam.multimodal:
@@ -318,7 +385,7 @@ def _compute(s: Scenario) -> Study:
     text_only = fam.multimodal and not s.images
     # the checkpoint's own MTP layers, or a draft model (an EAGLE3 head) the recipe names
     drafts = has_draft_layers(fam) or speculative_for(cfg, s.engine).draft_model is not None
-    cal = calibration.get(s.calibration) if s.calibration else None
+    cal = calibration.check(calibration.get(s.calibration), gpu) if s.calibration else None
     stack = stack_calibration.get(s.bench_calibration) if s.bench_calibration else None
     if stack is not None:
         notes.append(bench_calibrated(stack))
@@ -329,7 +396,7 @@ def _compute(s: Scenario) -> Study:
     )
     pick = found.pick
     views = _engine_views(inputs, _software(model, checkpoint, text_only), pick, mtp)
-    fewest = _fewest_gpus(inputs(s.engine, mtp), s) if not pick.context_fits else None
+    fewest = _fewest_cached(inputs(s.engine, mtp), s) if not pick.context_fits else None
     gates = gate_report(fam, pipe.weights, views[s.engine].kv_dtype, gpu, pick, cfg, fewest)
     verdict = judge(s, found, gates, asked)
     core = PlanInputs(
@@ -377,6 +444,10 @@ def _with_or_without_drafts(
     return without, False, speeds
 
 
+# what the fewest-GPU search sets in each scenario it tries
+_TRIAL: dict[str, object] = {**dict.fromkeys(LAYOUT_PINS), "users": 1}
+
+
 def _fewest_gpus(inp: SearchInputs, s: Scenario) -> int | None:
     """The fewest GPUs of this kind that hold the weights and one request at the context."""
     n = 1
@@ -384,14 +455,7 @@ def _fewest_gpus(inp: SearchInputs, s: Scenario) -> int | None:
         per_node = min(n, s.gpus_per_node)
         nodes = -(-n // per_node)
         if per_node * nodes == n and nodes <= MAX_NODES:
-            trial = s.model_copy(
-                update={
-                    "gpus_per_node": per_node,
-                    "nodes": nodes,
-                    **dict.fromkeys(LAYOUT_PINS),
-                    "users": 1,
-                }
-            )
+            trial = s.model_copy(update=_TRIAL | {"gpus_per_node": per_node, "nodes": nodes})
             try:
                 if search(inp, trial).pick.context_fits:
                     return n
@@ -403,78 +467,56 @@ def _fewest_gpus(inp: SearchInputs, s: Scenario) -> int | None:
 
 # --- the cache ------------------------------------------------------------------------------------
 
-MAX_CACHED = 512
-# Bytes as well as entries: a Study of a catalog model holds 20-110 KB (its layout candidates);
-# one of a hostile upload also holds that config (engine.model.store's bound per config).
-MAX_CACHED_BYTES = 256 * 1024 * 1024
-_lock = threading.Lock()
-_cache: OrderedDict[Scenario, Study] = OrderedDict()
-_sizes: dict[Scenario, int] = {}
-_cached_bytes = 0
+_inflight_lock = threading.Lock()
 _inflight: dict[Scenario, threading.Lock] = {}  # scenarios being computed, one lock each
 
 
+# what many Studies of one model share: each walked once (``size_once``) and counted in full in
+# every Study that reaches it
+_SHARED_PARTS = (LoadedModel, ModelConfig, Architecture, KvSizing)
+
+
 def footprint(st: Study) -> int:
-    """An upper bound of the memory a cached Study holds: its candidates (about 1.5 KB each,
-    measured by pickling 8 × H200 and 128 × 8 × H200 studies) and its config (the store's
-    bound: 8 bytes per byte of its compact JSON)."""
-    raw = json.dumps(st.config.raw, separators=(",", ":"), default=str)
-    return 16_384 + 1_536 * len(st.search.candidates) + BYTES_PER_JSON_BYTE * len(raw)
+    """Bytes a cached Study holds: every object it reaches (``engine.budget.deep_size``: its
+    candidates, plans, speeds), with its config, layers and KV sizings each counted whole."""
+    shared: list[object] = []
+    own = deep_size(st, stop=_SHARED_PARTS, found=shared)
+    return own + sum(size_once(part) for part in shared)
+
+
+# One cache of the process's memory budget (engine.budget): the same scenario gives the same
+# Study to every session until the budget lets it go, least recently used first.
+_cache: Cache[Scenario, Study] = Cache("studies", footprint)
 
 
 def clear_cache() -> None:
-    global _cached_bytes
-    with _lock:
-        _cache.clear()
-        _sizes.clear()
-        _cached_bytes = 0
+    _cache.clear()
 
 
 def forget(s: Scenario) -> None:
-    global _cached_bytes
-    with _lock:
-        _cache.pop(s, None)
-        _cached_bytes -= _sizes.pop(s, 0)
+    _cache.pop(s)
 
 
 def cached() -> tuple[int, int]:
     """(Studies cached, the bytes they are counted as)."""
-    with _lock:
-        return len(_cache), _cached_bytes
+    return _cache.held()
 
 
 def study(s: Scenario) -> Study:
-    """The Study of ``s``, computed once per distinct scenario (LRU of the last 512, at most
-    ``MAX_CACHED_BYTES``). Sessions asking for the same scenario at once wait for one
-    computation instead of each running it."""
-    global _cached_bytes
-    with _lock:
-        hit = _cache.get(s)
-        if hit is not None:
-            _cache.move_to_end(s)
-            return hit
+    """The Study of ``s``, computed once per distinct scenario while the process's memory budget
+    keeps it. Sessions asking for the same scenario at once wait for one computation instead of
+    each running it."""
+    hit = _cache.get(s)
+    if hit is not None:
+        return hit
+    with _inflight_lock:
         gate = _inflight.setdefault(s, threading.Lock())
     with gate:
-        with _lock:
-            hit = _cache.get(s)
-            if hit is not None:  # computed by the caller we waited for
-                _cache.move_to_end(s)
-                return hit
+        hit = _cache.get(s)
+        if hit is not None:  # computed by the caller we waited for
+            return hit
         try:
-            result = _compute(s)
-        except BaseException:
-            with _lock:
+            return _cache.put(s, _compute(s))
+        finally:
+            with _inflight_lock:
                 _inflight.pop(s, None)
-            raise
-        size = footprint(result)
-        with _lock:
-            _cache[s] = result
-            _cached_bytes += size - _sizes.get(s, 0)
-            _sizes[s] = size
-            while len(_cache) > 1 and (
-                len(_cache) > MAX_CACHED or _cached_bytes > MAX_CACHED_BYTES
-            ):
-                old, _ = _cache.popitem(last=False)
-                _cached_bytes -= _sizes.pop(old, 0)
-            _inflight.pop(s, None)
-    return result

@@ -1,6 +1,7 @@
 """Every page in a real browser: `streamlit run app.py` on a free port, Debian's Chromium driven
-by Playwright for Python. Checks key text and numbers in English and Korean, no Streamlit
-exception box, that Korean is drawn with a CJK font (no missing glyphs), that every download
+by Playwright for Python. Each page's key text and numbers in English and Korean (``PAGES_EN``,
+``PAGES_KO``), no Streamlit exception box and Korean drawn with a CJK font are checked with its
+language, one page load each, in tests/test_browser_lang.py. Here: that every download
 yields a file whose content holds (the script passes `bash -n`, the YAML loads into the expected
 kinds, the JSON equals `python -m engine study … --json`), and that an invalid paste shows its
 error in the main area with no stale numbers. Saves a screenshot of each page in both languages
@@ -53,7 +54,7 @@ PAGE_TIMEOUT_MS = 90_000
 
 # page -> (text that proves it rendered its real content for the default model, plotly charts
 # it draws). The URL is /<page>, except the default page (Overview), which Streamlit serves at /.
-PAGES = {
+PAGES_EN = {
     "overview": (["Serving Playbook", "70,272 B", "MLA · MoE 8/256 · MTP ×1", "Runs"], 0),
     "choose_model": (["Choose a model", "Use this model"], 0),
     "family": (["1 Family", "Evidence", "61 layers: 61 MLA; FFN: 3 dense FFN, 58 MoE"], 1),
@@ -148,26 +149,6 @@ def _shot(page: object, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("path", list(PAGES))
-def test_every_page_renders_its_content_without_an_exception(
-    server: str, browser: object, path: str
-) -> None:
-    page = _open(browser, _url(server, path))
-    try:
-        texts, charts = PAGES[path]
-        _settle(page, texts, charts)
-        _no_exception(page)
-        _no_metric_cut(page)
-        _shot(page, f"page-{path}-en")
-        assert (
-            "model=deepseek-ai%2FDeepSeek-V3" in page.url
-            or "model=deepseek-ai/DeepSeek-V3" in page.url
-        )  # type: ignore[attr-defined]
-        assert "lang=" not in page.url  # type: ignore[attr-defined]  # English is the default
-    finally:
-        page.close()  # type: ignore[attr-defined]
-
-
 # The font Chromium actually drew a node's text with (not what CSS asks for): DevTools' own
 # record of the platform fonts used, with the number of glyphs each drew.
 def _platform_fonts(page: object, selector: str) -> list[dict[str, object]]:
@@ -184,31 +165,6 @@ def _platform_fonts(page: object, selector: str) -> list[dict[str, object]]:
         return fonts
     finally:
         cdp.detach()
-
-
-@pytest.mark.parametrize("path", list(PAGES))
-def test_every_page_in_korean_draws_hangul_with_a_cjk_font(
-    server: str, browser: object, path: str
-) -> None:
-    page = _open(browser, _url(server, path, "lang=ko"))
-    try:
-        _settle(page, PAGES_KO[path], PAGES[path][1])
-        _no_exception(page)
-        _no_metric_cut(page)
-        _shot(page, f"page-{path}-ko")
-        assert "lang=ko" in page.url  # type: ignore[attr-defined]
-        # the page title (h1) is Hangul: every glyph of it comes from a CJK font, none from a
-        # fallback that would draw boxes
-        fonts = _platform_fonts(page, '[data-testid="stMain"] h1')
-        cjk = [f for f in fonts if "CJK" in str(f["familyName"]) or "Nanum" in str(f["familyName"])]
-        assert cjk and sum(int(f["glyphCount"]) for f in cjk) > 0, fonts  # type: ignore[call-overload]
-        assert page.evaluate(  # type: ignore[attr-defined]
-            "() => document.fonts.check('16px \"Noto Sans CJK KR\"', '서빙')"
-        )
-        nav = page.locator('[data-testid="stSidebarNav"]').inner_text()  # type: ignore[attr-defined]
-        assert "개요" in nav and "2 KV 캐시" in nav  # navigation is translated too
-    finally:
-        page.close()  # type: ignore[attr-defined]
 
 
 def test_a_shared_link_reproduces_the_view(server: str, browser: object) -> None:
@@ -433,7 +389,7 @@ def test_every_tables_key_columns_are_in_view_at_1400_px(
     name = path.split("#")[0]
     page = _open(browser, _url(server, name, "lang=ko" if lang == "ko" else ""))
     try:
-        _settle(page, [], PAGES[name][1])
+        _settle(page, [], PAGES_EN[name][1])
         if path == "lint":
             area = page.locator('[data-testid="stMain"] textarea').first  # type: ignore[attr-defined]
             area.fill(LINTED)

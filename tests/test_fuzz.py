@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from engine.cli import main
 from engine.scenario import QUERY_KEYS, from_query
+from tests.budget import examples
 from tests.study_util import english
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +44,7 @@ pytestmark = pytest.mark.timeout(600)
 
 def fuzz_settings(n: int) -> Callable[[Any], Any]:
     return settings(
-        max_examples=n,
+        max_examples=examples(n),
         deadline=None,
         derandomize=True,
         database=None,

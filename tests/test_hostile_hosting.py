@@ -49,3 +49,17 @@ def test_streamlits_upload_limit_is_the_config_loaders_cap() -> None:
     toml = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert toml["server"]["maxUploadSize"] == MAX_CONFIG_MIB
     assert f'"--server.maxUploadSize", "{MAX_CONFIG_MIB}"' in DOCKERFILE
+
+
+def test_forty_distinct_7_mib_pastes_from_new_sessions_keep_the_server_within_its_bound() -> None:
+    """The issue's memory attack on a real server: each paste from a new session (which then
+    closes), four kinds in turn (accepted, too large to hold, broken JSON); the server's
+    resident memory (and its config reader's) after, and at its peak, stays within the idle
+    server + the caches' budget + the worker + the pastes in flight (README)."""
+    from tools.app_server import app_server
+    from tools.bench_attacks import TEST_KINDS, memory_attack
+
+    pids: list[int] = []
+    with app_server(on_start=pids.append) as base:
+        m = memory_attack(base, pids[0], 40, TEST_KINDS, at_once=4, page="family")
+    assert m.within, (m.idle, m.after, m.peak, m.bound)

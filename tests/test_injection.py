@@ -40,6 +40,7 @@ from engine.present import k8s, render
 from engine.present.study_report import plan_json, study_json
 from engine.scenario import Scenario, make_scenario
 from engine.study import Study, study
+from tests.budget import examples
 
 PAYLOADS = [
     "\ntouch PWNED\n#",
@@ -220,7 +221,7 @@ def check_json(st_: Study) -> None:
 
 @pytest.mark.parametrize("shape", range(len(SHAPES)))
 @settings(
-    max_examples=60,
+    max_examples=examples(60),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
@@ -260,7 +261,7 @@ def test_the_issue_examples_stay_in_comments(tmp_path: Path) -> None:
             view.plan, k8s.manifest_name(view.plan.model_name)))]  # fmt: skip
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None, derandomize=True)
 @given(text=hostile)
 def test_hostile_names_never_reach_a_command_line(text: str) -> None:
     """A hub id, a catalog name or a GPU name with hostile text is refused by the Scenario

@@ -113,15 +113,17 @@ def test_3_the_3_mb_modelopt_config_still_loads() -> None:
 def test_3_the_store_is_bounded_by_bytes_as_well_as_entries(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(store, "MAX_BYTES", 4 * 1024 * 1024)
-    # each config holds about 1.6 MB by the store's count (a string holds at most 65,536)
+    from engine.budget import BUDGET
+
+    monkeypatch.setattr(BUDGET, "limit", 1024 * 1024)
+    # each config holds about 200 KB (a string holds at most 65,536 characters)
     pad = {f"pad{k}": "y" * 50_000 for k in range(4)}
     digests = [
         store.put(LoadedModel(normalize(QWEN | pad | {"n": i}), "upload", f"u{i}.json"))
         for i in range(10)
     ]
     count, held = store.held()
-    assert held <= 4 * 1024 * 1024
+    assert 200_000 < held <= BUDGET.total <= 1024 * 1024
     with pytest.raises(InputError):
         store.get(digests[0])  # the oldest left first
     assert store.get(digests[-1]).name == "u9.json"
@@ -130,13 +132,14 @@ def test_3_the_store_is_bounded_by_bytes_as_well_as_entries(
 
 def test_3_the_study_cache_is_bounded_by_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     from engine import study as study_mod
+    from engine.budget import BUDGET
     from engine.scenario import make_scenario
 
-    monkeypatch.setattr(study_mod, "MAX_CACHED_BYTES", 200_000)
+    monkeypatch.setattr(BUDGET, "limit", 1_000_000)
     for users in range(1, 12):
         study_mod.study(make_scenario(model="Qwen/Qwen3-8B", users=users))
     count, held = study_mod.cached()
-    assert held <= 200_000 and count >= 1
+    assert held <= BUDGET.total <= 1_000_000 and 1 <= count < 11
 
 
 def test_3_a_session_may_load_a_bounded_number_of_configs() -> None:

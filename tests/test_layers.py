@@ -17,8 +17,8 @@ from pathlib import Path
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
 
 LAYERS: list[tuple[str, list[str]]] = [
-    # decisions, data loading, message catalogs
-    ("base", ["engine", "engine.decision", "engine.rules", "engine.i18n"]),
+    # decisions, data loading, message catalogs, the memory budget
+    ("base", ["engine", "engine.decision", "engine.rules", "engine.i18n", "engine.budget"]),
     # how a decision or a config string becomes safe text (no engine knowledge)
     ("words", ["engine.text*"]),
     # refused input, worded by the catalogs; the release ordering

@@ -25,6 +25,7 @@ from engine.present.lint_words import report_dict
 from engine.scenario import MAX_GPUS_PER_NODE, make_scenario
 from engine.study import study
 from tests import shell_stub
+from tests.budget import examples
 from tests.test_lint_requote import MARK, word_text
 from tests.test_official_commands_fixture import commands
 
@@ -314,7 +315,7 @@ def _mutate(text: str, engine: str, mutations: list[tuple[str, object]]) -> str:
 
 
 @settings(
-    max_examples=320,
+    max_examples=examples(320),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
@@ -325,7 +326,7 @@ def _mutate(text: str, engine: str, mutations: list[tuple[str, object]]) -> str:
     st.one_of(st.none(), st.sampled_from(GPUS)),
     st.sampled_from([None, 1, 2, 4, 8]),
 )
-def test_320_generated_commands_correct_to_no_error_wherever_the_study_has_a_layout_that_runs(
+def test_generated_commands_correct_to_no_error_wherever_the_study_has_a_layout_that_runs(
     entry: int, mutations: list[tuple[str, object]], gpu: str | None, gpus: int | None
 ) -> None:
     c = OFFICIAL[entry]
@@ -394,7 +395,7 @@ def _served(argv: list[str]) -> list[str]:
     return argv[argv.index(name) + 1 :][:1] if name in argv else []
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=examples(60), deadline=None, derandomize=True)
 @given(st.sampled_from(range(len(_SHAPES))), word_text)
 def test_a_rebuilt_command_runs_the_same_words_and_no_payload(shape: int, word: str) -> None:
     import tempfile

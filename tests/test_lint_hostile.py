@@ -19,6 +19,7 @@ from engine.errors import InputError
 from engine.lint import MAX_COMMAND_CHARS, LintReport, lint_command
 from engine.model.loader import load_catalog
 from engine.present.lint_words import fix, format_report, message, report_dict
+from tests.budget import examples
 
 # CPU seconds of the calling thread: a bound on the work an input causes (issue: each hostile
 # case within 1 s), which a busy machine does not inflate; speed itself is `make bench`'s.
@@ -246,13 +247,13 @@ def _lint_any(text: str, with_model: bool) -> None:
         assert f.severity in ("error", "warning", "info") and f.code and message(f) and fix(f)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(anything)
 def test_generated_commands_give_a_report_or_an_input_error(text: str) -> None:
     _lint_any(text, with_model=False)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(commands)
 def test_generated_commands_with_a_model_and_gpus_give_a_report_or_an_input_error(
     text: str,

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from engine.lint.shell import Var, Word, quote_literal, requote, shape, tokenize
 from tests import shell_stub
+from tests.budget import examples
 
 MARK = "@MARK@"  # the payload's target, replaced by the sandbox's marks folder
 SEP = "::sep::"
@@ -126,13 +127,13 @@ def _rebuilt(line: str) -> str:
 
 
 @settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(st.lists(word_text, min_size=50, max_size=50))
-def test_2000_words_written_back_give_the_same_argv_and_run_no_payload(
+def test_words_written_back_give_the_same_argv_and_run_no_payload(
     box: shell_stub.Sandbox, words: list[str]
 ) -> None:
     words = [w.replace(MARK, str(box.marks)) for w in words]

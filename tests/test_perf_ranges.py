@@ -31,6 +31,16 @@ def test_a_model_that_runs_fast_puts_the_measurement_above_its_figure() -> None:
     assert high == pytest.approx(20 / math.exp(-0.1))  # 22.1 ms
 
 
+def test_a_range_always_holds_its_own_figure() -> None:
+    # every held-out error positive (the model ran fast on every run): the quantiles alone
+    # would put the measurement at 14.8 to 18.1 ms, below the 20 ms figure shown beside it
+    low, high = _band(0.1, 0.3).around("tpot", 20.0)
+    assert low == pytest.approx(20 / math.exp(0.3))
+    assert high == 20.0
+    low, high = _band(-0.4, -0.2).around("ttft", 100.0)
+    assert (low, high) == (100.0, pytest.approx(100 * math.exp(0.4)))
+
+
 def test_the_quantile_is_linear_between_order_statistics() -> None:
     assert perf_ranges.quantile([0.0, 1.0, 2.0, 3.0, 4.0], 0.1) == pytest.approx(0.4)
     assert perf_ranges.quantile([3.0, 1.0], 0.5) == pytest.approx(2.0)

@@ -35,6 +35,7 @@ from engine.scenario import (
     to_query,
 )
 from engine.study import study
+from tests.budget import examples
 from tests.study_util import english
 
 opt = st.none
@@ -130,7 +131,7 @@ def _catalog_stand_in(s: Scenario) -> Scenario:
     return s.model_copy(update={**HELD_NONE, "digest": None, "source": "catalog"})
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_a_scenario_survives_the_link_and_the_command_line(s: Scenario) -> None:
     """Every field goes through the link and the CLI line unchanged, except what they cannot

@@ -37,6 +37,7 @@ from engine.study import Study, study
 from engine.text.safe import WORD_JOINER, inert, one_line, plain
 from tests import gfm
 from tests.apptest_util import APP, TIMEOUT, assert_clean
+from tests.budget import examples
 from ui.nav import PAGES
 
 DOMAIN = "evil.example"
@@ -139,7 +140,7 @@ FRAGMENTS = [
 ]  # fmt: skip
 
 
-@settings(max_examples=3000, deadline=None, derandomize=True, database=None)
+@settings(max_examples=examples(3000), deadline=None, derandomize=True, database=None)
 @given(hst.lists(hst.sampled_from(FRAGMENTS), max_size=24).map("".join), hst.booleans())
 def test_inert_text_opens_no_construct_and_makes_no_autolink(text: str, one_line: bool) -> None:
     out = inert(text, one_line=one_line)

@@ -10,7 +10,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,10 +24,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def app_server(start_timeout_s: float = 60.0, run_log: Path | None = None) -> Iterator[str]:
+def app_server(
+    start_timeout_s: float = 60.0,
+    run_log: Path | None = None,
+    on_start: Callable[[int], object] | None = None,
+) -> Iterator[str]:
     """A headless server for the app; yields its base URL. If it does not answer its health
     check in time, RuntimeError carries the tail of its output. ``run_log``: write each script
-    run's time there (tools/run_timer.py; the benchmarks)."""
+    run's time there (tools/run_timer.py; the benchmarks). ``on_start``: given the server's
+    process id (the memory benchmarks read its resident memory)."""
     port = free_port()
     launcher = ["tools.run_timer", str(run_log)] if run_log is not None else ["streamlit"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
@@ -52,6 +57,8 @@ def app_server(start_timeout_s: float = 60.0, run_log: Path | None = None) -> It
                     out = log.read().decode(errors="replace")
                     raise RuntimeError(f"streamlit did not start on {base}:\n{out[-3000:]}")
                 time.sleep(0.3)
+            if on_start is not None:
+                on_start(proc.pid)
             yield base
         finally:
             proc.terminate()

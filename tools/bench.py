@@ -16,7 +16,12 @@
    (target: p95 < 400 ms);
 7. sessions on one app process over Streamlit's websocket protocol (tools/bench_sessions.py):
    p50 / p95 per interaction at 1, 20 and 50 sessions, and the sessions one process holds with
-   every interaction's p95 under 1 s.
+   every interaction's p95 under 1 s;
+8. one hostile session against one app process (tools/bench_attacks.py): the worst-shaped
+   config the bounds accept (CPU of its Study and alternatives), the server's memory after 40
+   distinct ~7 MiB pastes from new sessions against its stated bound, and ordinary sessions'
+   p95 while one session pastes large configs or loads the worst shape back to back (target
+   p95 < 1 s).
 
 Print the machine's load (``uptime``) with the figures: on a shared machine they move with it.
 
@@ -183,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
 
         bench_sessions.main(["--quick"] if args.quick else [])
         print(machine_load())
+        from tools import bench_attacks
+
+        bench_attacks.main(["--rounds", "1"] if args.quick else [])
     return 0
 
 

@@ -49,7 +49,7 @@ THINK_S = (1.0, 3.0)
 RAMP_S = 0.2  # between two sessions' first page loads
 TIMEOUT_S = 120.0
 FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
-WIDGETS = ("number_input", "slider", "selectbox", "radio", "text_input")
+WIDGETS = ("number_input", "slider", "selectbox", "radio", "text_input", "text_area", "button")
 
 
 @dataclass
@@ -65,7 +65,7 @@ class Widget:
         """The widget's current value, as the browser would report it."""
         state = WidgetState(id=self.id)
         e = self.element
-        if self.kind == "text_input":
+        if self.kind in ("text_input", "text_area"):
             state.string_value = e.value
         elif self.kind == "number_input":
             if e.format == "%d":
@@ -165,6 +165,11 @@ class Session:
                 self._runs.put_nowait((msg.script_finished, run, self._started, now))
 
     async def _rerun(self, change: WidgetState | None, fragment_id: str = "") -> Timing:
+        return await self.send([change] if change is not None else [], fragment_id)
+
+    async def send(self, changes: Sequence[WidgetState], fragment_id: str = "") -> Timing:
+        """Rerun with ``changes`` (a button's ``trigger_value`` among them: a click) and every
+        other widget's current value, as the browser does; wait for the run to finish."""
         back = BackMsg()
         rerun = back.rerun_script
         rerun.query_string = self.query
@@ -176,9 +181,13 @@ class Session:
         rerun.context_info.timezone = "UTC"
         rerun.context_info.locale = "en-US"
         rerun.context_info.url = f"{self.base}/{self.page_name}"
+        changed = {c.id: c for c in changes}
         for w in self.widgets.values():
-            state = change if change is not None and change.id == w.id else w.value()
-            rerun.widget_states.widgets.append(state)
+            if w.id in changed:
+                rerun.widget_states.widgets.append(changed.pop(w.id))
+            elif w.kind != "button":  # a button reports only its click
+                rerun.widget_states.widgets.append(w.value())
+        rerun.widget_states.widgets.extend(changed.values())
         sent = time.perf_counter()
         await self.ws.send(back.SerializeToString())
         runs: list[str] = []

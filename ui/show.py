@@ -11,6 +11,7 @@ import streamlit as st
 
 from engine.alternatives import Alternative, ask
 from engine.alternatives import alternatives as find_alternatives
+from engine.alternatives import known as alternatives_known
 from engine.errors import InputError
 from engine.i18n import DEFAULT_LANG
 from engine.present import messages as M
@@ -20,7 +21,7 @@ from engine.study import Study
 from engine.text.safe import Markdown, inert, plain
 from engine.text.sources import SourceRef, clean, collect
 from engine.text.words import say
-from ui import tables
+from ui import busy, tables
 from ui.lang import T, current
 
 P = ParamSpec("P")
@@ -79,6 +80,20 @@ class Problem:
     err: InputError | None
     frame: str = ""
     params: tuple[tuple[str, str | int], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.err is not None:
+            bare(self.err)
+
+
+def bare(err: InputError) -> InputError:
+    """``err`` without what it holds of the call that failed: its traceback's frames (their
+    locals: a pasted text, a parsed config) and the exception it replaced (a JSON error keeps the
+    whole text). A refusal kept in session state then holds only its words."""
+    err.__traceback__ = None
+    err.__context__ = None
+    err.__cause__ = None
+    return err
 
 
 def refusal(err: InputError) -> Markdown:
@@ -147,7 +162,8 @@ def verdict(study: Study) -> None:
 def alternatives(study: Study, limit: int = 3) -> None:
     """Under the verdict: the first re-checked changes that meet the ask, each a link that
     opens the changed scenario (its share query) on this page, with what it then gives."""
-    alts = find_alternatives(study)
+    with busy.heavy(not alternatives_known(study)):  # up to a few dozen Studies
+        alts = find_alternatives(study)
     if not alts:
         return
     lang = current()

@@ -12,9 +12,9 @@ from engine import scenario as SC
 from engine.errors import InputError
 from engine.hardware.gpus import all_gpus
 from engine.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_MIB
-from engine.model.loader import catalog_names, load_model, load_pasted
+from engine.model.loader import catalog_names
 from engine.text.units import gib
-from ui import lang
+from ui import busy, lang, worker
 from ui import state as S
 from ui.lang import T
 from ui.show import Problem
@@ -22,20 +22,9 @@ from ui.show import Problem
 MODES = ("catalog", "upload", "paste", "hub")
 
 
-# Each upload or paste parses a file of up to MAX_CONFIG_BYTES: a session gets this many, so one
-# browser tab cannot keep the server parsing (and the shared store turning over) without end.
-MAX_LOADS_PER_SESSION = 30
-LOADS = "pb.loads"
-
-
-def _may_load() -> bool:
-    """Count this load against the session's allowance; False (with the error set) past it."""
-    n = int(st.session_state.get(LOADS, 0))
-    if n >= MAX_LOADS_PER_SESSION:
-        st.session_state[S.MODEL_ERROR] = Problem(None, "error.too_many", (("n", n),))
-        return False
-    st.session_state[LOADS] = n + 1
-    return True
+MAX_LOADS_PER_SESSION = S.MAX_LOADS_PER_SESSION
+# a failed paste longer than this leaves the box empty (nobody fixes such a text in place)
+KEEP_FAILED_PASTE_CHARS = 64 * 1024
 
 
 def _clear_error() -> None:
@@ -48,33 +37,40 @@ def _on_catalog() -> None:
 
 def _on_upload() -> None:
     file = st.session_state.get("w.upload")
-    if file is None or not _may_load():
+    if file is None or not S.may_load():
         return
     # one parse: the loader refuses an oversized file before reading it and names a JSON
     # syntax error's line and column itself
     name = str(file.name)
     try:
-        loaded = load_model(file.getvalue(), name=name)
+        with busy.heavy(file.size > busy.HEAVY_TEXT_BYTES):
+            S.use_model(worker.read(file.getvalue(), name))
     except InputError as err:
         st.session_state[S.MODEL_ERROR] = Problem(err, "error.upload", (("file", name),))
-        return
-    S.use_model(loaded)
 
 
 def _on_paste() -> None:
     text = st.session_state.get("w.paste", "")
-    if not _may_load():
+    if not S.may_load():
         return
     try:
-        loaded = load_pasted(text, name="pasted config.json")
+        with busy.heavy(len(text) > busy.HEAVY_TEXT_BYTES):
+            S.use_model(worker.read(text, "pasted config.json"))
     except InputError as err:
         st.session_state[S.MODEL_ERROR] = Problem(err, "error.paste")
-        return
-    S.use_model(loaded)
+        if len(text) <= KEEP_FAILED_PASTE_CHARS:
+            return
+    # read: the session need not keep the text (up to 8 MiB). Deleting the key drops the value
+    # the browser sent (Streamlit keeps it until the browser sends another); setting it empties
+    # the box in the browser
+    del st.session_state["w.paste"]
+    st.session_state["w.paste"] = ""
 
 
 def _on_hub() -> None:
     repo = str(st.session_state.get("w.hub", "")).strip()
+    if not S.may_load():
+        return
     S.set_scenario(source="hub", model=repo, digest=None)
 
 

@@ -10,8 +10,9 @@ page switches (Streamlit drops the state of widgets a page does not draw).
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import streamlit as st
@@ -22,10 +23,10 @@ from engine.i18n import DEFAULT_LANG
 from engine.model import store
 from engine.model.loader import LoadedModel
 from engine.scenario import Scenario, from_query, to_query
-from engine.study import Study, study
+from engine.study import Study, is_heavy, study
 from engine.text.safe import Markdown
 from engine.text.words import say
-from ui import lang, show
+from ui import busy, lang, show
 from ui.lang import T
 from ui.show import Problem
 
@@ -77,10 +78,28 @@ def display_model(loaded: LoadedModel) -> LoadedModel:
     return loaded if name == loaded.name else dataclasses.replace(loaded, name=name)
 
 
-def use_model(loaded: LoadedModel) -> None:
+# Each upload, paste or hub fetch (the sidebar's, the Lint page's) reads a config of up to 8 MiB:
+# a session gets this many, so one browser tab cannot keep the server parsing without end.
+MAX_LOADS_PER_SESSION = 30
+LOADS = "pb.loads"
+
+
+def may_load(say: bool = True) -> bool:
+    """Count a load against the session's allowance; False past it (with the error set when
+    ``say``; the Lint page's fetch then lints against a stand-in config, as offline)."""
+    n = int(st.session_state.get(LOADS, 0))
+    if n >= MAX_LOADS_PER_SESSION:
+        if say:
+            st.session_state[MODEL_ERROR] = Problem(None, "error.too_many", (("n", n),))
+        return False
+    st.session_state[LOADS] = n + 1
+    return True
+
+
+def use_model(held: store.Held) -> None:
     """Show a config the user uploaded or pasted (held in memory by its digest)."""
-    loaded = display_model(loaded)
-    digest = store.put(loaded)
+    loaded = display_model(held.model)
+    digest = store.keep(store.Held(loaded, held.digest))  # the name is not in the digest
     st.session_state[MODEL_ERROR] = None
     set_scenario(source="file", model=loaded.name, digest=digest)
 
@@ -163,9 +182,20 @@ def bound(
 
 @dataclass(frozen=True)
 class View:
+    """The session's scenario and its Study or its error. The session keeps the Study only
+    weakly: the process's Study cache owns it (and its memory budget lets it go), so a session
+    left open does not keep a large config alive; a Study the cache let go is asked for again."""
+
     scenario: Scenario
-    study: Study | None
     error: InputError | None
+    held: weakref.ref[Study] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def study(self) -> Study | None:
+        if self.error is not None:
+            return None
+        kept = self.held() if self.held is not None else None
+        return kept if kept is not None else study(self.scenario)
 
 
 def build_view() -> View:
@@ -174,9 +204,17 @@ def build_view() -> View:
     when the failure is the model itself (choosing any other source recovers)."""
     s = scenario()
     try:
-        view = View(s, study(s), None)
+        with busy.heavy(is_heavy(s)):
+            view = View(s, None, weakref.ref(study(s)))
     except InputError as err:
-        view = View(s, None, err)
+        if s.calibration is not None and err.field.startswith("calibration"):
+            # measured on another GPU than the one now chosen: the speed goes back to the
+            # catalog's figures, and the page says why (the Measure page could not be reached)
+            st.session_state[SCENARIO] = s.replace(calibration=None)
+            warnings = list(st.session_state.get(WARNINGS, []))
+            st.session_state[WARNINGS] = [*warnings, Problem(err, "error.calibration_dropped")]
+            return build_view()
+        view = View(s, show.bare(err))
     st.session_state[VIEW] = view
     return view
 
@@ -200,11 +238,12 @@ def study_or_stop() -> Study:
         show.problem(err, st.error, icon=":material/error:")
         st.info(T("error.model_hint"), icon=":material/info:")
         st.stop()
-    if v.study is None:
+    d = v.study
+    if d is None:
         show.problem(Problem(v.error, "error.cannot_plan"), st.error, icon=":material/error:")
         st.stop()
-    assert v.study is not None
-    note = v.study.model.note
+    assert d is not None
+    note = d.model.note
     if note is not None:
         st.info(Markdown(say(note, lang.current())), icon=":material/info:")
-    return v.study
+    return d

@@ -44,10 +44,9 @@ def tpot_bound(s: Scenario) -> float | None:
 
 def speed_at(inp: SearchInputs, s: Scenario, c: Candidate, concurrency: int) -> Speed | None:
     """One copy of ``c``'s split at ``concurrency`` requests, the workload's tokens at its
-    context, priced as the search prices it (``engine.launch.layout``): its prefill chunk, the
-    node's GPUs, the MTP drafts, the plan's engine version and execution mode, the stack's
-    factors (a calibration on the user's benchmark included) and the requests one copy admits
-    (its share of what the KV pool and the request cap hold)."""
+    context, priced as the search prices it: its prefill chunk, the node's GPUs, the MTP drafts,
+    the plan's engine version and execution mode, the factors (a user's benchmark calibration
+    among them), and the requests the copy's KV admits at once."""
     isl, osl = s.workload(c.context)
     chunk = c.chunk_tokens
     perf_in = inp if chunk == inp.chunk_tokens else replace(inp, chunk_tokens=chunk)
@@ -63,11 +62,11 @@ def speed_at(inp: SearchInputs, s: Scenario, c: Candidate, concurrency: int) -> 
             inp.speculative,
             gpus_per_node=s.gpus_per_node,
             calibration=inp.calibration,
-            reuse=PrefixReuse(reuse.gpu_tokens, reuse.host_tokens) if reuse else None,
-            max_running=max(1, c.running // c.layout.replicas),
+            max_running=max(1, c.running // c.layout.replicas) if c.running else None,
             engine_version=inp.engine_version,
             eager=inp.eager,
             factors=inp.factors,
+            reuse=PrefixReuse(reuse.gpu_tokens, reuse.host_tokens) if reuse else None,
         )
     except InputError:
         return None

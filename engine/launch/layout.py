@@ -124,9 +124,12 @@ def _fp8_block_n(cfg: ModelConfig) -> int:
     return 0
 
 
-def _splits(
-    cfg: ModelConfig, scenario: Scenario, fam: FamilyVerdict
-) -> Iterator[tuple[int, Split]]:
+def count_layouts(scenario: Scenario, moe: bool) -> int:
+    """How many layouts ``search`` walks for ``scenario``: its cost, known before it starts."""
+    return sum(1 for _ in _splits(scenario, moe))
+
+
+def _splits(scenario: Scenario, moe: bool) -> Iterator[tuple[int, Split]]:
     """Every (replicas, split) the GPUs allow, honouring pinned fields."""
     per_node, total = scenario.gpus_per_node, scenario.total_gpus
     for replicas in divisors(total):
@@ -148,7 +151,7 @@ def _splits(
                     continue
                 if scenario.dp is not None and dp != scenario.dp:
                     continue
-                eps = [False, True] if fam.moe and tp * dp > 1 else [False]
+                eps = [False, True] if moe and tp * dp > 1 else [False]
                 for ep in eps:
                     if scenario.ep is not None and ep != scenario.ep:
                         continue
@@ -607,7 +610,7 @@ def search(inp: SearchInputs, scenario: Scenario) -> LayoutSearch:
     """Evaluate every layout the GPUs allow and rank them; a pinned field narrows the set."""
     good: list[Candidate] = []
     rejected: list[Rejected] = []
-    for replicas, s in _splits(inp.cfg, scenario, inp.family):
+    for replicas, s in _splits(scenario, inp.family.moe):
         problem = split_problem(inp.cfg, inp.arch, inp.family, s)
         layout = Layout(replicas, s)
         issue = avoided(inp.engine, inp.cfg, s) if problem is None else None

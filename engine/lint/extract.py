@@ -9,6 +9,7 @@ YAML with a bounded number of aliases, and one linear pass of the shell tokenize
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -22,6 +23,8 @@ from engine.decision import Code, Decision, Name
 from engine.engines import ENGINES, Engine, adapter
 from engine.engines import other as other_engine
 from engine.errors import InputError
+from engine.lint import codes as C
+from engine.lint.reach import reach
 from engine.lint.rule_data import lint_rules
 from engine.lint.shell import (
     Command,
@@ -89,6 +92,10 @@ class Invocation:
     yaml_launcher: tuple[str, ...] = ()  # a manifest's launcher words (command: list)
     prefix_words: tuple[Word, ...] = ()  # env_prefix as parsed (quoting and expansions kept)
     launcher_words: tuple[Word, ...] = ()  # launcher as parsed
+    # why bash never runs this command as written (in a here-document's text, a function never
+    # called, a branch that cannot run, after exit), or why what it runs is not known from the
+    # text: linted as written, with no corrected command
+    not_run: Decision | None = None
 
     @property
     def launcher_text(self) -> str:
@@ -216,29 +223,82 @@ def _dash_c(words: list[str]) -> int | None:
     return None
 
 
+def _feeds_shell(cmd: Command, expanded: list[str]) -> bool:
+    """The command is a shell reading its script from standard input (``bash <<EOF``,
+    ``bash -s``, ``docker exec -i c sh <<'EOF'``): its here-document is that script."""
+    at = next((i for i, w in enumerate(expanded) if _base(w) in SHELLS), None)
+    if at is None or not cmd.heredocs:
+        return False
+    rest = expanded[at + 1 :]
+    return all(w.startswith("-") and w != "-c" for w in rest) or rest[:1] == ["-s"]
+
+
+def _in_heredocs(
+    cmd: Command,
+    expanded: list[str],
+    why: Decision | None,
+    parsed_from: Literal["shell", "yaml"],
+    depth: int,
+) -> Invocation | None:
+    """The engine command in the here-documents of ``cmd``: a script where they feed a shell
+    (one the outer shell expands first, when its delimiter is unquoted: not known as written),
+    else text the script hands a command (never run as written)."""
+    shell = _feeds_shell(cmd, expanded)
+    for doc in cmd.heredocs:
+        try:
+            inner = _from_shell(doc.body, parsed_from, depth + 1)
+        except InputError:  # text that is no script ("it's ..."): no command in it
+            continue
+        if inner is None:
+            continue
+        if not shell:
+            reason: Decision | None = C.IN_HEREDOC(line=doc.line)
+        elif not doc.quoted and any(ch in doc.body for ch in "$`\\"):
+            reason = C.EXPANDED_HEREDOC(line=doc.line)
+        else:
+            reason = None
+        return _not_run(inner, why or reason)
+    return None
+
+
+def _not_run(inv: Invocation, why: Decision | None) -> Invocation:
+    if why is None or inv.not_run is not None:
+        return inv
+    return dataclasses.replace(inv, not_run=why)
+
+
 def _from_shell(
     text: str, parsed_from: Literal["shell", "yaml"], depth: int = 0
 ) -> Invocation | None:
+    """The first engine command bash would run in ``text`` (a here-document feeding a shell and
+    ``sh -c`` read as scripts); where none would run, the first one written (``not_run`` says
+    why), or None."""
     limit = int(lint_rules().thresholds.max_sh_c_depth.value)
+    if depth > limit:
+        raise InputError("command", SH_DEPTH(most=limit))
     toks = tokenize(text)
     cmds = commands(toks.tokens)
     variables = script_variables(cmds)
     single = {k: v[0] for k, v in variables.items() if len(v) == 1}
+    reached = reach(cmds)
+    written: Invocation | None = None  # the first engine command bash never runs
     for k, cmd in enumerate(cmds):
         expanded = [w.expand(single) for w in cmd.words]
         found = _find_launcher(expanded)
-        if found is None:
-            script_at = _dash_c(expanded)
-            if script_at is None:
-                continue
-            if depth + 1 > limit:
-                raise InputError("command", SH_DEPTH(most=limit))
-            inner = _from_shell(expanded[script_at], parsed_from, depth + 1)
-            if inner is not None:
-                return inner
-            continue
-        return _invocation(cmds, k, found, variables, toks.dangling, parsed_from)
-    return None
+        inv: Invocation | None = None
+        if found is not None:
+            inv = _not_run(
+                _invocation(cmds, k, found, variables, toks.dangling, parsed_from), reached[k]
+            )
+        elif (script_at := _dash_c(expanded)) is not None:
+            inv = _from_shell(expanded[script_at], parsed_from, depth + 1)
+            inv = _not_run(inv, reached[k]) if inv is not None else None
+        elif cmd.heredocs:
+            inv = _in_heredocs(cmd, expanded, reached[k], parsed_from, depth)
+        if inv is not None and inv.not_run is None:
+            return inv
+        written = written or inv
+    return written
 
 
 def _invocation(

@@ -28,7 +28,7 @@ from engine.lint.findings import (
     render_yaml,
 )
 from engine.lint.lint_context import Ctx
-from engine.lint.model import ModelChoice, resolve, scenario_fields, with_overrides
+from engine.lint.model import HubPolicy, ModelChoice, resolve, scenario_fields, with_overrides
 from engine.lint.rule_data import lint_rules
 from engine.lint.shell import Word, shape
 from engine.model.loader import LoadedModel, load_model
@@ -72,15 +72,16 @@ def lint_command(
     gpu: Gpu | str | None = None,
     gpus: int | None = None,
     *,
-    hub: bool = False,
+    hub: HubPolicy = False,
 ) -> LintReport:
     """Lint an inherited launch command.
 
     ``model``: the model selected in the app or given with ``--model`` (a LoadedModel or a
     source string); the command's own model wins when its config can be loaded. ``gpu`` / ``gpus``:
     the hardware (``gpus`` in all). ``hub``: the Hugging Face hub may be asked for the command's
-    config.json (its local cache always is). Raises ``InputError`` naming the field when the
-    input is not a launch command or the hardware is not one.
+    config.json (its local cache always is; a callable is asked before each fetch). Raises
+    ``InputError`` naming the field when the input is not a launch command or the hardware is not
+    one.
 
     The corrected command is each finding's fix applied and the result linted again, until it
     has no error or no fix changes it any more (``corrected_clean`` says which)."""
@@ -118,7 +119,7 @@ def _state(inv: Invocation) -> tuple[object, ...]:
 
 
 def _correct(
-    ctx: Ctx, given: LoadedModel | None, gpu: Gpu | None, gpus: int | None, hub: bool
+    ctx: Ctx, given: LoadedModel | None, gpu: Gpu | None, gpus: int | None, hub: HubPolicy
 ) -> tuple[Ctx, str, list[str], tuple[Finding, ...]]:
     """Apply the error and warning fixes, lint the result again with the same variable values,
     and repeat until no error remains or the fixes change nothing. The last context, its
@@ -139,6 +140,11 @@ def _correct(
             break
     remaining = tuple(f for f in ordered(current.findings) if f.severity != "info")
     text, argv = _rendered(current.inv)
+    if current.inv.not_run is not None:  # nothing the pasted script never runs becomes live
+        why = finding(
+            current.engine, "not-run", C.NOT_RUN(why=current.inv.not_run), C.NOT_RUN_FIX()
+        )
+        return current, "", argv, (why, *remaining)
     if text is None:
         unsafe = finding(
             current.engine, "not-rewritable", C.NOT_REWRITABLE(), C.NOT_REWRITABLE_FIX()
@@ -186,7 +192,7 @@ def _lint(
     given: LoadedModel | None,
     gpu: Gpu | None,
     gpus: int | None,
-    hub: bool,
+    hub: HubPolicy,
     known: tuple[str | None, ModelChoice] | None = None,
 ) -> Ctx:
     engine = inv.engine

@@ -7,6 +7,7 @@ else none. Config overrides the command passes (``--hf-overrides``,
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,6 +134,11 @@ def _in_sibling_format(sibling: Sibling) -> tuple[LoadedModel, str | None]:
     return LoadedModel(normalize(raw), "derived", name), sibling.fmt
 
 
+# Whether the hub may be asked: a flag, or a callable asked before each fetch (the app counts
+# each fetch against the session's allowance of loads and answers False past it).
+HubPolicy = bool | Callable[[], bool]
+
+
 def _hub(model_id: str) -> LoadedModel | None:
     try:
         return load_hub(model_id)
@@ -144,10 +150,11 @@ def resolve(
     command_id: str | None,
     has_variables: bool,
     given: LoadedModel | None,
-    hub: bool,
+    hub: HubPolicy,
 ) -> ModelChoice:
     """The config to check ``command_id`` against. ``given``: the model selected in the app or
-    passed with --model; ``hub``: the Hugging Face hub may be asked (its local cache always is)."""
+    passed with --model; ``hub``: the Hugging Face hub may be asked (its local cache always is; a
+    callable is asked before the fetch)."""
     if command_id is None or has_variables or not command_id.strip():
         if given is None:
             return ModelChoice(None, False)
@@ -187,7 +194,7 @@ def resolve(
         loaded, fmt = _in_sibling_format(sibling)
         return differs(loaded, (sibling.fmt, sibling.base) if fmt else None)
     if HF_ID.match(cid):
-        fetched = _hub(cid) if hub else None
+        fetched = _hub(cid) if (hub() if callable(hub) else hub) else None
         if fetched is not None:
             return differs(fetched)
     return _stand_in(cid, given)

@@ -13,6 +13,8 @@ from engine.lint.lint_context import Ctx
 
 def notes(ctx: Ctx) -> None:
     launcher = ctx.inv.launcher_text
+    if ctx.inv.not_run is not None:
+        ctx.add("not-run", C.NOT_RUN(why=ctx.inv.not_run), C.NOT_RUN_FIX())
     attached = 0  # where each detached line's words start in inv.detached
     for note in ctx.inv.notes:
         if note.kind == "repeated-subcommand":

@@ -3,7 +3,9 @@ operators, newlines that end a command, and the simple commands between them.
 
 A small POSIX-style tokenizer rather than ``shlex``: the linter needs line numbers (a flag left
 on a line of its own by a missing ``\\``), newlines as command ends, ``$VAR`` kept apart from
-quoted text, and a single pass over the text (linear time on any input).
+quoted text, and a single pass over the text (linear time on any input). It reads what bash
+reads: a carriage return is an ordinary character of a word (so ``\r#`` starts no comment), and
+a here-document's body is the text it hands its command, not commands (``Heredoc``).
 """
 
 from __future__ import annotations
@@ -21,14 +23,14 @@ _NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _NAME_CHARS = _NAME_START | frozenset("0123456789")
 _SPECIAL_PARAMS = frozenset("@*#?$!-0123456789")
 _PLACEHOLDER = re.compile(r"<[A-Za-z_][A-Za-z0-9_.-]{0,63}>")
-_BLANK_RUN = re.compile(r"[ \t\r]+")
+_BLANK_RUN = re.compile(r"[ \t]+")
 # Words and operators in a pasted script; a launch script has a few hundred.
 MAX_TOKENS = 8000
 # A run of characters with no meaning to the shell: read in one step, not one by one.
-_PLAIN_RUN = re.compile(r"[^ \t\r\n'\"\\$`;&|()<>]+")
+_PLAIN_RUN = re.compile(r"[^ \t\n'\"\\$`;&|()<>]+")
 _OPERATOR_CHARS = frozenset(";&|()<>")
 _SEPARATORS = frozenset({";", "&", "|", "&&", "||", ";;", "(", ")", "\n"})
-_REDIRECTS = frozenset({"<", ">", ">>", "<<", ">&", "<&", "&>", ">|", "<>"})
+_REDIRECTS = frozenset({"<", ">", ">>", "<<", "<<-", "<<<", ">&", "<&", "&>", ">|", "<>"})
 
 
 class Quoted(str):
@@ -94,7 +96,21 @@ class Op:
     line: int
 
 
-Token = Word | Op
+@dataclass(frozen=True)
+class Heredoc:
+    """A here-document (``<<WORD`` or ``<<-WORD``): the lines after its command up to the
+    delimiter are its ``body``, text on the command's standard input. ``quoted``: the delimiter
+    was quoted, so the body is passed as written (unquoted, the shell expands ``$…`` and
+    ``$(…)`` in it first)."""
+
+    text: str  # the operator: "<<" or "<<-"
+    line: int
+    delimiter: str
+    quoted: bool
+    body: str
+
+
+Token = Word | Op | Heredoc
 
 
 @dataclass(frozen=True)
@@ -107,6 +123,24 @@ QUOTING = Code("error.command.quoting", "what", "line")
 WORDS = Code("error.command.words", "most")
 
 
+def heredoc_body(text: str, i: int, delimiter: str, strip_tabs: bool) -> tuple[str, int, int]:
+    """The body of a here-document starting at ``text[i]`` (the line after its command): the
+    lines up to one that is ``delimiter`` (leading tabs removed first for ``<<-``), read as bash
+    reads them (to the end of the text when no line ends it). (body, index after the delimiter
+    line, lines consumed)."""
+    n = len(text)
+    lines: list[str] = []
+    while i < n:
+        nl = text.find("\n", i)
+        end = n if nl < 0 else nl
+        line = text[i:end]
+        i = end + 1
+        if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+            return "".join(lines), i, len(lines) + 1
+        lines.append((line.lstrip("\t") if strip_tabs else line) + "\n")
+    return "".join(lines), n, len(lines)
+
+
 def _balanced_error(what: str, line: int) -> InputError:
     return InputError("command", QUOTING(what=Name(what), line=line))
 
@@ -117,7 +151,7 @@ def _placeholder_end(text: str, i: int) -> int:
     if m is None:
         return 0
     after = text[m.end() : m.end() + 1]
-    return m.end() if after in ("", " ", "\t", "\n", "\r", ";", "&", "|") else 0
+    return m.end() if after in ("", " ", "\t", "\n", ";", "&", "|") else 0
 
 
 _OPENERS = {"(": "paren", "{": "brace"}
@@ -283,6 +317,22 @@ def read_ansi_c(text: str, j: int) -> tuple[str, int]:
     raise _balanced_error("$'", text.count("\n", 0, j) + 1)
 
 
+def _read_heredocs(
+    text: str, j: int, tokens: list[Token], pending: list[tuple[int, Word]]
+) -> tuple[int, int]:
+    """Each pending here-document's body, from ``text[j]`` on: its ``<<`` token becomes a
+    Heredoc. (The index after the bodies, the lines they took.)"""
+    used = 0
+    for at, word in pending:
+        op = tokens[at]
+        body, j, lines = heredoc_body(text, j, word.text, op.text == "<<-")
+        quoted = any(isinstance(p, Quoted) for p in word.parts)
+        tokens[at] = Heredoc(op.text, op.line, word.text, quoted, body)
+        used += lines
+    pending.clear()
+    return j, used
+
+
 def tokenize(text: str) -> Tokens:
     """Words and operators of ``text``; ``InputError("command", ...)`` on unclosed quotes.
     Each word keeps its parts apart: bare text (``str``), quoted text (``Quoted``) and
@@ -297,6 +347,8 @@ def tokenize(text: str) -> Tokens:
     line = 1
     i = 0
     n = len(text)
+    heredoc_op: int | None = None  # the index of a << whose delimiter word comes next
+    pending: list[tuple[int, Word]] = []  # here-documents whose bodies start at the next line
 
     def flush_buf() -> None:
         if buf:  # an empty quoted string stays a part: ~'' is not the home folder
@@ -316,10 +368,14 @@ def tokenize(text: str) -> Tokens:
         parts.append(var)
 
     def end_word() -> None:
-        nonlocal in_word
+        nonlocal in_word, heredoc_op
         flush_buf()
         if in_word:
-            tokens.append(Word(tuple(parts), word_line))
+            word = Word(tuple(parts), word_line)
+            tokens.append(word)
+            if heredoc_op is not None:
+                pending.append((heredoc_op, word))
+                heredoc_op = None
             if len(tokens) > MAX_TOKENS:
                 raise InputError("command", WORDS(most=MAX_TOKENS))
         parts.clear()
@@ -334,7 +390,7 @@ def tokenize(text: str) -> Tokens:
     def continuation_at(j: int) -> None:
         """``\\`` at j-1 and a newline at j: note a continuation onto a blank line or the end."""
         k = j + 1
-        while k < n and text[k] in " \t\r":
+        while k < n and text[k] in " \t":
             k += 1
         if k >= n or text[k] == "\n":
             dangling.append(line)
@@ -371,7 +427,7 @@ def tokenize(text: str) -> Tokens:
 
     while i < n:
         c = text[i]
-        if c in " \t\r":
+        if c in " \t":
             if in_word:
                 end_word()
             blank = _BLANK_RUN.match(text, i)
@@ -380,7 +436,8 @@ def tokenize(text: str) -> Tokens:
             end_word()
             tokens.append(Op("\n", line))
             line += 1
-            i += 1
+            i, used = _read_heredocs(text, i + 1, tokens, pending)
+            line += used
         elif c == "#" and not in_word:
             end = text.find("\n", i)
             i = n if end < 0 else end
@@ -457,13 +514,18 @@ def tokenize(text: str) -> Tokens:
                 buf.clear()  # "2>&1": the digits name a file descriptor
                 in_word = False
             end_word()
-            two = text[i : i + 2]
-            if two in ("&&", "||", ";;", ">>", "<<", ">&", "<&", "&>", ">|", "<>"):
+            two, three = text[i : i + 2], text[i : i + 3]
+            if three in ("<<-", "<<<"):
+                tokens.append(Op(three, line))
+                i += 3
+            elif two in ("&&", "||", ";;", ">>", "<<", ">&", "<&", "&>", ">|", "<>"):
                 tokens.append(Op(two, line))
                 i += 2
             else:
                 tokens.append(Op(c, line))
                 i += 1
+            if tokens[-1].text in ("<<", "<<-"):
+                heredoc_op = len(tokens) - 1
         else:
             start_word()
             run = _PLAIN_RUN.match(text, i)
@@ -471,15 +533,21 @@ def tokenize(text: str) -> Tokens:
             add(text[i:end], False)
             i = end
     end_word()
+    _read_heredocs(text, n, tokens, pending)  # a here-document on the last line: no body
     return Tokens(tuple(tokens), tuple(dangling))
 
 
 @dataclass(frozen=True)
 class Command:
-    """A simple command: its words up to the operator that ends it."""
+    """A simple command: its words up to the operator that ends it, the here-documents it
+    reads, and how many subshells ``( … )`` it stands in."""
 
+    # the separator after it ("\n", ";", "&", "|", ...), "" at the end of the text, "()" after
+    # a function's name (``name() { …; }``)
     words: tuple[Word, ...]
-    end: str  # the separator after it ("\n", ";", "&", "|", ...) or "" at the end of the text
+    end: str
+    heredocs: tuple[Heredoc, ...] = ()
+    subshell: int = 0  # the ( … ) it stands in
 
     @property
     def line(self) -> int:
@@ -491,25 +559,48 @@ class Command:
 
 
 def commands(tokens: Iterable[Token]) -> list[Command]:
-    """Split tokens into simple commands; redirections and their targets are dropped."""
+    """Split tokens into simple commands; redirections and their targets are dropped (a
+    here-document stays with its command). ``name ( )`` ends a command with the end ``()``: a
+    function definition's head."""
+    toks = list(tokens)
     out: list[Command] = []
     words: list[Word] = []
+    docs: list[Heredoc] = []
     skip_next = False
-    for tok in tokens:
+    depth = 0
+    start_depth = 0
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
+        i += 1
         if isinstance(tok, Word):
             if skip_next:
                 skip_next = False
                 continue
+            if not words:
+                start_depth = depth
             words.append(tok)
-        elif tok.text in _REDIRECTS:
+            continue
+        if isinstance(tok, Heredoc):
+            docs.append(tok)
+        if tok.text in _REDIRECTS:
             skip_next = True
-        elif tok.text in _SEPARATORS:
-            if words:
-                out.append(Command(tuple(words), tok.text))
-            words = []
-            skip_next = False
-    if words:
-        out.append(Command(tuple(words), ""))
+            continue
+        if tok.text not in _SEPARATORS:
+            continue
+        end = tok.text
+        if end == "(" and words and i < len(toks) and toks[i].text == ")":
+            end, i = "()", i + 1  # name ( ): a function definition
+        elif end == "(":
+            depth += 1
+        elif end == ")" and depth:
+            depth -= 1
+        if words or docs:
+            out.append(Command(tuple(words), end, tuple(docs), start_depth))
+        words, docs = [], []
+        skip_next = False
+    if words or docs:
+        out.append(Command(tuple(words), "", tuple(docs), start_depth))
     return out
 
 

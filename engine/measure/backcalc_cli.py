@@ -13,13 +13,16 @@ from engine.measure.backcalc import BackcalcResult, Predict, backcalculate, sizi
 from engine.measure.input_guards import read_text
 from engine.measure.read_back import parse_engine_text
 from engine.model.loader import load_model
+from engine.scenario import whole_number
 
 
 def add_backcalc_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", help="model id or config.json path, as the engine CLI takes")
     parser.add_argument("--log", required=True, help="engine startup log file (regular file)")
     parser.add_argument("--metrics", help="saved output of curl -s localhost:PORT/metrics")
-    parser.add_argument("--tp", type=int, default=1, help="tensor-parallel size (default 1)")
+    parser.add_argument(
+        "--tp", type=whole_number("tp"), default=1, help="tensor-parallel size (default 1)"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 

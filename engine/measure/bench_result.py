@@ -29,7 +29,7 @@ from engine.errors import InputError
 from engine.measure.bench_data import ResultFormat, bench_facts
 from engine.measure.input_guards import read_bytes
 from engine.model.loader import parse_json_bytes
-from engine.perf.stack_calibration import OTHER, refusal
+from engine.perf.stack_calibration import refusal
 from engine.perf.user_fit import BenchPoint
 from engine.scenario import MAX_CONTEXT, MAX_USERS
 
@@ -145,8 +145,7 @@ def _run(obj: Any, file: str, line: int) -> BenchRun:
 
 def _in_file(err: InputError, file: str, line: int) -> InputError:
     """``err`` (about a value) said of the run at ``file`` line ``line``."""
-    expected = err.expects if err.expects is not None else OTHER(problem=Name(err.expected[:200]))
-    return InputError(FIELD, IN_FILE(file=Name(file[:120]), line=line, expected=expected))
+    return InputError(FIELD, IN_FILE(file=Name(file[:120]), line=line, expected=err.expects))
 
 
 def _parse(data: bytes, file: str, line: int) -> Any:

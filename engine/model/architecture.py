@@ -10,6 +10,7 @@ mixer family (engine/model/mixers/)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from engine import errors as E
 from engine.decision import Code, Name
@@ -83,8 +84,9 @@ class Architecture:
     def count(self, mixer: str) -> int:
         return sum(1 for layer in self.layers if mixer in layer.mixers)
 
-    @property
+    @cached_property
     def attention_layers(self) -> int:
+        """Counted once per architecture: the layout search asks it for every split."""
         return sum(1 for layer in self.layers if layer.mixer.is_attention)
 
 

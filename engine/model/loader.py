@@ -32,7 +32,9 @@ MODELS_DIR = DATA_DIR / "models"
 # (the source of each in data/models/SOURCES.md). Base models and models whose template could
 # not be found have none.
 CATALOG_TEMPLATES_DIR = MODELS_DIR / "templates"
-HF_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+HF_ID = re.compile(
+    r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}\Z"
+)  # \Z: no trailing \n
 CONFIG = "config.json"
 QUANT_CONFIG = "hf_quant_config.json"
 INDEX = "model.safetensors.index.json"

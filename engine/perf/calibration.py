@@ -9,6 +9,8 @@ does not see the engine's scheduler.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -16,7 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from engine import errors as E
 from engine.decision import Code, Name
 from engine.errors import InputError
+from engine.hardware.gpus import Gpu
 from engine.perf.held import Held
+from engine.perf.physics import measured
 
 
 class Calibration(BaseModel):
@@ -25,11 +29,15 @@ class Calibration(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     gpu_name: str = Field(min_length=1, max_length=200)  # as torch reports the device
-    hbm_bytes_per_s: float = Field(gt=0)  # achieved copy bandwidth, read + write counted
-    bf16_gemm_flops: float = Field(gt=0)
-    fp8_gemm_flops: float | None = Field(default=None, gt=0)  # None: no FP8 GEMM on this GPU
-    decode_attention_seconds: float | None = Field(default=None, gt=0)  # one layer's decode
-    decode_attention_bytes: float | None = Field(default=None, gt=0)  # KV that step read
+    # achieved copy bandwidth, read + write counted; finite (JSON's Infinity and NaN, and a
+    # 1e309 that reads as infinity, are refused); physics against the GPU in ``check``
+    hbm_bytes_per_s: float = Field(gt=0, allow_inf_nan=False)
+    bf16_gemm_flops: float = Field(gt=0, allow_inf_nan=False)
+    # None: no FP8 GEMM on this GPU
+    fp8_gemm_flops: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    # one layer's decode, and the KV that step read
+    decode_attention_seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    decode_attention_bytes: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     how: str = Field(min_length=1, max_length=2000)  # sizes, dtypes, torch / CUDA versions
 
     @property
@@ -65,13 +73,37 @@ def parse_calibration(data: bytes | str) -> Calibration:
         raise InputError("calibration", CAL_JSON(where=Name(where), problem=problem)) from None
 
 
+def check(cal: Calibration, gpu: Gpu) -> Calibration:
+    """``cal`` when every rate it measured is physics on ``gpu`` (engine.perf.physics: within
+    ``FACTOR`` of the catalog's figure for it); else ``InputError`` naming the rate."""
+    bandwidth = gpu.bandwidth_bytes_per_s
+    measured("calibration.hbm_bytes_per_s", cal.hbm_bytes_per_s, bandwidth, "B/s")
+    measured("calibration.bf16_gemm_flops", cal.bf16_gemm_flops, gpu.bf16_tflops * 1e12, "FLOP/s")
+    if cal.fp8_gemm_flops is not None:
+        peak = (gpu.fp8_tflops or gpu.bf16_tflops) * 1e12  # no FP8 units: emulated, at most BF16
+        measured("calibration.fp8_gemm_flops", cal.fp8_gemm_flops, peak, "FLOP/s")
+    attention = cal.decode_attention_bytes_per_s
+    if attention is not None:
+        measured("calibration.decode_attention_bytes_per_s", attention, bandwidth, "B/s")
+    return cal
+
+
 def load_calibration(path: Path) -> Calibration:
-    """A calibration JSON file, validated."""
+    """A calibration JSON file, validated. Opened without blocking and read only when it is a
+    regular file: a FIFO, a terminal or /dev/stdin would wait for a writer that never comes."""
     try:
-        with path.open("rb") as f:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as err:
+        raise InputError("calibration", E.readable(err)) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError("calibration", E.REGULAR_FILE())
+        with os.fdopen(fd, "rb", closefd=False) as f:
             data = f.read(MAX_CALIBRATION_BYTES + 1)
     except OSError as err:
         raise InputError("calibration", E.readable(err)) from None
+    finally:
+        os.close(fd)
     return parse_calibration(data)
 
 

@@ -11,6 +11,7 @@ the other for a token, so a step sums every layer (see ``engine.perf.estimate``)
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Protocol
@@ -120,12 +121,13 @@ def _params_by_role(w: WeightReport, mtp: bool) -> dict[Role, int]:
     return out
 
 
-# Shapes already built, keyed by the identity of the objects they were built from (held here, so
-# an id is not reused while its entry lives): a sweep over concurrency, or the search's
-# candidates of one split, builds each shape once.
+# Shapes already built, keyed by the identity of the objects they were built from: a sweep over
+# concurrency, or the search's candidates of one split, builds each shape once. An entry holds
+# those objects weakly (a config a user pasted is not kept alive by the speed model) and its
+# Shape, a few hundred bytes, whose id-key dies with them.
 _MAX_SHAPES = 256
 _Key = tuple[int, int, int, str, str, int, int, bool]
-_shapes: OrderedDict[_Key, tuple[tuple[object, ...], Shape]] = OrderedDict()
+_shapes: OrderedDict[_Key, tuple[tuple[weakref.ref[object], ...], Shape]] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -135,12 +137,12 @@ def model_shape(inp: PerfInputs, split: Split) -> Shape:
     key = (id(cfg), id(arch), id(w), inp.gpu.key, inp.engine, split.tp, split.dp, split.ep)
     with _lock:
         hit = _shapes.get(key)
-        if hit is not None and all(a is b for a, b in zip(hit[0], (cfg, arch, w), strict=True)):
+        if hit is not None and all(r() is o for r, o in zip(hit[0], (cfg, arch, w), strict=True)):
             _shapes.move_to_end(key)
             return hit[1]
     shape = _build_shape(inp, split)
     with _lock:
-        _shapes[key] = ((cfg, arch, w), shape)
+        _shapes[key] = (tuple(weakref.ref(o) for o in (cfg, arch, w)), shape)
         while len(_shapes) > _MAX_SHAPES:
             _shapes.popitem(last=False)
     return shape

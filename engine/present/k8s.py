@@ -32,11 +32,12 @@ from engine.launch.plan import LEADER, LaunchPlan, NodeCommand, launch_facts
 from engine.present.render import comment, join, one_line
 from engine.text.words import say
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+# \Z, not $: $ also matches before a trailing newline ("models\n" is no DNS label)
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 _RESOURCE = re.compile(
-    r"^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+    r"^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\Z"
 )
-_NIC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,14}$")
+_NIC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,14}\Z")
 # what the cluster's own names must be (data/i18n/<lang>/errors.yaml)
 DNS_LABEL = Code("error.k8s.dns_label", "got")
 DNS_NAME = Code("error.k8s.dns_name", "most", "got")

@@ -14,10 +14,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engine.capacity.replica import speed_at
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.candidate import Candidate
 from engine.launch.reference_layouts import marks, references_for
-from engine.perf import estimate
 from engine.study import Study
 from engine.text.words import say
 
@@ -79,7 +79,6 @@ def _curve(st: Study, c: Candidate, name: str, always: bool, words: tuple[str, .
     inp = st.search_inputs
     assert inp is not None
     s, lay = st.scenario, c.layout
-    isl, osl = s.workload(st.context)
     users, gpus, tpot, ttft = [], [], [], []
     loads = load_grid(c.running)
     for n in loads:
@@ -88,11 +87,9 @@ def _curve(st: Study, c: Candidate, name: str, always: bool, words: tuple[str, .
         for load, copies in ((q + 1, busier), (q, lay.replicas - busier)):
             if load < 1 or copies < 1:
                 continue
-            sp = estimate(
-                inp, lay.split, 1, load, isl, osl, inp.speculative,
-                gpus_per_node=s.gpus_per_node, calibration=inp.calibration,
-                factors=inp.factors,
-            )  # fmt: skip
+            sp = speed_at(inp, s, c, load)  # one copy, priced as the search prices it
+            if sp is None:
+                continue
             output += copies * sp.output_tokens_per_s
             per_user += copies * load * sp.output_tokens_per_s_per_user
             tpots += copies * load * sp.tpot_ms

@@ -157,8 +157,9 @@ def inert(text: str, *, strict: bool = False, one_line: bool = False) -> Markdow
 
 def json_text(data: Any, indent: int | None = 2) -> str:
     """JSON for a terminal: ``json.dumps`` escapes C0 controls; this escapes DEL, C1, format
-    characters and separators too (valid JSON: they only occur inside strings)."""
-    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    characters and separators too (valid JSON: they only occur inside strings). Strict JSON: a
+    NaN or an infinity is refused (``ValueError``), never printed as JSON no parser accepts."""
+    text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
     if not any(unsafe_char(ch) for ch in text if not ch.isprintable()):
         return text
     return "".join(_json_escape(ch) if unsafe_char(ch) else ch for ch in text)

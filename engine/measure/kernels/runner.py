@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import PurePath
 
 import torch
 
@@ -120,6 +122,10 @@ def run_all(
     return results
 
 
+# the folders of an absolute path in an error's message ("/srv/app/engine/x.py" -> "x.py")
+_FOLDERS = re.compile(r"(?:/[^/\s:'\"]+)+/")
+
+
 def _run(
     selected: list[tuple[str, Callable[[Ctx], list[CheckResult]]]],
     ctx: Ctx,
@@ -135,10 +141,10 @@ def _run(
                 results.extend(fn(ctx))
         except Exception as err:  # one broken check must not hide the other six
             last = traceback.extract_tb(err.__traceback__)[-1]
-            note = N.ERROR(
+            note = N.ERROR(  # file names only: the server's folders are nobody's business
                 error=Name(type(err).__name__),
-                message=Name(str(err)),
-                at=Name(f"{last.filename}:{last.lineno}"),
+                message=Name(_FOLDERS.sub("", str(err))),
+                at=Name(f"{PurePath(last.filename).name}:{last.lineno}"),
             )
             results.append(CheckResult(name, f"{name}_error", False, 0.0, None, "", note))
         if ctx.on_gpu:
