@@ -155,6 +155,7 @@ def _placeholder_end(text: str, i: int) -> int:
 
 
 _OPENERS = {"(": "paren", "{": "brace"}
+_BRACKETS = {"paren": ("(", ")"), "brace": ("{", "}")}  # what nests in each, and what ends it
 
 
 @dataclass
@@ -221,28 +222,19 @@ def skip_expansion(text: str, j: int) -> int:
                 break
             k = end + 1
             continue
-        if kind == "paren":
-            if c == "#" and (k == frame.start or text[k - 1] in _COMMENT_AFTER):
-                end = text.find("\n", k)
-                k = n if end < 0 else end
-                continue
-            if c == "(":
-                frame.depth += 1
-            elif c == ")":
-                frame.depth -= 1
-                if frame.depth == 0:
-                    stack.pop()
-                    if not stack:
-                        return k + 1
-        elif kind == "brace":
-            if c == "{":
-                frame.depth += 1
-            elif c == "}":
-                frame.depth -= 1
-                if frame.depth == 0:
-                    stack.pop()
-                    if not stack:
-                        return k + 1
+        if kind == "paren" and c == "#" and (k == frame.start or text[k - 1] in _COMMENT_AFTER):
+            end = text.find("\n", k)
+            k = n if end < 0 else end
+            continue
+        opens, closes = _BRACKETS[kind]
+        if c == opens:
+            frame.depth += 1
+        elif c == closes:
+            frame.depth -= 1
+            if frame.depth == 0:
+                stack.pop()
+                if not stack:
+                    return k + 1
         k += 1
     opener = {"paren": "$(", "brace": "${", "dq": '"', "bq": "`"}[stack[0].kind]
     raise _balanced_error(opener, text.count("\n", 0, j) + 1)
