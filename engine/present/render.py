@@ -183,21 +183,29 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
     if len(plan.commands) == 1:
         out += ["", shell(plan)]
         return "\n".join(out) + "\n"
-    out += [
-        "",
-        comment(t("script.pick_node", lang)),
-        'NODE="${1:?pass the node number (0 for the first node)}"',
-        'case "$NODE" in',
-    ]
+    out += ["", comment(t("script.pick_node", lang))]
     by_node: dict[int, list[NodeCommand]] = {}
     for c in plan.commands:
         by_node.setdefault(c.node, []).append(c)
-    for node, commands in by_node.items():
-        lines = [[_prefix(c) + shell(plan, c).replace("\n", "\n    ")] for c in commands]
-        out += node_case(str(node), lines)
-    out += router_lines(plan, lang)
-    out += ['  *) echo "unknown node: $NODE" >&2; exit 2 ;;', "esac"]
+    branches = [
+        line
+        for node, commands in by_node.items()
+        for line in node_case(
+            str(node), [[_prefix(c) + shell(plan, c).replace("\n", "\n    ")] for c in commands]
+        )
+    ]
+    out += node_switch(NODE_NUMBER, branches + router_lines(plan, lang))
     return "\n".join(out) + "\n"
+
+
+NODE_NUMBER = "pass the node number (0 for the first node)"
+
+
+def node_switch(usage: str, branches: list[str]) -> list[str]:
+    """The script's pick of what to start: a ``case`` over its first argument (required;
+    ``usage`` says what to pass) with ``branches``, any other value refused."""
+    head = [f'NODE="${{1:?{usage}}}"', 'case "$NODE" in']
+    return [*head, *branches, '  *) echo "unknown node: $NODE" >&2; exit 2 ;;', "esac"]
 
 
 def node_case(node: str, servers: list[list[str]]) -> list[str]:
