@@ -22,6 +22,7 @@ from engine.present.render import (
     node_switch,
     one_line,
     option_lines,
+    reason_comments,
     router_word,
     said,
     word,
@@ -97,12 +98,7 @@ def _reasons(p: DisaggPlan, lang: Lang) -> list[str]:
         for e in plan.env:
             if (e.name, e.value) not in shared or _NODE_REF.search(e.value):
                 out.append(comment(f"{e.name}: {said(e.why, lang)}"))
-        for f in plan.flags:
-            out.append(comment(f"{' '.join(f.tokens)}: {said(f.why, lang)}"))
-        for x in plan.left_to_engine:
-            out.append(comment(t("script.not_set", lang, flag=x.flag, why=said(x.why, lang))))
-        for n in plan.noted:
-            out.append(comment(t("script.note", lang, text=said(n, lang))))
+        out += reason_comments(plan, lang)
     return out
 
 

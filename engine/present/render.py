@@ -167,12 +167,7 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
         out.append(f"export {e.name}={word(e.value)}")
     if plan.env:
         out.append("")
-    for f in plan.flags:
-        out.append(comment(f"{' '.join(f.tokens)}: {said(f.why, lang)}"))
-    for x in plan.left_to_engine:
-        out.append(comment(t("script.not_set", lang, flag=x.flag, why=said(x.why, lang))))
-    for n in plan.noted:
-        out.append(comment(t("script.note", lang, text=said(n, lang))))
+    out += reason_comments(plan, lang)
     multi = any(c.role != "server" for c in plan.commands)
     if multi:
         out += [
@@ -199,6 +194,18 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
 
 
 NODE_NUMBER = "pass the node number (0 for the first node)"
+
+
+def reason_comments(plan: LaunchPlan, lang: Lang) -> list[str]:
+    """Comments for each flag with its reason, each option left to the engine with why, and
+    each note of the plan."""
+    out = [comment(f"{' '.join(f.tokens)}: {said(f.why, lang)}") for f in plan.flags]
+    out += [
+        comment(t("script.not_set", lang, flag=x.flag, why=said(x.why, lang)))
+        for x in plan.left_to_engine
+    ]
+    out += [comment(t("script.note", lang, text=said(n, lang))) for n in plan.noted]
+    return out
 
 
 def node_switch(usage: str, branches: list[str]) -> list[str]:
