@@ -16,6 +16,7 @@ Rendering (shell script, docker, Kubernetes) lives in ``engine.present.render`` 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -242,8 +243,13 @@ class _Draft:
     # a recipe's value the Study decides itself: (flag, note), dropped where a fix sets the flag
     recipe_also: list[tuple[str, Decision]] = field(default_factory=list)
 
-    def add(self, parts: tuple[list[PlanFlag], list[LeftOut], list[Decision]]) -> None:
-        flags, left, notes = parts
+    def add(
+        self,
+        flags: Iterable[PlanFlag],
+        left: Iterable[LeftOut] = (),
+        notes: Iterable[Decision] = (),
+    ) -> None:
+        """A step's flags, what it leaves to the engine and its notes, after the others'."""
         self.flags += flags
         self.left += left
         self.notes += notes
@@ -354,7 +360,7 @@ def _software_flags(ask: _Ask, d: _Draft) -> None:
     engine, sw = ask.engine, ask.sw
     eng = adapter(engine)
     base = ask.core.model.source != "file" and is_base_checkpoint(ask.core.model.name, sw)
-    d.add(parser_flags(engine, sw, base))
+    d.add(*parser_flags(engine, sw, base))
     d.have = {f.flag for f in d.flags}
     tool_flag = eng.flag("tool_call_parser")
     for token in sw.extra_flags:
@@ -415,14 +421,13 @@ def _runtime_flags(ask: _Ask, d: _Draft) -> None:
     if s.images:
         d.flags += mm_flags(engine, fit.layout)
     d.flags.append(context_flag(engine, core, fit))
-    mf, ml = memory_flag(engine, s, fit)
-    d.add((mf, ml, []))
+    d.add(*memory_flag(engine, s, fit))
     kf, kl = kv_flags(engine, core, s, kv, fit)
-    d.add(([f for f in kf if f.flag not in d.have], kl, []))  # a recipe's mandatory KV dtype
-    d.add(tier_flags(engine, s, fit.layout.split))  # the CPU tier behind the KV cache
+    d.add([f for f in kf if f.flag not in d.have], kl)  # a recipe's mandatory KV dtype is set
+    d.add(*tier_flags(engine, s, fit.layout.split))  # the CPU tier behind the KV cache
     hybrid = fam.attention_family == AttentionFamily.HYBRID
     chunk = chunk_tokens(s.latency, s.images)
-    d.add(chunk_flags(engine, kv, chunk, s.latency, s.images, hybrid, fit))
+    d.add(*chunk_flags(engine, kv, chunk, s.latency, s.images, hybrid, fit))
     if core.mtp:
         d.flags += mtp_flags(engine, core)
     elif fam.mtp_layers > 0:
