@@ -1,8 +1,11 @@
 """Step 5 — Flags: the launch plan of each engine with a reason for every flag, what is left to
 the engine, the layouts the search compared, the manifests and the advisors."""
 
+from collections.abc import Sequence
+
 import streamlit as st
 
+from engine.decision import Decision
 from engine.launch.advisors import engine_advice, moe_comm_advice
 from engine.launch.launch_data import launch_facts
 from engine.launch.plan import LaunchPlan
@@ -24,6 +27,18 @@ from ui.lang import T, current
 
 
 @st.fragment
+def set_with_reasons(
+    rows: Sequence[tuple[str, str | None, Decision]], column: str, header: str, key: str
+) -> None:
+    """What the plan sets (flags or environment variables): each name, its value and why."""
+    lang = current()
+    tables.texts(
+        [{column: name, "value": value, "reason": say(why, lang)} for name, value, why in rows],
+        {column: header, "value": T("flags.col.value"), "reason": T("flags.col.reason")},
+        key=key,
+    )
+
+
 def cluster_manifests(p: LaunchPlan) -> None:
     """The manifests with the names the cluster decides (the model-cache claim, the token
     Secret and, across nodes, the pods' network): typing one reruns only this part; each is
@@ -123,26 +138,12 @@ for tab, engine in zip(st.tabs([ENGINE_LABELS[e] for e in order]), order, strict
         st.markdown(T("flags.layout", layout=M.layout_name(p.layout, lang)))
         st.markdown("\n".join(f"- {inert(r)}" for r in reasons))
         st.markdown(T("flags.why_each"))
-        tables.texts(
-            [{"flag": f.flag, "value": f.value, "reason": say(f.why, lang)} for f in p.flags],
-            {
-                "flag": T("flags.col.flag"),
-                "value": T("flags.col.value"),
-                "reason": T("flags.col.reason"),
-            },
-            key=f"flags.flags.{engine}",
-        )
+        flags = [(f.flag, f.value, f.why) for f in p.flags]
+        set_with_reasons(flags, "flag", T("flags.col.flag"), f"flags.flags.{engine}")
         if p.env:
             st.markdown(T("flags.env"))
-            tables.texts(
-                [{"name": e.name, "value": e.value, "reason": say(e.why, lang)} for e in p.env],
-                {
-                    "name": T("flags.col.env"),
-                    "value": T("flags.col.value"),
-                    "reason": T("flags.col.reason"),
-                },
-                key=f"flags.env.{engine}",
-            )
+            env = [(e.name, e.value, e.why) for e in p.env]
+            set_with_reasons(env, "name", T("flags.col.env"), f"flags.env.{engine}")
         with st.expander(T("flags.left")):
             tables.texts(
                 [{"flag": x.flag, "reason": say(x.why, lang)} for x in p.left_to_engine],

@@ -21,12 +21,11 @@ cannot be read, so the change applies offline exactly as it was checked.
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from engine.budget import Memo
 from engine.decision import Code, Decimal, Decision, Name, Param, Percent, Source, Tokens
 from engine.engines.memory import RaisedFraction, memory_rules
 from engine.errors import InputError
@@ -346,16 +345,14 @@ def _compute(st: Study) -> tuple[Alternative, ...]:
 
 
 MAX_CACHED = 256
-_lock = threading.Lock()
-_cache: OrderedDict[Scenario, tuple[Alternative, ...]] = OrderedDict()
+_cache: Memo[Scenario, tuple[Alternative, ...]] = Memo(MAX_CACHED)
 
 
 def known(st: Study) -> bool:
     """Whether ``alternatives(st)`` is at hand without studying anything."""
     if _meets(st):
         return True
-    with _lock:
-        return st.scenario in _cache
+    return st.scenario in _cache
 
 
 def alternatives(st: Study) -> tuple[Alternative, ...]:
@@ -364,13 +361,5 @@ def alternatives(st: Study) -> tuple[Alternative, ...]:
     if st.verdict.status == "runs":
         return ()
     s = st.scenario
-    with _lock:
-        hit = _cache.get(s)
-    if hit is not None:
-        return hit
-    result = _compute(st)
-    with _lock:
-        _cache[s] = result
-        while len(_cache) > MAX_CACHED:
-            _cache.popitem(last=False)
-    return result
+    hit = _cache.get(s)
+    return hit if hit is not None else _cache.put(s, _compute(st))

@@ -211,3 +211,29 @@ class Cache(Generic[K, V]):
     def held(self) -> tuple[int, int]:
         """(entries, bytes counted)."""
         return self.budget.held().get(self.name, (0, 0))
+
+
+class Memo(Generic[K, V]):
+    """The last ``most`` results put, by key, the oldest put leaving first: a result computed
+    once per key (two threads may both compute one; the later put stays). Bounded by entries,
+    not bytes: for results that do not hold a Study's worth of objects each."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[K, V] = OrderedDict()
+
+    def __contains__(self, key: K) -> bool:
+        with self._lock:
+            return key in self._entries
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            return self._entries.get(key)
+
+    def put(self, key: K, value: V) -> V:
+        with self._lock:
+            self._entries[key] = value
+            while len(self._entries) > self.most:
+                self._entries.popitem(last=False)
+        return value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,6 +41,16 @@ def load_data(model: type[M], name: str, *keys: str) -> M:
     for key in keys:
         raw = raw[key]
     return model.model_validate(raw)
+
+
+def load_checked(model: type[M], name: str, problems: Callable[[M], list[str]]) -> M:
+    """``data/<name>``, validated, and refused where ``problems`` finds it disagrees with the
+    engines' flag tables (a fault of the data, not of anyone's input)."""
+    data = load_data(model, name)
+    found = problems(data)
+    if found:
+        raise ValueError(f"{name} disagrees with data/engines/: {found}")
+    return data
 
 
 class SourcedList(Strict):

@@ -8,6 +8,7 @@ import threading
 import pytest
 
 from engine import study as study_mod
+from engine.budget import Memo
 from engine.errors import InputError
 from engine.scenario import make_scenario
 
@@ -65,3 +66,15 @@ def test_a_scenario_that_fails_is_not_cached_and_fails_again(
             study_mod.study(s)
     assert len(calls) == 2
     assert s not in study_mod._inflight
+
+
+def test_a_memo_keeps_the_last_results_put_and_the_oldest_leaves_first() -> None:
+    memo: Memo[str, int] = Memo(2)
+    assert memo.put("a", 1) == 1
+    memo.put("b", 2)
+    assert memo.get("a") == 1  # reading does not renew an entry
+    memo.put("c", 3)
+    assert "a" not in memo and memo.get("a") is None
+    assert (memo.get("b"), memo.get("c")) == (2, 3)
+    memo.put("b", 4)  # a later put of a key replaces its value
+    assert memo.get("b") == 4

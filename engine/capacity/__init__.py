@@ -5,11 +5,10 @@ copy size re-run through ``study()``), like the alternatives."""
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from engine.budget import Memo
 from engine.capacity.fleet import Fleet, Option, fleet, given
 from engine.capacity.prices import Price, listed_prices, price_for
 from engine.decision import Code, Decimal
@@ -69,24 +68,17 @@ class Capacity:
 
 
 MAX_CACHED = 256
-_lock = threading.Lock()
-_cache: OrderedDict[Scenario, Capacity] = OrderedDict()
+_cache: Memo[Scenario, Capacity] = Memo(MAX_CACHED)
 
 
 def capacity_of(s: Scenario, rate: float) -> Capacity:
     """The options of every GPU ``s`` compares for ``rate`` requests/s, whether or not any
     serves it (computed once per scenario and rate)."""
     key = s.model_copy(update={"request_rate": rate})
-    with _lock:
-        hit = _cache.get(key)
+    hit = _cache.get(key)
     if hit is not None:
         return hit
-    result = Capacity(rate, tuple(fleet(key, gpu) for gpu in key.compared))
-    with _lock:
-        _cache[key] = result
-        while len(_cache) > MAX_CACHED:
-            _cache.popitem(last=False)
-    return result
+    return _cache.put(key, Capacity(rate, tuple(fleet(key, gpu) for gpu in key.compared)))
 
 
 def capacity(s: Scenario) -> Capacity | None:

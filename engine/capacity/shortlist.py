@@ -16,11 +16,10 @@ small cards a 4-bit or FP8 checkpoint wins where the 16-bit one does not fit.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from engine.budget import Memo
 from engine.decision import Code, Decision
 from engine.errors import InputError
 from engine.launch.recipes import recipes
@@ -201,8 +200,7 @@ class Shortlist:
 
 
 MAX_CACHED = 32
-_lock = threading.Lock()
-_cache: OrderedDict[Scenario, Shortlist] = OrderedDict()
+_cache: Memo[Scenario, Shortlist] = Memo(MAX_CACHED)
 
 
 def shortlist_base(s: Scenario) -> Scenario:
@@ -223,16 +221,10 @@ def shortlist_base(s: Scenario) -> Scenario:
 def shortlist(s: Scenario) -> Shortlist:
     """Every bundled model on ``s``'s GPUs (computed once per GPUs and workload)."""
     base = shortlist_base(s)
-    with _lock:
-        hit = _cache.get(base)
+    hit = _cache.get(base)
     if hit is not None:
         return hit
     entries = tuple(
         Entry(name, variants(base.model_copy(update={"model": name}))) for name in catalog_names()
     )
-    result = Shortlist(base, entries)
-    with _lock:
-        _cache[base] = result
-        while len(_cache) > MAX_CACHED:
-            _cache.popitem(last=False)
-    return result
+    return _cache.put(base, Shortlist(base, entries))

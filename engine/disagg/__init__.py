@@ -6,9 +6,8 @@ them. Computed once per scenario and rate from the Study's own layout search and
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 
+from engine.budget import Memo
 from engine.capacity.replica import tpot_bound
 from engine.disagg.candidate import Disaggregated, Targets, none_reason
 from engine.disagg.sizing import pairs
@@ -47,21 +46,12 @@ def _compute(st: Study, rate: float) -> Disaggregated:
 
 MAX_CACHED = 128
 MAX_OTHERS = 12  # the next pairs the chart draws beside the pick
-_lock = threading.Lock()
-_cache: OrderedDict[tuple[Scenario, float], Disaggregated] = OrderedDict()
+_cache: Memo[tuple[Scenario, float], Disaggregated] = Memo(MAX_CACHED)
 
 
 def disaggregate(st: Study, rate: float) -> Disaggregated:
     """The disaggregated candidate of ``st``'s scenario at ``rate`` requests/s (computed once
     per scenario and rate)."""
     key = (st.scenario, rate)
-    with _lock:
-        hit = _cache.get(key)
-    if hit is not None:
-        return hit
-    result = _compute(st, rate)
-    with _lock:
-        _cache[key] = result
-        while len(_cache) > MAX_CACHED:
-            _cache.popitem(last=False)
-    return result
+    hit = _cache.get(key)
+    return hit if hit is not None else _cache.put(key, _compute(st, rate))

@@ -20,7 +20,7 @@ from engine import errors as E
 from engine.decision import Bytes, Code, Decision, Name, Source, Tokens
 from engine.engines import adapter
 from engine.engines.memory import GIB, Reserve, Split, device_memory, memory_rules
-from engine.engines.placement import weights_per_gpu
+from engine.engines.placement import WeightShare, weights_per_gpu
 from engine.errors import InputError
 from engine.kv.sizing import KvSizing
 from engine.launch.candidate import (
@@ -208,7 +208,97 @@ WHY_CONTEXT = Code("layout.why.context", "fits", "asked")
 WHY_USERS = Code("layout.why.users", "users", "asked", "context")
 
 
+@dataclass
+class _Sizing:
+    """One layout's memory as the engine sizes it, handed from step to step of ``evaluate``:
+    the weights on a GPU, the memory fraction and why, the prefill chunk, the engine's reserve,
+    the room left for the KV cache, and the request cap (``--max-num-seqs``) where one is set."""
+
+    weights: int  # per GPU
+    shares: tuple[WeightShare, ...]
+    memory: int
+    fixes: tuple[KnownIssue, ...]
+    chunk: int | None
+    decode_bs: int | None
+    fraction: float
+    fraction_why: Decision
+    pinned: bool  # the fraction is fixed (a known issue, the decode graph), not the engine's
+    reserve: Reserve | None
+    usable: int
+    kv: KvSizing
+    stage: float
+    room: _Room
+    max_num_seqs: int | None = None
+
+
 def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> Candidate:
+    m = _sizing(inp, scenario, replicas, s)
+    _cap_requests(inp, scenario, replicas, s, m)
+    space, context = m.room.space, m.room.context
+    context_fits, weights_fit = m.room.context_fits, space > 0
+    users = m.room.users
+    if m.max_num_seqs is not None:
+        users = min(users, m.max_num_seqs * s.dp * replicas)
+    users_fit = users >= scenario.users
+    rank = rank_parts(
+        inp,
+        scenario,
+        replicas,
+        s,
+        weights_fit,
+        context_fits,
+        users_fit,
+        users,
+        context,
+        shortfall(m.weights, m.reserve, m.usable),
+    )
+    # requests the engine runs at once: the engines admit by the KV a request holds now, so at
+    # the workload's own length (prompt + output), not at the full context
+    isl, osl = scenario.workload(context)
+    _, running = users_at(m.kv, space, min(isl + osl, context), s, replicas, m.stage)
+    running = min(running, m.max_num_seqs * s.dp * replicas) if m.max_num_seqs else running
+    speed = peak = reuse = None
+    peak_users = 0
+    if weights_fit and context >= 1:
+        speed, reuse, peak_users, peak = _speeds(inp, scenario, replicas, s, m, running, users_fit)
+    return Candidate(
+        layout=Layout(replicas, s),
+        weights_per_gpu=m.weights,
+        weight_shares=m.shares,
+        memory_per_gpu=m.memory,
+        fraction=m.fraction,
+        fraction_why=m.fraction_why,
+        usable_per_gpu=m.usable,
+        reserve=m.reserve,
+        max_num_seqs=m.max_num_seqs,
+        kv_space_per_gpu=max(space, 0),
+        kv_bytes_per_token_per_gpu=math.ceil(m.kv.kv_bytes_per_token * m.stage),
+        state_bytes_per_request_per_gpu=math.ceil(m.kv.state_bytes_per_request_padded * m.stage),
+        context=context,
+        bytes_per_request_per_gpu=m.room.per_request,
+        users_per_copy=users // replicas,
+        users=users,
+        weights_fit=weights_fit,
+        context_fits=context_fits,
+        users_fit=users_fit,
+        why=_why_short(inp, scenario, m, users),
+        rank=rank,
+        chunk_tokens=m.chunk,
+        decode_graph_bs=m.decode_bs,
+        fraction_pinned=m.pinned,
+        fixes=m.fixes,
+        speed=speed,
+        peak=peak,
+        peak_users=peak_users,
+        running=running,
+        reuse=reuse,
+    )
+
+
+def _sizing(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> _Sizing:
+    """The weights on each GPU, the fraction (the scenario's, a known issue's fix, or the
+    engine's own from the prefill chunk and the decode batch) and the room it leaves; a smaller
+    chunk where the engine's own fraction leaves no room for one request."""
     cfg = inp.cfg
     w_gpu, shares = weights_per_gpu(
         inp.weights,
@@ -244,118 +334,103 @@ def evaluate(inp: SearchInputs, scenario: Scenario, replicas: int, s: Split) -> 
         if smaller is not None:
             chunk, fraction, fraction_why, room = smaller
             usable = int(memory * fraction)
-    max_num_seqs = scenario.max_num_seqs
+    return _Sizing(
+        weights=w_gpu,
+        shares=shares,
+        memory=memory,
+        fixes=fixes,
+        chunk=chunk,
+        decode_bs=decode_bs,
+        fraction=fraction,
+        fraction_why=fraction_why,
+        pinned=pinned,
+        reserve=reserve,
+        usable=usable,
+        kv=kv,
+        stage=stage,
+        room=room,
+    )
+
+
+def _cap_requests(
+    inp: SearchInputs, scenario: Scenario, replicas: int, s: Split, m: _Sizing
+) -> None:
+    """The request cap: the scenario's (the sampler rows it reserves), or a smaller one than
+    the engine's default where the sampler memory it frees gives a longer request or more
+    users."""
+    cfg, eng = inp.cfg, adapter(inp.engine)
+    m.max_num_seqs = scenario.max_num_seqs
     default_seqs = eng.default_max_num_seqs(inp.gpu)
-    if max_num_seqs is not None:
-        if reserve is not None:  # the sampler rows of the sequences the scenario sets
-            reserve = eng.reserve(cfg, inp.gpu, s, chunk, max_num_seqs=max_num_seqs)
-            room = _room(inp, usable, w_gpu, reserve, kv, stage, s, replicas)
+    if m.max_num_seqs is not None:
+        if m.reserve is not None:  # the sampler rows of the sequences the scenario sets
+            m.reserve = eng.reserve(cfg, inp.gpu, s, m.chunk, max_num_seqs=m.max_num_seqs)
+            m.room = _room(inp, m.usable, m.weights, m.reserve, m.kv, m.stage, s, replicas)
     elif (
-        reserve is not None
+        m.reserve is not None
         and default_seqs is not None
         and eng.sampler_reserve
-        and not (room.context_fits and room.users >= scenario.users)
+        and not (m.room.context_fits and m.room.users >= scenario.users)
     ):
         # vLLM's profile run reserves sampler rows for max_num_seqs requests (1,024 by default
         # on large GPUs); a workload of a few users gets that memory back with --max-num-seqs
         wanted = math.ceil(scenario.users / (replicas * s.dp))
         cap = 1 << max(0, wanted - 1).bit_length()
         if cap < default_seqs:
-            capped = eng.reserve(cfg, inp.gpu, s, chunk, max_num_seqs=cap)
-            if capped is not None and capped.total < reserve.total:
-                freed = _room(inp, usable, w_gpu, capped, kv, stage, s, replicas)
+            capped = eng.reserve(cfg, inp.gpu, s, m.chunk, max_num_seqs=cap)
+            if capped is not None and capped.total < m.reserve.total:
+                freed = _room(inp, m.usable, m.weights, capped, m.kv, m.stage, s, replicas)
                 # only where the memory it frees gives a longer request or more users: the
                 # plan's reason for the flag says the default leaves too little for the KV
-                if (freed.max_ctx, freed.users) > (room.max_ctx, room.users):
-                    reserve, max_num_seqs, room = capped, cap, freed
-    space, context = room.space, room.context
-    context_fits, weights_fit = room.context_fits, space > 0
-    per_request, users = room.per_request, room.users
-    if max_num_seqs is not None:
-        users = min(users, max_num_seqs * s.dp * replicas)
-    users_per_copy = users // replicas
-    users_fit = users >= scenario.users
-    why: list[Decision] = []
-    if not weights_fit:
-        why.append(WHY_WEIGHTS(weights=Bytes(w_gpu), usable=Bytes(usable)))
-    elif not context_fits:
+                if (freed.max_ctx, freed.users) > (m.room.max_ctx, m.room.users):
+                    m.reserve, m.max_num_seqs, m.room = capped, cap, freed
+
+
+def _why_short(
+    inp: SearchInputs, scenario: Scenario, m: _Sizing, users: int
+) -> tuple[Decision, ...]:
+    """The first thing the layout falls short of: the weights, one request of the context, or
+    the users asked for (nothing where it holds them all)."""
+    if m.room.space <= 0:
+        return (WHY_WEIGHTS(weights=Bytes(m.weights), usable=Bytes(m.usable)),)
+    if not m.room.context_fits:
         # the context this layout gives (what --max-model-len sets and the reasons compare)
-        why.append(WHY_CONTEXT(fits=Tokens(context), asked=Tokens(inp.context)))
-    elif not users_fit:
-        why.append(WHY_USERS(users=users, asked=scenario.users, context=Tokens(context)))
-    rank = rank_parts(
-        inp,
-        scenario,
-        replicas,
-        s,
-        weights_fit,
-        context_fits,
-        users_fit,
-        users,
-        context,
-        shortfall(w_gpu, reserve, usable),
-    )
-    # requests the engine runs at once: the engines admit by the KV a request holds now, so at
-    # the workload's own length (prompt + output), not at the full context
-    isl, osl = scenario.workload(context)
-    _, running = users_at(kv, space, min(isl + osl, context), s, replicas, stage)
-    running = min(running, max_num_seqs * s.dp * replicas) if max_num_seqs else running
-    speed = peak = reuse = None
-    peak_users = 0
-    if weights_fit and context >= 1:
-        # every user asked for, the copies admitting what their KV and request cap hold; the
-        # prefix cache's hits at the requests they run at once
-        admit = max(1, running // replicas)
-        load = min(scenario.users, running)
-        reuse = candidate_reuse(inp, scenario, replicas, s, space, context, load)
-        speed = _speed(inp, scenario, replicas, s, chunk, context, scenario.users, admit, reuse)
-        if users_fit:  # a layout short of users ranks after every one that holds them
+        return (WHY_CONTEXT(fits=Tokens(m.room.context), asked=Tokens(inp.context)),)
+    if users < scenario.users:
+        return (WHY_USERS(users=users, asked=scenario.users, context=Tokens(m.room.context)),)
+    return ()
 
-            def at(n: int) -> Speed | None:
-                hits = candidate_reuse(inp, scenario, replicas, s, space, context, n)
-                return _speed(inp, scenario, replicas, s, chunk, context, n, admit, hits)
 
-            # the TPOT alone where no prefix repeats (the hits change with the load)
-            probe = (
-                _tpot_probe(inp, scenario, replicas, s, chunk, context, admit)
-                if reuse is None
-                else None
-            )
-            peak_users, peak = operating_point(
-                scenario, running, at, unit=s.dp * replicas, tpot_at=probe
-            )
-    return Candidate(
-        layout=Layout(replicas, s),
-        weights_per_gpu=w_gpu,
-        weight_shares=shares,
-        memory_per_gpu=memory,
-        fraction=fraction,
-        fraction_why=fraction_why,
-        usable_per_gpu=usable,
-        reserve=reserve,
-        max_num_seqs=max_num_seqs,
-        kv_space_per_gpu=max(space, 0),
-        kv_bytes_per_token_per_gpu=math.ceil(kv.kv_bytes_per_token * stage),
-        state_bytes_per_request_per_gpu=math.ceil(kv.state_bytes_per_request_padded * stage),
-        context=context,
-        bytes_per_request_per_gpu=per_request,
-        users_per_copy=users_per_copy,
-        users=users,
-        weights_fit=weights_fit,
-        context_fits=context_fits,
-        users_fit=users_fit,
-        why=tuple(why),
-        rank=rank,
-        chunk_tokens=chunk,
-        decode_graph_bs=decode_bs,
-        fraction_pinned=pinned,
-        fixes=fixes,
-        speed=speed,
-        peak=peak,
-        peak_users=peak_users,
-        running=running,
-        reuse=reuse,
+def _speeds(
+    inp: SearchInputs,
+    scenario: Scenario,
+    replicas: int,
+    s: Split,
+    m: _Sizing,
+    running: int,
+    users_fit: bool,
+) -> tuple[Speed | None, Reuse | None, int, Speed | None]:
+    """The layout's speed with every user asked for, the copies admitting what their KV and
+    request cap hold (the prefix cache's hits at the requests they run at once); where it holds
+    every user, its operating point too (a layout short of users ranks after every one that
+    holds them). (speed, reuse, peak users, peak)"""
+    space, context, chunk = m.room.space, m.room.context, m.chunk
+    admit = max(1, running // replicas)
+    load = min(scenario.users, running)
+    reuse = candidate_reuse(inp, scenario, replicas, s, space, context, load)
+    speed = _speed(inp, scenario, replicas, s, chunk, context, scenario.users, admit, reuse)
+    if not users_fit:
+        return speed, reuse, 0, None
+
+    def at(n: int) -> Speed | None:
+        hits = candidate_reuse(inp, scenario, replicas, s, space, context, n)
+        return _speed(inp, scenario, replicas, s, chunk, context, n, admit, hits)
+
+    # the TPOT alone where no prefix repeats (the hits change with the load)
+    probe = (
+        _tpot_probe(inp, scenario, replicas, s, chunk, context, admit) if reuse is None else None
     )
+    peak_users, peak = operating_point(scenario, running, at, unit=s.dp * replicas, tpot_at=probe)
+    return speed, reuse, peak_users, peak
 
 
 def candidate_reuse(

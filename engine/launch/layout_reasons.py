@@ -379,17 +379,11 @@ def _style(inp: SearchInputs, scenario: Scenario, p: Decision, r: Decision) -> D
     fam = inp.family.attention_family
     if scenario.latency == "latency":
         return VS_LATENCY_LATENT(pick=p, rival=r)
-    if prefers_dp_attention(inp, scenario):
-        if fam == AttentionFamily.DSA and rules.dsa_prefers_dp_attention:
-            return VS_DSA(pick=p, rival=r, source=Source(rules.dsa_source))
-        return VS_DP_ABOVE(
-            pick=p,
-            rival=r,
-            users=scenario.users,
-            threshold=rules.dp_attention_min_users,
-            source=Source(rules.dp_attention_min_users_source),
-        )
-    return VS_TP_EP_BELOW(
+    dp = prefers_dp_attention(inp, scenario)
+    if dp and fam == AttentionFamily.DSA and rules.dsa_prefers_dp_attention:
+        return VS_DSA(pick=p, rival=r, source=Source(rules.dsa_source))
+    # the users asked for against the playbook's threshold: DP-attention above, TP + EP below
+    return (VS_DP_ABOVE if dp else VS_TP_EP_BELOW)(
         pick=p,
         rival=r,
         users=scenario.users,

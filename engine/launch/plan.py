@@ -16,7 +16,8 @@ Rendering (shell script, docker, Kubernetes) lives in ``engine.present.render`` 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Literal
 
 from engine.decision import Code, Decision, Name, Percent, Source, Tokens
@@ -216,6 +217,44 @@ SIDE_BY_SIDE = Code("plan.note.side_by_side", "servers", "first", "last")
 HYBRID_NODES = Code("plan.note.hybrid_lb_nodes", "port", "nodes")
 
 
+@dataclass(frozen=True)
+class _Ask:
+    """What one plan is asked for: the Study's model-side facts, the scenario, the engine, the
+    search's layout and its KV sizing, the software report, and the phase its servers run."""
+
+    core: PlanInputs
+    s: Scenario
+    engine: Engine
+    fit: Candidate
+    kv: KvSizing
+    sw: SoftwareReport
+    phase: Phase
+
+
+@dataclass
+class _Draft:
+    """The plan as its steps write it: the flags in the order they are set, what is left to the
+    engine, the notes, and the spellings already set (a later source does not set them again)."""
+
+    flags: list[PlanFlag] = field(default_factory=list)
+    left: list[LeftOut] = field(default_factory=list)
+    notes: list[Decision] = field(default_factory=list)
+    have: set[str] = field(default_factory=set)
+    # a recipe's value the Study decides itself: (flag, note), dropped where a fix sets the flag
+    recipe_also: list[tuple[str, Decision]] = field(default_factory=list)
+
+    def add(
+        self,
+        flags: Iterable[PlanFlag],
+        left: Iterable[LeftOut] = (),
+        notes: Iterable[Decision] = (),
+    ) -> None:
+        """A step's flags, what it leaves to the engine and its notes, after the others'."""
+        self.flags += flags
+        self.left += left
+        self.notes += notes
+
+
 def build_plan(
     core: PlanInputs,
     s: Scenario,
@@ -228,170 +267,27 @@ def build_plan(
 ) -> LaunchPlan:
     """The launch plan of ``engine`` for the Study's layout ``fit`` (``phase``: what its
     servers run, both phases or one pool's of disaggregated serving)."""
+    ask = _Ask(core, s, engine, fit, kv, sw, phase)
     eng = adapter(engine)
-    fam = core.family
     lay = fit.layout
-    cfg = core.cfg
     model_id = model_id_for(core.model)
     facts = launch_facts()
-    flags: list[PlanFlag] = []
-    left: list[LeftOut] = []
-    notes: list[Decision] = []
-    recipe_also: list[tuple[str, Decision]] = []  # (flag, note): dropped where a fix sets it
-    if not eng.model_positional:
-        flags.append(checked(engine, eng.flag("model"), model_id, MODEL_PATH()))
-    flags.append(checked(engine, eng.flag("host"), "0.0.0.0", HOST()))
-    flags.append(checked(engine, eng.flag("port"), str(facts.port), PORT()))
-    experts = experts_shape(fam.num_experts, fam.experts_per_token)
-    flags += parallel_flags(engine, lay, fit, fam.moe, experts, s.gpus_per_node)
-    if fam.moe and not lay.ep and lay.split.moe_group > 1:
-        left.append(LeftOut(eng.flag("ep"), LEFT_EP_SLICED(group=lay.split.moe_group)))
-    elif fam.moe and lay.split.moe_group == 1:
-        left.append(LeftOut("expert parallel", LEFT_EP_ONE_GPU()))
-    flags += a2a_flags(engine, lay.split, s.gpus_per_node, core.gpu, phase)
-    if lay.split.dp > 1 and eng.has("dp_hybrid_lb") and lay.split.gpus > s.gpus_per_node:
-        source = Source(facts.multi_node.hybrid_lb_source)
-        flags.append(checked(engine, eng.flag("dp_hybrid_lb"), None, HYBRID_LB(source=source)))
-
-    if s.quantization == "fp8":  # a 16-bit checkpoint quantized to FP8 as the engine loads it
-        flags.append(checked(engine, eng.flag("quantization"), "fp8", ONLINE_FP8()))
-    else:
-        left.append(
-            LeftOut(
-                eng.flag("quantization"),
-                LEFT_QUANTIZATION(format=Name(sw.checkpoint_format), engine=Name(eng.label)),
-            )
-        )
-    base = core.model.source != "file" and is_base_checkpoint(core.model.name, sw)
-    pf, pl, pn = parser_flags(engine, sw, base)
-    flags += pf
-    left += pl
-    notes += pn
-    have = {f.flag for f in flags}
-    tool_flag = eng.flag("tool_call_parser")
-    for token in sw.extra_flags:
-        flag, value = split_token(token)
-        if flag in have:
-            continue
-        if (
-            eng.has("auto_tool_choice")
-            and flag == eng.flag("auto_tool_choice")
-            and (tool_flag not in have)
-        ):
-            continue
-        why = sw.flag_decisions.get(token) or sw.flag_decisions.get(flag)
-        flags.append(checked(engine, flag, value, why or SOFTWARE_REPORT()))
-        have.add(flag)
-    for rf in base_flags_for(cfg, engine, core.gpu, sw, fit.context):
-        info = eng.lookup(rf.flag)
-        canonical = info.flag if info is not None else rf.flag
-        if _required_here(rf, canonical, s, engine) and canonical not in have:
-            # a value the recipe makes mandatory: the Study sized with it (KV dtype, block)
-            why = RECIPE_REQUIRED(reason=rf.reason, source=Source(rf.source))
-            flags.append(as_spelled(engine, rf.flag, rf.value, why))
-            have.update({rf.flag, canonical})
-            continue
-        if canonical in STUDY_DECIDED:
-            shown = rf.flag + (f" {rf.value}" if rf.value is not None else "")
-            also = RECIPE_ALSO(flag=Name(shown), reason=rf.reason, source=Source(rf.source))
-            recipe_also.append((rf.flag, also))
-            continue
-        # a `--config.key` form sets one key of a dict option: two keys are two settings
-        key = rf.flag if "." in rf.flag.lstrip("-") else canonical
-        if rf.flag in have or key in have:
-            continue
-        why = RECIPE(reason=rf.reason, source=Source(rf.source))
-        flags.append(as_spelled(engine, rf.flag, rf.value, why))
-        have.update({rf.flag, key})
-        left = [x for x in left if x.flag != canonical]
-    lm_only = eng.flag("language_model_only")
-    if core.text_only and lm_only not in have:
-        flags.append(checked(engine, lm_only, None, TEXT_ONLY(fusion=Name(fam.fusion or "late"))))
-        have.add(lm_only)
-    if s.images:
-        flags += mm_flags(engine, lay)
-    flags.append(context_flag(engine, core, fit))
-    mf, ml = memory_flag(engine, s, fit)
-    flags += mf
-    left += ml
-    kf, kl = kv_flags(engine, core, s, kv, fit)
-    flags += [f for f in kf if f.flag not in have]  # a recipe's mandatory KV dtype is set
-    left += kl
-    tf, tl, tn = tier_flags(engine, s, lay.split)  # the CPU tier behind the KV cache
-    flags += tf
-    left += tl
-    notes += tn
-    cf, cl, cn = chunk_flags(
-        engine,
-        kv,
-        chunk_tokens(s.latency, s.images),
-        s.latency,
-        s.images,
-        fam.attention_family == AttentionFamily.HYBRID,
-        fit,
-    )
-    flags += cf
-    left += cl
-    notes += cn
-    if core.mtp:
-        flags += mtp_flags(engine, core)
-    elif fam.mtp_layers > 0:
-        left.append(
-            LeftOut(
-                eng.flag("speculative"),
-                LEFT_MTP_BUSY(why=draft_why(core, SPEC_SLOWER, s)),
-            )
-        )
-    overlap = Percent(s.prefix_overlap / 100)
-    left.append(
-        LeftOut(
-            eng.flag("prefix_cache"),
-            LEFT_PREFIX_USED(overlap=overlap)
-            if s.prefix_overlap > 0
-            else LEFT_PREFIX_UNUSED(overlap=overlap),
-        )
-    )
-    env = list(env_for(cfg, engine, core.gpu, sw, core.mtp))
-    fabric = nic_env(lay.split, s.gpus_per_node) + mnnvl_env(
-        engine, core.gpu, lay.split, s.gpus_per_node
-    )
-    env += [e for e in fabric if e.name not in {x.name for x in env}]
-    have = {f.flag for f in flags}
-    left = [x for x in left if x.flag not in have]
-    warnings: list[Decision] = []
-    if eng.flag("trust_remote_code") in have:
-        warnings.append(WARN_REMOTE_CODE(flag=Name(eng.flag("trust_remote_code"))))
-    blocked: list[Decision] = [
-        BLOCKED_FIX(gate=g.failure, reason=g.reason, fix=g.fix)
-        if g.fix
-        else BLOCKED(gate=g.failure, reason=g.reason)
-        for g in core.gates.failed()
-    ]
-    if not fit.weights_fit and not any(g.kind == "fit" for g in core.gates.failed()):
-        memory = fit_gate(fit, core.gpu)  # this engine's own fit at the layout
-        blocked.append(BLOCKED(gate=memory.failure, reason=memory.reason))
-    if not fit.context_fits and fit.weights_fit:
-        notes.append(CONTEXT_NOTE(context=Tokens(fit.context), asked=Tokens(core.context_asked)))
-    if sw.min_version is not None:
-        notes.append(
-            MIN_VERSION(
-                engine=Name(eng.label),
-                version=Name(sw.min_version),
-                architecture=Name(sw.architecture),
-            )
-        )
-    # where the plan passes --trust-remote-code (the official commands do), the software note
-    # that the model code does not need it would contradict the command
+    d = _Draft()
+    _serving_flags(ask, d, model_id)
+    _quantization_flag(ask, d)
+    _software_flags(ask, d)
+    _recipe_flags(ask, d)
+    _runtime_flags(ask, d)
+    env = _environment(ask)
+    have = {f.flag for f in d.flags}
+    left = [x for x in d.left if x.flag not in have]
     passes_remote_code = eng.flag("trust_remote_code") in have
-    notes.extend(
-        r for r in sw.reasons if not (passes_remote_code and r.code == REMOTE_CODE_NOT_NEEDED.code)
-    )
-    for issue in fit.fixes:
-        notes.append(KNOWN_ISSUE(symptom=symptom(issue), source=Source(issue.source)))
-    # a recipe's base value that a known-issue fix of the same recipe replaces is no advice
-    fixed = {f.flag for f in flags if f.why.code.endswith(".known_issue")}
-    notes += [also for flag, also in recipe_also if flag not in fixed]
-    commands = node_commands(engine, eng.program(model_id), flags, lay, s, fam.moe)
+    warnings: list[Decision] = []
+    if passes_remote_code:
+        warnings.append(WARN_REMOTE_CODE(flag=Name(eng.flag("trust_remote_code"))))
+    blocked = _blocked_by(ask)
+    notes = d.notes + _plan_notes(ask, d, passes_remote_code)
+    commands = node_commands(engine, eng.program(model_id), d.flags, lay, s, core.family.moe)
     notes += _balancer_notes(commands, lay, s)
     router = plan_router(engine, s, commands, model_id)
     return LaunchPlan(
@@ -406,7 +302,7 @@ def build_plan(
         layout=lay,
         fit=fit,
         context=fit.context,
-        flags=tuple(flags),
+        flags=tuple(d.flags),
         left_to_engine=tuple(left),
         env=tuple(env),
         commands=commands,
@@ -423,6 +319,179 @@ def build_plan(
         router=router,
         host_cache_bytes_per_node=tier_bytes_per_node(s),
     )
+
+
+def _serving_flags(ask: _Ask, d: _Draft, model_id: str) -> None:
+    """Where the server listens and how one copy of the model is split over its GPUs."""
+    engine, s, fit, fam = ask.engine, ask.s, ask.fit, ask.core.family
+    eng = adapter(engine)
+    lay = fit.layout
+    facts = launch_facts()
+    if not eng.model_positional:
+        d.flags.append(checked(engine, eng.flag("model"), model_id, MODEL_PATH()))
+    d.flags.append(checked(engine, eng.flag("host"), "0.0.0.0", HOST()))
+    d.flags.append(checked(engine, eng.flag("port"), str(facts.port), PORT()))
+    experts = experts_shape(fam.num_experts, fam.experts_per_token)
+    d.flags += parallel_flags(engine, lay, fit, fam.moe, experts, s.gpus_per_node)
+    if fam.moe and not lay.ep and lay.split.moe_group > 1:
+        d.left.append(LeftOut(eng.flag("ep"), LEFT_EP_SLICED(group=lay.split.moe_group)))
+    elif fam.moe and lay.split.moe_group == 1:
+        d.left.append(LeftOut("expert parallel", LEFT_EP_ONE_GPU()))
+    d.flags += a2a_flags(engine, lay.split, s.gpus_per_node, ask.core.gpu, ask.phase)
+    if lay.split.dp > 1 and eng.has("dp_hybrid_lb") and lay.split.gpus > s.gpus_per_node:
+        source = Source(facts.multi_node.hybrid_lb_source)
+        d.flags.append(checked(engine, eng.flag("dp_hybrid_lb"), None, HYBRID_LB(source=source)))
+
+
+def _quantization_flag(ask: _Ask, d: _Draft) -> None:
+    """A 16-bit checkpoint quantized to FP8 as the engine loads it; otherwise the engine reads
+    the checkpoint's own format."""
+    eng = adapter(ask.engine)
+    if ask.s.quantization == "fp8":
+        d.flags.append(checked(ask.engine, eng.flag("quantization"), "fp8", ONLINE_FP8()))
+        return
+    why = LEFT_QUANTIZATION(format=Name(ask.sw.checkpoint_format), engine=Name(eng.label))
+    d.left.append(LeftOut(eng.flag("quantization"), why))
+
+
+def _software_flags(ask: _Ask, d: _Draft) -> None:
+    """The parsers, then the flags the software report asks for that are not set yet (the
+    auto tool choice only beside a tool-call parser)."""
+    engine, sw = ask.engine, ask.sw
+    eng = adapter(engine)
+    base = ask.core.model.source != "file" and is_base_checkpoint(ask.core.model.name, sw)
+    d.add(*parser_flags(engine, sw, base))
+    d.have = {f.flag for f in d.flags}
+    tool_flag = eng.flag("tool_call_parser")
+    for token in sw.extra_flags:
+        flag, value = split_token(token)
+        if flag in d.have:
+            continue
+        if (
+            eng.has("auto_tool_choice")
+            and flag == eng.flag("auto_tool_choice")
+            and (tool_flag not in d.have)
+        ):
+            continue
+        why = sw.flag_decisions.get(token) or sw.flag_decisions.get(flag)
+        d.flags.append(checked(engine, flag, value, why or SOFTWARE_REPORT()))
+        d.have.add(flag)
+
+
+def _recipe_flags(ask: _Ask, d: _Draft) -> None:
+    """The official recipe's flags: a mandatory value as the recipe writes it, a value the Study
+    decides itself as a note, any other one where nothing set it yet."""
+    engine = ask.engine
+    eng = adapter(engine)
+    for rf in base_flags_for(ask.core.cfg, engine, ask.core.gpu, ask.sw, ask.fit.context):
+        info = eng.lookup(rf.flag)
+        canonical = info.flag if info is not None else rf.flag
+        if _required_here(rf, canonical, ask.s, engine) and canonical not in d.have:
+            # a value the recipe makes mandatory: the Study sized with it (KV dtype, block)
+            why = RECIPE_REQUIRED(reason=rf.reason, source=Source(rf.source))
+            d.flags.append(as_spelled(engine, rf.flag, rf.value, why))
+            d.have.update({rf.flag, canonical})
+            continue
+        if canonical in STUDY_DECIDED:
+            shown = rf.flag + (f" {rf.value}" if rf.value is not None else "")
+            also = RECIPE_ALSO(flag=Name(shown), reason=rf.reason, source=Source(rf.source))
+            d.recipe_also.append((rf.flag, also))
+            continue
+        # a `--config.key` form sets one key of a dict option: two keys are two settings
+        key = rf.flag if "." in rf.flag.lstrip("-") else canonical
+        if rf.flag in d.have or key in d.have:
+            continue
+        why = RECIPE(reason=rf.reason, source=Source(rf.source))
+        d.flags.append(as_spelled(engine, rf.flag, rf.value, why))
+        d.have.update({rf.flag, key})
+        d.left = [x for x in d.left if x.flag != canonical]
+
+
+def _runtime_flags(ask: _Ask, d: _Draft) -> None:
+    """What the Study decided for the running server: text only, images, the context, the
+    memory fraction, the KV cache and its CPU tier, the prefill chunk, MTP, the prefix cache."""
+    engine, core, s, fit, kv = ask.engine, ask.core, ask.s, ask.fit, ask.kv
+    eng = adapter(engine)
+    fam = core.family
+    lm_only = eng.flag("language_model_only")
+    if core.text_only and lm_only not in d.have:
+        why = TEXT_ONLY(fusion=Name(fam.fusion or "late"))
+        d.flags.append(checked(engine, lm_only, None, why))
+        d.have.add(lm_only)
+    if s.images:
+        d.flags += mm_flags(engine, fit.layout)
+    d.flags.append(context_flag(engine, core, fit))
+    d.add(*memory_flag(engine, s, fit))
+    kf, kl = kv_flags(engine, core, s, kv, fit)
+    d.add([f for f in kf if f.flag not in d.have], kl)  # a recipe's mandatory KV dtype is set
+    d.add(*tier_flags(engine, s, fit.layout.split))  # the CPU tier behind the KV cache
+    hybrid = fam.attention_family == AttentionFamily.HYBRID
+    chunk = chunk_tokens(s.latency, s.images)
+    d.add(*chunk_flags(engine, kv, chunk, s.latency, s.images, hybrid, fit))
+    if core.mtp:
+        d.flags += mtp_flags(engine, core)
+    elif fam.mtp_layers > 0:
+        why_not = LEFT_MTP_BUSY(why=draft_why(core, SPEC_SLOWER, s))
+        d.left.append(LeftOut(eng.flag("speculative"), why_not))
+    overlap = Percent(s.prefix_overlap / 100)
+    prefix = LEFT_PREFIX_USED if s.prefix_overlap > 0 else LEFT_PREFIX_UNUSED
+    d.left.append(LeftOut(eng.flag("prefix_cache"), prefix(overlap=overlap)))
+
+
+def _environment(ask: _Ask) -> list[EnvVar]:
+    """The recipes' environment, then the fabric's (NICs, multi-node NVLink) not set by them."""
+    core, s, split = ask.core, ask.s, ask.fit.layout.split
+    env = list(env_for(core.cfg, ask.engine, core.gpu, ask.sw, core.mtp))
+    fabric = nic_env(split, s.gpus_per_node) + mnnvl_env(
+        ask.engine, core.gpu, split, s.gpus_per_node
+    )
+    env += [e for e in fabric if e.name not in {x.name for x in env}]
+    return env
+
+
+def _blocked_by(ask: _Ask) -> list[Decision]:
+    """Why the plan cannot start: the failed gates, and this engine's own weights that do not
+    fit at the layout."""
+    failed = ask.core.gates.failed()
+    blocked: list[Decision] = [
+        BLOCKED_FIX(gate=g.failure, reason=g.reason, fix=g.fix)
+        if g.fix
+        else BLOCKED(gate=g.failure, reason=g.reason)
+        for g in failed
+    ]
+    if not ask.fit.weights_fit and not any(g.kind == "fit" for g in failed):
+        memory = fit_gate(ask.fit, ask.core.gpu)  # this engine's own fit at the layout
+        blocked.append(BLOCKED(gate=memory.failure, reason=memory.reason))
+    return blocked
+
+
+def _plan_notes(ask: _Ask, d: _Draft, passes_remote_code: bool) -> list[Decision]:
+    """The notes after the flags' own: a shortened context, the engine version the model
+    needs, the software report's reasons, the known issues fixed, the recipe's other values."""
+    fit, sw = ask.fit, ask.sw
+    notes: list[Decision] = []
+    if not fit.context_fits and fit.weights_fit:
+        asked = Tokens(ask.core.context_asked)
+        notes.append(CONTEXT_NOTE(context=Tokens(fit.context), asked=asked))
+    if sw.min_version is not None:
+        notes.append(
+            MIN_VERSION(
+                engine=Name(adapter(ask.engine).label),
+                version=Name(sw.min_version),
+                architecture=Name(sw.architecture),
+            )
+        )
+    # where the plan passes --trust-remote-code (the official commands do), the software note
+    # that the model code does not need it would contradict the command
+    notes.extend(
+        r for r in sw.reasons if not (passes_remote_code and r.code == REMOTE_CODE_NOT_NEEDED.code)
+    )
+    for issue in fit.fixes:
+        notes.append(KNOWN_ISSUE(symptom=symptom(issue), source=Source(issue.source)))
+    # a recipe's base value that a known-issue fix of the same recipe replaces is no advice
+    fixed = {f.flag for f in d.flags if f.why.code.endswith(".known_issue")}
+    notes += [also for flag, also in d.recipe_also if flag not in fixed]
+    return notes
 
 
 def _required_here(rf: RecipeFlag, canonical: str, s: Scenario, engine: Engine) -> bool:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from engine.engines import ENGINES, Engine, adapter
 from engine.engines import other as other_engine
-from engine.rules import DATA_DIR, Strict, load_data
+from engine.rules import DATA_DIR, Strict, load_checked, load_data
 
 LINT_YAML = DATA_DIR / "lint.yaml"
 
@@ -278,11 +278,7 @@ def _exact_table(engine: Engine) -> frozenset[str]:
 @cache
 def lint_rules() -> LintRules:
     """``data/lint.yaml``, read and validated once."""
-    rules = load_data(LintRules, LINT_YAML.name)
-    problems = data_problems(rules)
-    if problems:
-        raise ValueError(f"{LINT_YAML.name} disagrees with data/engines/: {problems}")
-    return rules
+    return load_checked(LintRules, LINT_YAML.name, data_problems)
 
 
 def finding_rule(code: str) -> FindingRule:

@@ -378,102 +378,120 @@ def _base_checkpoint(ctx: Ctx, sw: SoftwareReport) -> bool:
 
 
 def parsers(ctx: Ctx) -> None:
+    """The tool-call and reasoning parsers: the auto tool choice switch beside a tool parser,
+    then each parser the model's software report expects: missing, unneeded, or another one."""
     tool = ctx.arg("--tool-call-parser")
     eng = adapter(ctx.engine)
     switch = eng.flag("auto_tool_choice") if eng.has("auto_tool_choice") else None
     auto = ctx.parsed.on(switch) if switch is not None else True
     sw = _software(ctx)
-    expected_tool = sw.tool_call_parser if sw is not None else None
     if switch is not None and not ctx.config_file:
-        if ctx.parsed.on("--enable-auto-tool-choice") and tool is None:
-            name = expected_tool or "NAME"
-            ctx.add(
-                "auto-tool-choice-without-parser",
-                C.AUTO_WITHOUT_PARSER(),
-                C.AUTO_WITHOUT_PARSER_FIX(words=Name(f"--tool-call-parser {name}")),
-                "--enable-auto-tool-choice",
-                (Edit("add", "--tool-call-parser", expected_tool),) if expected_tool else (),
-            )
-        if tool is not None and not auto:
-            ctx.add(
-                "parser-without-auto-tool-choice",
-                C.PARSER_WITHOUT_AUTO(),
-                C.PARSER_WITHOUT_AUTO_FIX(),
-                tool.written,
-                (Edit("add", "--enable-auto-tool-choice"),),
-            )
+        _auto_tool_choice(ctx, tool, auto, sw.tool_call_parser if sw is not None else None)
     if sw is None or sw.family is None:
         return
-    st = ctx.facts
-    assert st is not None
-    own = ctx.choice.own
-    stand_in: dict[str, Param] = {} if own else {"model": Name(st.model.name)}
-    family = sw.family
     for kind, flag, expected in (
         ("tool", "--tool-call-parser", sw.tool_call_parser),
         ("reasoning", "--reasoning-parser", sw.reasoning_parser),
     ):
-        given = ctx.arg(flag)
-        if given is None or given.value is None:
-            if expected is None or _not_needed(ctx, kind, sw.architecture):
-                continue
-            if kind == "tool" and _base_checkpoint(ctx, sw):
-                continue
-            extra = (
-                " --enable-auto-tool-choice"
-                if kind == "tool" and switch is not None and not auto
-                else ""
-            )
-            missing = C.MISSING_PARSER_STAND_IN[kind] if stand_in else C.MISSING_PARSER[kind]
+        # a missing tool parser's fix turns the switch on too where the engine has one
+        switch_off = kind == "tool" and switch is not None and not auto
+        _parser(ctx, sw, sw.family, kind, flag, expected, switch_off)
+
+
+def _auto_tool_choice(ctx: Ctx, tool: Arg | None, auto: bool, expected: str | None) -> None:
+    """vLLM's ``--enable-auto-tool-choice`` and ``--tool-call-parser`` go together."""
+    if ctx.parsed.on("--enable-auto-tool-choice") and tool is None:
+        name = expected or "NAME"
+        ctx.add(
+            "auto-tool-choice-without-parser",
+            C.AUTO_WITHOUT_PARSER(),
+            C.AUTO_WITHOUT_PARSER_FIX(words=Name(f"--tool-call-parser {name}")),
+            "--enable-auto-tool-choice",
+            (Edit("add", "--tool-call-parser", expected),) if expected else (),
+        )
+    if tool is not None and not auto:
+        ctx.add(
+            "parser-without-auto-tool-choice",
+            C.PARSER_WITHOUT_AUTO(),
+            C.PARSER_WITHOUT_AUTO_FIX(),
+            tool.written,
+            (Edit("add", "--enable-auto-tool-choice"),),
+        )
+
+
+def _parser(
+    ctx: Ctx,
+    sw: SoftwareReport,
+    family: Name | Decision,
+    kind: str,
+    flag: str,
+    expected: str | None,
+    switch_off: bool,
+) -> None:
+    """One parser flag against the one the software report expects (``None``: the model needs
+    none): missing where it is needed, dropped where it forces reasoning on a model without it,
+    changed where it is another registered parser (a stand-in model's findings are notes)."""
+    st = ctx.facts
+    assert st is not None
+    own = ctx.choice.own
+    stand_in: dict[str, Param] = {} if own else {"model": Name(st.model.name)}
+    given = ctx.arg(flag)
+    if given is None or given.value is None:
+        if expected is None or _not_needed(ctx, kind, sw.architecture):
+            return
+        if kind == "tool" and _base_checkpoint(ctx, sw):
+            return
+        extra = " --enable-auto-tool-choice" if switch_off else ""
+        missing = C.MISSING_PARSER_STAND_IN[kind] if stand_in else C.MISSING_PARSER[kind]
+        ctx.add(
+            f"missing-{kind}-parser",
+            missing(
+                flag=Name(flag),
+                family=family,
+                parser=Name(expected),
+                engine=ctx.engine_name,
+                **stand_in,
+            ),
+            C.MISSING_PARSER_FIX[kind](words=Name(f"{flag} {expected}{extra}")),
+            edits=(Edit("add", flag, expected),),
+        )
+        return
+    value = given.value
+    if expected is None:
+        forcing = lint_rules().forces_reasoning(ctx.engine, value)
+        if kind == "reasoning" and forcing and not _not_needed(ctx, kind, sw.architecture):
+            unneeded = C.UNNEEDED_STAND_IN if stand_in else C.UNNEEDED
             ctx.add(
-                f"missing-{kind}-parser",
-                missing(
-                    flag=Name(flag),
-                    family=family,
-                    parser=Name(expected),
-                    engine=ctx.engine_name,
-                    **stand_in,
-                ),
-                C.MISSING_PARSER_FIX[kind](words=Name(f"{flag} {expected}{extra}")),
-                edits=(Edit("add", flag, expected),),
-            )
-            continue
-        value = given.value
-        if expected is None:
-            forcing = lint_rules().forces_reasoning(ctx.engine, value)
-            if kind == "reasoning" and forcing and not _not_needed(ctx, kind, sw.architecture):
-                unneeded = C.UNNEEDED_STAND_IN if stand_in else C.UNNEEDED
-                ctx.add(
-                    "reasoning-parser-unneeded",
-                    unneeded(flag=Name(flag), value=Name(shown(value)), family=family, **stand_in),
-                    C.UNNEEDED_FIX(flag=Name(flag)),
-                    given.written,
-                    (Edit("drop", given.written, index=given.index),),
-                    severity=None if own else "info",
-                )
-            continue
-        if same_parser(ctx.engine, kind, value, expected):  # type: ignore[arg-type]
-            continue
-        others = sw.tool_call_alternatives if kind == "tool" else sw.reasoning_alternatives
-        if value in others:  # another checkpoint of this architecture; its template would say
-            continue
-        if value in _registry(ctx, kind):  # else bad-choice already says so
-            mismatch = C.MISMATCH_STAND_IN[kind] if stand_in else C.MISMATCH[kind]
-            ctx.add(
-                f"{kind}-parser-mismatch",
-                mismatch(
-                    flag=Name(flag),
-                    value=Name(shown(value)),
-                    family=family,
-                    engine=ctx.engine_name,
-                    expected=Name(expected),
-                    **stand_in,
-                ),
-                C.USE(words=Name(f"{flag} {expected}")),
+                "reasoning-parser-unneeded",
+                unneeded(flag=Name(flag), value=Name(shown(value)), family=family, **stand_in),
+                C.UNNEEDED_FIX(flag=Name(flag)),
                 given.written,
-                (Edit("change", given.written, expected, given.index),),
+                (Edit("drop", given.written, index=given.index),),
                 severity=None if own else "info",
             )
+        return
+    if same_parser(ctx.engine, kind, value, expected):  # type: ignore[arg-type]
+        return
+    others = sw.tool_call_alternatives if kind == "tool" else sw.reasoning_alternatives
+    if value in others:  # another checkpoint of this architecture; its template would say
+        return
+    if value in _registry(ctx, kind):  # else bad-choice already says so
+        mismatch = C.MISMATCH_STAND_IN[kind] if stand_in else C.MISMATCH[kind]
+        ctx.add(
+            f"{kind}-parser-mismatch",
+            mismatch(
+                flag=Name(flag),
+                value=Name(shown(value)),
+                family=family,
+                engine=ctx.engine_name,
+                expected=Name(expected),
+                **stand_in,
+            ),
+            C.USE(words=Name(f"{flag} {expected}")),
+            given.written,
+            (Edit("change", given.written, expected, given.index),),
+            severity=None if own else "info",
+        )
 
 
 def _registry(ctx: Ctx, kind: str) -> frozenset[str]:

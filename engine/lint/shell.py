@@ -155,6 +155,7 @@ def _placeholder_end(text: str, i: int) -> int:
 
 
 _OPENERS = {"(": "paren", "{": "brace"}
+_BRACKETS = {"paren": ("(", ")"), "brace": ("{", "}")}  # what nests in each, and what ends it
 
 
 @dataclass
@@ -221,28 +222,19 @@ def skip_expansion(text: str, j: int) -> int:
                 break
             k = end + 1
             continue
-        if kind == "paren":
-            if c == "#" and (k == frame.start or text[k - 1] in _COMMENT_AFTER):
-                end = text.find("\n", k)
-                k = n if end < 0 else end
-                continue
-            if c == "(":
-                frame.depth += 1
-            elif c == ")":
-                frame.depth -= 1
-                if frame.depth == 0:
-                    stack.pop()
-                    if not stack:
-                        return k + 1
-        elif kind == "brace":
-            if c == "{":
-                frame.depth += 1
-            elif c == "}":
-                frame.depth -= 1
-                if frame.depth == 0:
-                    stack.pop()
-                    if not stack:
-                        return k + 1
+        if kind == "paren" and c == "#" and (k == frame.start or text[k - 1] in _COMMENT_AFTER):
+            end = text.find("\n", k)
+            k = n if end < 0 else end
+            continue
+        opens, closes = _BRACKETS[kind]
+        if c == opens:
+            frame.depth += 1
+        elif c == closes:
+            frame.depth -= 1
+            if frame.depth == 0:
+                stack.pop()
+                if not stack:
+                    return k + 1
         k += 1
     opener = {"paren": "$(", "brace": "${", "dq": '"', "bq": "`"}[stack[0].kind]
     raise _balanced_error(opener, text.count("\n", 0, j) + 1)
@@ -333,208 +325,250 @@ def _read_heredocs(
     return j, used
 
 
-def tokenize(text: str) -> Tokens:
-    """Words and operators of ``text``; ``InputError("command", ...)`` on unclosed quotes.
-    Each word keeps its parts apart: bare text (``str``), quoted text (``Quoted``) and
-    expansions (``Var``, with whether they stood in double quotes)."""
-    tokens: list[Token] = []
-    dangling: list[int] = []
-    parts: list[Part] = []
-    buf: list[str] = []
-    buf_quoted = False
-    in_word = False
-    word_line = 1
-    line = 1
-    i = 0
-    n = len(text)
-    heredoc_op: int | None = None  # the index of a << whose delimiter word comes next
-    pending: list[tuple[int, Word]] = []  # here-documents whose bodies start at the next line
+class _Lexer:
+    """The tokenizer's state over one text: the tokens so far, the word being read (its parts,
+    and a buffer of text of one quoting), the line, and the here-documents whose bodies come
+    next. One method a kind of character run; ``run`` dispatches on the character at ``i``."""
 
-    def flush_buf() -> None:
-        if buf:  # an empty quoted string stays a part: ~'' is not the home folder
-            joined = "".join(buf)
-            parts.append(Quoted(joined) if buf_quoted else joined)
-            buf.clear()
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.n = len(text)
+        self.i = 0
+        self.line = 1
+        self.tokens: list[Token] = []
+        self.dangling: list[int] = []
+        self.parts: list[Part] = []
+        self.buf: list[str] = []
+        self.buf_quoted = False
+        self.in_word = False
+        self.word_line = 1
+        self.heredoc_op: int | None = None  # the index of a << whose delimiter word comes next
+        # here-documents whose bodies start at the next line
+        self.pending: list[tuple[int, Word]] = []
 
-    def add(chunk: str, quoted: bool) -> None:
-        nonlocal buf_quoted
-        if buf and buf_quoted != quoted:
-            flush_buf()
-        buf_quoted = quoted
-        buf.append(chunk)
+    def run(self) -> Tokens:
+        text, n = self.text, self.n
+        while self.i < n:
+            c = text[self.i]
+            if c in " \t":
+                self.blanks()
+            elif c == "\n":
+                self.newline()
+            elif c == "#" and not self.in_word:
+                end = text.find("\n", self.i)
+                self.i = n if end < 0 else end
+            elif c == "\\":
+                self.backslash()
+            elif c == "'":
+                self.single_quoted()
+            elif c == "$" and text[self.i + 1 : self.i + 2] == "'":
+                self.ansi_c()
+            elif c == '"' or (c == "$" and text[self.i + 1 : self.i + 2] == '"'):
+                # "…", and bash's $"…" (a translated string: the same text in the C locale)
+                self.double_quoted()
+            elif c == "$":
+                self.start_word()
+                self.i = self.take_dollar(self.i, False)
+            elif c == "`":
+                self.start_word()
+                self.i = self.take_expansion(self.i, False)
+            elif c == "<" and not self.in_word and (end := _placeholder_end(text, self.i)) > 0:
+                # "<head_node_ip>": a documentation placeholder, not a redirection
+                self.start_word()
+                self.add_var(Var("", text[self.i : end]))
+                self.i = end
+            elif c in _OPERATOR_CHARS:
+                self.operator(c)
+            else:
+                self.start_word()
+                run = _PLAIN_RUN.match(text, self.i)
+                end = run.end() if run is not None else self.i + 1
+                self.add(text[self.i : end], False)
+                self.i = end
+        self.end_word()
+        _read_heredocs(text, n, self.tokens, self.pending)  # one on the last line: no body
+        return Tokens(tuple(self.tokens), tuple(self.dangling))
 
-    def add_var(var: Var) -> None:
-        flush_buf()
-        parts.append(var)
+    # --- the word being read -----------------------------------------------------------------
 
-    def end_word() -> None:
-        nonlocal in_word, heredoc_op
-        flush_buf()
-        if in_word:
-            word = Word(tuple(parts), word_line)
-            tokens.append(word)
-            if heredoc_op is not None:
-                pending.append((heredoc_op, word))
-                heredoc_op = None
-            if len(tokens) > MAX_TOKENS:
+    def flush_buf(self) -> None:
+        if self.buf:  # an empty quoted string stays a part: ~'' is not the home folder
+            joined = "".join(self.buf)
+            self.parts.append(Quoted(joined) if self.buf_quoted else joined)
+            self.buf.clear()
+
+    def add(self, chunk: str, quoted: bool) -> None:
+        if self.buf and self.buf_quoted != quoted:
+            self.flush_buf()
+        self.buf_quoted = quoted
+        self.buf.append(chunk)
+
+    def add_var(self, var: Var) -> None:
+        self.flush_buf()
+        self.parts.append(var)
+
+    def end_word(self) -> None:
+        self.flush_buf()
+        if self.in_word:
+            word = Word(tuple(self.parts), self.word_line)
+            self.tokens.append(word)
+            if self.heredoc_op is not None:
+                self.pending.append((self.heredoc_op, word))
+                self.heredoc_op = None
+            if len(self.tokens) > MAX_TOKENS:
                 raise InputError("command", WORDS(most=MAX_TOKENS))
-        parts.clear()
-        in_word = False
+        self.parts.clear()
+        self.in_word = False
 
-    def start_word() -> None:
-        nonlocal in_word, word_line
-        if not in_word:
-            in_word = True
-            word_line = line
+    def start_word(self) -> None:
+        if not self.in_word:
+            self.in_word = True
+            self.word_line = self.line
 
-    def continuation_at(j: int) -> None:
-        """``\\`` at j-1 and a newline at j: note a continuation onto a blank line or the end."""
-        k = j + 1
-        while k < n and text[k] in " \t":
-            k += 1
-        if k >= n or text[k] == "\n":
-            dangling.append(line)
+    # --- expansions ----------------------------------------------------------------------------
 
-    def take_expansion(j: int, quoted: bool) -> int:
+    def take_expansion(self, j: int, quoted: bool) -> int:
         """``$(…)``, ``${…}`` or a backquoted command at ``j``: one variable part."""
-        nonlocal line
-        end = skip_expansion(text, j)
-        body = text[j:end]
+        end = skip_expansion(self.text, j)
+        body = self.text[j:end]
         name = ""
         if body.startswith("${"):
             inner = body[2:-1]
             name = inner if inner and all(ch in _NAME_CHARS for ch in inner) else ""
-        add_var(Var(name, body, quoted))
-        line += body.count("\n")
+        self.add_var(Var(name, body, quoted))
+        self.line += body.count("\n")
         return end
 
-    def take_dollar(j: int, quoted: bool) -> int:
+    def take_dollar(self, j: int, quoted: bool) -> int:
         """A ``$`` at ``j`` (bare or inside double quotes): a variable part, or a literal $."""
+        text, n = self.text, self.n
         c = text[j + 1] if j + 1 < n else ""
         if c in ("(", "{"):
-            return take_expansion(j, quoted)
+            return self.take_expansion(j, quoted)
         if c and c in _NAME_START:
             k = j + 1
             while k < n and text[k] in _NAME_CHARS:
                 k += 1
-            add_var(Var(text[j + 1 : k], text[j:k], quoted))
+            self.add_var(Var(text[j + 1 : k], text[j:k], quoted))
             return k
         if c and c in _SPECIAL_PARAMS:
-            add_var(Var(c, text[j : j + 2], quoted))
+            self.add_var(Var(c, text[j : j + 2], quoted))
             return j + 2
-        add("$", True)
+        self.add("$", True)
         return j + 1
 
-    while i < n:
-        c = text[i]
-        if c in " \t":
-            if in_word:
-                end_word()
-            blank = _BLANK_RUN.match(text, i)
-            i = blank.end() if blank is not None else i + 1
-        elif c == "\n":
-            end_word()
-            tokens.append(Op("\n", line))
-            line += 1
-            i, used = _read_heredocs(text, i + 1, tokens, pending)
-            line += used
-        elif c == "#" and not in_word:
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-        elif c == "\\":
-            if i + 1 >= n:
-                dangling.append(line)
-                i += 1
-            elif text[i + 1] == "\n":
-                continuation_at(i + 1)
-                line += 1
-                i += 2
-            else:
-                start_word()
-                add(text[i + 1], True)
-                i += 2
-        elif c == "'":
-            start_word()
-            end = text.find("'", i + 1)
-            if end < 0:
-                raise _balanced_error("'", line)
-            add(text[i + 1 : end], True)
-            line += text.count("\n", i, end)
-            i = end + 1
-        elif c == "$" and text[i + 1 : i + 2] == "'":
-            start_word()
-            start_line = line
-            decoded, i2 = read_ansi_c(text, i)
-            add(decoded, True)
-            line = start_line + text.count("\n", i, i2)
-            i = i2
-        elif c == '"' or (c == "$" and text[i + 1 : i + 2] == '"'):
-            # "…", and bash's $"…" (a translated string: the same text in the C locale)
-            start_word()
-            start_line = line
-            i += 1 if c == '"' else 2
-            mark = (len(parts), len(buf))
-            while True:
-                if i >= n:
-                    raise _balanced_error('"', start_line)
-                ch = text[i]
-                if ch == '"':
-                    i += 1
-                    if (len(parts), len(buf)) == mark:
-                        add("", True)  # "" is an empty string, not nothing
-                    break
-                if ch == "\\" and i + 1 < n and text[i + 1] in '"\\$`\n':
-                    if text[i + 1] == "\n":
-                        line += 1
-                    else:
-                        add(text[i + 1], True)
-                    i += 2
-                elif ch == "$":
-                    i = take_dollar(i, True)
-                elif ch == "`":
-                    i = take_expansion(i, True)
-                else:
-                    if ch == "\n":
-                        line += 1
-                    add(ch, True)
-                    i += 1
-        elif c == "$":
-            start_word()
-            i = take_dollar(i, False)
-        elif c == "`":
-            start_word()
-            i = take_expansion(i, False)
-        elif c == "<" and not in_word and (end := _placeholder_end(text, i)) > 0:
-            # "<head_node_ip>": a documentation placeholder, not a redirection
-            start_word()
-            add_var(Var("", text[i:end]))
-            i = end
-        elif c in _OPERATOR_CHARS:
-            if c in "<>" and in_word and not parts and not buf_quoted and "".join(buf).isdigit():
-                buf.clear()  # "2>&1": the digits name a file descriptor
-                in_word = False
-            end_word()
-            two, three = text[i : i + 2], text[i : i + 3]
-            if three in ("<<-", "<<<"):
-                tokens.append(Op(three, line))
-                i += 3
-            elif two in ("&&", "||", ";;", ">>", "<<", ">&", "<&", "&>", ">|", "<>"):
-                tokens.append(Op(two, line))
-                i += 2
-            else:
-                tokens.append(Op(c, line))
-                i += 1
-            if tokens[-1].text in ("<<", "<<-"):
-                heredoc_op = len(tokens) - 1
+    # --- one run of characters each, from ``i`` -------------------------------------------------
+
+    def blanks(self) -> None:
+        if self.in_word:
+            self.end_word()
+        blank = _BLANK_RUN.match(self.text, self.i)
+        self.i = blank.end() if blank is not None else self.i + 1
+
+    def newline(self) -> None:
+        """A command's end; the bodies of the here-documents its line opened follow it."""
+        self.end_word()
+        self.tokens.append(Op("\n", self.line))
+        self.line += 1
+        self.i, used = _read_heredocs(self.text, self.i + 1, self.tokens, self.pending)
+        self.line += used
+
+    def backslash(self) -> None:
+        """An escaped character, or a line continuation (noted when it joins a blank line or
+        the end: a flag left on a line of its own)."""
+        text, i = self.text, self.i
+        if i + 1 >= self.n:
+            self.dangling.append(self.line)
+            self.i += 1
+        elif text[i + 1] == "\n":
+            k = i + 2
+            while k < self.n and text[k] in " \t":
+                k += 1
+            if k >= self.n or text[k] == "\n":
+                self.dangling.append(self.line)
+            self.line += 1
+            self.i += 2
         else:
-            start_word()
-            run = _PLAIN_RUN.match(text, i)
-            end = run.end() if run is not None else i + 1
-            add(text[i:end], False)
-            i = end
-    end_word()
-    _read_heredocs(text, n, tokens, pending)  # a here-document on the last line: no body
-    return Tokens(tuple(tokens), tuple(dangling))
+            self.start_word()
+            self.add(text[i + 1], True)
+            self.i += 2
+
+    def single_quoted(self) -> None:
+        self.start_word()
+        end = self.text.find("'", self.i + 1)
+        if end < 0:
+            raise _balanced_error("'", self.line)
+        self.add(self.text[self.i + 1 : end], True)
+        self.line += self.text.count("\n", self.i, end)
+        self.i = end + 1
+
+    def ansi_c(self) -> None:
+        self.start_word()
+        start_line = self.line
+        decoded, end = read_ansi_c(self.text, self.i)
+        self.add(decoded, True)
+        self.line = start_line + self.text.count("\n", self.i, end)
+        self.i = end
+
+    def double_quoted(self) -> None:
+        """``"…"`` or ``$"…"``: quoted text, with ``$`` and backquote expansions kept apart."""
+        text, n = self.text, self.n
+        self.start_word()
+        start_line = self.line
+        self.i += 1 if text[self.i] == '"' else 2
+        mark = (len(self.parts), len(self.buf))
+        while True:
+            if self.i >= n:
+                raise _balanced_error('"', start_line)
+            ch = text[self.i]
+            if ch == '"':
+                self.i += 1
+                if (len(self.parts), len(self.buf)) == mark:
+                    self.add("", True)  # "" is an empty string, not nothing
+                return
+            if ch == "\\" and self.i + 1 < n and text[self.i + 1] in '"\\$`\n':
+                if text[self.i + 1] == "\n":
+                    self.line += 1
+                else:
+                    self.add(text[self.i + 1], True)
+                self.i += 2
+            elif ch == "$":
+                self.i = self.take_dollar(self.i, True)
+            elif ch == "`":
+                self.i = self.take_expansion(self.i, True)
+            else:
+                if ch == "\n":
+                    self.line += 1
+                self.add(ch, True)
+                self.i += 1
+
+    def operator(self, c: str) -> None:
+        """An operator of one to three characters; ``<<`` and ``<<-`` wait for their
+        delimiter word."""
+        digits = not self.parts and not self.buf_quoted and "".join(self.buf).isdigit()
+        if c in "<>" and self.in_word and digits:
+            self.buf.clear()  # "2>&1": the digits name a file descriptor
+            self.in_word = False
+        self.end_word()
+        i = self.i
+        two, three = self.text[i : i + 2], self.text[i : i + 3]
+        if three in ("<<-", "<<<"):
+            op = three
+        elif two in ("&&", "||", ";;", ">>", "<<", ">&", "<&", "&>", ">|", "<>"):
+            op = two
+        else:
+            op = c
+        self.tokens.append(Op(op, self.line))
+        self.i += len(op)
+        if op in ("<<", "<<-"):
+            self.heredoc_op = len(self.tokens) - 1
+
+
+def tokenize(text: str) -> Tokens:
+    """Words and operators of ``text``; ``InputError("command", ...)`` on unclosed quotes.
+    Each word keeps its parts apart: bare text (``str``), quoted text (``Quoted``) and
+    expansions (``Var``, with whether they stood in double quotes)."""
+    return _Lexer(text).run()
 
 
 @dataclass(frozen=True)

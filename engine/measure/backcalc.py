@@ -264,6 +264,21 @@ def sizing_notes(kv: KvSizing) -> list[Decision]:
     return notes
 
 
+def _refuse_unusable(reading: EngineReading, predicted: float, tp: int) -> None:
+    """A prediction that is no positive byte count, a TP below one, or a log without the
+    capacity line or the pool line (the lines this engine prints are named)."""
+    if not (math.isfinite(predicted) and predicted > 0):
+        raise InputError("predicted_bytes_per_token", E.POSITIVE_BYTES())
+    if tp < 1:
+        raise InputError("tp", E.POSITIVE(got=E.got(tp)))
+    if reading.tokens_capacity is None or reading.tokens_capacity <= 0:
+        line = adapter(reading.engine).measure.capacity_lines[0].expected
+        raise InputError("log", CAPACITY_LINE(line=Name(line)))
+    if reading.kv_bytes_available is None or reading.kv_bytes_available <= 0:
+        expected = adapter(reading.engine).measure.pool_line.expected
+        raise InputError("log", POOL_LINE(line=Name(expected)))
+
+
 def backcalculate(
     reading: EngineReading,
     predicted_bytes_per_token: float,
@@ -280,17 +295,8 @@ def backcalculate(
     ``family`` its attention family (gqa, mha, mqa, mla, dsa, hybrid, ...). The findings name
     the likely cause when the ratio is off; ``notes`` (the sizing step's formulas) follow them.
     """
-    if not (math.isfinite(predicted_bytes_per_token) and predicted_bytes_per_token > 0):
-        raise InputError("predicted_bytes_per_token", E.POSITIVE_BYTES())
-    if tp < 1:
-        raise InputError("tp", E.POSITIVE(got=E.got(tp)))
-    if reading.tokens_capacity is None or reading.tokens_capacity <= 0:
-        line = adapter(reading.engine).measure.capacity_lines[0].expected
-        raise InputError("log", CAPACITY_LINE(line=Name(line)))
-    if reading.kv_bytes_available is None or reading.kv_bytes_available <= 0:
-        expected = adapter(reading.engine).measure.pool_line.expected
-        raise InputError("log", POOL_LINE(line=Name(expected)))
-
+    _refuse_unusable(reading, predicted_bytes_per_token, tp)
+    assert reading.tokens_capacity is not None and reading.kv_bytes_available is not None
     family = family.strip().lower()
     kind = family_kind(family)
     # DCP/PCP multiplies the logged token count by the context-parallel size: undo it to get

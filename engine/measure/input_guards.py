@@ -179,6 +179,14 @@ def _in_range(value: float, low: float, high: float, expected: Decision, raw: st
         raise BadValue(GOT(expected=expected, got=shown(raw)), raw)
 
 
+def _whole(raw: str, kind: ValueKind, low: int, most: int, commas: bool) -> int:
+    """A whole number from ``low`` to ``most`` (``kind``'s words say what was expected)."""
+    expected = VALUE[kind](most=most)
+    value = _int(raw, expected, commas=commas)
+    _in_range(value, low, most, expected, raw)
+    return value
+
+
 def read_value(raw: str, kind: ValueKind) -> int | float | str:
     """``raw`` as ``kind`` says, or ``BadValue`` saying what was expected.
 
@@ -188,10 +196,7 @@ def read_value(raw: str, kind: ValueKind) -> int | float | str:
     """
     limits = measure_facts().limits
     if kind == "count":
-        expected = VALUE["count"](most=limits.max_tokens)
-        count = _int(raw, expected, commas=True)
-        _in_range(count, 0, limits.max_tokens, expected, raw)
-        return count
+        return _whole(raw, kind, 0, limits.max_tokens, commas=True)
     if kind == "gib":
         expected = VALUE["gib"](most=limits.max_gib)
         gib = _float(raw, expected)
@@ -200,10 +205,7 @@ def read_value(raw: str, kind: ValueKind) -> int | float | str:
         _in_range(gib, 0, limits.max_gib, expected, raw)
         return round(gib * GIB)
     if kind == "bytes":
-        expected = VALUE["bytes"](most=limits.max_gib * GIB)
-        nbytes = _int(raw, expected, commas=False)
-        _in_range(nbytes, 0, limits.max_gib * GIB, expected, raw)
-        return nbytes
+        return _whole(raw, kind, 0, limits.max_gib * GIB, commas=False)
     if kind == "factor":
         expected = VALUE["factor"](most=limits.max_tokens)
         factor = _float(raw, expected)
@@ -221,15 +223,9 @@ def read_value(raw: str, kind: ValueKind) -> int | float | str:
         _in_range(ratio, 0, 1, expected, raw)
         return ratio
     if kind == "parallel":
-        expected = VALUE["parallel"](most=limits.max_parallel)
-        size = _int(raw, expected, commas=False)
-        _in_range(size, 1, limits.max_parallel, expected, raw)
-        return size
+        return _whole(raw, kind, 1, limits.max_parallel, commas=False)
     if kind == "block":
-        expected = VALUE["block"](most=limits.max_block_tokens)
-        block = _int(raw, expected, commas=True)
-        _in_range(block, 1, limits.max_block_tokens, expected, raw)
-        return block
+        return _whole(raw, kind, 1, limits.max_block_tokens, commas=True)
     match = _DTYPE.fullmatch(raw.strip().strip("'\""))
     if match is None:
         raise BadValue(GOT(expected=VALUE["dtype"](), got=shown(raw)), raw)

@@ -243,73 +243,93 @@ def _layer_blocks(
 def _mtp_blocks(
     cfg: ModelConfig, arch: Architecture, gated: bool, inter: tuple[int, int, int]
 ) -> list[ParamBlock]:
-    """The multi-token-prediction layers as the engines' model code builds them.
-
-    * ``mtp_num_hidden_layers`` (Qwen3-Next / Qwen3.5, vLLM qwen3_next_mtp.py): ``fc`` (2h -> h)
-      and three norms once, then full-attention decoder layers with the model's FFN; the
-      embedding and head are the target's (a dedicated embedding only with
-      ``mtp_use_dedicated_embeddings``).
-    * ``mtp_layers_block_type`` (Nemotron-H, vLLM nemotron_h_mtp.py): per MTP layer eh_proj
-      (2h -> h), enorm, hnorm, final norm and one block of each listed kind.
-    * ``num_nextn_predict_layers`` otherwise (DeepSeek-V3 / GLM, vLLM deepseek_mtp.py): per MTP
-      layer enorm, hnorm, eh_proj (2h -> h), a decoder layer like the model's last one (MoE
-      routed experts stay routed experts), shared_head.norm, and the embedding and output head
-      the checkpoint stores again (vLLM's proposer shares the target's: not loaded twice)."""
-    h = cfg.hidden_size
-    n = cfg.mtp_layers
-    if not n or not arch.layers:
+    """The multi-token-prediction layers as the engines' model code builds them, by the config
+    field that counts them (see each reader)."""
+    if not cfg.mtp_layers or not arch.layers:
         return []
-    moe = cfg.num_experts > 1
-    out: list[ParamBlock] = []
     if cfg.mtp_kind == "mtp_num_hidden_layers":
-        template = next(
-            (lay for lay in arch.layers if lay.mixer in ("full", "mla")), arch.layers[-1]
-        )
-        layer = LayerPlan(
-            template.index,
-            template.mixer,
-            template.num_kv_heads,
-            template.head_dim,
-            template.head_dim_v,
-            None,
-            template.indexer,
-            0,
-            "moe" if moe else "dense",
-            template.num_heads,
-        )
-        out.append(ParamBlock("MTP replicated projections", 2 * h * h, True, "replicated", True))
-        out.append(ParamBlock("MTP norms", 3 * h, False, "norm", True))
-        if cfg.field("mtp_use_dedicated_embeddings") is True:
-            out.append(ParamBlock("MTP embeddings", cfg.vocab_size * h, False, "embedding", True))
-        for _ in range(n):
-            out += _layer_blocks(cfg, layer, gated, inter, True)
-        return out
+        return _mtp_hidden_layers(cfg, arch, gated, inter)
     if cfg.mtp_block_types:
-        attn = next((lay for lay in arch.layers if lay.mixer == "full"), None)
-        for _ in range(n):
-            out.append(
-                ParamBlock("MTP replicated projections", 2 * h * h, True, "replicated", True)
-            )
-            out.append(ParamBlock("MTP norms", 3 * h, False, "norm", True))
-            for kind in cfg.mtp_block_types:
-                k = kind.lower()
-                if k in ("attention", "full_attention") and attn is not None:
-                    block = LayerPlan(
-                        attn.index,
-                        Mixer.FULL,
-                        attn.num_kv_heads,
-                        attn.head_dim,
-                        attn.head_dim_v,
-                        ffn="none",
-                    )
-                elif k == "moe":
-                    block = LayerPlan(0, Mixer.NONE, ffn="moe")
-                elif k in ("mlp", "dense"):
-                    block = LayerPlan(0, Mixer.NONE, ffn="dense")
-                else:
-                    continue
-                out += _layer_blocks(cfg, block, gated, inter, True)
-        return out
+        return _mtp_block_types(cfg, arch, gated, inter)
+    return _nextn_predict_layers(cfg, arch, gated, inter)
+
+
+def _mtp_head(h: int) -> list[ParamBlock]:
+    """What joins an MTP layer to the model: the projection of [embedding; hidden] (2h -> h)
+    and three norms."""
+    return [
+        ParamBlock("MTP replicated projections", 2 * h * h, True, "replicated", True),
+        ParamBlock("MTP norms", 3 * h, False, "norm", True),
+    ]
+
+
+def _mtp_hidden_layers(
+    cfg: ModelConfig, arch: Architecture, gated: bool, inter: tuple[int, int, int]
+) -> list[ParamBlock]:
+    """``mtp_num_hidden_layers`` (Qwen3-Next / Qwen3.5, vLLM qwen3_next_mtp.py): ``fc`` (2h -> h)
+    and three norms once, then full-attention decoder layers with the model's FFN; the
+    embedding and head are the target's (a dedicated embedding only with
+    ``mtp_use_dedicated_embeddings``)."""
+    h = cfg.hidden_size
+    template = next((lay for lay in arch.layers if lay.mixer in ("full", "mla")), arch.layers[-1])
+    layer = LayerPlan(
+        template.index,
+        template.mixer,
+        template.num_kv_heads,
+        template.head_dim,
+        template.head_dim_v,
+        None,
+        template.indexer,
+        0,
+        "moe" if cfg.num_experts > 1 else "dense",
+        template.num_heads,
+    )
+    out = _mtp_head(h)
+    if cfg.field("mtp_use_dedicated_embeddings") is True:
+        out.append(ParamBlock("MTP embeddings", cfg.vocab_size * h, False, "embedding", True))
+    for _ in range(cfg.mtp_layers):
+        out += _layer_blocks(cfg, layer, gated, inter, True)
+    return out
+
+
+def _mtp_block_types(
+    cfg: ModelConfig, arch: Architecture, gated: bool, inter: tuple[int, int, int]
+) -> list[ParamBlock]:
+    """``mtp_layers_block_type`` (Nemotron-H, vLLM nemotron_h_mtp.py): per MTP layer eh_proj
+    (2h -> h), enorm, hnorm, final norm and one block of each listed kind."""
+    attn = next((lay for lay in arch.layers if lay.mixer == "full"), None)
+    out: list[ParamBlock] = []
+    for _ in range(cfg.mtp_layers):
+        out += _mtp_head(cfg.hidden_size)
+        for kind in cfg.mtp_block_types or ():
+            k = kind.lower()
+            if k in ("attention", "full_attention") and attn is not None:
+                block = LayerPlan(
+                    attn.index,
+                    Mixer.FULL,
+                    attn.num_kv_heads,
+                    attn.head_dim,
+                    attn.head_dim_v,
+                    ffn="none",
+                )
+            elif k == "moe":
+                block = LayerPlan(0, Mixer.NONE, ffn="moe")
+            elif k in ("mlp", "dense"):
+                block = LayerPlan(0, Mixer.NONE, ffn="dense")
+            else:
+                continue
+            out += _layer_blocks(cfg, block, gated, inter, True)
+    return out
+
+
+def _nextn_predict_layers(
+    cfg: ModelConfig, arch: Architecture, gated: bool, inter: tuple[int, int, int]
+) -> list[ParamBlock]:
+    """``num_nextn_predict_layers`` (DeepSeek-V3 / GLM, vLLM deepseek_mtp.py): per MTP layer
+    enorm, hnorm, eh_proj (2h -> h), a decoder layer like the model's last one (MoE routed
+    experts stay routed experts), shared_head.norm, and the embedding and output head the
+    checkpoint stores again (vLLM's proposer shares the target's: not loaded twice)."""
+    h = cfg.hidden_size
     last = arch.layers[-1]
     # the MTP block's FFN: MoE like the model's layers, unless the model's code builds its MTP
     # blocks past every MoE layer index (data/model_defaults.yaml mtp_dense_ffn_model_types)
@@ -323,12 +343,12 @@ def _mtp_blocks(
         last.window,
         last.indexer,
         last.compress_ratio,
-        "moe" if moe and not dense_mtp else "dense",
+        "moe" if cfg.num_experts > 1 and not dense_mtp else "dense",
         last.num_heads,
     )
-    for _ in range(n):
-        out.append(ParamBlock("MTP replicated projections", 2 * h * h, True, "replicated", True))
-        out.append(ParamBlock("MTP norms", 3 * h, False, "norm", True))
+    out: list[ParamBlock] = []
+    for _ in range(cfg.mtp_layers):
+        out += _mtp_head(h)
         out += _layer_blocks(cfg, layer, gated, inter, True)
         out.append(
             ParamBlock("MTP embedding copy", cfg.vocab_size * h, False, "embedding", True, False)

@@ -13,7 +13,15 @@ from typing import Literal
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.plan import LaunchPlan
 from engine.present.k8s import kubernetes_yaml, manifest_name
-from engine.present.render import blocked_stop, comment, docker, script
+from engine.present.render import (
+    NODE_NUMBER,
+    blocked_stop,
+    comment,
+    docker,
+    node_case,
+    node_switch,
+    script,
+)
 from engine.present.study_report import study_json, study_markdown
 from engine.scenario import cli_line
 from engine.study import Study
@@ -77,23 +85,15 @@ def docker_script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
             'nodes}"',
             "",
         ]
-    head += [
-        'NODE="${1:?pass the node number (0 for the first node)}"',
-        'case "$NODE" in',
-    ]
     by_node: dict[int, list[str]] = {}
     for c in plan.commands:
-        by_node.setdefault(c.node, []).append(docker(plan, c))
-    for node, commands in by_node.items():
-        head.append(f"  {node})")
-        background = len(commands) > 1
-        for text in commands:
-            head.append("    " + text.replace("\n", "\n    ") + (" &" if background else ""))
-        if background:
-            head.append("    wait")
-        head.append("    ;;")
-    head += ['  *) echo "unknown node: $NODE" >&2; exit 2 ;;', "esac"]
-    return "\n".join(head) + "\n"
+        by_node.setdefault(c.node, []).append(docker(plan, c).replace("\n", "\n    "))
+    branches = [
+        line
+        for node, commands in by_node.items()
+        for line in node_case(str(node), [[text] for text in commands])
+    ]
+    return "\n".join(head + node_switch(NODE_NUMBER, branches)) + "\n"
 
 
 def study_json_text(st: Study) -> str:

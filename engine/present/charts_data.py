@@ -110,9 +110,18 @@ def kv_headline(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
     """Bytes per token, per request and the constant state, as the chosen engine sizes them
     at the chosen layout's attention TP."""
     kv = st.kv
-    context = max(st.context, 1)
-    where = _where(kv, lang)
     labels = group_labels(kv, lang)
+    out = [_kv_per_token(kv, labels, lang)]
+    if kv.tp > 1:
+        out.append(_kv_all_ranks(kv, lang))
+    out.append(_kv_per_request(kv, labels, max(st.context, 1), lang))
+    if kv.state_bytes_per_request:
+        out.append(_state_shown(kv, lang))
+    return out
+
+
+def _kv_per_token(kv: KvSizing, labels: list[str], lang: Lang) -> Shown:
+    """The KV bytes a token takes on one GPU: each paged group's term, and the dtype's note."""
     terms = " + ".join(
         t("kv_shown.term", lang, label=lab, formula=formula(g, lang))
         for lab, g in zip(labels, kv.groups, strict=True)
@@ -124,37 +133,41 @@ def kv_headline(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
         if kv.kv_dtype.why is not None
         else ""
     )
-    out = [
-        Shown(
-            t("shown.kv_per_token", lang, where=where),
-            f"{per_token:,} B",
-            per_token,
-            t(
-                "kv_shown.per_token",
-                lang,
-                terms=terms or t("kv_shown.no_attention", lang),
-                bytes=f"{per_token:,}",
-            )
-            + dtype_note,
-            t("shown.kv_per_token_help", lang),
-        ),
-    ]
-    if kv.tp > 1:
-        out.append(
-            Shown(
-                t("shown.kv_all_ranks", lang, tp=kv.tp),
-                f"{per_token * kv.tp:,} B",
-                per_token * kv.tp,
-                t(
-                    "kv_shown.all_ranks",
-                    lang,
-                    per_gpu=f"{per_token:,}",
-                    tp=kv.tp,
-                    bytes=f"{per_token * kv.tp:,}",
-                ),
-                t("shown.kv_all_ranks_help", lang),
-            )
+    return Shown(
+        t("shown.kv_per_token", lang, where=_where(kv, lang)),
+        f"{per_token:,} B",
+        per_token,
+        t(
+            "kv_shown.per_token",
+            lang,
+            terms=terms or t("kv_shown.no_attention", lang),
+            bytes=f"{per_token:,}",
         )
+        + dtype_note,
+        t("shown.kv_per_token_help", lang),
+    )
+
+
+def _kv_all_ranks(kv: KvSizing, lang: Lang) -> Shown:
+    """A token's KV over every attention TP rank."""
+    per_token = kv.kv_bytes_per_token
+    return Shown(
+        t("shown.kv_all_ranks", lang, tp=kv.tp),
+        f"{per_token * kv.tp:,} B",
+        per_token * kv.tp,
+        t(
+            "kv_shown.all_ranks",
+            lang,
+            per_gpu=f"{per_token:,}",
+            tp=kv.tp,
+            bytes=f"{per_token * kv.tp:,}",
+        ),
+        t("shown.kv_all_ranks_help", lang),
+    )
+
+
+def _kv_per_request(kv: KvSizing, labels: list[str], context: int, lang: Lang) -> Shown:
+    """One request of ``context`` tokens on one GPU: each group's tokens kept, or its state."""
     per_req = kv.bytes_per_request(context)
     parts = []
     for lab, g in zip(labels, kv.groups, strict=True):
@@ -174,36 +187,34 @@ def kv_headline(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:
                 )
             )
     total = f" = {per_req:,} B" if len(parts) > 1 else ""
-    out.append(
-        Shown(
-            t("shown.kv_per_request", lang, context=tokens(context), where=where),
-            gib(per_req),
-            per_req,
-            " + ".join(parts) + f"{total} = {gib(per_req)}",
-            t("shown.exact_bytes", lang, bytes=f"{per_req:,}"),
-        )
+    return Shown(
+        t("shown.kv_per_request", lang, context=tokens(context), where=_where(kv, lang)),
+        gib(per_req),
+        per_req,
+        " + ".join(parts) + f"{total} = {gib(per_req)}",
+        t("shown.exact_bytes", lang, bytes=f"{per_req:,}"),
     )
-    if kv.state_bytes_per_request:
-        state_f = " + ".join(formula(g, lang) for g in kv.groups if not g.spec.paged)
-        padded = kv.state_bytes_per_request_padded
-        text = f"{state_f} = {kv.state_bytes_per_request:,} B"
-        if kv.hybrid is not None:
-            text += t(
-                "kv_shown.padded",
-                lang,
-                alignment=say(kv.hybrid.formula(), lang),
-                bytes=f"{padded:,}",
-            )
-        out.append(
-            Shown(
-                t("shown.state", lang),
-                gib(padded),
-                padded,
-                text,
-                t("shown.exact_bytes", lang, bytes=f"{padded:,}"),
-            )
+
+
+def _state_shown(kv: KvSizing, lang: Lang) -> Shown:
+    """The constant state a request keeps (linear mixers), padded as a hybrid model aligns it."""
+    state_f = " + ".join(formula(g, lang) for g in kv.groups if not g.spec.paged)
+    padded = kv.state_bytes_per_request_padded
+    text = f"{state_f} = {kv.state_bytes_per_request:,} B"
+    if kv.hybrid is not None:
+        text += t(
+            "kv_shown.padded",
+            lang,
+            alignment=say(kv.hybrid.formula(), lang),
+            bytes=f"{padded:,}",
         )
-    return out
+    return Shown(
+        t("shown.state", lang),
+        gib(padded),
+        padded,
+        text,
+        t("shown.exact_bytes", lang, bytes=f"{padded:,}"),
+    )
 
 
 def weights_shown(st: Study, lang: Lang = DEFAULT_LANG) -> list[Shown]:

@@ -16,10 +16,13 @@ from engine.disagg.plan import DisaggPlan, Server, node_var
 from engine.i18n import DEFAULT_LANG, Lang, t
 from engine.launch.plan import LaunchPlan
 from engine.present.render import (
+    NODE_NUMBER,
     comment,
     node_case,
+    node_switch,
     one_line,
     option_lines,
+    reason_comments,
     router_word,
     said,
     word,
@@ -95,22 +98,12 @@ def _reasons(p: DisaggPlan, lang: Lang) -> list[str]:
         for e in plan.env:
             if (e.name, e.value) not in shared or _NODE_REF.search(e.value):
                 out.append(comment(f"{e.name}: {said(e.why, lang)}"))
-        for f in plan.flags:
-            out.append(comment(f"{' '.join(f.tokens)}: {said(f.why, lang)}"))
-        for x in plan.left_to_engine:
-            out.append(comment(t("script.not_set", lang, flag=x.flag, why=said(x.why, lang))))
-        for n in plan.noted:
-            out.append(comment(t("script.note", lang, text=said(n, lang))))
+        out += reason_comments(plan, lang)
     return out
 
 
 def _cases(p: DisaggPlan, lang: Lang) -> list[str]:
-    out = [
-        "",
-        comment(t("disagg.script.pick_node", lang)),
-        'NODE="${1:?pass the node number (0 for the first node), or router}"',
-        'case "$NODE" in',
-    ]
+    branches: list[str] = []
     by_node: dict[int, list[Server]] = {}
     for s in p.servers:
         by_node.setdefault(s.node, []).append(s)
@@ -121,14 +114,14 @@ def _cases(p: DisaggPlan, lang: Lang) -> list[str]:
             label = t(f"disagg.pool.{s.role}", lang)
             which = comment(t("disagg.script.server", lang, role=label, worker=s.worker + 1))
             lines.append([which, _command(plan, s)])
-        out += node_case(str(node), lines)
+        branches += node_case(str(node), lines)
     r = p.router
-    out += ["  router)", "    " + comment(said(r.why, lang))]
+    branches += ["  router)", "    " + comment(said(r.why, lang))]
     if r.facts.install is not None:
-        out.append("    " + comment(t("disagg.script.install", lang, package=r.facts.install)))
-    out += ["    " + _join(r.argv), "    ;;"]
-    out += ['  *) echo "unknown node: $NODE" >&2; exit 2 ;;', "esac"]
-    return out
+        branches.append("    " + comment(t("disagg.script.install", lang, package=r.facts.install)))
+    branches += ["    " + _join(r.argv), "    ;;"]
+    intro = ["", comment(t("disagg.script.pick_node", lang))]
+    return intro + node_switch(f"{NODE_NUMBER}, or router", branches)
 
 
 def disagg_script(p: DisaggPlan, lang: Lang = DEFAULT_LANG) -> str:

@@ -167,12 +167,7 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
         out.append(f"export {e.name}={word(e.value)}")
     if plan.env:
         out.append("")
-    for f in plan.flags:
-        out.append(comment(f"{' '.join(f.tokens)}: {said(f.why, lang)}"))
-    for x in plan.left_to_engine:
-        out.append(comment(t("script.not_set", lang, flag=x.flag, why=said(x.why, lang))))
-    for n in plan.noted:
-        out.append(comment(t("script.note", lang, text=said(n, lang))))
+    out += reason_comments(plan, lang)
     multi = any(c.role != "server" for c in plan.commands)
     if multi:
         out += [
@@ -183,21 +178,41 @@ def script(plan: LaunchPlan, lang: Lang = DEFAULT_LANG) -> str:
     if len(plan.commands) == 1:
         out += ["", shell(plan)]
         return "\n".join(out) + "\n"
-    out += [
-        "",
-        comment(t("script.pick_node", lang)),
-        'NODE="${1:?pass the node number (0 for the first node)}"',
-        'case "$NODE" in',
-    ]
+    out += ["", comment(t("script.pick_node", lang))]
     by_node: dict[int, list[NodeCommand]] = {}
     for c in plan.commands:
         by_node.setdefault(c.node, []).append(c)
-    for node, commands in by_node.items():
-        lines = [[_prefix(c) + shell(plan, c).replace("\n", "\n    ")] for c in commands]
-        out += node_case(str(node), lines)
-    out += router_lines(plan, lang)
-    out += ['  *) echo "unknown node: $NODE" >&2; exit 2 ;;', "esac"]
+    branches = [
+        line
+        for node, commands in by_node.items()
+        for line in node_case(
+            str(node), [[_prefix(c) + shell(plan, c).replace("\n", "\n    ")] for c in commands]
+        )
+    ]
+    out += node_switch(NODE_NUMBER, branches + router_lines(plan, lang))
     return "\n".join(out) + "\n"
+
+
+NODE_NUMBER = "pass the node number (0 for the first node)"
+
+
+def reason_comments(plan: LaunchPlan, lang: Lang) -> list[str]:
+    """Comments for each flag with its reason, each option left to the engine with why, and
+    each note of the plan."""
+    out = [comment(f"{' '.join(f.tokens)}: {said(f.why, lang)}") for f in plan.flags]
+    out += [
+        comment(t("script.not_set", lang, flag=x.flag, why=said(x.why, lang)))
+        for x in plan.left_to_engine
+    ]
+    out += [comment(t("script.note", lang, text=said(n, lang))) for n in plan.noted]
+    return out
+
+
+def node_switch(usage: str, branches: list[str]) -> list[str]:
+    """The script's pick of what to start: a ``case`` over its first argument (required;
+    ``usage`` says what to pass) with ``branches``, any other value refused."""
+    head = [f'NODE="${{1:?{usage}}}"', 'case "$NODE" in']
+    return [*head, *branches, '  *) echo "unknown node: $NODE" >&2; exit 2 ;;', "esac"]
 
 
 def node_case(node: str, servers: list[list[str]]) -> list[str]:

@@ -42,7 +42,7 @@ from engine.model.checkpoint import (
     parse_config_view,
 )
 from engine.model.loader import ChatTemplate
-from engine.rules import DATA_DIR, data_yaml, load_data
+from engine.rules import DATA_DIR, data_yaml, load_checked
 from engine.software.templates import (
     ParserOrigin,
     ParserPick,
@@ -233,11 +233,7 @@ def data_problems(data: _SoftwareFile | None = None) -> list[str]:
 
 @cache
 def _data() -> _SoftwareFile:
-    data = load_data(_SoftwareFile, SOFTWARE_YAML.name)
-    problems = data_problems(data)
-    if problems:
-        raise ValueError(f"{SOFTWARE_YAML.name} disagrees with data/engines/: {problems}")
-    return data
+    return load_checked(_SoftwareFile, SOFTWARE_YAML.name, data_problems)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.decision import Code, Decision, Name
 from engine.engines import ENGINES, Engine, adapter
-from engine.rules import load_data
+from engine.rules import load_checked
 
 TEMPLATES_YAML = "chat_templates.yaml"
 
@@ -135,11 +135,7 @@ def template_problems(data: _TemplatesFile | None = None) -> list[str]:
 
 @cache
 def _data() -> _TemplatesFile:
-    data = load_data(_TemplatesFile, TEMPLATES_YAML)
-    problems = template_problems(data)
-    if problems:
-        raise ValueError(f"{TEMPLATES_YAML} disagrees with data/engines/: {problems}")
-    return data
+    return load_checked(_TemplatesFile, TEMPLATES_YAML, template_problems)
 
 
 def tool_formats() -> tuple[ToolFormat, ...]:

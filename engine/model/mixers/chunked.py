@@ -39,16 +39,7 @@ class ChunkedLocal(HeadAttention):
 
     def layer(self, cfg: ModelConfig, shape: LayerShape) -> LayerPlan:
         assert cfg.attention_chunk_size is not None
-        return LayerPlan(
-            shape.index,
-            Mixer(self.key),
-            shape.kv_heads,
-            shape.head_dim,
-            shape.head_dim_v,
-            cfg.attention_chunk_size,
-            ffn=shape.ffn,
-            num_heads=shape.q_heads,
-        )
+        return self.head_layer(shape, window=cfg.attention_chunk_size)
 
     def layer_evidence(self, cfg: ModelConfig, layers: tuple[LayerPlan, ...]) -> list[Evidence]:
         n = sum(1 for lay in layers if lay.mixer == self.key)

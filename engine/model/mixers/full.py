@@ -36,6 +36,23 @@ class HeadAttention(MixerFamily):
     attention: ClassVar[bool] = True
     head_attention: ClassVar[bool] = True
 
+    def head_layer(
+        self, shape: LayerShape, window: int | None = None, indexer: bool = False
+    ) -> LayerPlan:
+        """A layer of this mixer with the shape's own heads (``window``: the tokens a layer
+        attends to; ``indexer``: it keeps an index cache beside its KV)."""
+        return LayerPlan(
+            shape.index,
+            Mixer(self.key),
+            shape.kv_heads,
+            shape.head_dim,
+            shape.head_dim_v,
+            window,
+            indexer=indexer,
+            ffn=shape.ffn,
+            num_heads=shape.q_heads,
+        )
+
     def spec_args(self, layer: LayerPlan, ctx: CacheContext) -> tuple[str, int, int, int, int]:
         heads = kv_heads_per_rank(layer.num_kv_heads, ctx.tp)
         return ctx.kv_dtype, heads, layer.head_dim, layer.head_dim_v, ctx.kv_bytes

@@ -15,7 +15,7 @@ from engine.decision import Code, Decision, Name
 from engine.model.cache_specs import CacheSpec, FullAttentionSpec
 from engine.model.config import ModelConfig
 from engine.model.evidence import Evidence, short
-from engine.model.mixers.base import CacheContext, LayerPlan, LayerShape, Mixer
+from engine.model.mixers.base import CacheContext, LayerPlan, LayerShape
 from engine.model.mixers.full import HeadAttention
 
 EVIDENCE = Code("family.evidence.msa", "layers", "dim")
@@ -72,16 +72,7 @@ class BlockSparseAttention(HeadAttention):
         return None if sparse is None else [f != 0 for f in sparse["sparse_attention_freq"]]
 
     def layer(self, cfg: ModelConfig, shape: LayerShape) -> LayerPlan:
-        return LayerPlan(
-            shape.index,
-            Mixer(self.key),
-            shape.kv_heads,
-            shape.head_dim,
-            shape.head_dim_v,
-            ffn=shape.ffn,
-            num_heads=shape.q_heads,
-            indexer=True,
-        )
+        return self.head_layer(shape, indexer=True)
 
     def layer_evidence(self, cfg: ModelConfig, layers: tuple[LayerPlan, ...]) -> list[Evidence]:
         sparse = _sparse(cfg)
