@@ -33,6 +33,18 @@ def _fit_record() -> dict[str, Any]:
     return record
 
 
+def test_the_recorded_error_on_runs_the_fit_never_saw_is_what_the_factors_give_today() -> None:
+    """data/perf.yaml fit.unseen (quoted by the speed caption) recomputed: every fitted engine's
+    row outside fit.row_ids, predicted with the recorded factors."""
+    used, _ = cases(load_rows())
+    by_metric = bench_perf._by_metric(bench_perf.unseen(used))
+    record = perf_facts().fit.unseen
+    for metric in ("tpot", "ttft", "tps_per_gpu"):
+        recorded = getattr(record, metric)
+        assert recorded.rows == len(by_metric[metric]) > 400, metric
+        assert recorded.median == pytest.approx(statistics.median(by_metric[metric]), abs=5e-4)
+
+
 def test_the_bench_prints_every_source_the_checks_and_the_skipped_rows(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

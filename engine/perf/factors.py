@@ -131,11 +131,26 @@ class CheckRecord(Loose):
     tps_per_gpu: Median
 
 
+class Counted(Median):
+    rows: int = Field(ge=1)
+
+
+class UnseenRecord(Loose):
+    """The median |error| per metric on the published runs the fit never saw, and where from."""
+
+    source: str = Field(min_length=1)
+    tpot: Counted
+    ttft: Counted
+    tps_per_gpu: Counted
+
+
 class FitRecord(Loose):
     """What tools/fit_perf.py recorded of its fit (the pages quote the source check: issue 27's
     measure, each source's runs predicted by a fit that never saw them)."""
 
     leave_one_source_out: CheckRecord
+    # the recorded factors on every published run of the fitted engines they never saw
+    unseen: UnseenRecord
 
 
 class PerfFile(Loose):

@@ -514,11 +514,12 @@ class Series:
 def speed_caption(st: Study, lang: Lang = DEFAULT_LANG) -> str:
     """What the speed figures assume: the workload, the load, drafts, where the rates come
     from (the catalog × fitted fractions, or measured on this GPU), how far off the model was
-    on sources of runs it never saw (``data/perf.yaml`` fit), and what "likely" spans."""
+    on sources of runs left out of its fit and on the published runs it was never fitted on
+    (``data/perf.yaml`` fit), and what "likely" spans."""
     s = st.scenario
     isl, osl = s.workload(st.context)
     sp = st.fit.speed
-    oos = perf_facts().fit.leave_one_source_out
+    oos, unseen = perf_facts().fit.leave_one_source_out, perf_facts().fit.unseen
     text = t(
         "speed.caption_measured" if sp is not None and sp.measured else "speed.caption",
         lang,
@@ -529,6 +530,10 @@ def speed_caption(st: Study, lang: Lang = DEFAULT_LANG) -> str:
         tpot=percent(oos.tpot.median),
         ttft=percent(oos.ttft.median),
         tps=percent(oos.tps_per_gpu.median),
+        unseen_rows=f"{max(m.rows for m in (unseen.tpot, unseen.ttft, unseen.tps_per_gpu)):,}",
+        unseen_tpot=percent(unseen.tpot.median),
+        unseen_ttft=percent(unseen.ttft.median),
+        unseen_tps=percent(unseen.tps_per_gpu.median),
     )
     if st.search_inputs is not None and st.search_inputs.factors is not None:
         text += " " + t("bench.calibrated_caption", lang)
