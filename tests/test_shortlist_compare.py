@@ -6,11 +6,14 @@ import json
 
 import pytest
 
+from engine.budget import BUDGET
+from engine.capacity import shortlist as shortlist_mod
 from engine.capacity.compare import compare
-from engine.capacity.shortlist import shortlist
+from engine.capacity.shortlist import shortlist, shortlist_base
 from engine.cli import main
 from engine.model.family import AttentionFamily
 from engine.scenario import make_scenario
+from engine.study import footprint
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +53,17 @@ def test_two_rtx_4090s_list_no_dsa_model_and_say_why(ada_pair) -> None:  # type:
     why = dsa[0].problem
     assert why.code == "verdict.blocked"
     assert {d.code for d in why.walk()} >= {"gate.failed.dsa", "gate.kernels.dsa.sm_89.reason"}
+
+
+def test_a_shortlist_counts_every_study_it_keeps_against_the_memory_budget() -> None:
+    # a shortlist keeps one Study per model and checkpoint after the Study cache lets them go:
+    # its bytes are the process budget's, so 32 of them no longer hold a gigabyte past it
+    s = make_scenario(gpu="RTX 4090", gpus_per_node=2)
+    kept = shortlist(s)
+    held = sum(footprint(v.study) for e in kept.entries for v in e.variants if v.study is not None)
+    assert held > 1_000_000
+    assert shortlist_mod._cache.get(shortlist_base(s)) is kept  # the newest entry stays
+    assert BUDGET.held()["shortlists"][1] >= held
 
 
 def test_eight_b300s_prefer_the_published_nvfp4_checkpoint() -> None:

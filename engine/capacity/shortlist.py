@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.budget import Memo
+from engine.budget import Cache
 from engine.decision import Code, Decision
 from engine.errors import InputError
 from engine.launch.recipes import recipes
@@ -28,7 +28,7 @@ from engine.model.config import normalize
 from engine.model.formats import UNQUANTIZED, raw_in_format
 from engine.model.loader import LoadedModel, catalog_names
 from engine.scenario import Scenario
-from engine.study import Study, study
+from engine.study import Study, footprint, study
 from engine.text.words import say
 
 OWN = "own"
@@ -199,8 +199,15 @@ class Shortlist:
         }
 
 
-MAX_CACHED = 32
-_cache: Memo[Scenario, Shortlist] = Memo(MAX_CACHED)
+def _held(s: Shortlist) -> int:
+    """Bytes a shortlist holds: every Study it keeps (one per model and checkpoint), counted as
+    the Study cache counts one, whether or not that cache still holds it."""
+    return sum(footprint(v.study) for e in s.entries for v in e.variants if v.study is not None)
+
+
+# One cache of the process's memory budget (engine.budget): a shortlist keeps the Studies of
+# every bundled model on the GPUs, which the Study cache may have let go.
+_cache: Cache[Scenario, Shortlist] = Cache("shortlists", _held)
 
 
 def shortlist_base(s: Scenario) -> Scenario:
