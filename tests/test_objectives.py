@@ -12,7 +12,7 @@ import pytest
 
 from engine.cli import build_parser, scenario_from_args
 from engine.launch.candidate import Candidate
-from engine.launch.layout import _speed, _tpot_probe
+from engine.launch.layout import _tpot_probe, copies_speed
 from engine.launch.ranking import objective_metric, objective_speed, overlap
 from engine.scenario import DEFAULT_SCENARIO, make_scenario, to_query
 from engine.study import Study
@@ -139,6 +139,6 @@ def test_the_operating_points_tpot_probe_is_the_speed_models_own_tpot() -> None:
                 inp, st.scenario, lay.replicas, lay.split, c.chunk_tokens, c.context, admit
             )
             for k in (1, 3):
-                sp = _speed(inp, st.scenario, lay.replicas, lay.split, c.chunk_tokens, c.context,
+                sp = copies_speed(inp, st.scenario, lay.replicas, lay.split, c.chunk_tokens, c.context,
                             k * unit, admit)  # fmt: skip
                 assert sp is not None and probe(k * unit) == pytest.approx(sp.tpot_ms)

@@ -258,10 +258,10 @@ def unseen(used: list[Case]) -> list[tuple[Case, dict[str, float]]]:
     return out
 
 
-def _print_unseen(used: list[Case]) -> None:
-    held = unseen(used)
-    title = "rows the recorded fit never saw"
-    print(f"\n{title}, every fitted engine's ({len(held)}): {_verdict(_by_metric(held), TARGETS)}")
+def _print_held(title: str, every: str, held: list[tuple[Case, dict[str, float]]]) -> None:
+    """Rows predicted out of sample: the targets over ``every`` row and the AMD rows, and the
+    errors by each breakdown."""
+    print(f"\n{title}, {every} ({len(held)}): {_verdict(_by_metric(held), TARGETS)}")
     amd = [(c, e) for c, e in held if vendor_of(c) == "amd"]
     print(f"{title}, AMD rows ({len(amd)}): {_verdict(_by_metric(amd), AMD_TARGETS)}")
     for label, key in BREAKDOWNS:
@@ -269,6 +269,10 @@ def _print_unseen(used: list[Case]) -> None:
             group = _by_metric([(c, e) for c, e in held if key(c) == value])
             cells = "  ".join(f"{NAMES[m]} {_cell(group[m])}" for m in METRICS)
             print(f"  {(label + ': ' + value)[:56]:<56} {cells}")
+
+
+def _print_unseen(used: list[Case]) -> None:
+    _print_held("rows the recorded fit never saw", "every fitted engine's", unseen(used))
 
 
 def _print_check(check: str) -> None:
@@ -278,15 +282,7 @@ def _print_check(check: str) -> None:
     if not held:
         print(f"\n{check.replace('_', ' ')}: not recorded")
         return
-    title = check.replace("_", " ")
-    print(f"\n{title}, every fitted row ({len(held)}): {_verdict(_by_metric(held), TARGETS)}")
-    amd = [(c, e) for c, e in held if vendor_of(c) == "amd"]
-    print(f"{title}, AMD rows ({len(amd)}): {_verdict(_by_metric(amd), AMD_TARGETS)}")
-    for label, key in BREAKDOWNS:
-        for value in sorted({key(c) for c, _ in held}):
-            group = _by_metric([(c, e) for c, e in held if key(c) == value])
-            cells = "  ".join(f"{NAMES[m]} {_cell(group[m])}" for m in METRICS)
-            print(f"  {(label + ': ' + value)[:56]:<56} {cells}")
+    _print_held(check.replace("_", " "), "every fitted row", held)
 
 
 def _print_out_of_sample() -> None:

@@ -12,13 +12,12 @@ pool (or the plan's --max-num-seqs) admits; TPOT and TTFT grow with C, so a bise
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from engine.decision import Code, Decimal, Decision
-from engine.errors import InputError
 from engine.launch.candidate import Candidate, SearchInputs
-from engine.launch.layout import candidate_reuse
-from engine.perf import PrefixReuse, Speed, spread
+from engine.launch.layout import candidate_reuse, copies_speed
+from engine.perf import Speed
 from engine.reuse import Reuse
 from engine.scenario import Scenario
 
@@ -43,33 +42,15 @@ def tpot_bound(s: Scenario) -> float | None:
 
 
 def speed_at(inp: SearchInputs, s: Scenario, c: Candidate, concurrency: int) -> Speed | None:
-    """One copy of ``c``'s split at ``concurrency`` requests, the workload's tokens at its
-    context, priced as the search prices it: its prefill chunk, the node's GPUs, the MTP drafts,
-    the plan's engine version and execution mode, the factors (a user's benchmark calibration
-    among them), and the requests the copy's KV admits at once."""
-    isl, osl = s.workload(c.context)
-    chunk = c.chunk_tokens
-    perf_in = inp if chunk == inp.chunk_tokens else replace(inp, chunk_tokens=chunk)
+    """One copy of ``c``'s split at ``concurrency`` requests, priced as the search prices it
+    (``engine.launch.layout.copies_speed``: its prefill chunk and context, the plan's engine
+    version and execution mode, the factors, the requests the copy's KV admits at once) with the
+    prefix cache's hits at that load."""
+    admit = max(1, c.running // c.layout.replicas)
     reuse = reuse_at(inp, s, c, concurrency)
-    try:
-        return spread(
-            perf_in,
-            c.layout.split,
-            1,
-            concurrency,
-            isl,
-            osl,
-            inp.speculative,
-            gpus_per_node=s.gpus_per_node,
-            calibration=inp.calibration,
-            max_running=max(1, c.running // c.layout.replicas) if c.running else None,
-            engine_version=inp.engine_version,
-            eager=inp.eager,
-            factors=inp.factors,
-            reuse=PrefixReuse(reuse.gpu_tokens, reuse.host_tokens) if reuse else None,
-        )
-    except InputError:
-        return None
+    return copies_speed(
+        inp, s, 1, c.layout.split, c.chunk_tokens, c.context, concurrency, admit, reuse
+    )
 
 
 def reuse_at(inp: SearchInputs, s: Scenario, c: Candidate, concurrency: int) -> Reuse | None:

@@ -417,13 +417,13 @@ def _speeds(
     admit = max(1, running // replicas)
     load = min(scenario.users, running)
     reuse = candidate_reuse(inp, scenario, replicas, s, space, context, load)
-    speed = _speed(inp, scenario, replicas, s, chunk, context, scenario.users, admit, reuse)
+    speed = copies_speed(inp, scenario, replicas, s, chunk, context, scenario.users, admit, reuse)
     if not users_fit:
         return speed, reuse, 0, None
 
     def at(n: int) -> Speed | None:
         hits = candidate_reuse(inp, scenario, replicas, s, space, context, n)
-        return _speed(inp, scenario, replicas, s, chunk, context, n, admit, hits)
+        return copies_speed(inp, scenario, replicas, s, chunk, context, n, admit, hits)
 
     # the TPOT alone where no prefix repeats (the hits change with the load)
     probe = (
@@ -535,7 +535,7 @@ def _chunk_with_room(
     return best if best is not None and best[3].max_ctx > room.max_ctx else None
 
 
-def _speed(
+def copies_speed(
     inp: SearchInputs,
     scenario: Scenario,
     replicas: int,
@@ -586,7 +586,7 @@ def _tpot_probe(
     context: int,
     admit: int,
 ) -> Callable[[int], float]:
-    """The TPOT (ms) ``_speed`` gives at ``n`` requests spread evenly over the copies (``n`` a
+    """The TPOT (ms) ``copies_speed`` gives at ``n`` requests spread evenly over the copies (``n`` a
     multiple of them), without building the whole Speed: the copy's op model is made once and
     the scheduler run at each load (``engine.perf.estimate`` does the same per call)."""
     isl, osl = scenario.workload(context)
