@@ -139,6 +139,6 @@ def test_the_operating_points_tpot_probe_is_the_speed_models_own_tpot() -> None:
                 inp, st.scenario, lay.replicas, lay.split, c.chunk_tokens, c.context, admit
             )
             for k in (1, 3):
-                sp = copies_speed(inp, st.scenario, lay.replicas, lay.split, c.chunk_tokens, c.context,
-                            k * unit, admit)  # fmt: skip
+                sp = copies_speed(inp, st.scenario, lay.replicas, lay.split, c.chunk_tokens,
+                                  c.context, k * unit, admit)  # fmt: skip
                 assert sp is not None and probe(k * unit) == pytest.approx(sp.tpot_ms)
