@@ -14,14 +14,21 @@ import pytest
 import yaml
 
 from engine.disagg import disaggregate
+from engine.disagg.choice import launch_plan
 from engine.disagg.compare import AGG_NONE
 from engine.disagg.plan import DisaggPlan, disagg_plan
 from engine.engines import adapter
 from engine.errors import InputError
+from engine.model import store
+from engine.model.config import normalize
+from engine.model.loader import LoadedModel, load_catalog
 from engine.present.disagg_k8s import disagg_kubernetes_yaml
 from engine.present.disagg_render import disagg_script, node_word
 from engine.present.k8s import KubeOptions
+from engine.scenario import make_scenario
+from engine.study import study
 from tests.study_util import run
+from tests.test_injection import bash_commands
 from tests.test_k8s import schema_errors
 
 # (model, GPU, engine, rate, ISL, OSL, TTFT ms, TPOT ms): one node's workers side by side, and
@@ -250,3 +257,34 @@ def test_rdma_device_names_are_names_or_refused(bad: str) -> None:
     with pytest.raises(InputError) as err:
         run("Qwen/Qwen3-8B", rdma_devices=bad)
     assert err.value.field == "rdma_devices"
+
+
+# a newline, quotes, a command substitution, an ESC byte and a Markdown reference link
+HOSTILE = "x\ntouch PWNED\n'\"$(touch PWNED)\x1b[31m[t][r]"
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_a_hostile_config_stays_data_in_the_disaggregated_script_and_manifests(
+    lang: str, tmp_path: Any
+) -> None:
+    cfg = dict(load_catalog("Qwen/Qwen3-32B").config.raw)
+    cfg["architectures"] = [HOSTILE, "Qwen3ForCausalLM"]
+    cfg["_name_or_path"] = HOSTILE
+    cfg["auto_map"] = {"AutoModelForCausalLM": HOSTILE}  # asks for --trust-remote-code
+    digest = store.put(LoadedModel(normalize(cfg), "json", HOSTILE + ".json"))
+    st = study(make_scenario(source="file", model="upload", digest=digest, gpu="H200",
+                             input_tokens=8192, output_tokens=256, context=8448, ttft_ms=1500,
+                             tpot_ms=20, request_rate=8, disaggregated=True))  # fmt: skip
+    p = launch_plan(st)
+    assert p is not None and p.runnable
+    script = disagg_script(p, lang)
+    text = disagg_kubernetes_yaml(p, "m", lang=lang)
+    for out in (script, text):
+        assert "\x1b" not in out  # no raw escape byte reaches a terminal
+    # bash parses the script and defining it runs nothing; no command it holds is the payload's
+    commands = bash_commands(script, tmp_path)
+    assert not any(words and words[0] == "touch" for words in commands)
+    assert not any(tmp_path.iterdir())
+    docs = list(yaml.safe_load_all(text))
+    notes = [v for d in docs for v in d["metadata"].get("annotations", {}).values()]
+    assert notes and not any("\n" in v or "\x1b" in v for v in notes)
